@@ -1,0 +1,6 @@
+//! Host collectors and their pure parsers: mlx5 hw_counters (sysfs dump), `rdma statistic`,
+//! `ethtool -S`, kernel netdev statistics.
+
+pub mod ethtool;
+pub mod hw_counters;
+pub mod rdma_stat;

@@ -1,0 +1,3 @@
+//! Training-log sources: followed like `tail -F`, parsed line by line.
+
+pub mod parse;

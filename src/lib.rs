@@ -1,0 +1,5 @@
+//! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
+
+pub mod collect;
+pub mod metrics;
+pub mod parse;

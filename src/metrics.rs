@@ -1,0 +1,250 @@
+//! The metric vocabulary shared by every parser, the store, the screen and the exporters
+//! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
+
+pub mod names;
+pub mod rate;
+pub mod store;
+
+pub use store::{SeriesId, Store};
+
+use serde::Serialize;
+use std::fmt;
+
+/// Milliseconds since the Unix epoch. Rates use the samples' own timestamps, never the UI's clock.
+pub type Ts = i64;
+
+/// Wall-clock time now, in [`Ts`] units.
+pub fn now_ms() -> Ts {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as Ts)
+        .unwrap_or(0)
+}
+
+/// Label names are a closed vocabulary (DESIGN.md §4), so they are static strings.
+pub type LabelName = &'static str;
+
+/// A metric name plus its labels, sorted by label name so that equal series compare equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct SeriesKey {
+    pub name: String,
+    pub labels: Vec<(LabelName, String)>,
+}
+
+impl SeriesKey {
+    pub fn new(name: impl Into<String>, labels: &[(LabelName, &str)]) -> Self {
+        let mut labels: Vec<(LabelName, String)> =
+            labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
+        labels.sort_by(|a, b| a.0.cmp(b.0));
+        labels.dedup_by(|a, b| a.0 == b.0);
+        Self {
+            name: name.into(),
+            labels,
+        }
+    }
+
+    /// The value of one label, if the series has it.
+    pub fn label(&self, name: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A copy with one label added or replaced.
+    pub fn with_label(&self, name: LabelName, value: &str) -> Self {
+        let mut k = self.clone();
+        match k.labels.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value.to_string(),
+            None => {
+                k.labels.push((name, value.to_string()));
+                k.labels.sort_by(|a, b| a.0.cmp(b.0));
+            }
+        }
+        k
+    }
+}
+
+impl fmt::Display for SeriesKey {
+    /// Prometheus text form: `name{a="x",b="y"}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if self.labels.is_empty() {
+            return Ok(());
+        }
+        f.write_str("{")?;
+        for (i, (k, v)) in self.labels.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{k}=\"")?;
+            for c in v.chars() {
+                match c {
+                    '\\' => f.write_str("\\\\")?,
+                    '"' => f.write_str("\\\"")?,
+                    '\n' => f.write_str("\\n")?,
+                    c => write!(f, "{c}")?,
+                }
+            }
+            f.write_str("\"")?;
+        }
+        f.write_str("}")
+    }
+}
+
+/// How a value behaves over time. Counters only grow until a reset; 32-bit counters (declared by the
+/// parser that knows the device) wrap at `u32::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "lowercase")]
+pub enum Value {
+    Counter(u64),
+    Counter32(u64),
+    Gauge(f64),
+}
+
+impl Value {
+    pub fn is_counter(&self) -> bool {
+        !matches!(self, Value::Gauge(_))
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Value::Counter(v) | Value::Counter32(v) => v as f64,
+            Value::Gauge(v) => v,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    pub key: SeriesKey,
+    pub value: Value,
+}
+
+impl Sample {
+    pub fn counter(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+        Self {
+            key: SeriesKey::new(name, labels),
+            value: Value::Counter(v),
+        }
+    }
+
+    pub fn counter32(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+        Self {
+            key: SeriesKey::new(name, labels),
+            value: Value::Counter32(v),
+        }
+    }
+
+    pub fn gauge(name: impl Into<String>, labels: &[(LabelName, &str)], v: f64) -> Self {
+        Self {
+            key: SeriesKey::new(name, labels),
+            value: Value::Gauge(v),
+        }
+    }
+}
+
+/// What a pure parser returns: the samples it read, and an account of what it did not understand
+/// (counted and shown in the health bar, never silently dropped).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Parsed {
+    pub samples: Vec<Sample>,
+    /// Non-blank lines that matched no known structure.
+    pub unknown_lines: usize,
+    /// The first few of those lines, for the error view and bug reports.
+    pub unknown_examples: Vec<String>,
+    /// Facts worth showing that are not numbers ("rx_prio3_pause not visible on this device").
+    pub notes: Vec<String>,
+}
+
+impl Parsed {
+    pub const MAX_EXAMPLES: usize = 5;
+
+    /// Record a line nobody understood (blank lines are not counted).
+    pub fn unknown(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        self.unknown_lines += 1;
+        if self.unknown_examples.len() < Self::MAX_EXAMPLES {
+            self.unknown_examples.push(line.chars().take(160).collect());
+        }
+    }
+
+    pub fn push(&mut self, s: Sample) {
+        self.samples.push(s);
+    }
+
+    pub fn note(&mut self, n: impl Into<String>) {
+        let n = n.into();
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    /// Append another parse result (several commands of one poll).
+    pub fn merge(&mut self, other: Parsed) {
+        self.samples.extend(other.samples);
+        self.unknown_lines += other.unknown_lines;
+        for e in other.unknown_examples {
+            if self.unknown_examples.len() < Self::MAX_EXAMPLES {
+                self.unknown_examples.push(e);
+            }
+        }
+        for n in other.notes {
+            self.note(n);
+        }
+    }
+
+    /// The value of the first sample with this name whose labels include all of `labels`.
+    pub fn find(&self, name: &str, labels: &[(&str, &str)]) -> Option<Value> {
+        self.samples
+            .iter()
+            .find(|s| {
+                s.key.name == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| s.key.label(k).is_some_and(|x| x == *v))
+            })
+            .map(|s| s.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_with_labels_in_any_order_are_equal() {
+        let a = SeriesKey::new("m", &[("port", "E1"), ("switch", "s")]);
+        let b = SeriesKey::new("m", &[("switch", "s"), ("port", "E1")]);
+        assert_eq!(a, b);
+        assert_eq!(a.to_string(), r#"m{port="E1",switch="s"}"#);
+    }
+
+    #[test]
+    fn label_values_are_escaped_for_prometheus() {
+        let k = SeriesKey::new("m", &[("log", "a\"b\\c\nd")]);
+        assert_eq!(k.to_string(), r#"m{log="a\"b\\c\nd"}"#);
+    }
+
+    #[test]
+    fn with_label_replaces_or_adds() {
+        let k = SeriesKey::new("m", &[("node", "a")]);
+        assert_eq!(k.with_label("node", "b").label("node"), Some("b"));
+        let k2 = k.with_label("device", "d");
+        assert_eq!(k2.labels[0].0, "device");
+    }
+
+    #[test]
+    fn unknown_lines_are_counted_with_a_few_examples() {
+        let mut p = Parsed::default();
+        for i in 0..10 {
+            p.unknown(&format!("junk {i}"));
+        }
+        p.unknown("   ");
+        assert_eq!(p.unknown_lines, 10);
+        assert_eq!(p.unknown_examples.len(), Parsed::MAX_EXAMPLES);
+    }
+}

@@ -1,0 +1,99 @@
+//! Metric names of DESIGN.md §4, in one place so the parsers, the screen and the exporters agree.
+//! Counters end in `_total`; per-counter families (`rocetop_rdma_<hw_counter>_total`) are built by helpers.
+
+pub const PREFIX: &str = "rocetop_";
+
+// switch queues
+pub const SW_QUEUE_TX_PACKETS: &str = "rocetop_switch_queue_tx_packets_total";
+pub const SW_QUEUE_TX_BYTES: &str = "rocetop_switch_queue_tx_bytes_total";
+pub const SW_QUEUE_DROPPED: &str = "rocetop_switch_queue_dropped_packets_total";
+pub const SW_QUEUE_DROPPED_BYTES: &str = "rocetop_switch_queue_dropped_bytes_total";
+pub const SW_QUEUE_ECN_MARKED: &str = "rocetop_switch_queue_ecn_marked_packets_total";
+pub const SW_QUEUE_DEPTH: &str = "rocetop_switch_queue_depth_bytes";
+pub const SW_INGRESS_DROPPED: &str = "rocetop_switch_ingress_dropped_packets_total";
+pub const SW_INGRESS_DROPPED_BYTES: &str = "rocetop_switch_ingress_dropped_bytes_total";
+// switch PFC and 802.3x
+pub const SW_PFC_RX: &str = "rocetop_switch_pfc_rx_frames_total";
+pub const SW_PFC_TX: &str = "rocetop_switch_pfc_tx_frames_total";
+pub const SW_PFC_ENABLED: &str = "rocetop_switch_pfc_enabled";
+pub const SW_PFC_WATCHDOG_STORMS: &str = "rocetop_switch_pfc_watchdog_storms_total";
+pub const SW_LINK_PAUSE_RX: &str = "rocetop_switch_link_pause_rx_frames_total";
+pub const SW_LINK_PAUSE_TX: &str = "rocetop_switch_link_pause_tx_frames_total";
+pub const SW_FLOWCONTROL_ENABLED: &str = "rocetop_switch_flowcontrol_enabled";
+// switch port counters
+pub const SW_PORT_RX_BYTES: &str = "rocetop_switch_port_rx_bytes_total";
+pub const SW_PORT_TX_BYTES: &str = "rocetop_switch_port_tx_bytes_total";
+pub const SW_PORT_RX_PACKETS: &str = "rocetop_switch_port_rx_packets_total";
+pub const SW_PORT_TX_PACKETS: &str = "rocetop_switch_port_tx_packets_total";
+pub const SW_PORT_ERRORS: &str = "rocetop_switch_port_errors_total";
+
+// host NIC (ethtool -S)
+pub const NIC_PFC_RX_PAUSE: &str = "rocetop_nic_pfc_rx_pause_frames_total";
+pub const NIC_PFC_TX_PAUSE: &str = "rocetop_nic_pfc_tx_pause_frames_total";
+pub const NIC_PFC_RX_PAUSE_DURATION: &str = "rocetop_nic_pfc_rx_pause_duration_us_total";
+pub const NIC_PFC_TX_PAUSE_DURATION: &str = "rocetop_nic_pfc_tx_pause_duration_us_total";
+pub const NIC_PFC_RX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_rx_pause_transitions_total";
+pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transitions_total";
+// RDMA vs kernel bytes
+pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
+pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";
+
+// training
+pub const TRAIN_ITERATION: &str = "rocetop_train_iteration";
+pub const TRAIN_LOSS: &str = "rocetop_train_loss";
+pub const TRAIN_STEP_SECONDS: &str = "rocetop_train_step_seconds";
+pub const TRAIN_ALLREDUCE_SECONDS: &str = "rocetop_train_allreduce_seconds";
+pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
+
+// ping
+pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
+pub const PING_COUNT: &str = "rocetop_ping_rtt_seconds_count";
+pub const PING_LOST: &str = "rocetop_ping_lost_total";
+
+// health
+pub const SOURCE_UP: &str = "rocetop_source_up";
+pub const SOURCE_LAST_SUCCESS: &str = "rocetop_source_last_success_timestamp_seconds";
+pub const SOURCE_UNKNOWN_LINES: &str = "rocetop_source_unparsed_lines";
+
+/// `rocetop_rdma_<hw_counter>_total`, e.g. `np_cnp_sent` → `rocetop_rdma_np_cnp_sent_total`.
+pub fn rdma_counter(hw_counter: &str) -> String {
+    format!("rocetop_rdma_{}_total", sanitize(hw_counter))
+}
+
+/// `rocetop_nic_<ethtool_counter>_total` for every ethtool counter that has no name of its own.
+pub fn nic_counter(ethtool_counter: &str) -> String {
+    format!("rocetop_nic_{}_total", sanitize(ethtool_counter))
+}
+
+/// The counter name as it appears inside a `rocetop_rdma_*_total` metric, if it is one.
+pub fn rdma_counter_of(metric: &str) -> Option<&str> {
+    metric
+        .strip_prefix("rocetop_rdma_")
+        .and_then(|s| s.strip_suffix("_total"))
+}
+
+/// Make a device counter name a valid Prometheus name fragment (`[a-zA-Z0-9_]`).
+pub fn sanitize(raw: &str) -> String {
+    let mut out: String = raw
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    out.trim_matches('_').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_names_are_prometheus_safe() {
+        assert_eq!(rdma_counter("np_cnp_sent"), "rocetop_rdma_np_cnp_sent_total");
+        assert_eq!(nic_counter("rx_vport_rdma.unicast-bytes"), "rocetop_nic_rx_vport_rdma_unicast_bytes_total");
+        assert_eq!(rdma_counter_of("rocetop_rdma_np_cnp_sent_total"), Some("np_cnp_sent"));
+        assert_eq!(rdma_counter_of("rocetop_nic_x_total"), None);
+    }
+}

@@ -1,0 +1,522 @@
+//! Bounded per-series history. Collectors' samples go in; rates, increases and staleness come out,
+//! computed on read by `rate.rs`. A failed poll adds no point, so the gap stays a gap.
+
+use super::rate::{self, Rate, Width};
+use super::{Parsed, Sample, SeriesKey, Ts, Value};
+use std::collections::{HashMap, VecDeque};
+
+/// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct SourceId(pub u32);
+
+/// Index of a series in the store; stable for the life of the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SeriesId(pub u32);
+
+/// A series goes stale after this many missed intervals.
+pub const STALE_AFTER_INTERVALS: i64 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Counter(Width),
+    Gauge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub t: Ts,
+    raw: u64,
+}
+
+#[derive(Debug)]
+pub struct Series {
+    pub key: SeriesKey,
+    pub source: SourceId,
+    pub kind: Kind,
+    points: VecDeque<Point>,
+}
+
+impl Series {
+    pub fn value_of(&self, p: &Point) -> Value {
+        match self.kind {
+            Kind::Counter(Width::W64) => Value::Counter(p.raw),
+            Kind::Counter(Width::W32) => Value::Counter32(p.raw),
+            Kind::Gauge => Value::Gauge(f64::from_bits(p.raw)),
+        }
+    }
+
+    pub fn points(&self) -> impl DoubleEndedIterator<Item = (Ts, Value)> + '_ {
+        self.points.iter().map(|p| (p.t, self.value_of(p)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    pub fn latest(&self) -> Option<(Ts, Value)> {
+        self.points.back().map(|p| (p.t, self.value_of(p)))
+    }
+
+    pub fn last_seen(&self) -> Option<Ts> {
+        self.points.back().map(|p| p.t)
+    }
+}
+
+/// Health of one source, as the collectors reported it.
+#[derive(Clone, Debug, Default)]
+pub struct SourceHealth {
+    pub name: String,
+    pub interval_ms: i64,
+    /// `None` until the first poll answered.
+    pub up: Option<bool>,
+    pub last_error: Option<String>,
+    pub down_since: Option<Ts>,
+    pub last_success: Option<Ts>,
+    pub last_attempt: Option<Ts>,
+    pub polls_ok: u64,
+    pub polls_failed: u64,
+    /// From the last successful poll.
+    pub unknown_lines: usize,
+    pub unknown_examples: Vec<String>,
+    pub notes: Vec<String>,
+    /// Times of failed polls (bounded by retention): rates never bridge them.
+    failures: VecDeque<Ts>,
+}
+
+impl SourceHealth {
+    /// Stale: no success for more than [`STALE_AFTER_INTERVALS`] intervals.
+    pub fn is_stale(&self, now: Ts) -> bool {
+        match self.last_success {
+            Some(t) => now - t > STALE_AFTER_INTERVALS * self.interval_ms.max(1),
+            None => false,
+        }
+    }
+
+    /// Age of the newest data, for "stale 12 s" labels.
+    pub fn age_ms(&self, now: Ts) -> Option<i64> {
+        self.last_success.map(|t| now - t)
+    }
+
+    fn failed_between(&self, a: Ts, b: Ts) -> bool {
+        self.failures.iter().any(|&f| f > a && f < b)
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StoreStats {
+    pub series: usize,
+    pub points: usize,
+    pub dropped_out_of_order: u64,
+}
+
+pub struct Store {
+    retention_ms: i64,
+    max_points: usize,
+    index: HashMap<SeriesKey, SeriesId>,
+    by_name: HashMap<String, Vec<SeriesId>>,
+    series: Vec<Series>,
+    sources: Vec<SourceHealth>,
+    dropped_out_of_order: u64,
+}
+
+impl Store {
+    /// `retention_ms` of history per series, at most `max_points` points each.
+    pub fn new(retention_ms: i64, max_points: usize) -> Self {
+        Self {
+            retention_ms: retention_ms.max(1),
+            max_points: max_points.max(2),
+            index: HashMap::new(),
+            by_name: HashMap::new(),
+            series: Vec::new(),
+            sources: Vec::new(),
+            dropped_out_of_order: 0,
+        }
+    }
+
+    /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.
+    pub fn add_source(&mut self, name: &str, interval_ms: i64) -> SourceId {
+        self.sources.push(SourceHealth {
+            name: name.to_string(),
+            interval_ms,
+            ..Default::default()
+        });
+        SourceId(self.sources.len() as u32 - 1)
+    }
+
+    pub fn sources(&self) -> impl Iterator<Item = (SourceId, &SourceHealth)> {
+        self.sources
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (SourceId(i as u32), h))
+    }
+
+    pub fn source(&self, id: SourceId) -> Option<&SourceHealth> {
+        self.sources.get(id.0 as usize)
+    }
+
+    pub fn source_by_name(&self, name: &str) -> Option<(SourceId, &SourceHealth)> {
+        self.sources().find(|(_, h)| h.name == name)
+    }
+
+    /// A successful poll: its samples, taken at `at`.
+    pub fn ingest(&mut self, source: SourceId, at: Ts, parsed: &Parsed) {
+        if let Some(h) = self.sources.get_mut(source.0 as usize) {
+            h.up = Some(true);
+            h.last_error = None;
+            h.down_since = None;
+            h.last_success = Some(h.last_success.map_or(at, |t| t.max(at)));
+            h.last_attempt = Some(at);
+            h.polls_ok += 1;
+            h.unknown_lines = parsed.unknown_lines;
+            h.unknown_examples.clone_from(&parsed.unknown_examples);
+            h.notes.clone_from(&parsed.notes);
+        }
+        for s in &parsed.samples {
+            self.push(source, at, s);
+        }
+        self.expire(at);
+    }
+
+    /// A failed poll: the source is down with `reason`; no point is added anywhere.
+    pub fn fail(&mut self, source: SourceId, at: Ts, reason: &str) {
+        let retention = self.retention_ms;
+        if let Some(h) = self.sources.get_mut(source.0 as usize) {
+            if h.up != Some(false) {
+                h.down_since = Some(at);
+            }
+            h.up = Some(false);
+            h.last_error = Some(reason.to_string());
+            h.last_attempt = Some(at);
+            h.polls_failed += 1;
+            h.failures.push_back(at);
+            while h.failures.front().is_some_and(|&f| f < at - retention) {
+                h.failures.pop_front();
+            }
+        }
+    }
+
+    fn push(&mut self, source: SourceId, at: Ts, s: &Sample) {
+        let id = match self.index.get(&s.key) {
+            Some(&id) => id,
+            None => {
+                let id = SeriesId(self.series.len() as u32);
+                let kind = match s.value {
+                    Value::Counter(_) => Kind::Counter(Width::W64),
+                    Value::Counter32(_) => Kind::Counter(Width::W32),
+                    Value::Gauge(_) => Kind::Gauge,
+                };
+                self.series.push(Series {
+                    key: s.key.clone(),
+                    source,
+                    kind,
+                    points: VecDeque::new(),
+                });
+                self.index.insert(s.key.clone(), id);
+                self.by_name.entry(s.key.name.clone()).or_default().push(id);
+                id
+            }
+        };
+        let raw = match s.value {
+            Value::Counter(v) | Value::Counter32(v) => v,
+            Value::Gauge(v) => v.to_bits(),
+        };
+        let max_points = self.max_points;
+        let series = &mut self.series[id.0 as usize];
+        match series.points.back_mut() {
+            // Out of order: the newer point stays, the older one is dropped and counted.
+            Some(last) if at < last.t => {
+                self.dropped_out_of_order += 1;
+                return;
+            }
+            // Same timestamp twice: the newer value replaces the older one, no zero-length interval.
+            Some(last) if at == last.t => {
+                last.raw = raw;
+                return;
+            }
+            _ => {}
+        }
+        series.points.push_back(Point { t: at, raw });
+        if series.points.len() > max_points {
+            series.points.pop_front();
+        }
+    }
+
+    fn expire(&mut self, now: Ts) {
+        let cutoff = now - self.retention_ms;
+        for s in &mut self.series {
+            while s.points.front().is_some_and(|p| p.t < cutoff) {
+                s.points.pop_front();
+            }
+        }
+    }
+
+    pub fn id(&self, key: &SeriesKey) -> Option<SeriesId> {
+        self.index.get(key).copied()
+    }
+
+    pub fn get(&self, id: SeriesId) -> Option<&Series> {
+        self.series.get(id.0 as usize)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = (SeriesId, &Series)> {
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (SeriesId(i as u32), s))
+    }
+
+    /// Every series of metric `name` whose labels include all of `labels`.
+    pub fn select<'a>(
+        &'a self,
+        name: &str,
+        labels: &'a [(&'a str, &'a str)],
+    ) -> impl Iterator<Item = (SeriesId, &'a Series)> + 'a {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter_map(|&id| self.series.get(id.0 as usize).map(|s| (id, s)))
+            .filter(move |(_, s)| {
+                labels
+                    .iter()
+                    .all(|(k, v)| s.key.label(k).is_some_and(|x| x == *v))
+            })
+    }
+
+    /// Metric names present, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Rate over the newest interval of a counter, from the samples' own timestamps.
+    /// `None`: fewer than two points, a gauge, or the source failed in between (a gap).
+    pub fn rate(&self, id: SeriesId) -> Option<Rate> {
+        let s = self.get(id)?;
+        let Kind::Counter(width) = s.kind else {
+            return None;
+        };
+        let n = s.points.len();
+        if n < 2 {
+            return None;
+        }
+        let (a, b) = (s.points[n - 2], s.points[n - 1]);
+        if self.gap(s, a.t, b.t) {
+            return None;
+        }
+        Some(rate::rate((a.t, a.raw), (b.t, b.raw), width))
+    }
+
+    /// Per-interval rates of a counter since `since` (points end at each interval's end).
+    /// A reset or a gap yields `(t, None)` so charts draw a hole and a reset mark.
+    pub fn rates(&self, id: SeriesId, since: Ts) -> Vec<(Ts, Rate)> {
+        let Some(s) = self.get(id) else {
+            return Vec::new();
+        };
+        let Kind::Counter(width) = s.kind else {
+            return Vec::new();
+        };
+        let start = s.points.partition_point(|p| p.t < since).saturating_sub(1);
+        let mut out = Vec::with_capacity(s.points.len().saturating_sub(start));
+        let mut prev: Option<Point> = None;
+        for p in s.points.range(start..) {
+            if let Some(a) = prev {
+                let r = if self.gap(s, a.t, p.t) {
+                    Rate::NoTime
+                } else {
+                    rate::rate((a.t, a.raw), (p.t, p.raw), width)
+                };
+                if p.t >= since {
+                    out.push((p.t, r));
+                }
+            }
+            prev = Some(*p);
+        }
+        out
+    }
+
+    /// How much a counter grew since `since` (resets counted as Prometheus does). `None` for
+    /// gauges and series with no point at or after `since`.
+    pub fn increase_since(&self, id: SeriesId, since: Ts) -> Option<u64> {
+        let s = self.get(id)?;
+        let Kind::Counter(width) = s.kind else {
+            return None;
+        };
+        // Start from the last point at or before `since`, so the first interval counts.
+        let start = s.points.partition_point(|p| p.t <= since).saturating_sub(1);
+        if s.points.back()?.t < since {
+            return Some(0);
+        }
+        Some(rate::increase(
+            s.points.range(start..).map(|p| p.raw),
+            width,
+        ))
+    }
+
+    /// Whether the newest interval of a counter was a reset (for the reset mark).
+    pub fn reset_in_last(&self, id: SeriesId) -> bool {
+        matches!(self.rate(id), Some(Rate::Reset))
+    }
+
+    fn gap(&self, s: &Series, a: Ts, b: Ts) -> bool {
+        self.sources
+            .get(s.source.0 as usize)
+            .is_some_and(|h| h.failed_between(a, b))
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            series: self.series.len(),
+            points: self.series.iter().map(|s| s.points.len()).sum(),
+            dropped_out_of_order: self.dropped_out_of_order,
+        }
+    }
+
+    pub fn retention_ms(&self) -> i64 {
+        self.retention_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Sample;
+
+    fn poll(samples: Vec<Sample>) -> Parsed {
+        Parsed {
+            samples,
+            ..Default::default()
+        }
+    }
+
+    fn c(v: u64) -> Parsed {
+        poll(vec![Sample::counter("m_total", &[("node", "n")], v)])
+    }
+
+    fn setup() -> (Store, SourceId, SeriesKey) {
+        let mut st = Store::new(60_000, 1000);
+        let src = st.add_source("n", 1000);
+        (st, src, SeriesKey::new("m_total", &[("node", "n")]))
+    }
+
+    #[test]
+    fn first_sample_has_no_rate() {
+        let (mut st, src, key) = setup();
+        st.ingest(src, 1000, &c(5));
+        let id = st.id(&key).expect("series");
+        assert_eq!(st.rate(id), None);
+    }
+
+    #[test]
+    fn rate_sequence_table() {
+        // (name, samples as (t, value), expected newest rate)
+        let cases: &[(&str, &[(Ts, u64)], Option<Rate>)] = &[
+            ("zero delta", &[(0, 5), (1000, 5)], Some(Rate::PerSec(0.0))),
+            ("increase", &[(0, 5), (2000, 25)], Some(Rate::PerSec(10.0))),
+            ("reset", &[(0, 500), (1000, 2)], Some(Rate::Reset)),
+            ("dt = 0 replaces", &[(0, 5), (1000, 7), (1000, 9)], Some(Rate::PerSec(4.0))),
+            ("out of order dropped", &[(0, 5), (2000, 25), (1000, 15)], Some(Rate::PerSec(10.0))),
+        ];
+        for (name, pts, want) in cases {
+            let (mut st, src, key) = setup();
+            for &(t, v) in *pts {
+                st.ingest(src, t, &c(v));
+            }
+            let id = st.id(&key).expect("series");
+            assert_eq!(st.rate(id), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn wrap_of_declared_32_bit_counter() {
+        let (mut st, src, _) = setup();
+        let k = SeriesKey::new("w_total", &[]);
+        st.ingest(src, 0, &poll(vec![Sample::counter32("w_total", &[], u64::from(u32::MAX) - 4)]));
+        st.ingest(src, 1000, &poll(vec![Sample::counter32("w_total", &[], 5)]));
+        let id = st.id(&k).expect("series");
+        assert_eq!(st.rate(id), Some(Rate::PerSec(10.0)));
+    }
+
+    #[test]
+    fn failed_poll_leaves_a_gap_and_marks_source_down() {
+        let (mut st, src, key) = setup();
+        st.ingest(src, 0, &c(0));
+        st.fail(src, 1000, "timed out after 5 s");
+        st.ingest(src, 2000, &c(200));
+        let id = st.id(&key).expect("series");
+        assert_eq!(st.rate(id), None, "no rate across the failed poll");
+        st.ingest(src, 3000, &c(300));
+        assert_eq!(st.rate(id), Some(Rate::PerSec(100.0)));
+        let rates = st.rates(id, 0);
+        assert_eq!(rates, vec![(2000, Rate::NoTime), (3000, Rate::PerSec(100.0))]);
+        let h = st.source(src).expect("source");
+        assert_eq!(h.up, Some(true));
+        assert_eq!(h.polls_failed, 1);
+    }
+
+    #[test]
+    fn down_source_keeps_reason_and_since() {
+        let (mut st, src, _) = setup();
+        st.ingest(src, 0, &c(0));
+        st.fail(src, 1000, "connection refused");
+        st.fail(src, 2000, "connection refused");
+        let h = st.source(src).expect("source");
+        assert_eq!(h.up, Some(false));
+        assert_eq!(h.down_since, Some(1000));
+        assert_eq!(h.last_error.as_deref(), Some("connection refused"));
+    }
+
+    #[test]
+    fn stale_after_three_missed_intervals() {
+        let (mut st, src, _) = setup();
+        st.ingest(src, 0, &c(0));
+        let h = st.source(src).expect("source");
+        assert!(!h.is_stale(3000));
+        assert!(h.is_stale(3001));
+    }
+
+    #[test]
+    fn retention_and_capacity_bound_history() {
+        let mut st = Store::new(10_000, 5);
+        let src = st.add_source("n", 1000);
+        for i in 0..20 {
+            st.ingest(src, i * 1000, &c(i as u64));
+        }
+        let id = st.id(&SeriesKey::new("m_total", &[("node", "n")])).expect("series");
+        assert_eq!(st.get(id).map(Series::len), Some(5));
+        let mut st = Store::new(3_000, 100);
+        let src = st.add_source("n", 1000);
+        for i in 0..20 {
+            st.ingest(src, i * 1000, &c(i as u64));
+        }
+        let id = st.id(&SeriesKey::new("m_total", &[("node", "n")])).expect("series");
+        assert_eq!(st.get(id).map(Series::len), Some(4), "points within 3 s of the newest");
+    }
+
+    #[test]
+    fn increase_since_mark_counts_resets_like_prometheus() {
+        let (mut st, src, key) = setup();
+        for (t, v) in [(0, 100), (1000, 110), (2000, 4), (3000, 6)] {
+            st.ingest(src, t, &c(v));
+        }
+        let id = st.id(&key).expect("series");
+        assert_eq!(st.increase_since(id, 0), Some(16));
+        assert_eq!(st.increase_since(id, 1000), Some(6));
+        assert_eq!(st.increase_since(id, 2500), Some(2));
+        assert!(st.reset_in_last(id) == false);
+    }
+
+    #[test]
+    fn gauges_have_no_rate_but_keep_values() {
+        let (mut st, src, _) = setup();
+        st.ingest(src, 0, &poll(vec![Sample::gauge("g", &[], 2.5)]));
+        let id = st.id(&SeriesKey::new("g", &[])).expect("series");
+        assert_eq!(st.rate(id), None);
+        assert_eq!(st.get(id).and_then(Series::latest), Some((0, Value::Gauge(2.5))));
+    }
+}

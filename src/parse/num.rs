@@ -1,0 +1,102 @@
+//! Number and token helpers shared by the parsers: counters as devices print them.
+
+/// A counter as printed by a device: `1234`, `1,234`, `1_234`, `1'234`. `N/A`, `-`, empty and
+/// negative numbers are `None` (missing, never 0).
+pub fn count(s: &str) -> Option<u64> {
+    let s = s.trim().trim_end_matches(['.', ',', ';']);
+    if s.is_empty() || !s.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for b in s.bytes() {
+        match b {
+            b'0'..=b'9' => v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?,
+            b',' | b'_' | b'\'' => {}
+            _ => return None,
+        }
+    }
+    Some(v)
+}
+
+/// A float as logs print them: `2.3045`, `1.5e-05`, `45.2ms` is not accepted here (see [`millis`]).
+pub fn float(s: &str) -> Option<f64> {
+    let s = s.trim().trim_end_matches([',', ';', '|']);
+    let v: f64 = s.replace(',', "").parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+/// A duration with an optional unit (`45.2ms`, `0.080s`, `156.3 ms`, `12us`) in seconds. A bare
+/// number is taken in `default_unit_secs` (1.0 for seconds, 0.001 for milliseconds).
+pub fn seconds(s: &str, default_unit_secs: f64) -> Option<f64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v = float(num)?;
+    // Divide rather than multiply by 1e-3: `45.2ms` should be exactly 0.0452 s.
+    Some(match unit.trim() {
+        "" if default_unit_secs < 1.0 => v / (1.0 / default_unit_secs).round(),
+        "" => v * default_unit_secs,
+        "s" | "sec" | "secs" => v,
+        "ms" => v / 1e3,
+        "us" | "µs" => v / 1e6,
+        "ns" => v / 1e9,
+        "m" | "min" => v * 60.0,
+        _ => return None,
+    })
+}
+
+/// Split on runs of whitespace and `|` (boxed tables) into non-empty cells.
+pub fn cells(line: &str) -> Vec<&str> {
+    line.split(|c: char| c.is_whitespace() || c == '|')
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// True for lines that only draw a table (`-----`, `+----+`, `=====`).
+pub fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && t.chars().all(|c| matches!(c, '-' | '=' | '+' | '|' | ' ' | '─' | '━'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_tolerate_separators_and_refuse_junk() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("1234", Some(1234)),
+            ("1,200", Some(1200)),
+            (" 7 ", Some(7)),
+            ("N/A", None),
+            ("-", None),
+            ("-1", None),
+            ("", None),
+            ("12ab", None),
+            ("99999999999999999999999", None),
+            ("18446744073709551615", Some(u64::MAX)),
+        ];
+        for (s, want) in cases {
+            assert_eq!(count(s), *want, "count({s:?})");
+        }
+    }
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(seconds("45.2ms", 1.0), Some(0.0452));
+        assert_eq!(seconds("0.080s", 1.0), Some(0.08));
+        assert_eq!(seconds("150891.7", 1e-3), Some(150.8917));
+        assert_eq!(seconds("3parsecs", 1.0), None);
+        assert!(float("1.5e-05").is_some_and(|v| (v - 1.5e-5).abs() < 1e-12));
+        assert_eq!(float("nan"), None);
+    }
+
+    #[test]
+    fn cells_and_rules() {
+        assert_eq!(cells("|  Tx Pkts |   12|  22|"), vec!["Tx", "Pkts", "12", "22"]);
+        assert!(is_rule("+-----+----+"));
+        assert!(!is_rule("Ethernet1/1"));
+    }
+}
