@@ -1,0 +1,181 @@
+//! How a collector reaches a machine: run a request and get its output, or stream a request's
+//! lines. Implementations: `ssh` (russh, one connection per host), `local`, `demo`, `replay`.
+//!
+//! Requests are data, not shell strings: every remote command line is built here from names that
+//! config validation has already checked against a strict pattern (`config::validate_name`).
+
+use async_trait::async_trait;
+use std::fmt;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// What a collector asks a transport for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Request {
+    /// A network-OS CLI command (`show queuing interface ...`), sent as is.
+    Cli(String),
+    /// Every hw_counters and counters file of the given RDMA devices (all when empty), the port
+    /// state and GID netdevs, and the kernel statistics of the netdevs, as `path:value` lines.
+    SysfsDump {
+        root: String,
+        devices: Vec<String>,
+        netdevs: Vec<String>,
+    },
+    /// `ethtool -S <netdev>`.
+    Ethtool { netdev: String },
+    /// The last `lines` lines of a file (the training log, for one-shot polls).
+    Tail { path: String, lines: usize },
+    /// Follow a file like `tail -F` (streams only).
+    Follow { path: String, lines: usize },
+}
+
+impl Request {
+    /// The command line a POSIX shell on a Linux host runs for this request, with `LC_ALL=C`.
+    /// CLI requests to network gear are sent verbatim.
+    pub fn shell(&self) -> String {
+        match self {
+            Request::Cli(c) => c.clone(),
+            Request::SysfsDump {
+                root,
+                devices,
+                netdevs,
+            } => {
+                let ib = format!("{root}/class/infiniband");
+                let devs: Vec<String> = if devices.is_empty() {
+                    vec![format!("{ib}/*")]
+                } else {
+                    devices.iter().map(|d| format!("{ib}/{d}")).collect()
+                };
+                let mut paths = Vec::new();
+                for d in &devs {
+                    for sub in ["hw_counters", "counters", "state", "gid_attrs/ndevs"] {
+                        paths.push(format!("{d}/ports/*/{sub}"));
+                    }
+                }
+                for n in netdevs {
+                    paths.push(format!("{root}/class/net/{n}/statistics"));
+                }
+                // grep prints `path:value`; unreadable or missing files are not an error here.
+                format!("LC_ALL=C grep -rs . {} ; true", paths.join(" "))
+            }
+            Request::Ethtool { netdev } => format!("LC_ALL=C ethtool -S {netdev}"),
+            Request::Tail { path, lines } => {
+                format!("LC_ALL=C tail -n {lines} {}", shell_path(path))
+            }
+            Request::Follow { path, lines } => {
+                format!("LC_ALL=C tail -n {lines} -F {} 2>&1", shell_path(path))
+            }
+        }
+    }
+}
+
+/// A path for a remote shell: `~/` stays expandable, the rest is single-quoted.
+pub fn shell_path(path: &str) -> String {
+    match path.strip_prefix("~/") {
+        Some(rest) => format!("~/'{}'", rest.replace('\'', r"'\''")),
+        None => format!("'{}'", path.replace('\'', r"'\''")),
+    }
+}
+
+/// Why a request failed, in words a person on call can act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CollectError {
+    #[error("connection refused{0}")]
+    Refused(String),
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    #[error("auth failed: {0}")]
+    Auth(String),
+    #[error("host key: {0}")]
+    HostKey(String),
+    #[error("timed out after {}", fmt_secs(*.0))]
+    Timeout(Duration),
+    #[error("command failed ({status}): {stderr}")]
+    Command { status: String, stderr: String },
+    #[error("{0}")]
+    Io(String),
+    #[error("not available: {0}")]
+    Unavailable(String),
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 && (s - s.round()).abs() < 1e-9 {
+        format!("{} s", s.round())
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// One event of a streamed request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    Line(String),
+    /// The stream broke; the follower reconnects.
+    Error(CollectError),
+}
+
+#[async_trait]
+pub trait Transport: Send + Sync + fmt::Debug {
+    /// Run one request; the whole output, or why not. Implementations bound it by `timeout`.
+    async fn run(&self, req: &Request, timeout: Duration) -> Result<String, CollectError>;
+
+    /// Run several requests of one poll; transports that can batch them override this.
+    async fn run_all(
+        &self,
+        reqs: &[Request],
+        timeout: Duration,
+    ) -> Vec<Result<String, CollectError>> {
+        let mut out = Vec::with_capacity(reqs.len());
+        for r in reqs {
+            out.push(self.run(r, timeout).await);
+        }
+        out
+    }
+
+    /// Stream a request's output line by line until the receiver is dropped.
+    async fn stream(&self, req: &Request) -> Result<mpsc::Receiver<StreamEvent>, CollectError> {
+        Err(CollectError::Unavailable(format!(
+            "{} cannot stream {req:?}",
+            self.describe()
+        )))
+    }
+
+    /// "ssh versa@192.168.11.152:22", "local", "demo".
+    fn describe(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_commands_are_fixed_strings() {
+        let r = Request::SysfsDump {
+            root: "/sys".into(),
+            devices: vec!["rocep11s0".into()],
+            netdevs: vec!["ens192".into()],
+        };
+        let s = r.shell();
+        assert!(s.starts_with("LC_ALL=C grep -rs . "));
+        assert!(s.contains("/sys/class/infiniband/rocep11s0/ports/*/hw_counters"));
+        assert!(s.contains("/sys/class/net/ens192/statistics"));
+        assert_eq!(
+            Request::Tail { path: "~/training.log".into(), lines: 50 }.shell(),
+            "LC_ALL=C tail -n 50 ~/'training.log'"
+        );
+        assert_eq!(shell_path("/tmp/it's"), r"'/tmp/it'\''s'");
+    }
+
+    #[test]
+    fn errors_read_like_advice() {
+        assert_eq!(
+            CollectError::Timeout(Duration::from_secs(5)).to_string(),
+            "timed out after 5 s"
+        );
+        assert_eq!(
+            CollectError::Timeout(Duration::from_millis(1500)).to_string(),
+            "timed out after 1.5 s"
+        );
+    }
+}
