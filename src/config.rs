@@ -1,0 +1,275 @@
+//! Configuration (DESIGN.md §6): loaded, expanded (ranges, hostfiles) and validated, with every
+//! problem reported at once by key path. The key names are a contract: add keys, rename none.
+
+pub mod duration;
+pub mod expand;
+mod raw;
+mod validate;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use validate::{is_safe_name, is_safe_path};
+
+/// The reference config at the repository root, built in: `--demo` without a config plays its lab.
+pub const REFERENCE: &str = include_str!("../config.toml");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostKeyPolicy {
+    Strict,
+    AcceptNew,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchOs {
+    Nxos,
+    Sonic,
+    Eos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchTransport {
+    Ssh,
+    Nxapi,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Secret {
+    /// Name of the environment variable that holds it.
+    Env(String),
+    /// Command whose first output line is the secret (`pass show nexus`).
+    Command(String),
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Ssh {
+    pub known_hosts: PathBuf,
+    pub host_key_policy: HostKeyPolicy,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+    pub identity_file: Option<PathBuf>,
+    pub ssh_config: PathBuf,
+    pub keepalive: Duration,
+    pub max_concurrent_connects: usize,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Poll {
+    pub interval: Duration,
+    pub retention: Duration,
+    pub switch_interval: Duration,
+    pub ping_interval: Duration,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Switch {
+    pub name: String,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub os: SwitchOs,
+    pub transport: SwitchTransport,
+    pub password: Option<Secret>,
+    pub identity_file: Option<PathBuf>,
+    /// As written (ranges kept: NX-OS accepts them in interface lists).
+    pub port_patterns: Vec<String>,
+    /// Expanded and normalised.
+    pub ports: Vec<String>,
+    pub legacy_algorithms: Vec<String>,
+    pub nxapi_port: u16,
+    pub nxapi_ca_file: Option<PathBuf>,
+    pub nxapi_fingerprint: Option<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Node {
+    pub name: String,
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    /// Empty: discovered.
+    pub devices: Vec<String>,
+    /// Empty: discovered.
+    pub netdevs: Vec<String>,
+    pub switch_port: Option<String>,
+    pub sysfs_root: String,
+    pub identity_file: Option<PathBuf>,
+    pub local: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Log {
+    pub node: String,
+    pub path: String,
+    pub format_regex: Option<String>,
+    pub lines: usize,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Ping {
+    pub peer: String,
+    pub address: String,
+    pub rate: f64,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Ui {
+    pub theme: String,
+    pub mouse: bool,
+    pub ascii: Option<bool>,
+    pub max_fps: u32,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Alerts {
+    pub pause_time_percent: f64,
+    pub port_pfc_per_second: f64,
+    pub rtt_p99_over_p50: f64,
+    /// Expected 802.3x state on edge ports ("off" for a PFC fabric), if the user states one.
+    pub flowcontrol: Option<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Config {
+    pub demo: bool,
+    pub seed: u64,
+    pub ssh: Ssh,
+    pub poll: Poll,
+    pub switches: Vec<Switch>,
+    pub nodes: Vec<Node>,
+    pub logs: Vec<Log>,
+    pub pings: Vec<Ping>,
+    pub ui: Ui,
+    pub alerts: Alerts,
+    /// Where it was read from (None: the built-in reference).
+    pub path: Option<PathBuf>,
+}
+
+/// Every problem found, each with its key path; shown as one message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct ConfigError {
+    pub file: String,
+    pub problems: Vec<String>,
+}
+
+impl ConfigError {
+    fn render(&self) -> String {
+        let n = self.problems.len();
+        let mut s = format!(
+            "{}: {n} problem{} in the config:",
+            self.file,
+            if n == 1 { "" } else { "s" }
+        );
+        for p in &self.problems {
+            s.push_str("\n  - ");
+            s.push_str(p);
+        }
+        s
+    }
+}
+
+impl Config {
+    /// Parse and validate config text. `file` names it in messages; `base` resolves relative paths.
+    pub fn from_str(text: &str, file: &str, base: Option<&Path>) -> Result<Self, ConfigError> {
+        validate::build(text, base).map_err(|problems| ConfigError {
+            file: file.to_string(),
+            problems,
+        })
+    }
+
+    /// The reference config (the lab of DESIGN.md §6), demo on.
+    pub fn reference() -> Self {
+        match Self::from_str(REFERENCE, "built-in config.toml", None) {
+            Ok(c) => c,
+            // The reference is checked by a test; this cannot be reached by a user's input.
+            Err(e) => panic!("built-in reference config is invalid: {e}"),
+        }
+    }
+
+    /// Lookup order: `--config`, then ./config.toml, then ~/.config/rocetop/config.toml.
+    /// With `demo` and nothing found, the built-in reference.
+    pub fn load(explicit: Option<&Path>, demo: bool) -> Result<Self, ConfigError> {
+        let candidates: Vec<PathBuf> = match explicit {
+            Some(p) => vec![p.to_path_buf()],
+            None => {
+                let mut v = vec![PathBuf::from("config.toml")];
+                if let Some(home) = std::env::var_os("HOME") {
+                    v.push(Path::new(&home).join(".config/rocetop/config.toml"));
+                }
+                v
+            }
+        };
+        for (i, p) in candidates.iter().enumerate() {
+            match std::fs::read_to_string(p) {
+                Ok(text) => {
+                    let mut c = Self::from_str(&text, &p.display().to_string(), p.parent())?;
+                    c.path = Some(p.clone());
+                    if demo {
+                        c.demo = true;
+                    }
+                    return Ok(c);
+                }
+                Err(e) if explicit.is_some() || i + 1 == candidates.len() && !demo => {
+                    let tried: Vec<String> =
+                        candidates.iter().map(|p| p.display().to_string()).collect();
+                    let why = if explicit.is_some() {
+                        format!("cannot read it: {e}")
+                    } else {
+                        format!(
+                            "no config found (looked for {}); pass --config FILE, or --demo to see the built-in demo cluster",
+                            tried.join(", ")
+                        )
+                    };
+                    return Err(ConfigError {
+                        file: p.display().to_string(),
+                        problems: vec![why],
+                    });
+                }
+                Err(_) => continue,
+            }
+        }
+        let mut c = Self::reference();
+        c.demo = true;
+        Ok(c)
+    }
+
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// The nodes cabled to a switch port (config `switch_port`).
+    pub fn nodes_behind(&self, port: &str) -> Vec<&Node> {
+        self.nodes
+            .iter()
+            .filter(|n| n.switch_port.as_deref() == Some(port))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_config_describes_the_lab() {
+        let c = Config::reference();
+        assert!(c.demo);
+        assert_eq!(c.switches.len(), 1);
+        let sw = &c.switches[0];
+        assert_eq!(sw.name, "NX_AI_Leaf1");
+        assert_eq!(sw.ports.len(), 14);
+        assert!(sw.ports.contains(&"ii1/1/6".to_string()));
+        assert_eq!(sw.password, Some(Secret::Env("NEXUS_PASSWORD".into())));
+        assert_eq!(c.nodes.len(), 8);
+        let devs: usize = c.nodes.iter().map(|n| n.devices.len()).sum();
+        assert_eq!(devs, 10);
+        assert_eq!(c.node("ubunturdma1").map(|n| n.netdevs.clone()), Some(vec!["ens224".to_string()]));
+        assert_eq!(c.nodes_behind("Ethernet1/1/1").len(), 3);
+        assert_eq!(c.logs.len(), 1);
+        assert_eq!(c.poll.interval, Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,617 @@
+//! From text to a checked [`Config`]: every problem collected with its key path and bad value
+//! (never a secret's value), names that reach a remote command line checked against strict patterns.
+
+use super::raw::*;
+use super::{
+    Alerts, Config, HostKeyPolicy, Log, Node, Ping, Poll, Secret, Ssh, Switch, SwitchOs,
+    SwitchTransport, Ui, duration, expand,
+};
+use crate::collect::switch::normalize_port;
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const TOP: &[&str] = &["demo", "ssh", "poll", "switch", "node", "log", "ping", "simulation", "ui", "alerts"];
+const SSH: &[&str] = &["known_hosts", "host_key_policy", "connect_timeout", "command_timeout", "identity_file", "ssh_config", "keepalive", "max_concurrent_connects"];
+const POLL: &[&str] = &["interval", "retention", "switch_interval", "ping_interval"];
+const SWITCH: &[&str] = &["name", "host", "port", "user", "os", "transport", "password_env", "password_command", "identity_file", "ports", "legacy_algorithms", "nxapi_port", "nxapi_ca_file", "nxapi_fingerprint"];
+const NODE: &[&str] = &["name", "host", "hostfile", "port", "user", "devices", "netdevs", "switch_port", "sysfs_root", "identity_file", "local"];
+const LOG: &[&str] = &["node", "path", "format_regex", "lines"];
+const PING: &[&str] = &["peer", "address", "rate"];
+const SIM: &[&str] = &["seed"];
+const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
+const ALERTS: &[&str] = &["pause_time_percent", "port_pfc_per_second", "rtt_p99_over_p50", "flowcontrol"];
+const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];
+
+/// A name that may appear in a remote command line: device, netdev, port, node, user.
+pub fn is_safe_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@'))
+}
+
+/// A path that may appear in a remote command line (it is quoted too, but we refuse odd ones).
+pub fn is_safe_path(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 4096
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+' | '@' | ',' | '='))
+}
+
+fn is_host(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '[' | ']'))
+}
+
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn add(&mut self, path: &str, msg: impl AsRef<str>) {
+        self.0.push(format!("{path}: {}", msg.as_ref()));
+    }
+
+    fn extras(&mut self, path: &str, extra: &Extra, known: &[&str]) {
+        for k in extra.keys() {
+            let lk = k.to_ascii_lowercase();
+            if lk.contains("pass") || lk.contains("secret") || lk.contains("token") {
+                self.add(
+                    &format!("{path}.{k}"),
+                    "a password must never be written in the config file (it is not printed here); \
+                     use password_env = \"VAR\" or password_command = \"pass show ...\", or an SSH key",
+                );
+                continue;
+            }
+            let hint = closest(k, known)
+                .map(|c| format!(" (did you mean {c}?)"))
+                .unwrap_or_default();
+            self.add(
+                &format!("{path}.{k}"),
+                format!("unknown key \"{k}\"{hint}; known keys: {}", known.join(", ")),
+            );
+        }
+    }
+
+    fn duration(&mut self, path: &str, v: &Option<String>, default: Duration) -> Duration {
+        match v {
+            None => default,
+            Some(s) => duration::parse(s).unwrap_or_else(|e| {
+                self.add(path, e);
+                default
+            }),
+        }
+    }
+}
+
+/// The known key nearest to a misspelt one (edit distance ≤ 2).
+fn closest<'a>(k: &str, known: &[&'a str]) -> Option<&'a str> {
+    fn dist(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    known
+        .iter()
+        .map(|c| (dist(k, c), *c))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn section<T: DeserializeOwned + Default>(p: &mut Problems, path: &str, v: Option<&toml::Value>) -> T {
+    try_section(p, path, v).unwrap_or_default()
+}
+
+/// `None` when the section does not deserialize (the problem is recorded once, not followed by
+/// "missing" complaints about the keys it did have).
+fn try_section<T: DeserializeOwned + Default>(p: &mut Problems, path: &str, v: Option<&toml::Value>) -> Option<T> {
+    match v {
+        None => Some(T::default()),
+        Some(v) => match v.clone().try_into() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let e: toml::de::Error = e;
+                p.add(path, e.message().trim().to_string());
+                None
+            }
+        },
+    }
+}
+
+/// The entries of an array of tables, each with its index in the file (for key paths).
+fn array<T: DeserializeOwned + Default>(p: &mut Problems, key: &str, v: Option<&toml::Value>) -> Vec<(usize, T)> {
+    match v {
+        None => Vec::new(),
+        Some(toml::Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| try_section(p, &format!("{key}[{i}]"), Some(it)).map(|t| (i, t)))
+            .collect(),
+        Some(other) => {
+            p.add(key, format!("expected [[{key}]] tables, found {}", other.type_str()));
+            Vec::new()
+        }
+    }
+}
+
+fn path_of(s: &str, base: Option<&Path>) -> PathBuf {
+    let expanded = crate::collect::local::expand_home(s);
+    match base {
+        Some(b) if expanded.is_relative() => b.join(expanded),
+        _ => expanded,
+    }
+}
+
+pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<String>> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| vec![e.to_string().trim().to_string()])?;
+    let mut p = Problems(Vec::new());
+    for k in table.keys() {
+        if !TOP.contains(&k.as_str()) {
+            let hint = closest(k, TOP).map(|c| format!(" (did you mean {c}?)")).unwrap_or_default();
+            p.add(k, format!("unknown key \"{k}\"{hint}; known top-level keys: {}", TOP.join(", ")));
+        }
+    }
+    let demo = match table.get("demo") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(v) => {
+            p.add("demo", format!("expected true or false, found {v}"));
+            false
+        }
+    };
+
+    let raw_ssh: RawSsh = section(&mut p, "ssh", table.get("ssh"));
+    p.extras("ssh", &raw_ssh.extra, SSH);
+    let ssh = build_ssh(&mut p, raw_ssh, base);
+
+    let raw_poll: RawPoll = section(&mut p, "poll", table.get("poll"));
+    p.extras("poll", &raw_poll.extra, POLL);
+    let interval = p.duration("poll.interval", &raw_poll.interval, Duration::from_secs(1));
+    if interval < Duration::from_millis(100) {
+        p.add("poll.interval", format!("\"{}\" is below the 100ms minimum", duration::format(interval)));
+    }
+    let poll = Poll {
+        interval,
+        retention: p.duration("poll.retention", &raw_poll.retention, Duration::from_secs(900)),
+        switch_interval: p.duration("poll.switch_interval", &raw_poll.switch_interval, interval),
+        ping_interval: p.duration("poll.ping_interval", &raw_poll.ping_interval, interval),
+    };
+
+    let raw_sim: RawSimulation = section(&mut p, "simulation", table.get("simulation"));
+    p.extras("simulation", &raw_sim.extra, SIM);
+
+    let switches: Vec<Switch> = array::<RawSwitch>(&mut p, "switch", table.get("switch"))
+        .into_iter()
+        .filter_map(|(i, r)| build_switch(&mut p, &format!("switch[{i}]"), r, base))
+        .collect();
+    let mut nodes: Vec<Node> = Vec::new();
+    for (i, r) in array::<RawNode>(&mut p, "node", table.get("node")) {
+        nodes.extend(build_nodes(&mut p, &format!("node[{i}]"), r, base));
+    }
+    let logs: Vec<Log> = array::<RawLog>(&mut p, "log", table.get("log"))
+        .into_iter()
+        .filter_map(|(i, r)| build_log(&mut p, &format!("log[{i}]"), r))
+        .collect();
+    let pings: Vec<Ping> = array::<RawPing>(&mut p, "ping", table.get("ping"))
+        .into_iter()
+        .filter_map(|(i, r)| build_ping(&mut p, &format!("ping[{i}]"), r))
+        .collect();
+
+    let raw_ui: RawUi = section(&mut p, "ui", table.get("ui"));
+    p.extras("ui", &raw_ui.extra, UI);
+    let ui = Ui {
+        theme: raw_ui.theme.unwrap_or_else(|| "dark".into()),
+        mouse: raw_ui.mouse.unwrap_or(false),
+        ascii: raw_ui.ascii,
+        max_fps: raw_ui.max_fps.unwrap_or(10).clamp(1, 30),
+    };
+    let raw_alerts: RawAlerts = section(&mut p, "alerts", table.get("alerts"));
+    p.extras("alerts", &raw_alerts.extra, ALERTS);
+    let alerts = Alerts {
+        pause_time_percent: raw_alerts.pause_time_percent.unwrap_or(10.0),
+        port_pfc_per_second: raw_alerts.port_pfc_per_second.unwrap_or(1000.0),
+        rtt_p99_over_p50: raw_alerts.rtt_p99_over_p50.unwrap_or(3.0),
+        flowcontrol: raw_alerts.flowcontrol,
+    };
+    if let Some(f) = &alerts.flowcontrol {
+        if !matches!(f.as_str(), "on" | "off") {
+            p.add("alerts.flowcontrol", format!("\"{f}\" is not one of on, off"));
+        }
+    }
+
+    cross_checks(&mut p, &switches, &nodes, &logs, &pings);
+    if !p.0.is_empty() {
+        return Err(p.0);
+    }
+    Ok(Config {
+        demo,
+        seed: raw_sim.seed.unwrap_or(1),
+        ssh,
+        poll,
+        switches,
+        nodes,
+        logs,
+        pings,
+        ui,
+        alerts,
+        path: None,
+    })
+}
+
+fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
+    let policy = match r.host_key_policy.as_deref() {
+        None | Some("strict") => HostKeyPolicy::Strict,
+        Some("accept-new") => HostKeyPolicy::AcceptNew,
+        Some(other) => {
+            p.add("ssh.host_key_policy", format!("\"{other}\" is not one of strict, accept-new"));
+            HostKeyPolicy::Strict
+        }
+    };
+    Ssh {
+        known_hosts: path_of(r.known_hosts.as_deref().unwrap_or("~/.ssh/known_hosts"), base),
+        host_key_policy: policy,
+        connect_timeout: p.duration("ssh.connect_timeout", &r.connect_timeout, Duration::from_secs(5)),
+        command_timeout: p.duration("ssh.command_timeout", &r.command_timeout, Duration::from_secs(5)),
+        identity_file: r.identity_file.as_deref().map(|s| path_of(s, base)),
+        ssh_config: path_of(r.ssh_config.as_deref().unwrap_or("~/.ssh/config"), base),
+        keepalive: p.duration("ssh.keepalive", &r.keepalive, Duration::from_secs(5)),
+        max_concurrent_connects: r.max_concurrent_connects.unwrap_or(32).max(1) as usize,
+    }
+}
+
+fn secret(p: &mut Problems, path: &str, env: Option<String>, cmd: Option<String>) -> Option<Secret> {
+    match (env, cmd) {
+        (Some(_), Some(_)) => {
+            p.add(path, "give password_env or password_command, not both");
+            None
+        }
+        (Some(e), None) => Some(Secret::Env(e)),
+        (None, Some(c)) => Some(Secret::Command(c)),
+        (None, None) => None,
+    }
+}
+
+fn required(p: &mut Problems, path: &str, key: &str, v: Option<String>) -> String {
+    v.unwrap_or_else(|| {
+        p.add(&format!("{path}.{key}"), "missing (required)");
+        String::new()
+    })
+}
+
+fn check_host(p: &mut Problems, path: &str, host: &str) {
+    if !host.is_empty() && !is_host(host) {
+        p.add(&format!("{path}.host"), format!("\"{host}\" is not a host name or address"));
+    }
+}
+
+fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>) -> Option<Switch> {
+    p.extras(path, &r.extra, SWITCH);
+    let name = required(p, path, "name", r.name);
+    if !name.is_empty() && !is_safe_name(&name) {
+        p.add(&format!("{path}.name"), format!("\"{name}\" may only use letters, digits and _-./:@"));
+    }
+    let host = required(p, path, "host", r.host);
+    check_host(p, path, &host);
+    let os = match r.os.as_deref() {
+        None => {
+            p.add(&format!("{path}.os"), "missing (one of nxos, sonic, eos)");
+            SwitchOs::Nxos
+        }
+        Some("nxos") => SwitchOs::Nxos,
+        Some("sonic") => SwitchOs::Sonic,
+        Some("eos") => SwitchOs::Eos,
+        Some(o) => {
+            p.add(&format!("{path}.os"), format!("\"{o}\" is not one of nxos, sonic, eos"));
+            SwitchOs::Nxos
+        }
+    };
+    let transport = match r.transport.as_deref() {
+        None | Some("ssh") => SwitchTransport::Ssh,
+        Some("nxapi") => SwitchTransport::Nxapi,
+        Some(t) => {
+            p.add(&format!("{path}.transport"), format!("\"{t}\" is not one of ssh, nxapi"));
+            SwitchTransport::Ssh
+        }
+    };
+    if transport == SwitchTransport::Nxapi && os != SwitchOs::Nxos {
+        p.add(&format!("{path}.transport"), "nxapi works only with os = \"nxos\"");
+    }
+    let patterns = r.ports.unwrap_or_default();
+    let mut ports = Vec::new();
+    for (j, pat) in patterns.iter().enumerate() {
+        match expand::expand(pat) {
+            Ok(v) => {
+                for port in v {
+                    if !is_safe_name(&port) {
+                        p.add(&format!("{path}.ports[{j}]"), format!("\"{port}\" is not a port name"));
+                    }
+                    ports.push(normalize_port(&port));
+                }
+            }
+            Err(e) => p.add(&format!("{path}.ports[{j}]"), e),
+        }
+    }
+    let legacy = r.legacy_algorithms.unwrap_or_default();
+    for a in &legacy {
+        if !LEGACY.contains(&a.as_str()) {
+            p.add(&format!("{path}.legacy_algorithms"), format!("\"{a}\" is not one of {}", LEGACY.join(", ")));
+        }
+    }
+    if let Some(user) = &r.user {
+        if !is_safe_name(user) {
+            p.add(&format!("{path}.user"), format!("\"{user}\" is not a user name"));
+        }
+    }
+    Some(Switch {
+        name,
+        host,
+        port: r.port.unwrap_or(22),
+        user: r.user.unwrap_or_else(|| "admin".into()),
+        os,
+        transport,
+        password: secret(p, path, r.password_env, r.password_command),
+        identity_file: r.identity_file.as_deref().map(|s| path_of(s, base)),
+        port_patterns: patterns,
+        ports,
+        legacy_algorithms: legacy,
+        nxapi_port: r.nxapi_port.unwrap_or(443),
+        nxapi_ca_file: r.nxapi_ca_file.as_deref().map(|s| path_of(s, base)),
+        nxapi_fingerprint: r.nxapi_fingerprint,
+    })
+}
+
+fn names_list(p: &mut Problems, path: &str, v: Option<Vec<String>>) -> Vec<String> {
+    let v = v.unwrap_or_default();
+    let out = match expand::expand_all(&v) {
+        Ok(x) => x,
+        Err(e) => {
+            p.add(path, e);
+            return Vec::new();
+        }
+    };
+    for (j, n) in out.iter().enumerate() {
+        if !is_safe_name(n) || n.contains('/') {
+            p.add(&format!("{path}[{j}]"), format!("\"{n}\" is not a device or interface name (letters, digits, _-.:@ only)"));
+        }
+    }
+    out
+}
+
+fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) -> Vec<Node> {
+    p.extras(path, &r.extra, NODE);
+    let names: Vec<String> = match (&r.name, &r.hostfile) {
+        (Some(_), Some(_)) => {
+            p.add(path, "give name or hostfile, not both");
+            return Vec::new();
+        }
+        (None, Some(f)) => match std::fs::read_to_string(path_of(f, base)) {
+            Ok(t) => expand::parse_hostfile(&t),
+            Err(e) => {
+                p.add(&format!("{path}.hostfile"), format!("cannot read \"{f}\": {e}"));
+                return Vec::new();
+            }
+        },
+        (Some(n), None) => match expand::expand(n) {
+            Ok(v) => v,
+            Err(e) => {
+                p.add(&format!("{path}.name"), e);
+                return Vec::new();
+            }
+        },
+        (None, None) => {
+            p.add(&format!("{path}.name"), "missing (required, or give hostfile)");
+            return Vec::new();
+        }
+    };
+    let hosts: Vec<String> = match &r.host {
+        None => names.clone(),
+        Some(h) => match expand::expand(h) {
+            Ok(v) if v.len() == names.len() => v,
+            Ok(v) if v.len() == 1 => vec![v[0].clone(); names.len()],
+            Ok(v) => {
+                p.add(&format!("{path}.host"), format!("\"{h}\" gives {} hosts for {} names", v.len(), names.len()));
+                return Vec::new();
+            }
+            Err(e) => {
+                p.add(&format!("{path}.host"), e);
+                return Vec::new();
+            }
+        },
+    };
+    let devices = names_list(p, &format!("{path}.devices"), r.devices);
+    let netdevs = names_list(p, &format!("{path}.netdevs"), r.netdevs);
+    let sysfs_root = r.sysfs_root.unwrap_or_else(|| "/sys".into());
+    if !is_safe_path(&sysfs_root) {
+        p.add(&format!("{path}.sysfs_root"), format!("\"{sysfs_root}\" is not a plain path"));
+    }
+    if let Some(user) = &r.user {
+        if !is_safe_name(user) {
+            p.add(&format!("{path}.user"), format!("\"{user}\" is not a user name"));
+        }
+    }
+    let switch_port = r.switch_port.map(|s| normalize_port(&s));
+    names
+        .into_iter()
+        .zip(hosts)
+        .map(|(name, host)| {
+            if !is_safe_name(&name) {
+                p.add(&format!("{path}.name"), format!("\"{name}\" may only use letters, digits and _-.:@"));
+            }
+            check_host(p, path, &host);
+            Node {
+                name,
+                host,
+                port: r.port.unwrap_or(22),
+                user: r.user.clone(),
+                devices: devices.clone(),
+                netdevs: netdevs.clone(),
+                switch_port: switch_port.clone(),
+                sysfs_root: sysfs_root.clone(),
+                identity_file: r.identity_file.as_deref().map(|s| path_of(s, base)),
+                local: r.local.unwrap_or(false),
+            }
+        })
+        .collect()
+}
+
+fn build_log(p: &mut Problems, path: &str, r: RawLog) -> Option<Log> {
+    p.extras(path, &r.extra, LOG);
+    let node = required(p, path, "node", r.node);
+    let lpath = required(p, path, "path", r.path);
+    if !lpath.is_empty() && !is_safe_path(&lpath) {
+        p.add(&format!("{path}.path"), format!("\"{lpath}\" is not a plain path (letters, digits and _-./~+@,=)"));
+    }
+    if let Some(re) = &r.format_regex {
+        if let Err(e) = regex::Regex::new(re) {
+            p.add(&format!("{path}.format_regex"), format!("not a valid regex: {e}"));
+        }
+    }
+    Some(Log {
+        node,
+        path: lpath,
+        format_regex: r.format_regex,
+        lines: r.lines.unwrap_or(200).min(100_000),
+    })
+}
+
+fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Ping> {
+    p.extras(path, &r.extra, PING);
+    let peer = required(p, path, "peer", r.peer);
+    let address = required(p, path, "address", r.address);
+    if !address.is_empty() && !is_host(address.rsplit_once(':').map_or(address.as_str(), |(h, port)| if port.parse::<u16>().is_ok() { h } else { address.as_str() })) {
+        p.add(&format!("{path}.address"), format!("\"{address}\" is not host[:port]"));
+    }
+    let rate = r.rate.unwrap_or(10.0);
+    if !(0.1..=10_000.0).contains(&rate) {
+        p.add(&format!("{path}.rate"), format!("{rate} pings/s is outside 0.1..10000"));
+    }
+    Some(Ping { peer, address, rate })
+}
+
+fn cross_checks(p: &mut Problems, switches: &[Switch], nodes: &[Node], logs: &[Log], pings: &[Ping]) {
+    let mut seen = std::collections::HashSet::new();
+    for n in nodes {
+        if !seen.insert(n.name.as_str()) {
+            p.add("node", format!("\"{}\" is listed twice", n.name));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in switches {
+        if !seen.insert(s.name.as_str()) {
+            p.add("switch", format!("\"{}\" is listed twice", s.name));
+        }
+    }
+    for (i, l) in logs.iter().enumerate() {
+        if !l.node.is_empty() && !nodes.iter().any(|n| n.name == l.node) {
+            p.add(&format!("log[{i}].node"), format!("\"{}\" is not a configured node", l.node));
+        }
+    }
+    for (i, g) in pings.iter().enumerate() {
+        if !g.peer.is_empty() && !nodes.iter().any(|n| n.name == g.peer) {
+            p.add(&format!("ping[{i}].peer"), format!("\"{}\" is not a configured node", g.peer));
+        }
+    }
+    let all_ports: Vec<&str> = switches.iter().flat_map(|s| s.ports.iter().map(String::as_str)).collect();
+    for n in nodes {
+        if let Some(sp) = &n.switch_port {
+            if !all_ports.is_empty() && !all_ports.contains(&sp.as_str()) {
+                p.add(&format!("node \"{}\".switch_port", n.name), format!("\"{sp}\" is not in any switch's ports"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        build(text, None).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn three_mistakes_are_reported_together_with_paths() {
+        let text = "demo = true\n[poll]\ninterval = \"one second\"\n[[switch]]\nname = \"s1\"\nhost = \"127.0.0.1\"\nos = \"junos\"\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\ndevicez = [\"x\"]\n";
+        let p = problems(text);
+        assert_eq!(p.len(), 3, "{p:#?}");
+        assert!(p[0].starts_with("poll.interval: \"one second\""), "{p:#?}");
+        assert!(p.iter().any(|s| s.starts_with("switch[0].os: \"junos\"")), "{p:#?}");
+        assert!(p.iter().any(|s| s.starts_with("node[0].devicez: unknown key") && s.contains("did you mean devices?")), "{p:#?}");
+    }
+
+    #[test]
+    fn unknown_top_level_key_fails() {
+        let p = problems("demo = true\nswitches = []\n");
+        assert_eq!(p.len(), 1);
+        assert!(p[0].contains("did you mean switch?"), "{p:?}");
+    }
+
+    #[test]
+    fn plaintext_password_is_refused_without_echo() {
+        let p = problems("[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("password"));
+        assert!(!p[0].contains("hunter2"));
+    }
+
+    #[test]
+    fn shell_metacharacters_in_names_are_refused() {
+        for bad in [
+            "[[node]]\nname = \"n1\"\ndevices = [\"rocep11s0; rm -rf ~\"]\n",
+            "[[node]]\nname = \"n1\"\nnetdevs = [\"ens1$(id)\"]\n",
+            "[[node]]\nname = \"n1\"\nsysfs_root = \"/sys`id`\"\n",
+            "[[node]]\nname = \"n;1\"\n",
+            "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n1\"\npath = \"~/x.log | nc\"\n",
+            "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\nports = [\"Ethernet1/1 ; reload\"]\n",
+        ] {
+            assert!(!problems(bad).is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn type_errors_name_their_section() {
+        let p = problems("[[node]]\nname = \"n1\"\nport = \"ssh\"\n");
+        assert_eq!(p.len(), 1);
+        assert!(p[0].starts_with("node[0]:"), "{p:?}");
+    }
+
+    #[test]
+    fn node_ranges_expand_with_hosts() {
+        let c = build("[[node]]\nname = \"gpu[1-3]\"\nhost = \"127.0.0.[2-4]\"\n", None).expect("valid");
+        let names: Vec<(&str, &str)> = c.nodes.iter().map(|n| (n.name.as_str(), n.host.as_str())).collect();
+        assert_eq!(names, vec![("gpu1", "127.0.0.2"), ("gpu2", "127.0.0.3"), ("gpu3", "127.0.0.4")]);
+    }
+
+    #[test]
+    fn hostfile_nodes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("hosts"), "a slots=2\nb:4\n").expect("write");
+        let c = build("[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n", Some(dir.path())).expect("valid");
+        assert_eq!(c.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(c.nodes[1].user.as_deref(), Some("u"));
+    }
+
+    #[test]
+    fn cross_references_are_checked() {
+        let p = problems("[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n");
+        assert_eq!(p.len(), 2, "{p:?}");
+    }
+
+    #[test]
+    fn broken_toml_is_one_clear_message() {
+        let p = problems("[poll\ninterval = 1");
+        assert_eq!(p.len(), 1);
+        assert!(p[0].contains("line 1"), "{p:?}");
+    }
+}
