@@ -267,7 +267,10 @@ mod tests {
         assert_eq!(c.nodes.len(), 8);
         let devs: usize = c.nodes.iter().map(|n| n.devices.len()).sum();
         assert_eq!(devs, 10);
-        assert_eq!(c.node("ubunturdma1").map(|n| n.netdevs.clone()), Some(vec!["ens224".to_string()]));
+        assert_eq!(
+            c.node("ubunturdma1").map(|n| n.netdevs.clone()),
+            Some(vec!["ens224".to_string()])
+        );
         assert_eq!(c.nodes_behind("Ethernet1/1/1").len(), 3);
         assert_eq!(c.logs.len(), 1);
         assert_eq!(c.poll.interval, Duration::from_secs(1));

@@ -12,19 +12,27 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     while !rest.is_empty() {
         let n = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("\"{t}\" has a number without a unit (use e.g. \"1s\", \"500ms\", \"2m\")"))?;
-        let v: f64 = rest[..n]
-            .parse()
-            .map_err(|_| format!("\"{t}\" is not a duration (use e.g. \"1s\", \"500ms\", \"2m\")"))?;
+            .ok_or_else(|| {
+                format!("\"{t}\" has a number without a unit (use e.g. \"1s\", \"500ms\", \"2m\")")
+            })?;
+        let v: f64 = rest[..n].parse().map_err(|_| {
+            format!("\"{t}\" is not a duration (use e.g. \"1s\", \"500ms\", \"2m\")")
+        })?;
         let after = &rest[n..];
-        let u = after.find(|c: char| c.is_ascii_digit()).unwrap_or(after.len());
+        let u = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
         let mul = match after[..u].trim() {
             "ms" => 1e-3,
             "s" => 1.0,
             "m" | "min" => 60.0,
             "h" => 3600.0,
             "us" | "µs" => 1e-6,
-            _ => return Err(format!("\"{t}\" is not a duration (use e.g. \"1s\", \"500ms\", \"2m\")")),
+            _ => {
+                return Err(format!(
+                    "\"{t}\" is not a duration (use e.g. \"1s\", \"500ms\", \"2m\")"
+                ));
+            }
         };
         total += v * mul;
         rest = &after[u..];
@@ -55,7 +63,14 @@ mod tests {
 
     #[test]
     fn durations_table() {
-        let ok: &[(&str, u64)] = &[("1s", 1000), ("500ms", 500), ("15m", 900_000), ("2h", 7_200_000), ("1m30s", 90_000), ("0.5s", 500)];
+        let ok: &[(&str, u64)] = &[
+            ("1s", 1000),
+            ("500ms", 500),
+            ("15m", 900_000),
+            ("2h", 7_200_000),
+            ("1m30s", 90_000),
+            ("0.5s", 500),
+        ];
         for (s, ms) in ok {
             assert_eq!(parse(s).map(|d| d.as_millis() as u64), Ok(*ms), "{s}");
         }

@@ -16,7 +16,11 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
         let mut out = Vec::new();
         for part in body.split(',') {
             let (a, b) = part.split_once('-').unwrap_or((part, part));
-            let width = if a.starts_with('0') && a.len() > 1 { a.len() } else { 0 };
+            let width = if a.starts_with('0') && a.len() > 1 {
+                a.len()
+            } else {
+                0
+            };
             let (lo, hi) = (num(a, p)?, num(b, p)?);
             check_range(lo, hi, p)?;
             for i in lo..=hi {
@@ -25,7 +29,9 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
                 }
             }
             if out.len() as u64 > MAX_EXPANSION {
-                return Err(format!("\"{p}\" expands to more than {MAX_EXPANSION} names"));
+                return Err(format!(
+                    "\"{p}\" expands to more than {MAX_EXPANSION} names"
+                ));
             }
         }
         return Ok(out);
@@ -57,7 +63,9 @@ fn check_range(lo: u64, hi: u64, p: &str) -> Result<(), String> {
         return Err(format!("\"{p}\": range {lo}-{hi} runs backwards"));
     }
     if hi - lo >= MAX_EXPANSION {
-        return Err(format!("\"{p}\" expands to more than {MAX_EXPANSION} names"));
+        return Err(format!(
+            "\"{p}\" expands to more than {MAX_EXPANSION} names"
+        ));
     }
     Ok(())
 }
@@ -94,9 +102,20 @@ mod tests {
     #[test]
     fn ranges_table() {
         let cases: &[(&str, &[&str])] = &[
-            ("Ethernet1/1/1-4", &["Ethernet1/1/1", "Ethernet1/1/2", "Ethernet1/1/3", "Ethernet1/1/4"]),
+            (
+                "Ethernet1/1/1-4",
+                &[
+                    "Ethernet1/1/1",
+                    "Ethernet1/1/2",
+                    "Ethernet1/1/3",
+                    "Ethernet1/1/4",
+                ],
+            ),
             ("ii1/1/1-2", &["ii1/1/1", "ii1/1/2"]),
-            ("ubunturdma[1-3]", &["ubunturdma1", "ubunturdma2", "ubunturdma3"]),
+            (
+                "ubunturdma[1-3]",
+                &["ubunturdma1", "ubunturdma2", "ubunturdma3"],
+            ),
             ("gpu[08-10]", &["gpu08", "gpu09", "gpu10"]),
             ("n[1,3,5-6]", &["n1", "n3", "n5", "n6"]),
             ("r[1-2]c[1-2]", &["r1c1", "r1c2", "r2c1", "r2c2"]),
@@ -105,7 +124,13 @@ mod tests {
             ("192.168.1.10", &["192.168.1.10"]),
         ];
         for (p, want) in cases {
-            assert_eq!(expand(p).as_deref(), Ok(*want).map(|w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>()).as_deref(), "{p}");
+            assert_eq!(
+                expand(p).as_deref(),
+                Ok(*want)
+                    .map(|w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                    .as_deref(),
+                "{p}"
+            );
         }
     }
 
@@ -121,6 +146,9 @@ mod tests {
     #[test]
     fn hostfiles_open_mpi_and_mpich() {
         let text = "# cluster\nubunturdma1 slots=4\nubunturdma2:2\n\nubunturdma1 slots=4\nubunturdma3 # spare\n";
-        assert_eq!(parse_hostfile(text), vec!["ubunturdma1", "ubunturdma2", "ubunturdma3"]);
+        assert_eq!(
+            parse_hostfile(text),
+            vec!["ubunturdma1", "ubunturdma2", "ubunturdma3"]
+        );
     }
 }

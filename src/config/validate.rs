@@ -11,16 +11,68 @@ use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const TOP: &[&str] = &["demo", "ssh", "poll", "switch", "node", "log", "ping", "simulation", "ui", "alerts"];
-const SSH: &[&str] = &["known_hosts", "host_key_policy", "connect_timeout", "command_timeout", "identity_file", "ssh_config", "keepalive", "max_concurrent_connects"];
+const TOP: &[&str] = &[
+    "demo",
+    "ssh",
+    "poll",
+    "switch",
+    "node",
+    "log",
+    "ping",
+    "simulation",
+    "ui",
+    "alerts",
+];
+const SSH: &[&str] = &[
+    "known_hosts",
+    "host_key_policy",
+    "connect_timeout",
+    "command_timeout",
+    "identity_file",
+    "ssh_config",
+    "keepalive",
+    "max_concurrent_connects",
+];
 const POLL: &[&str] = &["interval", "retention", "switch_interval", "ping_interval"];
-const SWITCH: &[&str] = &["name", "host", "port", "user", "os", "transport", "password_env", "password_command", "identity_file", "ports", "legacy_algorithms", "nxapi_port", "nxapi_ca_file", "nxapi_fingerprint"];
-const NODE: &[&str] = &["name", "host", "hostfile", "port", "user", "devices", "netdevs", "switch_port", "sysfs_root", "identity_file", "local"];
+const SWITCH: &[&str] = &[
+    "name",
+    "host",
+    "port",
+    "user",
+    "os",
+    "transport",
+    "password_env",
+    "password_command",
+    "identity_file",
+    "ports",
+    "legacy_algorithms",
+    "nxapi_port",
+    "nxapi_ca_file",
+    "nxapi_fingerprint",
+];
+const NODE: &[&str] = &[
+    "name",
+    "host",
+    "hostfile",
+    "port",
+    "user",
+    "devices",
+    "netdevs",
+    "switch_port",
+    "sysfs_root",
+    "identity_file",
+    "local",
+];
 const LOG: &[&str] = &["node", "path", "format_regex", "lines"];
 const PING: &[&str] = &["peer", "address", "rate"];
 const SIM: &[&str] = &["seed"];
 const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
-const ALERTS: &[&str] = &["pause_time_percent", "port_pfc_per_second", "rtt_p99_over_p50", "flowcontrol"];
+const ALERTS: &[&str] = &[
+    "pause_time_percent",
+    "port_pfc_per_second",
+    "rtt_p99_over_p50",
+    "flowcontrol",
+];
 const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];
 
 /// A name that may appear in a remote command line: device, netdev, port, node, user.
@@ -28,7 +80,8 @@ pub fn is_safe_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
         && !s.starts_with('-')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@'))
 }
 
 /// A path that may appear in a remote command line (it is quoted too, but we refuse odd ones).
@@ -36,14 +89,18 @@ pub fn is_safe_path(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 4096
         && !s.starts_with('-')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+' | '@' | ',' | '='))
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '/' | '~' | '+' | '@' | ',' | '=')
+        })
 }
 
 fn is_host(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 255
         && !s.starts_with('-')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '[' | ']'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '[' | ']'))
 }
 
 struct Problems(Vec<String>);
@@ -69,7 +126,10 @@ impl Problems {
                 .unwrap_or_default();
             self.add(
                 &format!("{path}.{k}"),
-                format!("unknown key \"{k}\"{hint}; known keys: {}", known.join(", ")),
+                format!(
+                    "unknown key \"{k}\"{hint}; known keys: {}",
+                    known.join(", ")
+                ),
             );
         }
     }
@@ -109,13 +169,21 @@ fn closest<'a>(k: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, c)| c)
 }
 
-fn section<T: DeserializeOwned + Default>(p: &mut Problems, path: &str, v: Option<&toml::Value>) -> T {
+fn section<T: DeserializeOwned + Default>(
+    p: &mut Problems,
+    path: &str,
+    v: Option<&toml::Value>,
+) -> T {
     try_section(p, path, v).unwrap_or_default()
 }
 
 /// `None` when the section does not deserialize (the problem is recorded once, not followed by
 /// "missing" complaints about the keys it did have).
-fn try_section<T: DeserializeOwned + Default>(p: &mut Problems, path: &str, v: Option<&toml::Value>) -> Option<T> {
+fn try_section<T: DeserializeOwned + Default>(
+    p: &mut Problems,
+    path: &str,
+    v: Option<&toml::Value>,
+) -> Option<T> {
     match v {
         None => Some(T::default()),
         Some(v) => match v.clone().try_into() {
@@ -130,7 +198,11 @@ fn try_section<T: DeserializeOwned + Default>(p: &mut Problems, path: &str, v: O
 }
 
 /// The entries of an array of tables, each with its index in the file (for key paths).
-fn array<T: DeserializeOwned + Default>(p: &mut Problems, key: &str, v: Option<&toml::Value>) -> Vec<(usize, T)> {
+fn array<T: DeserializeOwned + Default>(
+    p: &mut Problems,
+    key: &str,
+    v: Option<&toml::Value>,
+) -> Vec<(usize, T)> {
     match v {
         None => Vec::new(),
         Some(toml::Value::Array(items)) => items
@@ -139,7 +211,10 @@ fn array<T: DeserializeOwned + Default>(p: &mut Problems, key: &str, v: Option<&
             .filter_map(|(i, it)| try_section(p, &format!("{key}[{i}]"), Some(it)).map(|t| (i, t)))
             .collect(),
         Some(other) => {
-            p.add(key, format!("expected [[{key}]] tables, found {}", other.type_str()));
+            p.add(
+                key,
+                format!("expected [[{key}]] tables, found {}", other.type_str()),
+            );
             Vec::new()
         }
     }
@@ -154,12 +229,21 @@ fn path_of(s: &str, base: Option<&Path>) -> PathBuf {
 }
 
 pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<String>> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| vec![e.to_string().trim().to_string()])?;
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| vec![e.to_string().trim().to_string()])?;
     let mut p = Problems(Vec::new());
     for k in table.keys() {
         if !TOP.contains(&k.as_str()) {
-            let hint = closest(k, TOP).map(|c| format!(" (did you mean {c}?)")).unwrap_or_default();
-            p.add(k, format!("unknown key \"{k}\"{hint}; known top-level keys: {}", TOP.join(", ")));
+            let hint = closest(k, TOP)
+                .map(|c| format!(" (did you mean {c}?)"))
+                .unwrap_or_default();
+            p.add(
+                k,
+                format!(
+                    "unknown key \"{k}\"{hint}; known top-level keys: {}",
+                    TOP.join(", ")
+                ),
+            );
         }
     }
     let demo = match table.get("demo") {
@@ -179,11 +263,21 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
     p.extras("poll", &raw_poll.extra, POLL);
     let interval = p.duration("poll.interval", &raw_poll.interval, Duration::from_secs(1));
     if interval < Duration::from_millis(100) {
-        p.add("poll.interval", format!("\"{}\" is below the 100ms minimum", duration::format(interval)));
+        p.add(
+            "poll.interval",
+            format!(
+                "\"{}\" is below the 100ms minimum",
+                duration::format(interval)
+            ),
+        );
     }
     let poll = Poll {
         interval,
-        retention: p.duration("poll.retention", &raw_poll.retention, Duration::from_secs(900)),
+        retention: p.duration(
+            "poll.retention",
+            &raw_poll.retention,
+            Duration::from_secs(900),
+        ),
         switch_interval: p.duration("poll.switch_interval", &raw_poll.switch_interval, interval),
         ping_interval: p.duration("poll.ping_interval", &raw_poll.ping_interval, interval),
     };
@@ -226,7 +320,10 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
     };
     if let Some(f) = &alerts.flowcontrol {
         if !matches!(f.as_str(), "on" | "off") {
-            p.add("alerts.flowcontrol", format!("\"{f}\" is not one of on, off"));
+            p.add(
+                "alerts.flowcontrol",
+                format!("\"{f}\" is not one of on, off"),
+            );
         }
     }
 
@@ -254,15 +351,29 @@ fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
         None | Some("strict") => HostKeyPolicy::Strict,
         Some("accept-new") => HostKeyPolicy::AcceptNew,
         Some(other) => {
-            p.add("ssh.host_key_policy", format!("\"{other}\" is not one of strict, accept-new"));
+            p.add(
+                "ssh.host_key_policy",
+                format!("\"{other}\" is not one of strict, accept-new"),
+            );
             HostKeyPolicy::Strict
         }
     };
     Ssh {
-        known_hosts: path_of(r.known_hosts.as_deref().unwrap_or("~/.ssh/known_hosts"), base),
+        known_hosts: path_of(
+            r.known_hosts.as_deref().unwrap_or("~/.ssh/known_hosts"),
+            base,
+        ),
         host_key_policy: policy,
-        connect_timeout: p.duration("ssh.connect_timeout", &r.connect_timeout, Duration::from_secs(5)),
-        command_timeout: p.duration("ssh.command_timeout", &r.command_timeout, Duration::from_secs(5)),
+        connect_timeout: p.duration(
+            "ssh.connect_timeout",
+            &r.connect_timeout,
+            Duration::from_secs(5),
+        ),
+        command_timeout: p.duration(
+            "ssh.command_timeout",
+            &r.command_timeout,
+            Duration::from_secs(5),
+        ),
         identity_file: r.identity_file.as_deref().map(|s| path_of(s, base)),
         ssh_config: path_of(r.ssh_config.as_deref().unwrap_or("~/.ssh/config"), base),
         keepalive: p.duration("ssh.keepalive", &r.keepalive, Duration::from_secs(5)),
@@ -270,7 +381,12 @@ fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
     }
 }
 
-fn secret(p: &mut Problems, path: &str, env: Option<String>, cmd: Option<String>) -> Option<Secret> {
+fn secret(
+    p: &mut Problems,
+    path: &str,
+    env: Option<String>,
+    cmd: Option<String>,
+) -> Option<Secret> {
     match (env, cmd) {
         (Some(_), Some(_)) => {
             p.add(path, "give password_env or password_command, not both");
@@ -291,7 +407,10 @@ fn required(p: &mut Problems, path: &str, key: &str, v: Option<String>) -> Strin
 
 fn check_host(p: &mut Problems, path: &str, host: &str) {
     if !host.is_empty() && !is_host(host) {
-        p.add(&format!("{path}.host"), format!("\"{host}\" is not a host name or address"));
+        p.add(
+            &format!("{path}.host"),
+            format!("\"{host}\" is not a host name or address"),
+        );
     }
 }
 
@@ -299,7 +418,10 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
     p.extras(path, &r.extra, SWITCH);
     let name = required(p, path, "name", r.name);
     if !name.is_empty() && !is_safe_name(&name) {
-        p.add(&format!("{path}.name"), format!("\"{name}\" may only use letters, digits and _-./:@"));
+        p.add(
+            &format!("{path}.name"),
+            format!("\"{name}\" may only use letters, digits and _-./:@"),
+        );
     }
     let host = required(p, path, "host", r.host);
     check_host(p, path, &host);
@@ -312,7 +434,10 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
         Some("sonic") => SwitchOs::Sonic,
         Some("eos") => SwitchOs::Eos,
         Some(o) => {
-            p.add(&format!("{path}.os"), format!("\"{o}\" is not one of nxos, sonic, eos"));
+            p.add(
+                &format!("{path}.os"),
+                format!("\"{o}\" is not one of nxos, sonic, eos"),
+            );
             SwitchOs::Nxos
         }
     };
@@ -320,12 +445,18 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
         None | Some("ssh") => SwitchTransport::Ssh,
         Some("nxapi") => SwitchTransport::Nxapi,
         Some(t) => {
-            p.add(&format!("{path}.transport"), format!("\"{t}\" is not one of ssh, nxapi"));
+            p.add(
+                &format!("{path}.transport"),
+                format!("\"{t}\" is not one of ssh, nxapi"),
+            );
             SwitchTransport::Ssh
         }
     };
     if transport == SwitchTransport::Nxapi && os != SwitchOs::Nxos {
-        p.add(&format!("{path}.transport"), "nxapi works only with os = \"nxos\"");
+        p.add(
+            &format!("{path}.transport"),
+            "nxapi works only with os = \"nxos\"",
+        );
     }
     let patterns = r.ports.unwrap_or_default();
     let mut ports = Vec::new();
@@ -334,7 +465,10 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
             Ok(v) => {
                 for port in v {
                     if !is_safe_name(&port) {
-                        p.add(&format!("{path}.ports[{j}]"), format!("\"{port}\" is not a port name"));
+                        p.add(
+                            &format!("{path}.ports[{j}]"),
+                            format!("\"{port}\" is not a port name"),
+                        );
                     }
                     ports.push(normalize_port(&port));
                 }
@@ -345,12 +479,18 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
     let legacy = r.legacy_algorithms.unwrap_or_default();
     for a in &legacy {
         if !LEGACY.contains(&a.as_str()) {
-            p.add(&format!("{path}.legacy_algorithms"), format!("\"{a}\" is not one of {}", LEGACY.join(", ")));
+            p.add(
+                &format!("{path}.legacy_algorithms"),
+                format!("\"{a}\" is not one of {}", LEGACY.join(", ")),
+            );
         }
     }
     if let Some(user) = &r.user {
         if !is_safe_name(user) {
-            p.add(&format!("{path}.user"), format!("\"{user}\" is not a user name"));
+            p.add(
+                &format!("{path}.user"),
+                format!("\"{user}\" is not a user name"),
+            );
         }
     }
     Some(Switch {
@@ -382,7 +522,10 @@ fn names_list(p: &mut Problems, path: &str, v: Option<Vec<String>>) -> Vec<Strin
     };
     for (j, n) in out.iter().enumerate() {
         if !is_safe_name(n) || n.contains('/') {
-            p.add(&format!("{path}[{j}]"), format!("\"{n}\" is not a device or interface name (letters, digits, _-.:@ only)"));
+            p.add(
+                &format!("{path}[{j}]"),
+                format!("\"{n}\" is not a device or interface name (letters, digits, _-.:@ only)"),
+            );
         }
     }
     out
@@ -398,7 +541,10 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
         (None, Some(f)) => match std::fs::read_to_string(path_of(f, base)) {
             Ok(t) => expand::parse_hostfile(&t),
             Err(e) => {
-                p.add(&format!("{path}.hostfile"), format!("cannot read \"{f}\": {e}"));
+                p.add(
+                    &format!("{path}.hostfile"),
+                    format!("cannot read \"{f}\": {e}"),
+                );
                 return Vec::new();
             }
         },
@@ -410,7 +556,10 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
             }
         },
         (None, None) => {
-            p.add(&format!("{path}.name"), "missing (required, or give hostfile)");
+            p.add(
+                &format!("{path}.name"),
+                "missing (required, or give hostfile)",
+            );
             return Vec::new();
         }
     };
@@ -420,7 +569,10 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
             Ok(v) if v.len() == names.len() => v,
             Ok(v) if v.len() == 1 => vec![v[0].clone(); names.len()],
             Ok(v) => {
-                p.add(&format!("{path}.host"), format!("\"{h}\" gives {} hosts for {} names", v.len(), names.len()));
+                p.add(
+                    &format!("{path}.host"),
+                    format!("\"{h}\" gives {} hosts for {} names", v.len(), names.len()),
+                );
                 return Vec::new();
             }
             Err(e) => {
@@ -433,11 +585,17 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
     let netdevs = names_list(p, &format!("{path}.netdevs"), r.netdevs);
     let sysfs_root = r.sysfs_root.unwrap_or_else(|| "/sys".into());
     if !is_safe_path(&sysfs_root) {
-        p.add(&format!("{path}.sysfs_root"), format!("\"{sysfs_root}\" is not a plain path"));
+        p.add(
+            &format!("{path}.sysfs_root"),
+            format!("\"{sysfs_root}\" is not a plain path"),
+        );
     }
     if let Some(user) = &r.user {
         if !is_safe_name(user) {
-            p.add(&format!("{path}.user"), format!("\"{user}\" is not a user name"));
+            p.add(
+                &format!("{path}.user"),
+                format!("\"{user}\" is not a user name"),
+            );
         }
     }
     let switch_port = r.switch_port.map(|s| normalize_port(&s));
@@ -446,7 +604,10 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
         .zip(hosts)
         .map(|(name, host)| {
             if !is_safe_name(&name) {
-                p.add(&format!("{path}.name"), format!("\"{name}\" may only use letters, digits and _-.:@"));
+                p.add(
+                    &format!("{path}.name"),
+                    format!("\"{name}\" may only use letters, digits and _-.:@"),
+                );
             }
             check_host(p, path, &host);
             Node {
@@ -470,11 +631,17 @@ fn build_log(p: &mut Problems, path: &str, r: RawLog) -> Option<Log> {
     let node = required(p, path, "node", r.node);
     let lpath = required(p, path, "path", r.path);
     if !lpath.is_empty() && !is_safe_path(&lpath) {
-        p.add(&format!("{path}.path"), format!("\"{lpath}\" is not a plain path (letters, digits and _-./~+@,=)"));
+        p.add(
+            &format!("{path}.path"),
+            format!("\"{lpath}\" is not a plain path (letters, digits and _-./~+@,=)"),
+        );
     }
     if let Some(re) = &r.format_regex {
         if let Err(e) = regex::Regex::new(re) {
-            p.add(&format!("{path}.format_regex"), format!("not a valid regex: {e}"));
+            p.add(
+                &format!("{path}.format_regex"),
+                format!("not a valid regex: {e}"),
+            );
         }
     }
     Some(Log {
@@ -489,17 +656,45 @@ fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Ping> {
     p.extras(path, &r.extra, PING);
     let peer = required(p, path, "peer", r.peer);
     let address = required(p, path, "address", r.address);
-    if !address.is_empty() && !is_host(address.rsplit_once(':').map_or(address.as_str(), |(h, port)| if port.parse::<u16>().is_ok() { h } else { address.as_str() })) {
-        p.add(&format!("{path}.address"), format!("\"{address}\" is not host[:port]"));
+    if !address.is_empty()
+        && !is_host(
+            address
+                .rsplit_once(':')
+                .map_or(address.as_str(), |(h, port)| {
+                    if port.parse::<u16>().is_ok() {
+                        h
+                    } else {
+                        address.as_str()
+                    }
+                }),
+        )
+    {
+        p.add(
+            &format!("{path}.address"),
+            format!("\"{address}\" is not host[:port]"),
+        );
     }
     let rate = r.rate.unwrap_or(10.0);
     if !(0.1..=10_000.0).contains(&rate) {
-        p.add(&format!("{path}.rate"), format!("{rate} pings/s is outside 0.1..10000"));
+        p.add(
+            &format!("{path}.rate"),
+            format!("{rate} pings/s is outside 0.1..10000"),
+        );
     }
-    Some(Ping { peer, address, rate })
+    Some(Ping {
+        peer,
+        address,
+        rate,
+    })
 }
 
-fn cross_checks(p: &mut Problems, switches: &[Switch], nodes: &[Node], logs: &[Log], pings: &[Ping]) {
+fn cross_checks(
+    p: &mut Problems,
+    switches: &[Switch],
+    nodes: &[Node],
+    logs: &[Log],
+    pings: &[Ping],
+) {
     let mut seen = std::collections::HashSet::new();
     for n in nodes {
         if !seen.insert(n.name.as_str()) {
@@ -514,19 +709,31 @@ fn cross_checks(p: &mut Problems, switches: &[Switch], nodes: &[Node], logs: &[L
     }
     for (i, l) in logs.iter().enumerate() {
         if !l.node.is_empty() && !nodes.iter().any(|n| n.name == l.node) {
-            p.add(&format!("log[{i}].node"), format!("\"{}\" is not a configured node", l.node));
+            p.add(
+                &format!("log[{i}].node"),
+                format!("\"{}\" is not a configured node", l.node),
+            );
         }
     }
     for (i, g) in pings.iter().enumerate() {
         if !g.peer.is_empty() && !nodes.iter().any(|n| n.name == g.peer) {
-            p.add(&format!("ping[{i}].peer"), format!("\"{}\" is not a configured node", g.peer));
+            p.add(
+                &format!("ping[{i}].peer"),
+                format!("\"{}\" is not a configured node", g.peer),
+            );
         }
     }
-    let all_ports: Vec<&str> = switches.iter().flat_map(|s| s.ports.iter().map(String::as_str)).collect();
+    let all_ports: Vec<&str> = switches
+        .iter()
+        .flat_map(|s| s.ports.iter().map(String::as_str))
+        .collect();
     for n in nodes {
         if let Some(sp) = &n.switch_port {
             if !all_ports.is_empty() && !all_ports.contains(&sp.as_str()) {
-                p.add(&format!("node \"{}\".switch_port", n.name), format!("\"{sp}\" is not in any switch's ports"));
+                p.add(
+                    &format!("node \"{}\".switch_port", n.name),
+                    format!("\"{sp}\" is not in any switch's ports"),
+                );
             }
         }
     }
@@ -546,8 +753,16 @@ mod tests {
         let p = problems(text);
         assert_eq!(p.len(), 3, "{p:#?}");
         assert!(p[0].starts_with("poll.interval: \"one second\""), "{p:#?}");
-        assert!(p.iter().any(|s| s.starts_with("switch[0].os: \"junos\"")), "{p:#?}");
-        assert!(p.iter().any(|s| s.starts_with("node[0].devicez: unknown key") && s.contains("did you mean devices?")), "{p:#?}");
+        assert!(
+            p.iter().any(|s| s.starts_with("switch[0].os: \"junos\"")),
+            "{p:#?}"
+        );
+        assert!(
+            p.iter()
+                .any(|s| s.starts_with("node[0].devicez: unknown key")
+                    && s.contains("did you mean devices?")),
+            "{p:#?}"
+        );
     }
 
     #[test]
@@ -559,7 +774,9 @@ mod tests {
 
     #[test]
     fn plaintext_password_is_refused_without_echo() {
-        let p = problems("[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n");
+        let p = problems(
+            "[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n",
+        );
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].contains("password"));
         assert!(!p[0].contains("hunter2"));
@@ -588,23 +805,47 @@ mod tests {
 
     #[test]
     fn node_ranges_expand_with_hosts() {
-        let c = build("[[node]]\nname = \"gpu[1-3]\"\nhost = \"127.0.0.[2-4]\"\n", None).expect("valid");
-        let names: Vec<(&str, &str)> = c.nodes.iter().map(|n| (n.name.as_str(), n.host.as_str())).collect();
-        assert_eq!(names, vec![("gpu1", "127.0.0.2"), ("gpu2", "127.0.0.3"), ("gpu3", "127.0.0.4")]);
+        let c = build(
+            "[[node]]\nname = \"gpu[1-3]\"\nhost = \"127.0.0.[2-4]\"\n",
+            None,
+        )
+        .expect("valid");
+        let names: Vec<(&str, &str)> = c
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.host.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("gpu1", "127.0.0.2"),
+                ("gpu2", "127.0.0.3"),
+                ("gpu3", "127.0.0.4")
+            ]
+        );
     }
 
     #[test]
     fn hostfile_nodes() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("hosts"), "a slots=2\nb:4\n").expect("write");
-        let c = build("[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n", Some(dir.path())).expect("valid");
-        assert_eq!(c.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        let c = build(
+            "[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n",
+            Some(dir.path()),
+        )
+        .expect("valid");
+        assert_eq!(
+            c.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
         assert_eq!(c.nodes[1].user.as_deref(), Some("u"));
     }
 
     #[test]
     fn cross_references_are_checked() {
-        let p = problems("[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n");
+        let p = problems(
+            "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n",
+        );
         assert_eq!(p.len(), 2, "{p:?}");
     }
 

@@ -1,0 +1,591 @@
+//! The demo cluster's physics: counters that move the way the lab's did (DESIGN.md §6).
+//!
+//! Time advances in fixed 100 ms steps with one seeded RNG drawn in a fixed order, so the same seed and
+//! the same poll times give the same outputs. The story: all-reduce bursts every 0.5 s; sparse ECN
+//! marks and CNPs; congestion episodes where the internal `ii` ports storm with PFC while ECN stays
+//! sparse, step and all-reduce times climb and Ethernet1/1/2 drops in the ingress MMU; now and then
+//! an edge port's 802.3x flowcontrol goes off.
+
+use crate::config::Config;
+use std::collections::VecDeque;
+
+pub const STEP_MS: i64 = 100;
+const LINK_BYTES_PER_STEP: f64 = 10e9 / 8.0 * 0.1; // 10G breakout ports
+const MTU_PKT: f64 = 4200.0;
+pub const LOG_KEEP: usize = 2000;
+
+/// splitmix64: tiny, seedable, good enough for a simulation, and no dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn f(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Poisson-distributed count (Knuth for small means, normal approximation above).
+    pub fn poisson(&mut self, mean: f64) -> u64 {
+        if mean <= 0.0 {
+            return 0;
+        }
+        if mean > 30.0 {
+            let (u1, u2) = (self.f().max(1e-12), self.f());
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            return (mean + z * mean.sqrt()).max(0.0).round() as u64;
+        }
+        let l = (-mean).exp();
+        let (mut k, mut p) = (0u64, 1.0);
+        loop {
+            p *= self.f();
+            if p <= l {
+                return k;
+            }
+            k += 1;
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Qos {
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PortSim {
+    pub name: String,
+    pub internal: bool,
+    /// QoS groups 0..=3 (3 = RoCE), then control.
+    pub qos: [Qos; 5],
+    pub wred_drops: u64,
+    pub mmu_drops: u64,
+    pub mmu_drop_bytes: u64,
+    pub pfc_rx: u64,
+    pub pfc_tx: u64,
+    pub link_pause_rx: u64,
+    pub link_pause_tx: u64,
+    pub flowcontrol_on: bool,
+    pub pfc_on: bool,
+    pub nodes: Vec<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SwitchSim {
+    pub name: String,
+    pub ports: Vec<PortSim>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DevSim {
+    pub name: String,
+    pub netdev: Option<String>,
+    /// hw_counters in the order mlx5 lists them.
+    pub hw: Vec<(&'static str, u64)>,
+    pub xmit_words: u64,
+    pub rcv_words: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NetdevSim {
+    pub name: String,
+    pub rx_pause: u64,
+    pub rx_pause_us: u64,
+    pub rx_pause_transition: u64,
+    pub tx_pause: u64,
+    pub tx_pause_us: u64,
+    pub tx_pause_transition: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub kernel_rx_bytes: u64,
+    pub kernel_tx_bytes: u64,
+    pub rx_discards_phy: u64,
+    pub storm_warnings: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSim {
+    pub name: String,
+    pub devs: Vec<DevSim>,
+    pub netdevs: Vec<NetdevSim>,
+    /// Share of the congestion this node feels (behind the congested port: more).
+    pub exposure: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct LogSim {
+    pub node: String,
+    pub path: String,
+    pub lines: VecDeque<String>,
+    /// Lines ever written, so followers can ask for what is new.
+    pub written: u64,
+}
+
+const HW: &[&str] = &[
+    "duplicate_request",
+    "implied_nak_seq_err",
+    "lifespan",
+    "local_ack_timeout_err",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "out_of_buffer",
+    "out_of_sequence",
+    "packet_seq_err",
+    "req_cqe_error",
+    "req_cqe_flush_error",
+    "req_remote_access_errors",
+    "req_remote_invalid_request",
+    "resp_cqe_error",
+    "resp_cqe_flush_error",
+    "resp_local_length_error",
+    "resp_remote_access_errors",
+    "rnr_nak_retry_err",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "rx_icrc_encapsulated",
+    "rx_read_requests",
+    "rx_write_requests",
+];
+
+pub struct Sim {
+    seed: u64,
+    rng: Rng,
+    /// Steps simulated so far.
+    pub steps: u64,
+    pub switches: Vec<SwitchSim>,
+    pub nodes: Vec<NodeSim>,
+    pub logs: Vec<LogSim>,
+    pub iteration: u64,
+    next_iter_ms: f64,
+    pub last_step_ms: f64,
+    pub last_allreduce_ms: f64,
+    loss: f64,
+}
+
+impl Sim {
+    pub fn new(cfg: &Config) -> Self {
+        let seed = cfg.seed;
+        let mut rng = Rng::new(seed);
+        // Counters start where a cluster up for a few days would be.
+        let mut big = |scale: f64| (rng.f() * scale) as u64;
+        let switches = cfg
+            .switches
+            .iter()
+            .map(|s| SwitchSim {
+                name: s.name.clone(),
+                ports: s
+                    .ports
+                    .iter()
+                    .map(|p| {
+                        let internal = p.starts_with("ii");
+                        let mut port = PortSim {
+                            name: p.clone(),
+                            internal,
+                            flowcontrol_on: false,
+                            pfc_on: true,
+                            nodes: cfg
+                                .nodes
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, n)| n.switch_port.as_deref() == Some(p.as_str()))
+                                .map(|(i, _)| i)
+                                .collect(),
+                            ..Default::default()
+                        };
+                        if !internal {
+                            port.qos[0].tx_pkts = big(2e6);
+                            port.qos[0].tx_bytes = port.qos[0].tx_pkts * 900;
+                            port.qos[3].tx_pkts = big(9e8);
+                            port.qos[3].tx_bytes = port.qos[3].tx_pkts * 4200;
+                            port.qos[4].tx_pkts = big(5e4);
+                            port.qos[4].tx_bytes = port.qos[4].tx_pkts * 124;
+                        }
+                        port.pfc_rx = big(if internal { 9e7 } else { 2e3 });
+                        port.pfc_tx = big(2e4);
+                        port
+                    })
+                    .collect(),
+            })
+            .collect();
+        let congested: Vec<&str> = ["Ethernet1/1/2", "Ethernet1/1/1"].to_vec();
+        let nodes = cfg
+            .nodes
+            .iter()
+            .map(|n| {
+                let exposure = match n.switch_port.as_deref() {
+                    Some(p) if p == congested[0] => 1.0,
+                    Some(p) if p == congested[1] => 0.7,
+                    _ => 0.3,
+                };
+                NodeSim {
+                    name: n.name.clone(),
+                    devs: n
+                        .devices
+                        .iter()
+                        .enumerate()
+                        .map(|(i, d)| DevSim {
+                            name: d.clone(),
+                            netdev: n.netdevs.get(i).cloned(),
+                            hw: HW
+                                .iter()
+                                .map(|&c| {
+                                    let v = match c {
+                                        "lifespan" => 10,
+                                        "np_cnp_sent"
+                                        | "np_ecn_marked_roce_packets"
+                                        | "rp_cnp_handled" => big(2e5),
+                                        "rx_write_requests" | "rx_read_requests" => big(5e8),
+                                        "out_of_sequence" => big(300.0),
+                                        _ => 0,
+                                    };
+                                    (c, v)
+                                })
+                                .collect(),
+                            xmit_words: big(1e12),
+                            rcv_words: big(1e12),
+                        })
+                        .collect(),
+                    netdevs: n
+                        .netdevs
+                        .iter()
+                        .map(|nd| NetdevSim {
+                            name: nd.clone(),
+                            rx_pause: big(5e4),
+                            rx_pause_us: big(4e7),
+                            tx_pause: big(1e3),
+                            rx_bytes: big(4e12),
+                            tx_bytes: big(4e12),
+                            kernel_rx_bytes: big(2e9),
+                            kernel_tx_bytes: big(2e9),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    exposure,
+                }
+            })
+            .collect();
+        let logs = cfg
+            .logs
+            .iter()
+            .map(|l| LogSim {
+                node: l.node.clone(),
+                path: l.path.clone(),
+                lines: VecDeque::new(),
+                written: 0,
+            })
+            .collect();
+        Self {
+            seed,
+            rng,
+            steps: 0,
+            switches,
+            nodes,
+            logs,
+            iteration: 0,
+            next_iter_ms: 0.0,
+            last_step_ms: 156.0,
+            last_allreduce_ms: 45.0,
+            loss: 2.3127,
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.steps as i64 * STEP_MS
+    }
+
+    /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s.
+    pub fn congestion(&self, t_ms: i64) -> f64 {
+        let t = t_ms as f64 / 1000.0;
+        let k = ((t - 15.0) / 45.0).floor();
+        if k < 0.0 {
+            return 0.0;
+        }
+        let jitter = (Rng::new(self.seed ^ (k as u64)).next_u64() % 8) as f64;
+        let start = 15.0 + 45.0 * k + jitter;
+        let x = t - start;
+        if !(0.0..15.0).contains(&x) {
+            return 0.0;
+        }
+        (x / 3.0).min(1.0).min((15.0 - x) / 3.0).max(0.0)
+    }
+
+    /// 802.3x flowcontrol on the first cabled edge port goes on (misconfigured) for 20 s every 2 min.
+    pub fn flowcontrol_glitch(t_ms: i64) -> bool {
+        (t_ms / 1000) % 120 >= 70 && (t_ms / 1000) % 120 < 90
+    }
+
+    /// Simulate up to `t_ms` after the start (never backwards).
+    pub fn advance_to(&mut self, t_ms: i64) {
+        while self.now_ms() + STEP_MS <= t_ms {
+            self.step();
+        }
+    }
+
+    fn step(&mut self) {
+        self.steps += 1;
+        let t = self.now_ms();
+        let c = self.congestion(t);
+        let burst = (t / STEP_MS) % 5 < 2;
+        let rng = &mut self.rng;
+
+        // Hosts: traffic, ECN/CNP, pauses.
+        let mut cnps_sent = 0u64;
+        let mut node_traffic = Vec::with_capacity(self.nodes.len());
+        for n in &mut self.nodes {
+            let util = if burst {
+                0.85 * (1.0 - 0.45 * c * n.exposure)
+            } else {
+                0.01
+            };
+            let bytes = (LINK_BYTES_PER_STEP * util * (0.95 + 0.1 * rng.f())) as u64;
+            node_traffic.push(bytes);
+            let ecn_mean = if burst {
+                0.15 + 2.5 * c * n.exposure
+            } else {
+                0.01
+            };
+            for (di, d) in n.devs.iter_mut().enumerate() {
+                let share = if di == 0 { 1.0 } else { 0.1 };
+                let dev_bytes = (bytes as f64 * share) as u64;
+                d.xmit_words += dev_bytes / 4;
+                d.rcv_words += dev_bytes / 4;
+                let marks = rng.poisson(ecn_mean * share);
+                let cnp = marks.saturating_sub(rng.poisson(0.05 * marks as f64));
+                cnps_sent += cnp;
+                bump(&mut d.hw, "np_ecn_marked_roce_packets", marks);
+                bump(&mut d.hw, "np_cnp_sent", cnp);
+                bump(&mut d.hw, "rx_write_requests", dev_bytes / 65536);
+                bump(
+                    &mut d.hw,
+                    "out_of_sequence",
+                    rng.poisson(0.02 * c * n.exposure),
+                );
+                bump(
+                    &mut d.hw,
+                    "packet_seq_err",
+                    rng.poisson(0.003 * c * n.exposure),
+                );
+                if c > 0.8 {
+                    bump(
+                        &mut d.hw,
+                        "local_ack_timeout_err",
+                        rng.poisson(0.002 * n.exposure),
+                    );
+                    bump(&mut d.hw, "rp_cnp_ignored", rng.poisson(0.01 * n.exposure));
+                }
+            }
+            for nd in &mut n.netdevs {
+                let frames = rng.poisson(if burst {
+                    1.0 + 120.0 * c * n.exposure
+                } else {
+                    0.05
+                });
+                nd.rx_pause += frames;
+                nd.rx_pause_us += (frames as f64 * 180.0 * (0.8 + 0.4 * rng.f())) as u64;
+                nd.rx_pause_transition += frames / 4;
+                let tx_frames = rng.poisson(0.3 * c * n.exposure);
+                nd.tx_pause += tx_frames;
+                nd.tx_pause_us += tx_frames * 40;
+                nd.rx_bytes += bytes;
+                nd.tx_bytes += bytes;
+                nd.rx_packets += bytes / MTU_PKT as u64;
+                nd.tx_packets += bytes / MTU_PKT as u64;
+                nd.kernel_rx_bytes += 2_000 + rng.poisson(20.0) * 100;
+                nd.kernel_tx_bytes += 2_500 + rng.poisson(20.0) * 100;
+                if c > 0.9 && rng.f() < 0.002 {
+                    nd.storm_warnings += 1;
+                }
+            }
+        }
+        // Senders handle the CNPs the receivers sent, spread over the cluster.
+        let n_devs: u64 = self
+            .nodes
+            .iter()
+            .map(|n| n.devs.len() as u64)
+            .sum::<u64>()
+            .max(1);
+        for n in &mut self.nodes {
+            for d in &mut n.devs {
+                let share = cnps_sent / n_devs
+                    + u64::from(rng.f() < (cnps_sent % n_devs) as f64 / n_devs as f64);
+                bump(&mut d.hw, "rp_cnp_handled", share);
+            }
+        }
+
+        // Switch: queues follow host traffic; PFC mirrors host pauses; ii ports storm in episodes.
+        let glitch = Self::flowcontrol_glitch(t);
+        for sw in &mut self.switches {
+            let mut first_cabled = true;
+            for p in &mut sw.ports {
+                if p.internal {
+                    p.pfc_rx += rng.poisson(if c > 0.0 { 2500.0 * c } else { 0.2 });
+                    p.pfc_tx += rng.poisson(if c > 0.0 { 900.0 * c } else { 0.1 });
+                    continue;
+                }
+                let mut bytes = 0u64;
+                let (mut host_rx_pause, mut host_tx_pause) = (0, 0);
+                for &i in &p.nodes {
+                    bytes += node_traffic.get(i).copied().unwrap_or(0);
+                    if let Some(nd) = self.nodes.get(i).and_then(|n| n.netdevs.first()) {
+                        host_rx_pause += nd.rx_pause;
+                        host_tx_pause += nd.tx_pause;
+                    }
+                }
+                // Switch TxPPP = pauses the hosts received, RxPPP = pauses they sent (running totals).
+                if !p.nodes.is_empty() {
+                    p.pfc_tx = p.pfc_tx.max(host_rx_pause);
+                    p.pfc_rx = p.pfc_rx.max(host_tx_pause);
+                }
+                let pkts = bytes / MTU_PKT as u64;
+                p.qos[3].tx_pkts += pkts;
+                p.qos[3].tx_bytes += pkts * MTU_PKT as u64;
+                let small = rng.poisson(3.0);
+                p.qos[0].tx_pkts += small;
+                p.qos[0].tx_bytes += small * 900;
+                let ctl = rng.poisson(0.5);
+                p.qos[4].tx_pkts += ctl;
+                p.qos[4].tx_bytes += ctl * 124;
+                p.wred_drops += rng.poisson(0.002 * c * p.nodes.len() as f64);
+                if p.name == "Ethernet1/1/2" && c > 0.6 {
+                    let d = rng.poisson(6.0 * (c - 0.6) / 0.4);
+                    p.mmu_drops += d;
+                    p.mmu_drop_bytes += d * MTU_PKT as u64;
+                }
+                if !p.nodes.is_empty() {
+                    p.flowcontrol_on = first_cabled && glitch;
+                    first_cabled = false;
+                }
+                if p.flowcontrol_on {
+                    p.link_pause_rx += rng.poisson(2.0);
+                }
+            }
+        }
+
+        self.train_step(t, c);
+    }
+
+    fn train_step(&mut self, t: i64, c: f64) {
+        if (t as f64) < self.next_iter_ms {
+            return;
+        }
+        let rng = &mut self.rng;
+        self.iteration += 1;
+        self.last_allreduce_ms = 45.0 * (1.0 + 3.5 * c) + rng.f() * 4.0;
+        self.last_step_ms = 111.0 * (1.0 + 0.4 * c) + self.last_allreduce_ms + rng.f() * 3.0;
+        self.next_iter_ms = t as f64 + self.last_step_ms;
+        self.loss = (self.loss * 0.9993 + 0.0004 * rng.f()).max(0.05);
+        if self.iteration % 10 == 0 {
+            let it = self.iteration;
+            let (loss, ar, total) = (self.loss, self.last_allreduce_ms, self.last_step_ms);
+            let warn = c > 0.9 && rng.f() < 0.3;
+            let nodes = self.nodes.len();
+            for log in &mut self.logs {
+                let mut push = |l: String| {
+                    log.lines.push_back(l);
+                    log.written += 1;
+                    if log.lines.len() > LOG_KEEP {
+                        log.lines.pop_front();
+                    }
+                };
+                push(format!(
+                    "Iteration {it:>4} | Loss: {loss:.4} | AllReduce: {ar:.1}ms | Total: {total:.1}ms"
+                ));
+                push(format!(
+                    "  → All {nodes} servers exchanging ~150.5MB gradients"
+                ));
+                push("  → Check switch for ECN/PFC activity!".to_string());
+                push(String::new());
+                if warn {
+                    push(format!(
+                        "{}:2291:2310 [0] NCCL WARN NET/IB : Got completion from peer 192.168.250.20{} with error 12, opcode 0, len 0, vendor err 129",
+                        log.node,
+                        (it / 10) % 8 + 1
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn bump(hw: &mut [(&'static str, u64)], name: &str, by: u64) {
+    if let Some(slot) = hw.iter_mut().find(|(n, _)| *n == name) {
+        slot.1 = slot.1.wrapping_add(by);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_story() {
+        let cfg = Config::reference();
+        let (mut a, mut b) = (Sim::new(&cfg), Sim::new(&cfg));
+        a.advance_to(30_000);
+        b.advance_to(12_000);
+        b.advance_to(30_000);
+        assert_eq!(a.nodes[5].devs[0].hw, b.nodes[5].devs[0].hw);
+        assert_eq!(a.iteration, b.iteration);
+    }
+
+    #[test]
+    fn episodes_storm_the_internal_ports_and_drop_on_1_1_2() {
+        let cfg = Config::reference();
+        let mut s = Sim::new(&cfg);
+        let ii = |s: &Sim| {
+            s.switches[0]
+                .ports
+                .iter()
+                .filter(|p| p.internal)
+                .map(|p| p.pfc_rx)
+                .sum::<u64>()
+        };
+        let mmu = |s: &Sim| s.switches[0].ports.iter().map(|p| p.mmu_drops).sum::<u64>();
+        s.advance_to(14_000);
+        let (ii0, mmu0, step0) = (ii(&s), mmu(&s), s.last_step_ms);
+        assert!(step0 < 200.0, "calm step time {step0}");
+        // Find the peak of the first episode.
+        let peak = (15_000..40_000)
+            .step_by(100)
+            .find(|&t| s.congestion(t) >= 1.0)
+            .expect("an episode");
+        s.advance_to(peak + 5_000);
+        assert!(ii(&s) - ii0 > 50_000, "PFC storm on ii ports");
+        assert!(mmu(&s) > mmu0, "MMU drops during the episode");
+        assert!(
+            s.last_step_ms > step0 * 1.5,
+            "step time climbs: {} vs {step0}",
+            s.last_step_ms
+        );
+        assert!(s.logs[0].lines.iter().any(|l| l.starts_with("Iteration")));
+    }
+
+    #[test]
+    fn poisson_mean_is_about_right() {
+        let mut r = Rng::new(7);
+        let n = 20_000;
+        let sum: u64 = (0..n).map(|_| r.poisson(2.0)).sum();
+        let mean = sum as f64 / n as f64;
+        assert!((mean - 2.0).abs() < 0.1, "{mean}");
+    }
+}

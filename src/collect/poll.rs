@@ -1,0 +1,129 @@
+//! The collector loop: one task per source, polling at its interval with a timeout around every
+//! poll. Errors become data (`Collected::error`), never a crash; a slow source delays only itself.
+
+use super::source::Source;
+use super::transport::CollectError;
+use crate::metrics::store::SourceId;
+use crate::metrics::{Parsed, Store, Ts, now_ms};
+use crate::parse::{self, ParseKind};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+/// What one poll of one source produced.
+#[derive(Clone, Debug)]
+pub struct Collected {
+    pub source: SourceId,
+    /// When the answers were taken (midpoint of the poll), from the collector's clock.
+    pub at: Ts,
+    pub parsed: Parsed,
+    /// Raw outputs, for recordings (replay parses them again).
+    pub raw: Vec<(ParseKind, String)>,
+    /// Set when the source's main request failed: the source is down for this poll.
+    pub error: Option<String>,
+}
+
+impl Collected {
+    /// Put this poll into the store: samples, or a failure that leaves a gap.
+    pub fn apply(&self, store: &mut Store) {
+        match &self.error {
+            None => store.ingest(self.source, self.at, &self.parsed),
+            Some(e) => store.fail(self.source, self.at, e),
+        }
+    }
+}
+
+/// Parse raw outputs of a source as a poll would: used by polls and by replay.
+pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
+    let mut parsed = Parsed::default();
+    for (kind, text) in outputs {
+        parsed.merge(parse::parse(*kind, text, &src.ctx));
+    }
+    if !src.ports.is_empty() {
+        // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
+        parsed.samples.retain(|s| {
+            s.key
+                .label("port")
+                .is_none_or(|p| src.ports.iter().any(|x| x == p))
+        });
+    }
+    parsed
+}
+
+/// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
+pub async fn poll_once(src: &Source) -> Collected {
+    let t0 = now_ms();
+    let reqs: Vec<_> = src.probes.iter().map(|p| p.request.clone()).collect();
+    // The transport bounds each request; this bounds the whole poll in case one does not.
+    let budget = src.timeout * (reqs.len() as u32 + 1);
+    let results =
+        match tokio::time::timeout(budget, src.transport.run_all(&reqs, src.timeout)).await {
+            Ok(r) => r,
+            Err(_) => vec![Err(CollectError::Timeout(src.timeout)); reqs.len()],
+        };
+    let t1 = now_ms();
+    let mut raw = Vec::new();
+    let mut error = None;
+    let mut side_errors = Vec::new();
+    for (i, (probe, res)) in src.probes.iter().zip(results).enumerate() {
+        match res {
+            Ok(text) => raw.push((probe.kind, text)),
+            Err(e) if i == 0 => error = Some(e.to_string()),
+            Err(e) => side_errors.push(format!("{}: {e}", probe.kind.name())),
+        }
+    }
+    let mut parsed = parse_outputs(src, &raw);
+    for e in side_errors {
+        parsed.note(e);
+    }
+    Collected {
+        source: src.id,
+        at: t0 + (t1 - t0) / 2,
+        parsed,
+        raw,
+        error,
+    }
+}
+
+/// Start one polling task per source; results flow into `tx` (bounded: backpressure, not memory).
+/// Tasks end when the receiver is dropped or the set is dropped.
+pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
+    let mut set = JoinSet::new();
+    let n = sources.len().max(1) as u64;
+    for (i, src) in sources.into_iter().enumerate() {
+        let tx = tx.clone();
+        set.spawn(async move {
+            // Stagger first polls over a tenth of the interval so connects do not all land at once.
+            let stagger = src.interval.as_millis() as u64 / 10 * i as u64 / n;
+            tokio::time::sleep(Duration::from_millis(stagger)).await;
+            let mut tick = tokio::time::interval(src.interval);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let c = poll_once(&src).await;
+                if tx.send(c).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    set
+}
+
+/// Poll every source once, concurrently (for `snapshot`, `check`).
+pub async fn poll_all(sources: &[Arc<Source>]) -> Vec<Collected> {
+    let mut set = JoinSet::new();
+    for s in sources {
+        let s = s.clone();
+        set.spawn(async move { poll_once(&s).await });
+    }
+    let mut out = Vec::with_capacity(sources.len());
+    while let Some(r) = set.join_next().await {
+        if let Ok(c) = r {
+            out.push(c);
+        }
+    }
+    out.sort_by_key(|c| c.source);
+    out
+}

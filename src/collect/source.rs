@@ -1,0 +1,228 @@
+//! Sources built from the config: what to ask each switch, node and log, through which transport.
+
+use super::demo::DemoCluster;
+use super::local::LocalTransport;
+use super::transport::{CollectError, Request, Transport};
+use crate::config::{Config, Node, Switch, SwitchOs};
+use crate::metrics::Store;
+use crate::metrics::store::SourceId;
+use crate::parse::{Ctx, ParseKind};
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Switch,
+    Node,
+    Log,
+    Ping,
+}
+
+/// One request of a poll and the parser for its answer.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub kind: ParseKind,
+    pub request: Request,
+}
+
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub id: SourceId,
+    pub name: String,
+    pub kind: SourceKind,
+    pub interval: Duration,
+    pub timeout: Duration,
+    pub transport: Arc<dyn Transport>,
+    /// The first probe is the source's reason to exist: if it fails, the source is down.
+    pub probes: Vec<Probe>,
+    pub ctx: Ctx,
+    /// Keep only samples of these ports (empty: all).
+    pub ports: Vec<String>,
+}
+
+/// A transport that cannot exist in this build or configuration; every call says why.
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+#[async_trait]
+impl Transport for Unavailable {
+    async fn run(&self, _req: &Request, _timeout: Duration) -> Result<String, CollectError> {
+        Err(CollectError::Unavailable(self.0.clone()))
+    }
+    fn describe(&self) -> String {
+        format!("unavailable: {}", self.0)
+    }
+}
+
+/// The commands a switch answers each poll, by OS.
+pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
+    let cli = |kind, c: &str| Probe {
+        kind,
+        request: Request::Cli(c.to_string()),
+    };
+    match sw.os {
+        SwitchOs::Nxos => {
+            let edge: Vec<&str> = sw
+                .port_patterns
+                .iter()
+                .map(String::as_str)
+                .filter(|p| !p.starts_with("ii"))
+                .collect();
+            let queuing = if edge.is_empty() {
+                "show queuing interface".to_string()
+            } else {
+                format!("show queuing interface {}", edge.join(", "))
+            };
+            vec![
+                cli(ParseKind::NxosQueuing, &queuing),
+                cli(ParseKind::NxosPfc, "show interface priority-flow-control"),
+                cli(ParseKind::NxosFlowcontrol, "show interface flowcontrol"),
+            ]
+        }
+        SwitchOs::Sonic => vec![
+            cli(ParseKind::SonicPfc, "show pfc counters"),
+            cli(ParseKind::SonicQueue, "show queue counters"),
+            cli(ParseKind::SonicWred, "show queue wredcounters"),
+        ],
+        SwitchOs::Eos => vec![
+            cli(
+                ParseKind::EosPfc,
+                "show priority-flow-control counters | json",
+            ),
+            cli(ParseKind::EosQueue, "show interfaces counters queue | json"),
+            cli(
+                ParseKind::EosEcn,
+                "show qos interfaces ecn counters queue | json",
+            ),
+            cli(ParseKind::EosInterface, "show interfaces"),
+        ],
+    }
+}
+
+/// One dump of every hw_counters/counters file plus `ethtool -S` of each RDMA netdev.
+pub fn node_probes(n: &Node) -> Vec<Probe> {
+    let mut v = vec![Probe {
+        kind: ParseKind::HwCounters,
+        request: Request::SysfsDump {
+            root: n.sysfs_root.clone(),
+            devices: n.devices.clone(),
+            netdevs: n.netdevs.clone(),
+        },
+    }];
+    for nd in &n.netdevs {
+        v.push(Probe {
+            kind: ParseKind::Ethtool,
+            request: Request::Ethtool { netdev: nd.clone() },
+        });
+    }
+    v
+}
+
+/// Hooks for transports that live in other modules (SSH), so this file stays about sources.
+pub type RemoteFactory<'a> =
+    &'a dyn Fn(&Config, Remote<'_>) -> Result<Arc<dyn Transport>, CollectError>;
+
+pub enum Remote<'a> {
+    Switch(&'a Switch),
+    Node(&'a Node),
+}
+
+/// Build every source of the config and declare it in the store.
+pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
+    let demo = cfg.demo.then(|| DemoCluster::new(cfg));
+    let mut out = Vec::new();
+    let timeout = cfg.ssh.command_timeout;
+    let transport_err =
+        |e: CollectError| -> Arc<dyn Transport> { Arc::new(Unavailable(e.to_string())) };
+    for sw in &cfg.switches {
+        let transport: Arc<dyn Transport> = match &demo {
+            Some(d) => Arc::new(d.switch(&sw.name)),
+            None => remote(cfg, Remote::Switch(sw)).unwrap_or_else(transport_err),
+        };
+        let interval = cfg.poll.switch_interval;
+        out.push(Source {
+            id: store.add_source(&sw.name, interval.as_millis() as i64),
+            name: sw.name.clone(),
+            kind: SourceKind::Switch,
+            interval,
+            timeout,
+            transport,
+            probes: switch_probes(sw),
+            ctx: Ctx::named(&sw.name),
+            ports: sw.ports.clone(),
+        });
+    }
+    let mut node_transports = std::collections::HashMap::new();
+    for n in &cfg.nodes {
+        let transport: Arc<dyn Transport> = match &demo {
+            Some(d) => Arc::new(d.node(&n.name)),
+            None if n.local => Arc::new(LocalTransport),
+            None => remote(cfg, Remote::Node(n)).unwrap_or_else(transport_err),
+        };
+        node_transports.insert(n.name.clone(), transport.clone());
+        let interval = cfg.poll.interval;
+        out.push(Source {
+            id: store.add_source(&n.name, interval.as_millis() as i64),
+            name: n.name.clone(),
+            kind: SourceKind::Node,
+            interval,
+            timeout,
+            transport,
+            probes: node_probes(n),
+            ctx: Ctx::named(&n.name),
+            ports: Vec::new(),
+        });
+    }
+    for l in &cfg.logs {
+        let Some(transport) = node_transports.get(&l.node).cloned() else {
+            continue;
+        };
+        let name = format!("log {}:{}", l.node, l.path);
+        let interval = cfg.poll.interval;
+        out.push(Source {
+            id: store.add_source(&name, interval.as_millis() as i64),
+            name,
+            kind: SourceKind::Log,
+            interval,
+            timeout,
+            transport,
+            probes: vec![Probe {
+                kind: ParseKind::TrainingLog,
+                request: Request::Tail {
+                    path: l.path.clone(),
+                    lines: l.lines,
+                },
+            }],
+            ctx: Ctx {
+                name: l.node.clone(),
+                log: l.path.clone(),
+            },
+            ports: Vec::new(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_has_one_switch_eight_nodes_one_log() {
+        let cfg = Config::reference();
+        let mut store = Store::new(60_000, 100);
+        let none: RemoteFactory<'_> = &|_, _| Err(CollectError::Unavailable("x".into()));
+        let s = build(&cfg, &mut store, none);
+        assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Switch).count(), 1);
+        assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Node).count(), 8);
+        assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Log).count(), 1);
+        let sw = &s[0];
+        assert!(
+            matches!(&sw.probes[0].request, Request::Cli(c) if c == "show queuing interface Ethernet1/1/1-4, Ethernet1/2/1-4")
+        );
+        let n5 = s.iter().find(|s| s.name == "ubunturdma5").expect("node 5");
+        assert_eq!(n5.probes.len(), 2, "sysfs dump + ethtool ens192");
+    }
+}
