@@ -1,6 +1,58 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
+pub mod cli;
 pub mod collect;
 pub mod config;
 pub mod metrics;
+pub mod output;
 pub mod parse;
+pub mod cmd;
+
+use cli::{Cli, Command};
+use config::Config;
+use std::process::ExitCode;
+
+/// Run the command line; errors a user can act on are printed without a backtrace.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Some(Command::Parse { kind, file, format, name }) => match cmd::parse::run(kind, &file, format, &name) {
+            Ok(out) => {
+                print!("{out}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("rocetop: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Some(Command::Snapshot { format, interval }) => {
+            let cfg = match Config::load(cli.source.config.as_deref(), cli.source.demo) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let rt = match tokio::runtime::Runtime::new() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("rocetop: cannot start the async runtime: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
+            print!("{}", out.text);
+            for f in &out.failed {
+                eprintln!("rocetop: source failed: {f}");
+            }
+            if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        None => {
+            // Until the live screen lands, the default command prints a snapshot.
+            run(Cli {
+                command: Some(Command::Snapshot { format: output::Format::Table, interval: std::time::Duration::from_secs(1) }),
+                ..cli
+            })
+        }
+    }
+}

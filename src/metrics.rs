@@ -3,6 +3,7 @@
 
 pub mod names;
 pub mod rate;
+pub mod query;
 pub mod store;
 
 pub use store::{SeriesId, Store};

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it and as the README tells a developer to run it.
+# Installs what the tests need (Debian/Ubuntu, as root or via sudo) when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+[ -e /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
+[ -e /usr/include/rdma/rdma_cma.h ] || need+=(librdmacm-dev)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "scripts/test.sh: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# rdma-sys' bindgen breaks on libclang 16+: prefer an llvm <= 15 when several are installed.
+if [ -z "${LIBCLANG_PATH:-}" ]; then
+  for v in 15 14 13; do
+    if [ -d "/usr/lib/llvm-$v/lib" ] && ls /usr/lib/llvm-$v/lib/libclang*.so* >/dev/null 2>&1; then
+      export LIBCLANG_PATH="/usr/lib/llvm-$v/lib"; break
+    fi
+  done
+fi
+
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+if grep -q '^verbs' Cargo.toml; then
+  cargo clippy --all-targets --features verbs -- -D warnings
+fi
+cargo test --all-targets
+if grep -q '^verbs' Cargo.toml; then
+  cargo test --features verbs --lib
+fi

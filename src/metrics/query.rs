@@ -1,0 +1,141 @@
+//! Aggregate questions the screen and the reports ask of the store ("CNPs/s of this node, all
+//! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
+
+use super::rate::pause_fraction;
+use super::store::Kind;
+use super::{Store, Ts, Value};
+
+/// Sum of the newest rates of every matching series; `None` when none has a rate yet.
+pub fn rate_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut sum = None;
+    for (id, _) in store.select(name, labels) {
+        if let Some(r) = store.rate(id).and_then(|r| r.value()) {
+            *sum.get_or_insert(0.0) += r;
+        }
+    }
+    sum
+}
+
+/// Sum of the newest values of every matching series; `None` when there is none.
+pub fn latest_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut sum = None;
+    for (_, s) in store.select(name, labels) {
+        if let Some((_, v)) = s.latest() {
+            *sum.get_or_insert(0.0) += v.as_f64();
+        }
+    }
+    sum
+}
+
+/// Newest value of the first matching series.
+pub fn latest(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<(Ts, Value)> {
+    store.select(name, labels).find_map(|(_, s)| s.latest())
+}
+
+/// Total growth since `since` over matching counters ("N in the last 60 s", "since mark").
+pub fn increase_sum(store: &Store, name: &str, labels: &[(&str, &str)], since: Ts) -> Option<u64> {
+    let mut sum = None;
+    for (id, _) in store.select(name, labels) {
+        if let Some(v) = store.increase_since(id, since) {
+            *sum.get_or_insert(0) += v;
+        }
+    }
+    sum
+}
+
+/// Share of the newest interval a node's NIC spent paused (worst priority/netdev), from the
+/// `_pause_duration_us` counters.
+pub fn pause_fraction_max(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    for (_, s) in store.select(name, labels) {
+        let Kind::Counter(width) = s.kind else { continue };
+        let mut pts = s.points().rev();
+        let (Some((t1, v1)), Some((t0, v0))) = (pts.next(), pts.next()) else {
+            continue;
+        };
+        let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) = (v1, v0) else {
+            continue;
+        };
+        if let Some(f) = pause_fraction((t0, a), (t1, b), width) {
+            best = Some(best.map_or(f, |x: f64| x.max(f)));
+        }
+    }
+    best
+}
+
+/// Distinct values of one label over a metric's series, sorted.
+pub fn label_values(store: &Store, name: &str, label: &str) -> Vec<String> {
+    let mut v: Vec<String> = store
+        .select(name, &[])
+        .filter_map(|(_, s)| s.key.label(label).map(str::to_string))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Per-interval rates summed across matching series since `since`, bucketed by `step_ms`, for
+/// sparklines on a shared time axis. Buckets without data are `None`.
+pub fn rate_timeline(store: &Store, name: &str, labels: &[(&str, &str)], since: Ts, step_ms: i64, buckets: usize) -> Vec<Option<f64>> {
+    let mut out: Vec<Option<f64>> = vec![None; buckets];
+    let step = step_ms.max(1);
+    for (id, _) in store.select(name, labels) {
+        for (t, r) in store.rates(id, since) {
+            let Some(v) = r.value() else { continue };
+            let i = ((t - since) / step) as usize;
+            if let Some(slot) = out.get_mut(i) {
+                *slot.get_or_insert(0.0) += v;
+            }
+        }
+    }
+    out
+}
+
+/// Gauge values bucketed like [`rate_timeline`] (the newest value of each bucket, max over series).
+pub fn gauge_timeline(store: &Store, name: &str, labels: &[(&str, &str)], since: Ts, step_ms: i64, buckets: usize) -> Vec<Option<f64>> {
+    let mut out: Vec<Option<f64>> = vec![None; buckets];
+    let step = step_ms.max(1);
+    for (_, s) in store.select(name, labels) {
+        for (t, v) in s.points() {
+            if t < since {
+                continue;
+            }
+            let i = ((t - since) / step) as usize;
+            if let Some(slot) = out.get_mut(i) {
+                let x = v.as_f64();
+                *slot = Some(slot.map_or(x, |y: f64| y.max(x)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    #[test]
+    fn sums_over_devices_and_missing_is_none() {
+        let mut st = Store::new(60_000, 100);
+        let src = st.add_source("n1", 1000);
+        let poll = |a: u64, b: u64, d: u64| Parsed {
+            samples: vec![
+                Sample::counter("c_total", &[("node", "n1"), ("device", "a")], a),
+                Sample::counter("c_total", &[("node", "n1"), ("device", "b")], b),
+                Sample::counter("d_total", &[("node", "n1")], d),
+            ],
+            ..Default::default()
+        };
+        st.ingest(src, 0, &poll(0, 0, 0));
+        assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), None, "one sample: no rate");
+        st.ingest(src, 1000, &poll(5, 7, 500_000));
+        assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), Some(12.0));
+        assert_eq!(rate_sum(&st, "c_total", &[("node", "n2")]), None);
+        assert_eq!(increase_sum(&st, "c_total", &[], 0), Some(12));
+        assert_eq!(pause_fraction_max(&st, "d_total", &[]), Some(0.5));
+        assert_eq!(label_values(&st, "c_total", "device"), vec!["a", "b"]);
+        let tl = rate_timeline(&st, "c_total", &[], 0, 1000, 3);
+        assert_eq!(tl, vec![None, Some(12.0), None]);
+    }
+}

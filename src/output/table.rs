@@ -1,0 +1,132 @@
+//! `snapshot --format table`: the worst offenders first (which node sends the most CNPs, which
+//! port pauses most), then every counter with its rate.
+
+use crate::metrics::query::{label_values, latest, pause_fraction_max, rate_sum};
+use crate::metrics::{Store, Value, names};
+use std::fmt::Write as _;
+
+fn rate(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x >= 100.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+pub fn render(store: &Store) -> String {
+    let mut out = String::new();
+    let mut nodes: Vec<(String, String, [Option<f64>; 5])> = Vec::new();
+    let ecn = names::rdma_counter("np_ecn_marked_roce_packets");
+    let cnp = names::rdma_counter("np_cnp_sent");
+    let handled = names::rdma_counter("rp_cnp_handled");
+    for node in label_values(store, &cnp, "node") {
+        for dev in label_values(store, &cnp, "device") {
+            let l = [("node", node.as_str()), ("device", dev.as_str())];
+            if store.select(&cnp, &l).next().is_none() {
+                continue;
+            }
+            let nl = [("node", node.as_str())];
+            nodes.push((
+                node.clone(),
+                dev.clone(),
+                [
+                    rate_sum(store, &ecn, &l),
+                    rate_sum(store, &cnp, &l),
+                    rate_sum(store, &handled, &l),
+                    rate_sum(store, names::NIC_PFC_RX_PAUSE, &nl),
+                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl).map(|f| f * 100.0),
+                ],
+            ));
+        }
+    }
+    nodes.sort_by(|a, b| b.2[1].unwrap_or(-1.0).total_cmp(&a.2[1].unwrap_or(-1.0)));
+    let mut ports: Vec<(String, String, [Option<f64>; 4])> = Vec::new();
+    for sw in label_values(store, names::SW_PFC_RX, "switch") {
+        for port in label_values(store, names::SW_PFC_RX, "port") {
+            let l = [("switch", sw.as_str()), ("port", port.as_str()), ("priority", "all")];
+            if store.select(names::SW_PFC_RX, &l).next().is_none() {
+                continue;
+            }
+            let pl = [("switch", sw.as_str()), ("port", port.as_str())];
+            ports.push((
+                sw.clone(),
+                port.clone(),
+                [
+                    rate_sum(store, names::SW_PFC_RX, &l),
+                    rate_sum(store, names::SW_PFC_TX, &l),
+                    rate_sum(store, names::SW_QUEUE_DROPPED, &pl),
+                    rate_sum(store, names::SW_INGRESS_DROPPED, &pl),
+                ],
+            ));
+        }
+    }
+    let pfc = |r: &[Option<f64>; 4]| r[0].unwrap_or(0.0) + r[1].unwrap_or(0.0);
+    ports.sort_by(|a, b| pfc(&b.2).total_cmp(&pfc(&a.2)));
+
+    if let Some((n, d, r)) = nodes.first() {
+        let _ = writeln!(out, "Most CNPs sent:   {n} {d} ({} CNP/s)", rate(r[1]));
+    }
+    if let Some((s, p, r)) = ports.first() {
+        let _ = writeln!(out, "Most PFC frames:  {s} {p} ({} rx/s, {} tx/s)", rate(r[0]), rate(r[1]));
+    }
+    let down: Vec<String> = store
+        .sources()
+        .filter(|(_, h)| h.up != Some(true))
+        .map(|(_, h)| format!("{} ({})", h.name, h.last_error.as_deref().unwrap_or("no answer")))
+        .collect();
+    let total = store.sources().count();
+    let _ = writeln!(out, "Sources:          {} of {total} up{}", total - down.len(), if down.is_empty() { String::new() } else { format!("; down: {}", down.join(", ")) });
+
+    if !nodes.is_empty() {
+        let _ = writeln!(out, "\nNODES (by CNP sent/s)\n{:<14} {:<13} {:>9} {:>11} {:>14} {:>10} {:>8}", "node", "device", "ECN/s", "CNP sent/s", "CNP handled/s", "pause rx/s", "pause %");
+        for (n, d, r) in &nodes {
+            let _ = writeln!(out, "{n:<14} {d:<13} {:>9} {:>11} {:>14} {:>10} {:>8}", rate(r[0]), rate(r[1]), rate(r[2]), rate(r[3]), rate(r[4]));
+        }
+    }
+    if !ports.is_empty() {
+        let _ = writeln!(out, "\nSWITCH PORTS (by PFC frames/s)\n{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}", "switch", "port", "PFC rx/s", "PFC tx/s", "q drops/s", "ingress dr/s");
+        for (s, p, r) in &ports {
+            let _ = writeln!(out, "{s:<14} {p:<16} {:>10} {:>10} {:>12} {:>13}", rate(r[0]), rate(r[1]), rate(r[2]), rate(r[3]));
+        }
+    }
+    let train: Vec<(&str, &str)> = [
+        (names::TRAIN_ITERATION, "iteration"),
+        (names::TRAIN_LOSS, "loss"),
+        (names::TRAIN_STEP_SECONDS, "step s"),
+        (names::TRAIN_ALLREDUCE_SECONDS, "all-reduce s"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| latest(store, n, &[]).is_some())
+    .collect();
+    if !train.is_empty() {
+        let _ = write!(out, "\nTRAINING:        ");
+        for (n, label) in train {
+            if let Some((_, Value::Gauge(v))) = latest(store, n, &[]) {
+                let _ = write!(out, " {label} {v}");
+            }
+        }
+        out.push('\n');
+    }
+
+    let _ = writeln!(out, "\nALL SERIES\n{:<100} {:>20} {:>12}", "series", "value", "rate/s");
+    let mut all: Vec<_> = store.all().collect();
+    all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+    for (id, s) in all {
+        let Some((_, v)) = s.latest() else { continue };
+        let val = match v {
+            Value::Gauge(g) => format!("{g}"),
+            other => format!("{}", other.as_f64() as u64),
+        };
+        let r = store.rate(id).and_then(|r| r.value());
+        let _ = writeln!(out, "{:<100} {val:>20} {:>12}", s.key.to_string(), if v.is_counter() { rate(r) } else { String::new() });
+    }
+    for (_, h) in store.sources() {
+        for n in &h.notes {
+            let _ = writeln!(out, "note: {}: {n}", h.name);
+        }
+        if h.unknown_lines > 0 {
+            let _ = writeln!(out, "note: {}: {} lines not understood (e.g. {:?})", h.name, h.unknown_lines, h.unknown_examples.first().map(String::as_str).unwrap_or(""));
+        }
+    }
+    out
+}
