@@ -37,6 +37,11 @@ pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transiti
 // RDMA vs kernel bytes
 pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
 pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";
+// RDMA port settings and state (gauges)
+/// mlx5 refreshes hw_counters at most every `lifespan` ms (a setting, not a counter).
+pub const RDMA_HW_COUNTERS_LIFESPAN_MS: &str = "rocetop_rdma_hw_counters_lifespan_ms";
+/// The port state number from sysfs `ports/<n>/state` (`4: ACTIVE` → 4).
+pub const RDMA_PORT_STATE: &str = "rocetop_rdma_port_state";
 
 // training
 pub const TRAIN_ITERATION: &str = "rocetop_train_iteration";
@@ -77,7 +82,13 @@ pub fn sanitize(raw: &str) -> String {
     let mut out: String = raw
         .trim()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     while out.contains("__") {
         out = out.replace("__", "_");
@@ -91,9 +102,18 @@ mod tests {
 
     #[test]
     fn family_names_are_prometheus_safe() {
-        assert_eq!(rdma_counter("np_cnp_sent"), "rocetop_rdma_np_cnp_sent_total");
-        assert_eq!(nic_counter("rx_vport_rdma.unicast-bytes"), "rocetop_nic_rx_vport_rdma_unicast_bytes_total");
-        assert_eq!(rdma_counter_of("rocetop_rdma_np_cnp_sent_total"), Some("np_cnp_sent"));
+        assert_eq!(
+            rdma_counter("np_cnp_sent"),
+            "rocetop_rdma_np_cnp_sent_total"
+        );
+        assert_eq!(
+            nic_counter("rx_vport_rdma.unicast-bytes"),
+            "rocetop_nic_rx_vport_rdma_unicast_bytes_total"
+        );
+        assert_eq!(
+            rdma_counter_of("rocetop_rdma_np_cnp_sent_total"),
+            Some("np_cnp_sent")
+        );
         assert_eq!(rdma_counter_of("rocetop_nic_x_total"), None);
     }
 }
