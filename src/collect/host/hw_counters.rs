@@ -124,7 +124,12 @@ enum Line<'a> {
 /// this parser knows. Values may contain ':' (`4: ACTIVE`) and '/' (`25 Gb/sec`), and a root prefix
 /// may contain ':' (`/sys/devices/pci0000:00/...`); sysfs file names never do.
 fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
-    line.match_indices(':').find_map(|(i, _)| {
+    if !(line.contains("infiniband/") || line.contains("net/")) {
+        return None;
+    }
+    // A real path has a handful of ':' at most (PCI addresses); bounding the tries keeps a junk
+    // line of thousands of ':' linear.
+    line.match_indices(':').take(64).find_map(|(i, _)| {
         let kind = classify(line.get(..i)?)?;
         Some((kind, line.get(i + 1..)?))
     })
