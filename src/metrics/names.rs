@@ -37,6 +37,11 @@ pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transiti
 // RDMA vs kernel bytes
 pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
 pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";
+// RDMA port settings and state (gauges)
+/// mlx5 refreshes hw_counters at most every `lifespan` ms (a setting, not a counter).
+pub const RDMA_HW_COUNTERS_LIFESPAN_MS: &str = "rocetop_rdma_hw_counters_lifespan_ms";
+/// The port state number from sysfs `ports/<n>/state` (`4: ACTIVE` → 4).
+pub const RDMA_PORT_STATE: &str = "rocetop_rdma_port_state";
 
 // training
 pub const TRAIN_ITERATION: &str = "rocetop_train_iteration";
