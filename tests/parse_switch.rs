@@ -162,6 +162,62 @@ fn nxos7_demo_queuing_with_config_tables() {
 }
 
 #[test]
+fn nxos9_real_boxed_layout_and_slice_overflow() {
+    let p = run(
+        ParseKind::NxosQueuing,
+        "nxos/show-queuing-interface_n9k-93180fx2_9x_grep-excerpts_REAL-linebreaks-restored.txt",
+    );
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    // The port comes from the echoed command: grep cut the `Egress Queuing for` header.
+    let port = ("port", "Ethernet1/51");
+    let g5 = [port, ("qos_group", "5")];
+    assert_eq!(c(&p, SW_QUEUE_TX_PACKETS, &g5), Some(202328436));
+    assert_eq!(c(&p, SW_QUEUE_TX_BYTES, &g5), Some(203884632744));
+    assert_eq!(
+        c(
+            &p,
+            SW_QUEUE_DROPPED,
+            &[port, ("qos_group", "5"), ("reason", "wred_afd_tail")]
+        ),
+        Some(0)
+    );
+    assert_eq!(
+        c(&p, SW_QUEUE_DROPPED_BYTES, &[("reason", "wred_afd_tail")]),
+        Some(0)
+    );
+    assert_eq!(
+        c(&p, SW_QUEUE_DROPPED, &[("reason", "watchdog_tail")]),
+        Some(0)
+    );
+    assert_eq!(get(&p, SW_QUEUE_DEPTH, &g5), Some(Gauge(0.0)));
+    assert_eq!(
+        c(&p, SW_INGRESS_DROPPED, &[port, ("reason", "overflow")]),
+        Some(19490)
+    );
+    assert_eq!(
+        c(
+            &p,
+            SW_INGRESS_DROPPED,
+            &[port, ("reason", "overflow_slice")]
+        ),
+        Some(71206)
+    );
+    assert_eq!(
+        c(&p, SW_INGRESS_DROPPED, &[port, ("reason", "hi_priority")]),
+        Some(0)
+    );
+    assert_eq!(
+        c(&p, SW_INGRESS_DROPPED, &[port, ("reason", "low_priority")]),
+        Some(0)
+    );
+    assert_eq!(c(&p, SW_PFC_TX, &[port, ("priority", "all")]), Some(150));
+    assert_eq!(c(&p, SW_PFC_RX, &[port, ("priority", "all")]), Some(0));
+    assert_eq!(c(&p, SW_PFC_TX, &[port, ("priority", "5")]), Some(150));
+    assert_eq!(c(&p, SW_PFC_TX, &[port, ("priority", "3")]), Some(0));
+    assert_eq!(p.samples.len(), 6 + 4 + 2 + 16);
+}
+
+#[test]
 fn n5k_legacy_queuing_real_excerpt() {
     let p = run(
         ParseKind::NxosQueuing,
@@ -282,6 +338,32 @@ fn pfc_n5k_real_with_prompt() {
     assert_eq!(c(&p, SW_PFC_RX, &[("port", "Ethernet4/16")]), Some(0));
     assert_eq!(pfc_enabled(&p, "Ethernet1/47"), vec![0.0; 8]);
     assert_eq!(p.samples.len(), 4 * (2 + 8));
+}
+
+/// The `detail` layout, shaped as in the 93180FX2 article of the 9.x queuing fixture (line breaks
+/// restored the same way, one interface).
+#[test]
+fn pfc_detail_layout_per_priority() {
+    let rule = "-".repeat(117);
+    let text = format!(
+        "PrivN9K# show interface priority-flow-control detail\nEthernet1/51\n    Admin Mode: On\n    Oper Mode: On\n    \
+         VL bitmap: (20)\n    Total Rx PFC Frames: 0\n    Total Tx PFC Frames: 150\n    {rule}\n        \
+         |  Priority0  |  Priority1  |  Priority2  |  Priority3  |  Priority4  |  Priority5  |  Priority6  |  Priority7  |\n    \
+         {rule}\n    Rx  |0            |0            |0            |0            |0            |0            |0            |0\n    \
+         {rule}\n    Tx  |0            |0            |0            |0            |0            |150          |0            |0\n"
+    );
+    let p = parse(ParseKind::NxosPfc, &text, &Ctx::named("sw1"));
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    let e = |prio| [("port", "Ethernet1/51"), ("priority", prio)];
+    assert_eq!(c(&p, SW_PFC_TX, &e("all")), Some(150));
+    assert_eq!(c(&p, SW_PFC_RX, &e("all")), Some(0));
+    assert_eq!(c(&p, SW_PFC_TX, &e("5")), Some(150));
+    assert_eq!(c(&p, SW_PFC_RX, &e("7")), Some(0));
+    assert_eq!(
+        pfc_enabled(&p, "Ethernet1/51"),
+        vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    );
+    assert_eq!(p.samples.len(), 2 + 16 + 8);
 }
 
 #[test]

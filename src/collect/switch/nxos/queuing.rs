@@ -9,6 +9,9 @@ use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
+use lines::{config_row, echoed_interface, label_value, qos_group_title};
+
+mod lines;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Sec {
@@ -45,7 +48,17 @@ pub fn parse(text: &str, sw: &str) -> Parsed {
     };
     for raw in text.lines() {
         let t = raw.trim();
-        if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) {
+        if t.is_empty() || is_rule(t) {
+            continue;
+        }
+        if is_prompt_or_echo(t) {
+            // `show queuing interface e1/51 | begin ...` names the port when the output is cut
+            // before its `Egress Queuing for` header.
+            if let Some(port) = echoed_interface(t) {
+                st.port = Some(port);
+                st.qg = None;
+                st.sec = Sec::None;
+            }
             continue;
         }
         if !st.line(t) {
@@ -389,70 +402,9 @@ impl St<'_> {
     }
 }
 
-/// `QOS GROUP 3` → 3, `CONTROL QOS GROUP` → control, `SPAN QOS GROUP` → span, `CPU QOS GROUP` → cpu.
-fn qos_group_title(cell: &str) -> Option<String> {
-    let u = cell.to_ascii_uppercase();
-    let i = u.find("QOS GROUP")?;
-    let before = u[..i].trim();
-    let after = u[i + "QOS GROUP".len()..]
-        .split_whitespace()
-        .next()
-        .unwrap_or("");
-    if !before.is_empty() {
-        return Some(before.to_ascii_lowercase().replace(' ', "_"));
-    }
-    let n = after.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-    (!n.is_empty()).then(|| n.to_ascii_lowercase())
-}
-
-/// A configuration table row (`3  50  -  -  -  -  9(D)`) or the second header line
-/// (`Min Max Units`, `Buff Size Pause Th Resume Th`).
-fn config_row(toks: &[&str]) -> bool {
-    const HEADER: &[&str] = &[
-        "min",
-        "max",
-        "units",
-        "buff",
-        "size",
-        "pause",
-        "th",
-        "resume",
-        "shape",
-        "qlimit",
-        "bandwidth%",
-        "priolevel",
-    ];
-    match toks.first() {
-        Some(f) if f.bytes().all(|b| b.is_ascii_digit()) => true,
-        Some(_) => toks
-            .iter()
-            .all(|t| HEADER.contains(&t.to_ascii_lowercase().as_str())),
-        None => true,
-    }
-}
-
-/// `Label words   123` (or `Label: 123`) → (label, value).
-fn label_value(t: &str) -> Option<(&str, u64)> {
-    let (label, v) = t.trim().rsplit_once(char::is_whitespace)?;
-    let v = count(v)?;
-    let label = label.trim().trim_end_matches(':').trim();
-    (!label.is_empty()).then_some((label, v))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn titles() {
-        assert_eq!(qos_group_title("QOS GROUP 3").as_deref(), Some("3"));
-        assert_eq!(
-            qos_group_title("CONTROL QOS GROUP").as_deref(),
-            Some("control")
-        );
-        assert_eq!(qos_group_title("SPAN QOS GROUP").as_deref(), Some("span"));
-        assert_eq!(qos_group_title("Tx Pkts"), None);
-    }
 
     #[test]
     fn unknown_layout_gives_no_samples() {
