@@ -70,6 +70,11 @@ pub fn nic_counter(ethtool_counter: &str) -> String {
     format!("rocetop_nic_{}_total", sanitize(ethtool_counter))
 }
 
+/// `rocetop_node_kernel_<counter>_total` for `/sys/class/net/<if>/statistics/<counter>` (not bytes).
+pub fn kernel_counter(stat: &str) -> String {
+    format!("rocetop_node_kernel_{}_total", sanitize(stat))
+}
+
 /// The counter name as it appears inside a `rocetop_rdma_*_total` metric, if it is one.
 pub fn rdma_counter_of(metric: &str) -> Option<&str> {
     metric

@@ -312,7 +312,9 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                         let labels = [("node", node), ("netdev", netdev), ("direction", dir)];
                         p.push(Sample::counter(NODE_KERNEL_BYTES, &labels, v));
                     }
-                    _ => p.push(Sample::counter(names::nic_counter(name), &labels, v)),
+                    // Kernel statistics get their own family: ethtool -S has counters of the same names
+                    // (rx_packets) with different values, and one series must not get both.
+                    _ => p.push(Sample::counter(names::kernel_counter(name), &labels, v)),
                 }
             }
         }
