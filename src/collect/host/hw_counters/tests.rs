@@ -57,7 +57,10 @@ fn counters_state_lifespan_and_bytes() {
     assert_eq!(p.find(NODE_KERNEL_BYTES, &tx), Some(Value::Counter(6000)));
     assert_eq!(p.find(NODE_KERNEL_BYTES, &rx), Some(Value::Counter(5000)));
     assert_eq!(
-        p.find("rocetop_node_kernel_rx_dropped_total", &[("netdev", "ens192")]),
+        p.find(
+            "rocetop_node_kernel_rx_dropped_total",
+            &[("netdev", "ens192")]
+        ),
         Some(Value::Counter(3))
     );
     assert!(p.notes.is_empty(), "{:?}", p.notes);
