@@ -102,7 +102,7 @@ async fn local_node_rates_resets_and_discovery() {
     for (_, s) in store.all() {
         for (_, r) in store.rates(store.id(&s.key).expect("id"), 0) {
             if let Some(v) = r.value() {
-                assert!(v >= 0.0 && v < 1e9, "{} rate {v}", s.key);
+                assert!((0.0..1e9).contains(&v), "{} rate {v}", s.key);
             }
         }
     }
