@@ -293,6 +293,15 @@ fn crlf_and_ansi_colour_read_the_same() {
 }
 
 #[test]
+fn progress_bar_redraws_are_lines() {
+    let r = records(
+        "Epoch 1:  50%|#####     | 250/500 [00:15<00:15, 16.5it/s, loss=0.5, v_num=0]\rEpoch 1: 100%|##########| 500/500 [00:30<00:00, 16.5it/s, loss=0.123, v_num=0]\n",
+    );
+    let got: Vec<_> = r.iter().map(|r| (r.epoch, r.loss)).collect();
+    assert_eq!(got, vec![(Some(1.0), Some(0.5)), (Some(1.0), Some(0.123))]);
+}
+
+#[test]
 fn scientific_notation() {
     let r = records("step=3 loss=1.5e-05 step_time=2.5E-1 samples_per_second=1.2e+03\n");
     assert_eq!(r.len(), 1);

@@ -166,8 +166,11 @@ impl LineParser {
         let mut out = LineOutcome::default();
         let line = prefix::truncate(line, MAX_LINE_BYTES);
         let clean = prefix::clean(line);
-        for sub in prefix::split_tagged(&clean) {
-            self.feed_one(sub, &mut out);
+        // A progress bar redraws with CR: each redraw is a line of its own.
+        for part in clean.split('\r') {
+            for sub in prefix::split_tagged(part) {
+                self.feed_one(sub, &mut out);
+            }
         }
         out
     }

@@ -221,7 +221,7 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step" => {
             Field::Iteration
         }
-        "epoch" => Field::Epoch,
+        "epoch" | "train epoch" => Field::Epoch,
         "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss" => {
             Field::Loss
         }
@@ -376,7 +376,11 @@ impl<'a> Iterator for Pairs<'a> {
 /// The key in the text between the previous value and this one: after the last hard delimiter (or
 /// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes.
 fn key_before(text: &str) -> (&str, bool) {
-    let t = text.trim_end_matches([' ', '\'', '"']);
+    // `Epoch [1/10], Step [100/600]`: a bracket right before the value belongs to the value.
+    let t = text
+        .trim_end_matches([' ', '\'', '"'])
+        .trim_end_matches(['[', '('])
+        .trim_end_matches([' ', '\'', '"']);
     let (t, sep) = match t.strip_suffix([':', '=']) {
         Some(k) => (k.trim_end_matches([' ', '\'', '"']), true),
         None => (t, false),
@@ -407,6 +411,17 @@ fn number(s: &str, i: usize) -> Option<(f64, Unit, usize)> {
     }
     let int = b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
     j += int;
+    // thousands separators: `1,024`, `12,345,678` (a list `0.1,0.2` or `1, 2` is not one)
+    let mut grouped = false;
+    while int > 0
+        && b.get(j) == Some(&b',')
+        && b.get(j + 1..j + 4)
+            .is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+        && !b.get(j + 4).is_some_and(u8::is_ascii_digit)
+    {
+        j += 4;
+        grouped = true;
+    }
     let mut frac = 0;
     if b.get(j) == Some(&b'.') {
         frac = b[j + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
@@ -428,7 +443,12 @@ fn number(s: &str, i: usize) -> Option<(f64, Unit, usize)> {
             j = k + exp;
         }
     }
-    let value: f64 = s.get(i..j)?.parse().ok()?;
+    let text = s.get(i..j)?;
+    let value: f64 = if grouped {
+        text.replace(',', "").parse().ok()?
+    } else {
+        text.parse().ok()?
+    };
     if !value.is_finite() {
         return None;
     }
@@ -521,6 +541,30 @@ mod tests {
 
         let r = one("2024-01-01 12:00:00,123 - __main__ - INFO - Step 10, loss: 2.5e-1");
         assert_eq!((r.iteration, r.loss), (Some(10), Some(0.25)));
+    }
+
+    #[test]
+    fn common_script_formats() {
+        // the PyTorch tutorials
+        let r = one("Epoch [1/10], Step [100/600], Loss: 0.2345");
+        assert_eq!(
+            (r.epoch, r.iteration, r.loss),
+            (Some(1.0), Some(100), Some(0.2345))
+        );
+        let r = one("Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.300581");
+        assert_eq!(
+            (r.epoch, r.iteration, r.loss),
+            (Some(1.0), None, Some(2.300581))
+        );
+        // torchtitan
+        let r = one("step:  1  loss: 12.2446  memory: 31.09GiB(32.71%)  tps: 1,023  mfu: 3.16%");
+        assert_eq!((r.iteration, r.loss), (Some(1), Some(12.2446)));
+        // thousands separators
+        let r = one("step=12,345 samples/sec: 1,234.5 loss=1");
+        assert_eq!(
+            (r.iteration, r.samples_per_second),
+            (Some(12345), Some(1234.5))
+        );
     }
 
     #[test]
