@@ -294,18 +294,58 @@ impl Sim {
                 written: 0,
             })
             .collect();
-        Self {
+        let mut sim = Self {
             seed,
             rng,
             steps: 0,
             switches,
             nodes,
             logs,
-            iteration: 0,
+            iteration: 1000,
             next_iter_ms: 0.0,
             last_step_ms: 156.0,
             last_allreduce_ms: 45.0,
-            loss: 2.3127,
+            loss: 1.2127,
+        };
+        sim.backlog();
+        sim
+    }
+
+    /// The log as it looked before rocetop started: calm iterations up to the start.
+    fn backlog(&mut self) {
+        for it in (800..=1000).step_by(10) {
+            let ar = 45.0 + self.rng.f() * 4.0;
+            let total = 111.0 + ar + self.rng.f() * 3.0;
+            let loss = 1.2127 + (1000 - it) as f64 * 0.0007 + 0.0004 * self.rng.f();
+            self.write_iteration(it, loss, ar, total, false);
+        }
+    }
+
+    fn write_iteration(&mut self, it: u64, loss: f64, ar: f64, total: f64, warn: bool) {
+        let nodes = self.nodes.len();
+        for log in &mut self.logs {
+            let mut push = |l: String| {
+                log.lines.push_back(l);
+                log.written += 1;
+                if log.lines.len() > LOG_KEEP {
+                    log.lines.pop_front();
+                }
+            };
+            push(format!(
+                "Iteration {it:>4} | Loss: {loss:.4} | AllReduce: {ar:.1}ms | Total: {total:.1}ms"
+            ));
+            push(format!(
+                "  → All {nodes} servers exchanging ~150.5MB gradients"
+            ));
+            push("  → Check switch for ECN/PFC activity!".to_string());
+            push(String::new());
+            if warn {
+                push(format!(
+                    "{}:2291:2310 [0] NCCL WARN NET/IB : Got completion from peer 192.168.250.20{} with error 12, opcode 0, len 0, vendor err 129",
+                    log.node,
+                    (it / 10) % 8 + 1
+                ));
+            }
         }
     }
 
