@@ -38,6 +38,9 @@ pub fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            for w in &cfg.warnings {
+                eprintln!("rocetop: warning: {w}");
+            }
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(e) => {

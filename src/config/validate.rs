@@ -331,7 +331,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
     if !p.0.is_empty() {
         return Err(p.0);
     }
-    Ok(Config {
+    let mut cfg = Config {
         demo,
         seed: raw_sim.seed.unwrap_or(1),
         ssh,
@@ -343,7 +343,30 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         ui,
         alerts,
         path: None,
-    })
+        warnings: Vec::new(),
+    };
+    cfg.warnings = identity_warnings(&cfg);
+    Ok(cfg)
+}
+
+/// OpenSSH refuses private keys others can read; we use them, but say so.
+fn identity_warnings(cfg: &Config) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut w = Vec::new();
+    for f in cfg.identity_files() {
+        match std::fs::metadata(f) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => w.push(format!(
+                "identity file {} is accessible by others (mode {:o}): run chmod 600 {}",
+                f.display(),
+                m.permissions().mode() & 0o777,
+                f.display()
+            )),
+            Ok(_) => {}
+            Err(e) if !cfg.demo => w.push(format!("identity file {}: {e}", f.display())),
+            Err(_) => {}
+        }
+    }
+    w
 }
 
 fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
@@ -847,6 +870,21 @@ mod tests {
             "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n",
         );
         assert_eq!(p.len(), 2, "{p:?}");
+    }
+
+    #[test]
+    fn loose_identity_file_permissions_are_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = dir.path().join("id");
+        std::fs::write(&key, "not a key").expect("write");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let text = format!("[ssh]\nidentity_file = \"{}\"\n", key.display());
+        let c = build(&text, None).expect("valid");
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("chmod 600"));
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        assert!(build(&text, None).expect("valid").warnings.is_empty());
     }
 
     #[test]
