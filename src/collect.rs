@@ -3,6 +3,7 @@
 pub mod host;
 pub mod local;
 pub mod logtail;
+pub mod ssh;
 pub mod switch;
 pub mod transport;
 
