@@ -253,6 +253,11 @@ impl SshTransport {
                 return Ok(c.clone());
             }
             let why = c.closed_reason();
+            if self.target.switch_mode && c.served() > 0 {
+                // A switch connection that answered and then hung up between polls: some
+                // network OSes end the connection with each exec.
+                self.closes_after_exec.store(true, Ordering::Relaxed);
+            }
             st.conn = None;
             // A switch that hangs up after every exec is working as designed.
             if !(self.target.switch_mode && self.closes_after_exec()) {

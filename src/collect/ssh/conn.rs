@@ -173,7 +173,7 @@ async fn drain(
     loop {
         tokio::select! {
             _ = tx.closed() => {
-                let _ = ch.close().await;
+                stop(&ch).await;
                 return;
             }
             msg = ch.wait() => match msg {
@@ -203,13 +203,20 @@ async fn drain(
     let _ = tx.send(r);
 }
 
+/// End a command nobody waits for: without a pty sshd leaves it running when the channel
+/// closes (`tail -F` would live until it next writes), so signal it first.
+async fn stop(ch: &russh::Channel<client::Msg>) {
+    let _ = ch.signal(russh::Sig::TERM).await;
+    let _ = ch.close().await;
+}
+
 /// Forward lines of a long-running command until it ends or the receiver is dropped.
 async fn follow(mut ch: russh::Channel<client::Msg>, tx: mpsc::Sender<StreamEvent>, hp: String) {
     let mut buf: Vec<u8> = Vec::new();
     loop {
         tokio::select! {
             _ = tx.closed() => {
-                let _ = ch.close().await;
+                stop(&ch).await;
                 return;
             }
             msg = ch.wait() => match msg {
@@ -220,7 +227,7 @@ async fn follow(mut ch: russh::Channel<client::Msg>, tx: mpsc::Sender<StreamEven
                         let text = String::from_utf8_lossy(&line);
                         let text = text.trim_end_matches(['\n', '\r']).to_string();
                         if tx.send(StreamEvent::Line(text)).await.is_err() {
-                            let _ = ch.close().await;
+                            stop(&ch).await;
                             return;
                         }
                     }

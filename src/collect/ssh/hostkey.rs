@@ -164,6 +164,7 @@ pub(crate) fn check(
             )))
         }
         Err(keys::Error::KeyChanged { line }) => {
+            let line = file_line(path, line);
             let r = if port == 22 {
                 host.to_string()
             } else {
@@ -178,6 +179,23 @@ pub(crate) fn check(
         }
         Err(e) => Err(CollectError::HostKey(format!("cannot read {kh}: {e}"))),
     }
+}
+
+/// russh numbers known_hosts lines skipping `#` comments; people (and OpenSSH) count them.
+fn file_line(path: &Path, russh_line: usize) -> usize {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return russh_line;
+    };
+    let mut n = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if !l.starts_with('#') {
+            n += 1;
+            if n == russh_line {
+                return i + 1;
+            }
+        }
+    }
+    russh_line
 }
 
 /// Append the key; russh's learn function starts an empty file with a blank line, so a new
@@ -288,6 +306,21 @@ mod tests {
             Some(vec![Algorithm::Ed25519])
         );
         assert_eq!(preferred_key_algorithms("127.0.0.9", 2222, &kh), None);
+    }
+
+    #[test]
+    fn changed_key_line_counts_comments() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kh = dir.path().join("known_hosts");
+        std::fs::write(
+            &kh,
+            format!("# a\n\n# b\nh1 ssh-ed25519 {OTHER}\nh2 ssh-ed25519 {OTHER}\n"),
+        )
+        .expect("write");
+        let key = keys::parse_public_key_base64(KEY).expect("key");
+        let e = check("h2", 22, &key, &kh, HostKeyPolicy::Strict).expect_err("changed");
+        assert!(e.to_string().contains("known_hosts line 5)"), "{e}");
+        assert!(e.to_string().contains("ssh-keygen -R h2 -f"), "{e}");
     }
 
     #[test]
