@@ -3,7 +3,7 @@
 #[path = "common/sshd.rs"]
 mod sshd;
 
-use rocetop::collect::ssh::{HostKeyPolicy, PasswordSource, SshTarget, SshTransport};
+use rocetop::collect::ssh::{HostKeyPolicy, PasswordSource, SshTarget, SshTransport, connect_all};
 use rocetop::collect::{CollectError, Request, StreamEvent, Transport};
 use sshd::{Agent, Options, Sshd};
 use std::path::{Path, PathBuf};
@@ -338,6 +338,15 @@ async fn eight_hosts_in_parallel_one_connection_each() {
         .iter()
         .map(|h| SshTransport::new(target(h, &kh)))
         .collect();
+    let refs: Vec<&SshTransport> = trs.iter().collect();
+    let t0 = Instant::now();
+    for r in connect_all(&refs, 3, Duration::from_millis(20)).await {
+        r.expect("connect");
+    }
+    assert!(
+        t0.elapsed() >= Duration::from_millis(140),
+        "staggered by 20 ms each"
+    );
     for poll in 0..5 {
         let req = cli(&format!("echo poll {poll}"));
         let outs = futures::future::join_all(trs.iter().map(|t| t.run(&req, T))).await;
@@ -460,12 +469,6 @@ async fn follow_streams_lines_until_dropped() {
     let tr = SshTransport::new(t);
     let log = s.path("training.log");
     std::fs::write(&log, "iter 1\niter 2\n").expect("log");
-    // Readable by the unprivileged user.
-    std::process::Command::new("chmod")
-        .arg("755")
-        .arg(s.dir.path())
-        .status()
-        .expect("chmod");
     let req = Request::Follow {
         path: log.to_string_lossy().to_string(),
         lines: 10,

@@ -80,6 +80,11 @@ impl Sshd {
             dir.path().join("authorized_keys"),
         )
         .expect("authorized_keys");
+        // sshd reads authorized_keys as the login user, which may not be the test's user.
+        run(Command::new("chmod").arg("755").arg(dir.path()));
+        run(Command::new("chmod")
+            .arg("644")
+            .arg(dir.path().join("authorized_keys")));
         let port = opts.port.unwrap_or_else(free_port);
         let mut s = Sshd {
             port,
