@@ -3,7 +3,9 @@
 #[path = "common/sshd.rs"]
 mod sshd;
 
-use rocetop::collect::ssh::{HostKeyPolicy, PasswordSource, SshTarget, SshTransport, connect_all};
+use rocetop::collect::ssh::{
+    HostKeyPolicy, LegacyAlgorithms, PasswordSource, SshTarget, SshTransport, connect_all,
+};
 use rocetop::collect::{CollectError, Request, StreamEvent, Transport};
 use sshd::{Agent, Options, Sshd};
 use std::path::{Path, PathBuf};
@@ -639,4 +641,57 @@ async fn password_from_a_command_for_network_gear() {
             .contains("password variable $ROCETOP_TEST_UNSET_PASSWORD_VAR is not set"),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn legacy_algorithms_only_where_allowed() {
+    // An old switch: only dh-group14-sha1 and hmac-sha1 (with a non-AEAD cipher, so the MAC
+    // is negotiated).
+    let s = Sshd::with(Options {
+        extra: vec![
+            "KexAlgorithms diffie-hellman-group14-sha1".into(),
+            "MACs hmac-sha1".into(),
+            "Ciphers aes128-ctr".into(),
+        ],
+        ..Options::default()
+    });
+    let kh = s.path("known_hosts");
+    s.trust(&kh, "ed25519");
+    let e = SshTransport::new(target(&s, &kh))
+        .run(&cli("true"), T)
+        .await
+        .expect_err("not by default");
+    let m = e.to_string();
+    assert!(m.contains("no Kex algorithm in common"), "{m}");
+    assert!(m.contains("diffie-hellman-group14-sha1"), "{m}");
+    assert!(m.contains("allow legacy algorithms for this device"), "{m}");
+    let mut t = target(&s, &kh);
+    t.extra_algorithms = Some(LegacyAlgorithms {
+        dh_group14_sha1: true,
+        ecdh_nistp: false,
+        hmac_sha1: true,
+    });
+    let tr = SshTransport::new(t);
+    assert_eq!(tr.run(&cli("echo old"), T).await.expect("legacy"), "old\n");
+}
+
+#[tokio::test]
+async fn one_session_at_a_time_is_retried_not_failed() {
+    // Gear that allows a single channel: parallel requests wait for it instead of failing.
+    let s = Sshd::with(Options {
+        extra: vec!["MaxSessions 1".into()],
+        ..Options::default()
+    });
+    let kh = s.path("known_hosts");
+    s.trust(&kh, "ed25519");
+    let tr = SshTransport::new(target(&s, &kh));
+    let reqs: Vec<Request> = (0..4).map(|i| cli(&format!("echo {i}"))).collect();
+    for (i, r) in tr.run_all(&reqs, T).await.into_iter().enumerate() {
+        assert_eq!(r.expect("retried"), format!("{i}\n"));
+    }
+    assert!(
+        s.log().contains("no more sessions"),
+        "the refusals were exercised"
+    );
+    assert_eq!(s.accepted(), 1);
 }

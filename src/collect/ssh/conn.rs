@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// Why an exec did not produce output.
 #[derive(Debug)]
@@ -36,6 +36,7 @@ pub(crate) struct Conn {
     handle: Handle<Client>,
     shared: SharedRef,
     slots: Arc<Semaphore>,
+    open: Arc<OpenChannels>,
     /// Execs that completed on this connection.
     served: AtomicUsize,
     host_port: String,
@@ -64,27 +65,37 @@ impl Conn {
         ExecFail::Lost(self.closed_reason())
     }
 
-    /// Open a session channel, retrying a refusal (OpenSSH refuses beyond MaxSessions and
-    /// sometimes during rapid open/close).
-    async fn open_channel(&self) -> Result<russh::Channel<client::Msg>, ExecFail> {
+    /// Open a session channel. A refusal while other channels of ours are open means the
+    /// host allows fewer sessions than `max_channels` (OpenSSH MaxSessions, one-channel
+    /// gear): wait for one of them to close and try again, for as long as the caller's
+    /// timeout allows. A refusal with nothing else open is retried a few times, then reported.
+    async fn open_channel(&self) -> Result<(russh::Channel<client::Msg>, Open), ExecFail> {
         let mut delay = Duration::from_millis(20);
-        for attempt in 0.. {
+        let mut alone = 0;
+        loop {
+            let freed = self.open.freed.notified();
             match self.handle.channel_open_session().await {
-                Ok(ch) => return Ok(ch),
-                Err(russh::Error::ChannelOpenFailure(_)) if attempt < 6 => {
-                    tokio::time::sleep(delay).await;
-                    delay = delay.saturating_mul(2);
+                Ok(ch) => return Ok((ch, Open::new(&self.open))),
+                Err(russh::Error::ChannelOpenFailure(_))
+                    if self.open.count.load(Ordering::Relaxed) > 0 =>
+                {
+                    // Bounded wait: a wakeup between the refusal and here is not lost for long.
+                    let _ = tokio::time::timeout(Duration::from_millis(100), freed).await;
                 }
                 Err(russh::Error::ChannelOpenFailure(f)) => {
-                    return Err(ExecFail::Other(CollectError::Io(format!(
-                        "{} refused to open a channel ({f:?}); too many sessions?",
-                        self.host_port
-                    ))));
+                    alone += 1;
+                    if alone > 5 {
+                        return Err(ExecFail::Other(CollectError::Io(format!(
+                            "{} refused to open a channel ({f:?})",
+                            self.host_port
+                        ))));
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
                 }
                 Err(_) => return Err(self.lost()),
             }
         }
-        Err(self.lost())
     }
 
     /// Run one command; stdout (decoded lossily), or the failure.
@@ -95,12 +106,12 @@ impl Conn {
             .acquire_owned()
             .await
             .map_err(|_| self.lost())?;
-        let ch = self.open_channel().await?;
+        let (ch, open) = self.open_channel().await?;
         if ch.exec(true, cmd).await.is_err() {
             return Err(self.lost());
         }
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(drain(ch, tx, permit));
+        tokio::spawn(drain(ch, tx, (permit, open)));
         let done = rx.await.map_err(|_| self.lost())?;
         match done {
             Drained::Done { out, err, status } => {
@@ -125,14 +136,38 @@ impl Conn {
     /// Start a long-running command whose stdout lines go to the receiver; dropping the
     /// receiver closes the channel.
     pub async fn stream(&self, cmd: &str) -> Result<mpsc::Receiver<StreamEvent>, ExecFail> {
-        let ch = self.open_channel().await?;
+        let (ch, open) = self.open_channel().await?;
         if ch.exec(true, cmd).await.is_err() {
             return Err(self.lost());
         }
         let (tx, rx) = mpsc::channel(256);
         let hp = self.host_port.clone();
-        tokio::spawn(follow(ch, tx, hp));
+        tokio::spawn(follow(ch, tx, hp, open));
         Ok(rx)
+    }
+}
+
+/// Channels of a connection open now (execs and streams), and a wakeup when one closes.
+#[derive(Default)]
+struct OpenChannels {
+    count: AtomicUsize,
+    freed: Notify,
+}
+
+/// Counts one open channel until dropped (by the task that drains it).
+struct Open(Arc<OpenChannels>);
+
+impl Open {
+    fn new(o: &Arc<OpenChannels>) -> Self {
+        o.count.fetch_add(1, Ordering::Relaxed);
+        Open(o.clone())
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::Relaxed);
+        self.0.freed.notify_waiters();
     }
 }
 
@@ -166,7 +201,7 @@ enum Drained {
 async fn drain(
     mut ch: russh::Channel<client::Msg>,
     mut tx: oneshot::Sender<Drained>,
-    _permit: OwnedSemaphorePermit,
+    _held: (OwnedSemaphorePermit, Open),
 ) {
     let (mut out, mut err, mut status) = (Vec::new(), Vec::new(), None);
     let mut closed = false;
@@ -211,7 +246,12 @@ async fn stop(ch: &russh::Channel<client::Msg>) {
 }
 
 /// Forward lines of a long-running command until it ends or the receiver is dropped.
-async fn follow(mut ch: russh::Channel<client::Msg>, tx: mpsc::Sender<StreamEvent>, hp: String) {
+async fn follow(
+    mut ch: russh::Channel<client::Msg>,
+    tx: mpsc::Sender<StreamEvent>,
+    hp: String,
+    _open: Open,
+) {
     let mut buf: Vec<u8> = Vec::new();
     loop {
         tokio::select! {
@@ -344,6 +384,7 @@ pub(crate) fn open(t: &SshTarget) -> OpenFuture<'_> {
             handle,
             shared,
             slots: Arc::new(Semaphore::new(t.max_channels.max(1))),
+            open: Arc::new(OpenChannels::default()),
             served: AtomicUsize::new(0),
             host_port: hp,
             _jump: jump,
