@@ -53,11 +53,7 @@ pub fn expand_home(path: &str) -> PathBuf {
 }
 
 /// The same `path:value` lines `grep -rs .` prints for [`Request::SysfsDump`].
-pub fn sysfs_dump(
-    root: &str,
-    devices: &[String],
-    netdevs: &[String],
-) -> Result<String, CollectError> {
+pub fn sysfs_dump(root: &str, devices: &[String], netdevs: &[String]) -> Result<String, CollectError> {
     let ib = Path::new(root).join("class/infiniband");
     let mut out = String::new();
     let devs: Vec<PathBuf> = if devices.is_empty() {
@@ -86,10 +82,7 @@ pub fn sysfs_dump(
         }
     }
     for n in netdevs {
-        dump_dir(
-            &Path::new(root).join("class/net").join(n).join("statistics"),
-            &mut out,
-        );
+        dump_dir(&Path::new(root).join("class/net").join(n).join("statistics"), &mut out);
     }
     Ok(out)
 }
@@ -163,18 +156,13 @@ mod tests {
     #[test]
     fn sysfs_dump_prints_path_value_lines() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let hc = dir
-            .path()
-            .join("class/infiniband/rocep11s0/ports/1/hw_counters");
+        let hc = dir.path().join("class/infiniband/rocep11s0/ports/1/hw_counters");
         std::fs::create_dir_all(&hc).expect("mkdir");
         std::fs::write(hc.join("np_cnp_sent"), "42\n").expect("write");
         std::fs::write(hc.parent().expect("port").join("state"), "4: ACTIVE\n").expect("write");
         let root = dir.path().to_string_lossy().to_string();
         let out = sysfs_dump(&root, &[], &[]).expect("dump");
-        assert!(
-            out.contains("/ports/1/hw_counters/np_cnp_sent:42\n"),
-            "{out}"
-        );
+        assert!(out.contains("/ports/1/hw_counters/np_cnp_sent:42\n"), "{out}");
         assert!(out.contains("/ports/1/state:4: ACTIVE\n"), "{out}");
     }
 

@@ -161,11 +161,7 @@ mod tests {
         assert!(s.contains("/sys/class/infiniband/rocep11s0/ports/*/hw_counters"));
         assert!(s.contains("/sys/class/net/ens192/statistics"));
         assert_eq!(
-            Request::Tail {
-                path: "~/training.log".into(),
-                lines: 50
-            }
-            .shell(),
+            Request::Tail { path: "~/training.log".into(), lines: 50 }.shell(),
             "LC_ALL=C tail -n 50 ~/'training.log'"
         );
         assert_eq!(shell_path("/tmp/it's"), r"'/tmp/it'\''s'");

@@ -77,13 +77,7 @@ pub fn sanitize(raw: &str) -> String {
     let mut out: String = raw
         .trim()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
         .collect();
     while out.contains("__") {
         out = out.replace("__", "_");
@@ -97,18 +91,9 @@ mod tests {
 
     #[test]
     fn family_names_are_prometheus_safe() {
-        assert_eq!(
-            rdma_counter("np_cnp_sent"),
-            "rocetop_rdma_np_cnp_sent_total"
-        );
-        assert_eq!(
-            nic_counter("rx_vport_rdma.unicast-bytes"),
-            "rocetop_nic_rx_vport_rdma_unicast_bytes_total"
-        );
-        assert_eq!(
-            rdma_counter_of("rocetop_rdma_np_cnp_sent_total"),
-            Some("np_cnp_sent")
-        );
+        assert_eq!(rdma_counter("np_cnp_sent"), "rocetop_rdma_np_cnp_sent_total");
+        assert_eq!(nic_counter("rx_vport_rdma.unicast-bytes"), "rocetop_nic_rx_vport_rdma_unicast_bytes_total");
+        assert_eq!(rdma_counter_of("rocetop_rdma_np_cnp_sent_total"), Some("np_cnp_sent"));
         assert_eq!(rdma_counter_of("rocetop_nic_x_total"), None);
     }
 }

@@ -104,71 +104,17 @@ mod tests {
     fn rates_table() {
         // (name, prev, cur, width, expected)
         let cases: &[(&str, (Ts, u64), (Ts, u64), Width, Rate)] = &[
-            (
-                "zero delta",
-                (0, 5),
-                (1000, 5),
-                Width::W64,
-                Rate::PerSec(0.0),
-            ),
-            (
-                "increase",
-                (0, 5),
-                (1000, 105),
-                Width::W64,
-                Rate::PerSec(100.0),
-            ),
-            (
-                "uses sample times",
-                (0, 0),
-                (500, 100),
-                Width::W64,
-                Rate::PerSec(200.0),
-            ),
-            (
-                "wrap at u32::MAX",
-                (0, MAX32 - 9),
-                (1000, 10),
-                Width::W32,
-                Rate::PerSec(20.0),
-            ),
-            (
-                "64-bit decrease is reset",
-                (0, MAX32 - 9),
-                (1000, 10),
-                Width::W64,
-                Rate::Reset,
-            ),
+            ("zero delta", (0, 5), (1000, 5), Width::W64, Rate::PerSec(0.0)),
+            ("increase", (0, 5), (1000, 105), Width::W64, Rate::PerSec(100.0)),
+            ("uses sample times", (0, 0), (500, 100), Width::W64, Rate::PerSec(200.0)),
+            ("wrap at u32::MAX", (0, MAX32 - 9), (1000, 10), Width::W32, Rate::PerSec(20.0)),
+            ("64-bit decrease is reset", (0, MAX32 - 9), (1000, 10), Width::W64, Rate::Reset),
             ("reset", (0, 1_000_000), (1000, 3), Width::W64, Rate::Reset),
-            (
-                "32-bit implausible wrap is reset",
-                (0, 3_000_000_000),
-                (1000, 2_000_000_000),
-                Width::W32,
-                Rate::Reset,
-            ),
-            (
-                "32-bit value above u32 is reset",
-                (0, MAX32 + 5),
-                (1000, 1),
-                Width::W32,
-                Rate::Reset,
-            ),
+            ("32-bit implausible wrap is reset", (0, 3_000_000_000), (1000, 2_000_000_000), Width::W32, Rate::Reset),
+            ("32-bit value above u32 is reset", (0, MAX32 + 5), (1000, 1), Width::W32, Rate::Reset),
             ("dt = 0", (1000, 5), (1000, 50), Width::W64, Rate::NoTime),
-            (
-                "out of order",
-                (2000, 5),
-                (1000, 50),
-                Width::W64,
-                Rate::NoTime,
-            ),
-            (
-                "huge counters",
-                (0, u64::MAX - 10),
-                (1000, u64::MAX),
-                Width::W64,
-                Rate::PerSec(10.0),
-            ),
+            ("out of order", (2000, 5), (1000, 50), Width::W64, Rate::NoTime),
+            ("huge counters", (0, u64::MAX - 10), (1000, u64::MAX), Width::W64, Rate::PerSec(10.0)),
         ];
         for (name, prev, cur, width, want) in cases {
             assert_eq!(rate(*prev, *cur, *width), *want, "{name}");
@@ -187,15 +133,8 @@ mod tests {
     #[test]
     fn pause_fraction_is_share_of_interval() {
         // 250 ms of pause in a 1 s interval.
-        assert_eq!(
-            pause_fraction((0, 0), (1000, 250_000), Width::W64),
-            Some(0.25)
-        );
-        assert_eq!(
-            pause_fraction((0, 0), (1000, 5_000_000), Width::W64),
-            Some(1.0),
-            "clamped"
-        );
+        assert_eq!(pause_fraction((0, 0), (1000, 250_000), Width::W64), Some(0.25));
+        assert_eq!(pause_fraction((0, 0), (1000, 5_000_000), Width::W64), Some(1.0), "clamped");
         assert_eq!(pause_fraction((0, 9), (1000, 1), Width::W64), None, "reset");
     }
 }

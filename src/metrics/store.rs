@@ -419,16 +419,8 @@ mod tests {
             ("zero delta", &[(0, 5), (1000, 5)], Some(Rate::PerSec(0.0))),
             ("increase", &[(0, 5), (2000, 25)], Some(Rate::PerSec(10.0))),
             ("reset", &[(0, 500), (1000, 2)], Some(Rate::Reset)),
-            (
-                "dt = 0 replaces",
-                &[(0, 5), (1000, 7), (1000, 9)],
-                Some(Rate::PerSec(4.0)),
-            ),
-            (
-                "out of order dropped",
-                &[(0, 5), (2000, 25), (1000, 15)],
-                Some(Rate::PerSec(10.0)),
-            ),
+            ("dt = 0 replaces", &[(0, 5), (1000, 7), (1000, 9)], Some(Rate::PerSec(4.0))),
+            ("out of order dropped", &[(0, 5), (2000, 25), (1000, 15)], Some(Rate::PerSec(10.0))),
         ];
         for (name, pts, want) in cases {
             let (mut st, src, key) = setup();
@@ -444,15 +436,7 @@ mod tests {
     fn wrap_of_declared_32_bit_counter() {
         let (mut st, src, _) = setup();
         let k = SeriesKey::new("w_total", &[]);
-        st.ingest(
-            src,
-            0,
-            &poll(vec![Sample::counter32(
-                "w_total",
-                &[],
-                u64::from(u32::MAX) - 4,
-            )]),
-        );
+        st.ingest(src, 0, &poll(vec![Sample::counter32("w_total", &[], u64::from(u32::MAX) - 4)]));
         st.ingest(src, 1000, &poll(vec![Sample::counter32("w_total", &[], 5)]));
         let id = st.id(&k).expect("series");
         assert_eq!(st.rate(id), Some(Rate::PerSec(10.0)));
@@ -469,10 +453,7 @@ mod tests {
         st.ingest(src, 3000, &c(300));
         assert_eq!(st.rate(id), Some(Rate::PerSec(100.0)));
         let rates = st.rates(id, 0);
-        assert_eq!(
-            rates,
-            vec![(2000, Rate::NoTime), (3000, Rate::PerSec(100.0))]
-        );
+        assert_eq!(rates, vec![(2000, Rate::NoTime), (3000, Rate::PerSec(100.0))]);
         let h = st.source(src).expect("source");
         assert_eq!(h.up, Some(true));
         assert_eq!(h.polls_failed, 1);
@@ -506,23 +487,15 @@ mod tests {
         for i in 0..20 {
             st.ingest(src, i * 1000, &c(i as u64));
         }
-        let id = st
-            .id(&SeriesKey::new("m_total", &[("node", "n")]))
-            .expect("series");
+        let id = st.id(&SeriesKey::new("m_total", &[("node", "n")])).expect("series");
         assert_eq!(st.get(id).map(Series::len), Some(5));
         let mut st = Store::new(3_000, 100);
         let src = st.add_source("n", 1000);
         for i in 0..20 {
             st.ingest(src, i * 1000, &c(i as u64));
         }
-        let id = st
-            .id(&SeriesKey::new("m_total", &[("node", "n")]))
-            .expect("series");
-        assert_eq!(
-            st.get(id).map(Series::len),
-            Some(4),
-            "points within 3 s of the newest"
-        );
+        let id = st.id(&SeriesKey::new("m_total", &[("node", "n")])).expect("series");
+        assert_eq!(st.get(id).map(Series::len), Some(4), "points within 3 s of the newest");
     }
 
     #[test]
@@ -544,9 +517,6 @@ mod tests {
         st.ingest(src, 0, &poll(vec![Sample::gauge("g", &[], 2.5)]));
         let id = st.id(&SeriesKey::new("g", &[])).expect("series");
         assert_eq!(st.rate(id), None);
-        assert_eq!(
-            st.get(id).and_then(Series::latest),
-            Some((0, Value::Gauge(2.5)))
-        );
+        assert_eq!(st.get(id).and_then(Series::latest), Some((0, Value::Gauge(2.5))));
     }
 }

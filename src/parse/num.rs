@@ -30,9 +30,7 @@ pub fn float(s: &str) -> Option<f64> {
 pub fn seconds(s: &str, default_unit_secs: f64) -> Option<f64> {
     let s = s.trim();
     let split = s
-        .find(|c: char| {
-            !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')
-        })
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let v = float(num)?;
@@ -59,9 +57,7 @@ pub fn cells(line: &str) -> Vec<&str> {
 /// True for lines that only draw a table (`-----`, `+----+`, `=====`).
 pub fn is_rule(line: &str) -> bool {
     let t = line.trim();
-    !t.is_empty()
-        && t.chars()
-            .all(|c| matches!(c, '-' | '=' | '+' | '|' | ' ' | '─' | '━'))
+    !t.is_empty() && t.chars().all(|c| matches!(c, '-' | '=' | '+' | '|' | ' ' | '─' | '━'))
 }
 
 #[cfg(test)]
@@ -101,10 +97,7 @@ mod tests {
 
     #[test]
     fn cells_and_rules() {
-        assert_eq!(
-            cells("|  Tx Pkts |   12|  22|"),
-            vec!["Tx", "Pkts", "12", "22"]
-        );
+        assert_eq!(cells("|  Tx Pkts |   12|  22|"), vec!["Tx", "Pkts", "12", "22"]);
         assert!(is_rule("+-----+----+"));
         assert!(!is_rule("Ethernet1/1"));
     }
