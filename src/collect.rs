@@ -6,6 +6,7 @@ pub mod local;
 pub mod logtail;
 pub mod poll;
 pub mod source;
+pub mod ssh;
 pub mod switch;
 pub mod transport;
 
