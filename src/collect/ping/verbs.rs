@@ -1,0 +1,1 @@
+//! RDMA verbs pinger (in progress).
