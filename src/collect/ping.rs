@@ -13,6 +13,7 @@
 //! accept it is a failed source ("no answer from 10.0.0.2:18515: connection refused").
 
 pub mod demo;
+pub mod gid;
 pub mod proto;
 pub mod report;
 pub mod stats;
