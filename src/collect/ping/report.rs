@@ -30,8 +30,9 @@ pub struct Section<'a> {
 
 const QUANTILES: [&str; 5] = ["0", "0.5", "0.99", "0.999", "1"];
 
-fn secs(ns: f64) -> f64 {
-    ns / 1e9
+/// Seconds to the nanosecond: `0.000014370`, not `0.000014369999999999998`.
+fn secs(ns: f64) -> String {
+    format!("{:.9}", ns / 1e9)
 }
 
 pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {

@@ -26,8 +26,8 @@ pub struct Summary {
     pub stdev_ns: f64,
     /// Mean absolute difference of consecutive RTTs (in arrival order); `None` below two probes.
     pub jitter_ns: Option<f64>,
-    /// `(upper bound ns, probes)`: bucket i holds RTTs below its bound and at or above the previous
-    /// one; the last holds everything above p99 and its bound is the max.
+    /// `(upper bound ns, probes)`: bucket i holds RTTs at or below its bound and above the previous
+    /// one (Prometheus `le`); bounds split min..p99 in 15, the last bucket holds the tail up to max.
     pub buckets: Vec<(u64, u64)>,
 }
 
@@ -156,14 +156,18 @@ pub fn summarize(rtts: &[u64], hist: &mut Histogram<u32>) -> Option<Summary> {
 
 fn buckets(rtts: &[u64], min: u64, p99: u64, max: u64) -> Vec<(u64, u64)> {
     let linear = BUCKETS as u64 - 1;
-    let width = (p99 - min).div_ceil(linear).max(1);
-    let mut out: Vec<(u64, u64)> = (1..=linear).map(|i| (min + i * width, 0)).collect();
+    // Bounds min + ⌈(p99−min)·i/15⌉, so the 15th is p99 exactly; then the tail up to max.
+    let span = (p99 - min) as u128;
+    let mut out: Vec<(u64, u64)> = (1..=linear)
+        .map(|i| (min + (span * i as u128).div_ceil(linear as u128) as u64, 0))
+        .collect();
     out.push((max, 0));
     for &r in rtts {
+        // Prometheus `le` semantics: the first bucket whose bound is at or above the RTT.
         let i = if r > p99 {
             BUCKETS - 1
         } else {
-            (((r - min) / width) as usize).min(BUCKETS - 2)
+            out[..BUCKETS - 1].partition_point(|b| b.0 < r)
         };
         if let Some(b) = out.get_mut(i) {
             b.1 += 1;
