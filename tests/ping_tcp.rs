@@ -72,8 +72,14 @@ async fn pings_a_real_pingd_then_says_clearly_when_it_is_gone() {
         .map(|s| s.value.as_f64())
         .sum();
     assert_eq!(in_buckets, gauge(&p, names::PING_WINDOW_PROBES, &[]));
+    // TCP keeps going whatever RDMA can do here, and the note says which.
     if !cfg!(feature = "verbs") {
         assert_eq!(p.notes, vec![ping::NO_VERBS.to_string()]);
+    } else if !std::path::Path::new("/sys/class/infiniband").exists() {
+        assert_eq!(
+            p.notes,
+            vec!["RDMA unavailable on this host: no devices".to_string()]
+        );
     }
 
     // Kill the responder: the connection breaks, reconnects are refused.
