@@ -1,12 +1,12 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
 pub mod cli;
+pub mod cmd;
 pub mod collect;
 pub mod config;
 pub mod metrics;
 pub mod output;
 pub mod parse;
-pub mod cmd;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -15,7 +15,12 @@ use std::process::ExitCode;
 /// Run the command line; errors a user can act on are printed without a backtrace.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Some(Command::Parse { kind, file, format, name }) => match cmd::parse::run(kind, &file, format, &name) {
+        Some(Command::Parse {
+            kind,
+            file,
+            format,
+            name,
+        }) => match cmd::parse::run(kind, &file, format, &name) {
             Ok(out) => {
                 print!("{out}");
                 ExitCode::SUCCESS
@@ -45,7 +50,11 @@ pub fn run(cli: Cli) -> ExitCode {
             for f in &out.failed {
                 eprintln!("rocetop: source failed: {f}");
             }
-            if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if out.failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         Some(Command::Pingd { listen, device, ib_port, gid_index, traffic_class, spin }) => {
             cmd::pingd::run(cmd::pingd::Options {
@@ -57,7 +66,10 @@ pub fn run(cli: Cli) -> ExitCode {
         None => {
             // Until the live screen lands, the default command prints a snapshot.
             run(Cli {
-                command: Some(Command::Snapshot { format: output::Format::Table, interval: std::time::Duration::from_secs(1) }),
+                command: Some(Command::Snapshot {
+                    format: output::Format::Table,
+                    interval: std::time::Duration::from_secs(1),
+                }),
                 ..cli
             })
         }
