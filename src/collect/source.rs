@@ -277,6 +277,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             }],
             ctx: Ctx::named(&p.peer),
             ports: Vec::new(),
+            discovery: None,
         });
     }
     out
