@@ -1,6 +1,7 @@
 //! One module per command that prints and exits; the TUI lives in `app` and `ui`.
 
 pub mod parse;
+pub mod pingd;
 pub mod snapshot;
 
 use crate::collect::source::{self, Remote, RemoteFactory, Source};
