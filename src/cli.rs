@@ -55,6 +55,8 @@ pub enum Command {
         #[arg(long, default_value = "parsed")]
         name: String,
     },
+    /// Connect to every source, authenticate, read once, and check the RoCE settings agree.
+    Check,
     /// The responder that latency pings talk to (TCP; RDMA too when built with --features verbs).
     Pingd {
         /// Address to listen on (the peer's address on the RDMA network, for real use).

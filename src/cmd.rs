@@ -1,5 +1,6 @@
 //! One module per command that prints and exits; the TUI lives in `app` and `ui`.
 
+pub mod check;
 pub mod parse;
 pub mod pingd;
 pub mod snapshot;

@@ -12,6 +12,22 @@ use cli::{Cli, Command};
 use config::Config;
 use std::process::ExitCode;
 
+/// The config (warnings printed) and an async runtime, or the exit code after saying why not.
+pub fn setup(source: &cli::SourceArgs) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
+    let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
+        eprintln!("rocetop: {e}");
+        ExitCode::from(2)
+    })?;
+    for w in &cfg.warnings {
+        eprintln!("rocetop: warning: {w}");
+    }
+    let rt = tokio::runtime::Runtime::new().map_err(|e| {
+        eprintln!("rocetop: cannot start the async runtime: {e}");
+        ExitCode::from(1)
+    })?;
+    Ok((cfg, rt))
+}
+
 /// Run the command line; errors a user can act on are printed without a backtrace.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
@@ -30,23 +46,23 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Some(Command::Snapshot { format, interval }) => {
-            let cfg = match Config::load(cli.source.config.as_deref(), cli.source.demo) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("rocetop: {e}");
-                    return ExitCode::from(2);
-                }
+        Some(Command::Check) => {
+            let (cfg, rt) = match setup(&cli.source) {
+                Ok(x) => x,
+                Err(code) => return code,
             };
-            for w in &cfg.warnings {
-                eprintln!("rocetop: warning: {w}");
+            let r = rt.block_on(cmd::check::run(&cfg));
+            print!("{}", r.text);
+            if r.failures == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
             }
-            let rt = match tokio::runtime::Runtime::new() {
-                Ok(rt) => rt,
-                Err(e) => {
-                    eprintln!("rocetop: cannot start the async runtime: {e}");
-                    return ExitCode::from(1);
-                }
+        }
+        Some(Command::Snapshot { format, interval }) => {
+            let (cfg, rt) = match setup(&cli.source) {
+                Ok(x) => x,
+                Err(code) => return code,
             };
             let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
             print!("{}", out.text);
