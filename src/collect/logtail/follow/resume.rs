@@ -3,8 +3,8 @@
 //! After a reconnect the follower asks for the last [`RESUME_LINES`] lines again (`tail -n K -F`:
 //! the only way a remote `tail` can give back what was written while the connection was down).
 //! Those K lines overlap what was already seen; [`Resume`] remembers a hash of each of the last K
-//! lines delivered, holds back the first lines of the new stream, and drops the longest prefix of
-//! them that repeats the end of what was delivered. When nothing overlaps and the held lines fill
+//! lines delivered, holds back the first lines of the new stream, and drops them up to the latest
+//! point where they end with the lines delivered last. When nothing overlaps and the held lines fill
 //! the whole window, more than K lines were written during the outage: some are missing, and a note
 //! says so. Identical lines (the same message printed twice) can make the overlap look longer than
 //! it was; that costs at most those repeated lines, never a duplicate.
@@ -73,12 +73,15 @@ impl Resume {
         let Some(held) = self.held.take() else {
             return (Vec::new(), None);
         };
-        let max = held.len().min(self.recent.len());
-        let overlap = (1..=max)
+        // The new stream starts further back than the last line delivered: cut it after the
+        // latest line where it ends with what was delivered last.
+        let recent: Vec<u64> = self.recent.iter().copied().collect();
+        let hashes: Vec<u64> = held.iter().map(|(h, _)| *h).collect();
+        let overlap = (1..=hashes.len())
             .rev()
-            .find(|&m| {
-                let tail = self.recent.iter().skip(self.recent.len() - m);
-                tail.zip(held.iter()).all(|(a, (b, _))| a == b)
+            .find(|&j| {
+                let m = j.min(recent.len());
+                m > 0 && hashes.get(j - m..j) == recent.get(recent.len() - m..)
             })
             .unwrap_or(0);
         let note = (overlap == 0 && !self.recent.is_empty() && held.len() >= self.window).then(
@@ -139,6 +142,26 @@ mod tests {
         r.reconnected();
         assert!(feed(&mut r, &["a", "b", "c"]).is_empty());
         assert_eq!(r.resolve(), (vec!["c".to_string()], None));
+    }
+
+    #[test]
+    fn the_new_stream_may_start_before_the_lines_seen() {
+        let mut r = Resume::new(5);
+        feed(&mut r, &["c", "d", "e"]);
+        r.reconnected();
+        assert!(feed(&mut r, &["a", "b", "c", "d"]).is_empty());
+        assert_eq!(feed(&mut r, &["e"]), Vec::<String>::new(), "all seen");
+        assert!(!r.holding(), "resolved at the window");
+        assert_eq!(feed(&mut r, &["f"]), ["f"]);
+    }
+
+    #[test]
+    fn a_replaced_file_is_delivered_whole() {
+        let mut r = Resume::new(5);
+        feed(&mut r, &["a", "b"]);
+        r.reconnected();
+        feed(&mut r, &["x", "y"]);
+        assert_eq!(r.resolve(), (vec!["x".to_string(), "y".to_string()], None));
     }
 
     #[test]
