@@ -283,6 +283,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ctx: Ctx::named(&p.peer),
             ports: Vec::new(),
             discovery: None,
+            format_regex: None,
         });
     }
     out

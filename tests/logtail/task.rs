@@ -15,7 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-fn log_source(transport: Arc<dyn Transport>, path: &str, lines: usize, re: Option<&str>) -> Source {
+pub(crate) fn log_source(
+    transport: Arc<dyn Transport>,
+    path: &str,
+    lines: usize,
+    re: Option<&str>,
+) -> Source {
     let mut store = Store::new(60_000, 100);
     Source {
         id: store.add_source("log", 1000),
@@ -42,7 +47,7 @@ fn log_source(transport: Arc<dyn Transport>, path: &str, lines: usize, re: Optio
 }
 
 /// Everything the follower sends until `done` holds of all of it, or the deadline.
-async fn collect_until(
+pub(crate) async fn collect_until(
     src: Source,
     secs: u64,
     mut between: impl FnMut(&[Collected]),
@@ -65,7 +70,7 @@ async fn collect_until(
     got
 }
 
-fn raw_lines(got: &[Collected]) -> Vec<String> {
+pub(crate) fn raw_lines(got: &[Collected]) -> Vec<String> {
     got.iter()
         .flat_map(|c| c.raw.iter())
         .flat_map(|(k, t)| {
@@ -75,7 +80,7 @@ fn raw_lines(got: &[Collected]) -> Vec<String> {
         .collect()
 }
 
-fn gauges(got: &[Collected], name: &str) -> Vec<f64> {
+pub(crate) fn gauges(got: &[Collected], name: &str) -> Vec<f64> {
     got.iter()
         .flat_map(|c| c.parsed.samples.iter())
         .filter(|s| s.key.name == name)
