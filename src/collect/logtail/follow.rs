@@ -30,8 +30,9 @@ pub const SEND_EVERY: Duration = Duration::from_millis(250);
 pub const SEND_LINES: usize = 500;
 /// Quiet time after which the parser releases a record still waiting for its timer line.
 pub const FLUSH_IDLE: Duration = Duration::from_secs(2);
-/// How long the lines repeated after a reconnect are waited for.
-const RESUME_WAIT: Duration = Duration::from_millis(1500);
+/// How long the first repeated line after a reconnect is waited for (`tail` prints the last lines
+/// at once; a quiet gap after them ends the repeat). An empty file repeats nothing.
+const RESUME_WAIT: Duration = Duration::from_secs(5);
 const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 
@@ -202,7 +203,8 @@ impl State {
                 },
                 _ = tick.tick() => {
                     let quiet = last_line.elapsed();
-                    if self.resume.holding() && (quiet >= SEND_EVERY || opened.elapsed() >= RESUME_WAIT) {
+                    let repeated = self.resume.held() > 0 && quiet >= SEND_EVERY;
+                    if self.resume.holding() && (repeated || opened.elapsed() >= RESUME_WAIT) {
                         let (lines, note) = self.resume.resolve();
                         self.deliver(lines, note);
                     }

@@ -48,6 +48,11 @@ impl Resume {
         self.held.is_some()
     }
 
+    /// Lines held back so far.
+    pub fn held(&self) -> usize {
+        self.held.as_ref().map_or(0, Vec::len)
+    }
+
     /// A line from the stream; the lines to deliver now (none while holding), and a note when
     /// lines were lost.
     pub fn line(&mut self, line: String) -> (Vec<String>, Option<String>) {
