@@ -1,11 +1,12 @@
 //! The machine rocetop runs on: sysfs read directly (no shell, no SSH to itself), `ethtool`
 //! spawned without a shell, files read natively.
 
-use super::transport::{CollectError, Request, Transport};
+use super::transport::{CollectError, Request, StreamEvent, Transport};
 use async_trait::async_trait;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 #[derive(Debug, Default)]
 pub struct LocalTransport;
@@ -37,6 +38,19 @@ impl Transport for LocalTransport {
         tokio::time::timeout(timeout, work)
             .await
             .map_err(|_| CollectError::Timeout(timeout))?
+    }
+
+    /// `Request::Follow`: the native `tail -F` (crate::collect::logtail::local).
+    async fn stream(&self, req: &Request) -> Result<mpsc::Receiver<StreamEvent>, CollectError> {
+        match req {
+            Request::Follow { path, lines } => Ok(crate::collect::logtail::local::follow(
+                &expand_home(path),
+                *lines,
+            )),
+            _ => Err(CollectError::Unavailable(format!(
+                "local cannot stream {req:?}"
+            ))),
+        }
     }
 
     fn describe(&self) -> String {

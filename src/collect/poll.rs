@@ -1,7 +1,7 @@
 //! The collector loop: one task per source, polling at its interval with a timeout around every
 //! poll. Errors become data (`Collected::error`), never a crash; a slow source delays only itself.
 
-use super::source::Source;
+use super::source::{Source, SourceKind};
 use super::transport::CollectError;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Parsed, Store, Ts, now_ms};
@@ -91,12 +91,17 @@ pub async fn poll_once(src: &Source) -> Collected {
 }
 
 /// Start one polling task per source; results flow into `tx` (bounded: backpressure, not memory).
-/// Tasks end when the receiver is dropped or the set is dropped.
+/// Log sources are followed, not polled (`logtail::follow`). Tasks end when the receiver is dropped
+/// or the set is dropped.
 pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
     let mut set = JoinSet::new();
     let n = sources.len().max(1) as u64;
     for (i, src) in sources.into_iter().enumerate() {
         let tx = tx.clone();
+        if src.kind == SourceKind::Log {
+            set.spawn(crate::collect::logtail::follow::run(src, tx));
+            continue;
+        }
         set.spawn(async move {
             // Stagger first polls over the interval so hundreds of connects do not land at once.
             let stagger = src.interval.as_millis() as u64 * i as u64 / n;

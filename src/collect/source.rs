@@ -42,6 +42,8 @@ pub struct Source {
     pub ports: Vec<String>,
     /// Nodes whose netdevs are discovered from their sysfs dump (none configured).
     pub discovery: Option<Arc<Discovery>>,
+    /// A log's custom line format (`[[log]] format_regex`), for its follower.
+    pub format_regex: Option<String>,
 }
 
 /// RDMA netdevs learned from a node's own sysfs (`gid_attrs/ndevs`), refreshed every poll: the next
@@ -209,6 +211,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ctx: Ctx::named(&sw.name),
             ports: sw.ports.clone(),
             discovery: None,
+            format_regex: None,
         });
     }
     let mut node_transports = std::collections::HashMap::new();
@@ -231,6 +234,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ctx: Ctx::named(&n.name),
             ports: Vec::new(),
             discovery: n.netdevs.is_empty().then(|| Arc::new(Discovery::default())),
+            format_regex: None,
         });
     }
     for l in &cfg.logs {
@@ -259,6 +263,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             },
             ports: Vec::new(),
             discovery: None,
+            format_regex: l.format_regex.clone(),
         });
     }
     for p in &cfg.pings {
@@ -278,6 +283,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ctx: Ctx::named(&p.peer),
             ports: Vec::new(),
             discovery: None,
+            format_regex: None,
         });
     }
     out

@@ -51,6 +51,9 @@ pub const TRAIN_LOSS: &str = "rocetop_train_loss";
 pub const TRAIN_STEP_SECONDS: &str = "rocetop_train_step_seconds";
 pub const TRAIN_ALLREDUCE_SECONDS: &str = "rocetop_train_allreduce_seconds";
 pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
+/// Highlighted training-log lines {node,log,class=warn|error|nccl|traceback|timeout}, counted by the
+/// follower since it started (a traceback counts once), so alerts can fire on an increase.
+pub const TRAIN_LOG_HIGHLIGHTS: &str = "rocetop_train_log_highlights_total";
 
 // ping
 pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
