@@ -3,14 +3,19 @@
 pub mod parse;
 pub mod snapshot;
 
+use crate::collect::nxapi::NxapiTransport;
 use crate::collect::source::{self, Remote, RemoteFactory};
 use crate::collect::transport::{CollectError, Transport};
-use crate::config::Config;
+use crate::config::{Config, SwitchTransport};
 use std::sync::Arc;
 
 /// The transport for a remote switch or node (SSH, NX-API).
-pub fn remote_transport(_cfg: &Config, r: Remote<'_>) -> Result<Arc<dyn Transport>, CollectError> {
+pub fn remote_transport(cfg: &Config, r: Remote<'_>) -> Result<Arc<dyn Transport>, CollectError> {
     let name = match r {
+        Remote::Switch(s) if s.transport == SwitchTransport::Nxapi => {
+            let t = NxapiTransport::from_switch(s, cfg.ssh.connect_timeout)?;
+            return Ok(Arc::new(t));
+        }
         Remote::Switch(s) => &s.name,
         Remote::Node(n) => &n.name,
     };
