@@ -353,7 +353,7 @@ mod tests {
             &tls::Trust::Pinned([0; 32]),
             Duration::from_secs(1),
         )
-        .unwrap();
+        .expect("ok");
         let r = t
             .run(
                 &Request::Ethtool {

@@ -225,7 +225,7 @@ mod tests {
     async fn framings() {
         let r = parse(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: nxapi_auth=x\r\n\r\nhelloEXTRA")
             .await
-            .unwrap();
+            .expect("ok");
         assert_eq!(
             (r.status, r.body.as_slice(), r.close),
             (200, &b"hello"[..], false)
@@ -234,10 +234,12 @@ mod tests {
 
         let r = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\n")
             .await
-            .unwrap();
+            .expect("ok");
         assert_eq!(r.body, b"abcde");
 
-        let r = parse(b"HTTP/1.0 401 Unauthorized\r\n\r\nno").await.unwrap();
+        let r = parse(b"HTTP/1.0 401 Unauthorized\r\n\r\nno")
+            .await
+            .expect("ok");
         assert_eq!(
             (r.status, r.body.as_slice(), r.close),
             (401, &b"no"[..], true)
@@ -245,7 +247,7 @@ mod tests {
 
         let r = parse(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
             .await
-            .unwrap();
+            .expect("ok");
         assert!(r.close);
     }
 

@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn request_joins_commands() {
         let b: Value =
-            serde_json::from_str(&request_body(&["show interface", "show version"])).unwrap();
+            serde_json::from_str(&request_body(&["show interface", "show version"])).expect("ok");
         assert_eq!(b["ins_api"]["input"], "show interface ;show version");
         assert_eq!(b["ins_api"]["type"], "cli_show");
         assert_eq!(b["ins_api"]["output_format"], "json");
@@ -101,14 +101,14 @@ mod tests {
     fn outputs_one_or_many_with_errors() {
         let one_out =
             br#"{"ins_api":{"outputs":{"output":{"code":"200","msg":"Success","body":{"a":1}}}}}"#;
-        let r = split_reply(one_out, 1).unwrap();
+        let r = split_reply(one_out, 1).expect("ok");
         assert_eq!(r, vec![Ok(r#"{"a":1}"#.to_string())]);
 
         let many = br#"{"ins_api":{"outputs":{"output":[
             {"code":200,"msg":"Success","body":{"b":"2"}},
             {"code":"400","msg":"Input CLI command error","clierror":"% Invalid command\n"},
             {"code":"200","msg":"Success","body":""}]}}}"#;
-        let r = split_reply(many, 4).unwrap();
+        let r = split_reply(many, 4).expect("ok");
         assert_eq!(r[0], Ok(r#"{"b":"2"}"#.to_string()));
         assert_eq!(
             r[1],

@@ -46,13 +46,15 @@ mod tests {
         assert_eq!(ok.as_deref(), Ok("pw one"));
         let e = resolve(&Secret::Command("exit 3".into()))
             .await
-            .unwrap_err();
+            .expect_err("an error");
         assert!(e.contains("failed"), "{e}");
-        let e = resolve(&Secret::Command("true".into())).await.unwrap_err();
+        let e = resolve(&Secret::Command("true".into()))
+            .await
+            .expect_err("an error");
         assert!(e.contains("printed nothing"), "{e}");
         let e = resolve(&Secret::Env("ROCETOP_NXAPI_SURELY_UNSET".into()))
             .await
-            .unwrap_err();
+            .expect_err("an error");
         assert!(e.contains("$ROCETOP_NXAPI_SURELY_UNSET is not set"), "{e}");
     }
 }

@@ -287,13 +287,13 @@ mod tests {
 
     #[test]
     fn ca_file_problems_are_named() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("ok");
         let missing = dir.path().join("none.pem");
-        let e = client_config(&Trust::CaFile(missing)).unwrap_err();
+        let e = client_config(&Trust::CaFile(missing)).expect_err("an error");
         assert!(e.contains("nxapi_ca_file") && e.contains("none.pem"), "{e}");
         let empty = dir.path().join("empty.pem");
-        std::fs::write(&empty, "not pem\n").unwrap();
-        let e = client_config(&Trust::CaFile(empty)).unwrap_err();
+        std::fs::write(&empty, "not pem\n").expect("ok");
+        let e = client_config(&Trust::CaFile(empty)).expect_err("an error");
         assert!(e.contains("no usable PEM certificate"), "{e}");
     }
 }
