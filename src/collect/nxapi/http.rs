@@ -275,4 +275,20 @@ mod tests {
             Err(HttpError::Protocol(_))
         ));
     }
+
+    proptest::proptest! {
+        // Whatever a peer sends, the reader answers with a reply or an error, never a panic.
+        #[test]
+        fn any_bytes_no_panic(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..400), cut in 0usize..200) {
+            let good = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+            let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+            rt.block_on(async {
+                let _ = parse(&raw).await;
+                let _ = parse(&good[..cut.min(good.len())]).await;
+                let mut mixed = good.to_vec();
+                mixed.splice(cut.min(mixed.len())..cut.min(mixed.len()), raw.iter().copied());
+                let _ = parse(&mixed).await;
+            });
+        }
+    }
 }

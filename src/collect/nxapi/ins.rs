@@ -124,4 +124,18 @@ mod tests {
         assert!(split_reply(b"<html>", 1).is_none());
         assert!(split_reply(br#"{"x":1}"#, 1).is_none());
     }
+
+    proptest::proptest! {
+        // Truncated or mangled replies give errors per command, never a panic or a wrong count.
+        #[test]
+        fn mangled_replies_no_panic(cut in 0usize..400, junk in "[\\[\\]{}\":,0-9a-z ]{0,40}", n in 1usize..4) {
+            let reply = r#"{"ins_api":{"outputs":{"output":[{"code":"200","body":{"TABLE_x":{"ROW_x":[{"a":"1"}]}}},{"code":400,"msg":"bad"}]}}}"#;
+            let cut = cut.min(reply.len());
+            for text in [format!("{}{junk}", &reply[..cut]), reply.replace("200", &junk)] {
+                if let Some(out) = split_reply(text.as_bytes(), n) {
+                    proptest::prop_assert_eq!(out.len(), n);
+                }
+            }
+        }
+    }
 }
