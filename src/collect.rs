@@ -5,8 +5,10 @@ pub mod host;
 pub mod local;
 pub mod logtail;
 pub mod nxapi;
+pub mod ping;
 pub mod poll;
 pub mod source;
+pub mod ssh;
 pub mod switch;
 pub mod transport;
 

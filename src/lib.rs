@@ -59,6 +59,24 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(1)
             }
         }
+        Some(Command::Pingd {
+            listen,
+            device,
+            ib_port,
+            gid_index,
+            traffic_class,
+            spin,
+        }) => cmd::pingd::run(cmd::pingd::Options {
+            listen,
+            verbs: collect::ping::VerbsOptions {
+                device,
+                port: ib_port,
+                gid_index,
+                traffic_class,
+                ..Default::default()
+            },
+            spin,
+        }),
         None => {
             // Until the live screen lands, the default command prints a snapshot.
             run(Cli {

@@ -178,6 +178,8 @@ async fn keep_alive_one_handshake_for_many_polls() {
     let pki = server::pki();
     let srv = server::start(&pki, Mode::Normal, bodies()).await;
     let t = transport(&srv, &pin(&pki), server::PASSWORD);
+    t.warm_up().await.expect("warm up");
+    t.warm_up().await.expect("warm up again");
     for _ in 0..5 {
         let out = t.run_all(&cli(&[PFC, FLOWCONTROL]), T).await;
         assert!(out.iter().all(Result::is_ok), "{out:?}");

@@ -320,6 +320,19 @@ impl Transport for NxapiTransport {
             .collect()
     }
 
+    /// Open the TLS connection before the first poll (no request is sent).
+    async fn warm_up(&self) -> Result<(), CollectError> {
+        let mut st = self.state.lock().await;
+        if st.conn.is_none() {
+            let conn = tokio::time::timeout(self.connect_timeout, self.connect())
+                .await
+                .map_err(|_| CollectError::Timeout(self.connect_timeout))??;
+            st.conn = Some(conn);
+            st.handshakes += 1;
+        }
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!("nxapi {}@{}", self.user, self.addr())
     }

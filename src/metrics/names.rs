@@ -56,6 +56,19 @@ pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
 pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
 pub const PING_COUNT: &str = "rocetop_ping_rtt_seconds_count";
 pub const PING_LOST: &str = "rocetop_ping_lost_total";
+pub const PING_SENT: &str = "rocetop_ping_sent_total";
+/// Probes answered in time (a counter; `_count` would read as a summary's count to promtool).
+pub const PING_ANSWERED: &str = "rocetop_ping_answered_total";
+/// Probes answered within the sliding window the quantiles describe.
+pub const PING_WINDOW_PROBES: &str = "rocetop_ping_window_probes";
+pub const PING_RTT_MEAN: &str = "rocetop_ping_rtt_mean_seconds";
+pub const PING_RTT_STDEV: &str = "rocetop_ping_rtt_stdev_seconds";
+/// Mean absolute difference of consecutive RTTs in the window.
+pub const PING_JITTER: &str = "rocetop_ping_jitter_seconds";
+/// Window histogram {peer,transport,bucket="00".."15"}: probes per bucket, and each bucket's upper
+/// bound (15 equal buckets from min to p99, the last up to max; bounds move with the window).
+pub const PING_BUCKET_PROBES: &str = "rocetop_ping_rtt_bucket_probes";
+pub const PING_BUCKET_LE: &str = "rocetop_ping_rtt_bucket_le_seconds";
 
 // health
 pub const SOURCE_UP: &str = "rocetop_source_up";
