@@ -376,6 +376,13 @@ mod tests {
             )
             .await;
         assert!(matches!(r, Err(CollectError::Unavailable(m)) if m.contains("show commands only")));
+        let r = t
+            .run(
+                &Request::Cli("show clock ; show users".into()),
+                Duration::from_secs(1),
+            )
+            .await;
+        assert!(matches!(r, Err(CollectError::Unavailable(m)) if m.contains("`;` inside")));
         assert_eq!(t.handshakes().await, 0);
         assert_eq!(t.describe(), "nxapi admin@127.0.0.1:9");
     }
