@@ -5,10 +5,11 @@ pub mod parse;
 pub mod pingd;
 pub mod snapshot;
 
+use crate::collect::nxapi::NxapiTransport;
 use crate::collect::source::{self, Remote, RemoteFactory, Source};
 use crate::collect::ssh::{LegacyAlgorithms, PasswordSource, SshTarget, SshTransport};
 use crate::collect::transport::{CollectError, Transport};
-use crate::config::{self, Config, Secret};
+use crate::config::{self, Config, Secret, SwitchTransport};
 use futures::StreamExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,7 +74,12 @@ pub fn ssh_target(cfg: &Config, r: &Remote<'_>) -> SshTarget {
 
 /// The transport for a remote switch or node (SSH; NX-API for switches that say so).
 pub fn remote_transport(cfg: &Config, r: Remote<'_>) -> Result<Arc<dyn Transport>, CollectError> {
-    Ok(Arc::new(SshTransport::new(ssh_target(cfg, &r))))
+    match r {
+        Remote::Switch(s) if s.transport == SwitchTransport::Nxapi => Ok(Arc::new(
+            NxapiTransport::from_switch(s, cfg.ssh.connect_timeout)?,
+        )),
+        _ => Ok(Arc::new(SshTransport::new(ssh_target(cfg, &r)))),
+    }
 }
 
 pub fn remote() -> RemoteFactory<'static> {

@@ -4,6 +4,7 @@ pub mod demo;
 pub mod host;
 pub mod local;
 pub mod logtail;
+pub mod nxapi;
 pub mod ping;
 pub mod poll;
 pub mod source;
