@@ -51,6 +51,31 @@ pub enum Command {
         #[arg(long, default_value = "parsed")]
         name: String,
     },
+    /// Record the raw outputs of every source to one file (until --duration or Ctrl-C).
+    Record {
+        /// The recording to write (replaced if it exists).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Stop after this long (default: until SIGINT/SIGTERM).
+        #[arg(long, value_parser = parse_duration)]
+        duration: Option<std::time::Duration>,
+    },
+    /// Replay a recording through the same parsers; with --format, print the state at its end.
+    Replay {
+        file: PathBuf,
+        /// Recording seconds per second.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Print the final state instead of showing it on screen.
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
+    /// Serve Prometheus /metrics of every source.
+    Export {
+        /// Address to listen on; a non-loopback address is allowed, with a warning.
+        #[arg(long, default_value = crate::cmd::export::DEFAULT_LISTEN, value_name = "ADDR")]
+        listen: String,
+    },
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

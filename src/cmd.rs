@@ -1,6 +1,8 @@
 //! One module per command that prints and exits; the TUI lives in `app` and `ui`.
 
+pub mod export;
 pub mod parse;
+pub mod record;
 pub mod snapshot;
 
 use crate::collect::source::{self, Remote, RemoteFactory};

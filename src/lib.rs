@@ -1,11 +1,13 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
+pub mod bundle;
 pub mod cli;
 pub mod collect;
 pub mod config;
 pub mod metrics;
 pub mod output;
 pub mod parse;
+pub mod record;
 pub mod cmd;
 
 use cli::{Cli, Command};
@@ -47,12 +49,75 @@ pub fn run(cli: Cli) -> ExitCode {
             }
             if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
+        Some(Command::Record { out, duration }) => {
+            let Some((cfg, rt)) = load_and_runtime(&cli.source) else {
+                return ExitCode::from(2);
+            };
+            match rt.block_on(cmd::record::run(&cfg, &out, duration)) {
+                Ok(s) => {
+                    eprintln!("rocetop: {}", s.line(&out));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Some(Command::Replay { file, speed: _, format }) => {
+            // Until the TUI replays on screen, `replay FILE` prints the final state as a table.
+            let format = format.unwrap_or(output::Format::Table);
+            let Ok(rt) = tokio::runtime::Runtime::new() else {
+                eprintln!("rocetop: cannot start the async runtime");
+                return ExitCode::from(1);
+            };
+            match rt.block_on(cmd::record::replay_print(&file, format)) {
+                Ok(out) => {
+                    print!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Some(Command::Export { listen }) => {
+            let Some((cfg, rt)) = load_and_runtime(&cli.source) else {
+                return ExitCode::from(2);
+            };
+            match rt.block_on(cmd::export::run(&cfg, &listen)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         None => {
             // Until the live screen lands, the default command prints a snapshot.
             run(Cli {
                 command: Some(Command::Snapshot { format: output::Format::Table, interval: std::time::Duration::from_secs(1) }),
                 ..cli
             })
+        }
+    }
+}
+
+/// The config and a runtime for a command that polls; problems are printed.
+fn load_and_runtime(src: &cli::SourceArgs) -> Option<(Config, tokio::runtime::Runtime)> {
+    let cfg = match Config::load(src.config.as_deref(), src.demo) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rocetop: {e}");
+            return None;
+        }
+    };
+    match tokio::runtime::Runtime::new() {
+        Ok(rt) => Some((cfg, rt)),
+        Err(e) => {
+            eprintln!("rocetop: cannot start the async runtime: {e}");
+            None
         }
     }
 }
