@@ -1,11 +1,12 @@
 //! Recordings: every source's raw outputs with their timestamps, in one append-only file that a
 //! crash cannot spoil, and the replay feed that sends them through the same parsers and store.
 //!
-//! File format (version 1): a sequence of gzip members, one per record, each holding one JSON
-//! object and a newline. `zcat FILE | jq` reads it. The first record is the header (config with
-//! secrets removed, the sources), then one `poll` record per poll, then `end` on a clean stop.
-//! Each member is written with one `write_all` and carries its own CRC, so a kill -9 loses at most
-//! the member being written and a file cut anywhere replays up to the cut.
+//! File format (version 1): a sequence of gzip members holding JSON lines, one record a line;
+//! `zcat FILE | jq` reads it. The first member holds the header alone (config with secrets
+//! removed, the sources); then `poll` records, one per poll; then `end` on a clean stop. The
+//! deflate stream is sync-flushed after every record, so a kill -9 loses at most the record being
+//! written and a file cut anywhere replays up to the cut; a new member (fresh dictionary, its own
+//! CRC) starts every 30 s of recording, which bounds what a seek decodes.
 
 pub mod format;
 pub mod inventory;
@@ -14,7 +15,7 @@ pub mod replay;
 pub mod writer;
 
 pub use format::{FORMAT_VERSION, Header, Poll, SourceInfo};
-pub use reader::{Cut, Reader};
+pub use reader::{Cut, Pos, Reader};
 pub use replay::{Feed, Replay, ReplayClock, ReplayControl, replay_feed};
 pub use writer::Writer;
 

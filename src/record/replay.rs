@@ -5,7 +5,7 @@
 use super::RecordError;
 use super::format::{Header, Poll};
 use super::inventory::{config_of, kind_of, source_of};
-use super::reader::{Cut, Reader};
+use super::reader::{Cut, Pos, Reader};
 use crate::collect::poll::{Collected, parse_outputs};
 use crate::collect::source::Source;
 use crate::config::Config;
@@ -177,7 +177,7 @@ fn speed_of(x: f64) -> f64 {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    offset: u64,
+    pos: Pos,
     at: Ts,
 }
 
@@ -189,9 +189,9 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
     let header = reader.header().clone();
     let mut index = Vec::new();
     loop {
-        let offset = reader.offset();
+        let pos = reader.pos();
         match reader.next_poll() {
-            Some(p) => index.push(Entry { offset, at: p.at }),
+            Some(p) => index.push(Entry { pos, at: p.at }),
             None => break,
         }
     }
@@ -320,7 +320,7 @@ impl Feeder {
         let Some(e) = self.index.get(i).copied() else {
             return Ok(());
         };
-        if self.reader.offset() != e.offset && self.reader.seek(e.offset).is_err() {
+        if self.reader.pos() != e.pos && self.reader.seek(e.pos).is_err() {
             return Ok(());
         }
         let Some(p) = self.reader.next_poll() else {

@@ -1,5 +1,8 @@
-//! Appending records: each one a gzip member written with a single `write_all`, so the file on
-//! disk is always a run of complete members plus at most one partial member at its end.
+//! Appending records. Records are JSON lines in a deflate stream that is sync-flushed after every
+//! record, so everything up to the last complete record is on disk and decodable at any moment;
+//! the stream is cut into gzip members (a fresh dictionary) every [`MEMBER_SECONDS`] of recorded
+//! time or [`MEMBER_RAW_BYTES`], which bounds what a seek must decode. Sharing one dictionary
+//! across the records of a member makes the file about half the size of one member per record.
 
 use super::RecordError;
 use super::format::{End, FORMAT_VERSION, Header, MAGIC, Output, Poll, Record, SourceInfo};
@@ -15,30 +18,56 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub struct Writer {
+/// A new gzip member starts after this much recorded time...
+pub const MEMBER_SECONDS: i64 = 30;
+/// ...or this much JSON, whichever comes first.
+pub const MEMBER_RAW_BYTES: u64 = 4 << 20;
+
+/// The file, counting what reached it.
+struct Sink {
     file: File,
-    path: PathBuf,
-    sources: HashMap<u32, SourceInfo>,
     bytes: u64,
-    polls: u64,
-    raw_bytes: u64,
 }
 
-/// One record as one gzip member.
-pub(crate) fn encode(rec: &Record) -> Result<Vec<u8>, RecordError> {
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// The open member: where it started and how much went in.
+struct Member {
+    gz: GzEncoder<Sink>,
+    first_at: Option<Ts>,
+    raw: u64,
+}
+
+pub struct Writer {
+    member: Option<Member>,
+    /// Between members (after a failure to start one, the file is kept here).
+    idle: Option<Sink>,
+    path: PathBuf,
+    sources: HashMap<u32, SourceInfo>,
+    polls: u64,
+    raw_bytes: u64,
+    member_ms: i64,
+    member_raw: u64,
+}
+
+fn line(rec: &Record) -> Result<Vec<u8>, RecordError> {
     let mut json = serde_json::to_vec(rec).map_err(|e| RecordError::Encode(e.to_string()))?;
     json.push(b'\n');
-    let mut gz = GzEncoder::new(
-        Vec::with_capacity(json.len() / 4 + 64),
-        Compression::default(),
-    );
-    gz.write_all(&json)
-        .and_then(|_| gz.finish())
-        .map_err(|e| RecordError::Encode(e.to_string()))
+    Ok(json)
 }
 
 impl Writer {
-    /// Create (or truncate) `path` and write the header: the config without secrets and the sources.
+    /// Create (or truncate) `path` and write the header (its own member): the config without
+    /// secrets and the sources.
     pub fn create<'a>(
         path: &Path,
         cfg: &Config,
@@ -57,24 +86,70 @@ impl Writer {
         };
         let file = File::create(path).map_err(|e| RecordError::io(path, e))?;
         let mut w = Self {
-            file,
+            member: None,
+            idle: Some(Sink { file, bytes: 0 }),
             path: path.to_path_buf(),
             sources: infos.into_iter().map(|s| (s.id, s)).collect(),
-            bytes: 0,
             polls: 0,
             raw_bytes: 0,
+            member_ms: MEMBER_SECONDS * 1000,
+            member_raw: MEMBER_RAW_BYTES,
         };
-        w.append(&Record::Header(header))?;
+        w.append(&Record::Header(header), None)?;
+        w.end_member()?;
         Ok(w)
     }
 
-    fn append(&mut self, rec: &Record) -> Result<(), RecordError> {
-        let buf = encode(rec)?;
-        self.file
-            .write_all(&buf)
-            .map_err(|e| RecordError::io(&self.path, e))?;
-        self.bytes += buf.len() as u64;
+    fn io(&self, e: std::io::Error) -> RecordError {
+        RecordError::io(&self.path, e)
+    }
+
+    /// Start a new gzip member after `ms` of recorded time or `raw` bytes of JSON (smaller members
+    /// seek faster and compress worse; the defaults suit recordings of hours).
+    pub fn set_member_limits(&mut self, ms: i64, raw: u64) {
+        self.member_ms = ms.max(1);
+        self.member_raw = raw.max(1);
+    }
+
+    /// Finish the open member, if any (writes its CRC trailer).
+    fn end_member(&mut self) -> Result<(), RecordError> {
+        if let Some(m) = self.member.take() {
+            let sink = m.gz.finish().map_err(|e| self.io(e))?;
+            self.idle = Some(sink);
+        }
         Ok(())
+    }
+
+    /// One record, sync-flushed: on disk and decodable when this returns.
+    fn append(&mut self, rec: &Record, at: Option<Ts>) -> Result<(), RecordError> {
+        let buf = line(rec)?;
+        let (limit_ms, limit_raw) = (self.member_ms, self.member_raw);
+        let rotate = self.member.as_ref().is_some_and(|m| {
+            m.raw >= limit_raw
+                || matches!((m.first_at, at), (Some(a), Some(b)) if b - a >= limit_ms)
+        });
+        if rotate {
+            self.end_member()?;
+        }
+        if self.member.is_none() {
+            let Some(sink) = self.idle.take() else {
+                return Err(self.io(std::io::Error::other("recording already closed")));
+            };
+            self.member = Some(Member {
+                gz: GzEncoder::new(sink, Compression::default()),
+                first_at: None,
+                raw: 0,
+            });
+        }
+        let r = match self.member.as_mut() {
+            Some(m) => {
+                m.first_at = m.first_at.or(at);
+                m.raw += buf.len() as u64;
+                m.gz.write_all(&buf).and_then(|_| m.gz.flush())
+            }
+            None => Ok(()),
+        };
+        r.map_err(|e| self.io(e))
     }
 
     /// Append one poll: its raw outputs (replay parses them again), or its error.
@@ -113,27 +188,33 @@ impl Writer {
             error: c.error.clone(),
             notes: c.parsed.notes.clone(),
         };
-        self.append(&Record::Poll(poll))?;
+        self.append(&Record::Poll(poll), Some(c.at))?;
         self.polls += 1;
         Ok(())
     }
 
-    /// Mark a clean end and flush to disk.
+    /// Mark a clean end, finish the member and flush to disk.
     pub fn finish(mut self, at: Ts) -> Result<Stats, RecordError> {
         let end = End {
             at,
             polls: self.polls,
         };
-        self.append(&Record::End(end))?;
-        self.file
-            .sync_all()
-            .map_err(|e| RecordError::io(&self.path, e))?;
+        self.append(&Record::End(end), None)?;
+        self.end_member()?;
+        if let Some(s) = &self.idle {
+            s.file.sync_all().map_err(|e| self.io(e))?;
+        }
         Ok(self.stats())
     }
 
     pub fn stats(&self) -> Stats {
+        let bytes = match (&self.member, &self.idle) {
+            (Some(m), _) => m.gz.get_ref().bytes,
+            (None, Some(s)) => s.bytes,
+            (None, None) => 0,
+        };
         Stats {
-            bytes: self.bytes,
+            bytes,
             polls: self.polls,
             raw_bytes: self.raw_bytes,
         }
