@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// A GET has no body; one up to this size is read and ignored, a larger one gets 413.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// A connection with no complete request for this long is closed.
+/// A request (headers and body) not complete this long after the previous one closes the connection.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,27 +198,33 @@ where
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
-        // Read until a complete header block is buffered.
+        // Read until a complete header block is buffered: within IDLE_TIMEOUT in all (a client
+        // trickling bytes does not hold a connection forever) and MAX_HEADER_BYTES in all.
+        let deadline = tokio::time::Instant::now() + IDLE_TIMEOUT;
+        let mut taken = buf.len();
         let end = loop {
             if let Some(e) = header_end(&buf) {
                 break e;
             }
-            if buf.len() > MAX_HEADER_BYTES {
+            if taken > MAX_HEADER_BYTES {
                 let r = Response::text(431, "request headers too large\n");
                 return write_response(&mut s, &r, false, false).await;
             }
-            let n = match tokio::time::timeout(IDLE_TIMEOUT, s.read(&mut chunk)).await {
+            let n = match tokio::time::timeout_at(deadline, s.read(&mut chunk)).await {
                 Ok(r) => r?,
                 Err(_) => return Ok(()),
             };
             if n == 0 {
                 return Ok(());
             }
-            // Tolerate blank lines between pipelined requests (RFC 9112 §2.2).
+            taken += n;
             buf.extend_from_slice(&chunk[..n]);
-            while buf.first().is_some_and(|b| *b == b'\r' || *b == b'\n') {
-                buf.remove(0);
-            }
+            // Tolerate blank lines between pipelined requests (RFC 9112 §2.2).
+            let blank = buf
+                .iter()
+                .take_while(|b| **b == b'\r' || **b == b'\n')
+                .count();
+            buf.drain(..blank);
         };
         if end > MAX_HEADER_BYTES {
             let r = Response::text(431, "request headers too large\n");
@@ -251,7 +257,7 @@ where
             return write_response(&mut s, &r, false, false).await;
         }
         while buf.len() < body_len {
-            let n = match tokio::time::timeout(IDLE_TIMEOUT, s.read(&mut chunk)).await {
+            let n = match tokio::time::timeout_at(deadline, s.read(&mut chunk)).await {
                 Ok(r) => r?,
                 Err(_) => return Ok(()),
             };
@@ -349,5 +355,16 @@ mod tests {
             .expect("parses");
         assert!(r.accepts_gzip());
         assert_eq!(parse_head(b"GET / HTTP/1.1\r\nHost : x\r\n\r\n"), Err(400));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_bytes_get_an_answer_or_a_close(input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000)) {
+            let _ = parse_head(&input);
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+            let out = rt.block_on(exchange(&input));
+            proptest::prop_assert!(out.is_empty() || out.starts_with("HTTP/1.1 "), "{}", out);
+        }
     }
 }
