@@ -244,7 +244,7 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
         retention: config.poll.retention.as_millis() as i64,
         cut: cut
             .as_ref()
-            .map(|c| format!("{} at byte {}", c.reason, c.offset)),
+            .map(|c| format!("{}, in the block at byte {}", c.reason, c.offset)),
     };
     std::thread::Builder::new()
         .name("rocetop-replay".into())
