@@ -2,13 +2,13 @@
 
 pub mod bundle;
 pub mod cli;
+pub mod cmd;
 pub mod collect;
 pub mod config;
 pub mod metrics;
 pub mod output;
 pub mod parse;
 pub mod record;
-pub mod cmd;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -17,7 +17,12 @@ use std::process::ExitCode;
 /// Run the command line; errors a user can act on are printed without a backtrace.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Some(Command::Parse { kind, file, format, name }) => match cmd::parse::run(kind, &file, format, &name) {
+        Some(Command::Parse {
+            kind,
+            file,
+            format,
+            name,
+        }) => match cmd::parse::run(kind, &file, format, &name) {
             Ok(out) => {
                 print!("{out}");
                 ExitCode::SUCCESS
@@ -47,7 +52,11 @@ pub fn run(cli: Cli) -> ExitCode {
             for f in &out.failed {
                 eprintln!("rocetop: source failed: {f}");
             }
-            if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if out.failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         Some(Command::Record { out, duration }) => {
             let Some((cfg, rt)) = load_and_runtime(&cli.source) else {
@@ -64,7 +73,11 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
-        Some(Command::Replay { file, speed: _, format }) => {
+        Some(Command::Replay {
+            file,
+            speed: _,
+            format,
+        }) => {
             // Until the TUI replays on screen, `replay FILE` prints the final state as a table.
             let format = format.unwrap_or(output::Format::Table);
             let Ok(rt) = tokio::runtime::Runtime::new() else {
@@ -97,7 +110,10 @@ pub fn run(cli: Cli) -> ExitCode {
         None => {
             // Until the live screen lands, the default command prints a snapshot.
             run(Cli {
-                command: Some(Command::Snapshot { format: output::Format::Table, interval: std::time::Duration::from_secs(1) }),
+                command: Some(Command::Snapshot {
+                    format: output::Format::Table,
+                    interval: std::time::Duration::from_secs(1),
+                }),
                 ..cli
             })
         }

@@ -209,6 +209,8 @@ pub fn source_of(info: &SourceInfo, id: SourceId) -> Source {
             log: info.ctx_log.clone(),
         },
         ports: info.ports.clone(),
+        // Discovery picks the next poll's requests; a replay makes none.
+        discovery: None,
     }
 }
 
