@@ -40,6 +40,9 @@ pub fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            for w in &cfg.warnings {
+                eprintln!("rocetop: warning: {w}");
+            }
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(e) => {
@@ -107,6 +110,24 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Some(Command::Pingd {
+            listen,
+            device,
+            ib_port,
+            gid_index,
+            traffic_class,
+            spin,
+        }) => cmd::pingd::run(cmd::pingd::Options {
+            listen,
+            verbs: collect::ping::VerbsOptions {
+                device,
+                port: ib_port,
+                gid_index,
+                traffic_class,
+                ..Default::default()
+            },
+            spin,
+        }),
         None => {
             // Until the live screen lands, the default command prints a snapshot.
             run(Cli {

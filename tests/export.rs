@@ -87,7 +87,7 @@ fn metrics_over_loopback_are_valid_and_carry_every_source() {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let (store, tasks) = start_collectors(&cfg);
+        let (store, tasks) = start_collectors(&cfg).await;
         (l, store, tasks)
     });
     let addr = listener.local_addr().expect("addr").to_string();
@@ -118,7 +118,7 @@ fn metrics_over_loopback_are_valid_and_carry_every_source() {
         .lock()
         .map(|s| s.sources().map(|(_, h)| h.name.clone()).collect::<Vec<_>>())
         .expect("names");
-    assert_eq!(names.len(), 10);
+    assert!(names.len() >= 10, "{names:?}");
     for n in &names {
         assert!(
             body.contains(&format!("rocetop_source_up{{source=\"{n}\"}} 1\n")),
@@ -172,13 +172,25 @@ fn metrics_over_loopback_are_valid_and_carry_every_source() {
     drop(tasks);
 }
 
+/// Ends the child it holds if the test panics first (a live exporter would hold the test's pipes).
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_binary_serves_and_stops_on_sigterm() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+    let child = Command::new(env!("CARGO_BIN_EXE_rocetop"))
         .args(["export", "--demo", "--listen", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn rocetop export");
+    let mut child = Reaper(child);
+    let child = &mut child.0;
     let mut err = BufReader::new(child.stderr.take().expect("stderr"));
     let mut line = String::new();
     err.read_line(&mut line).expect("first line");

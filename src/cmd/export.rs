@@ -120,13 +120,14 @@ pub async fn serve(
 }
 
 /// Start the collectors feeding a shared store. Dropping the returned set stops them.
-pub fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) {
+pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) {
     let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 16);
     let sources: Vec<Arc<_>> = super::build_sources(cfg, &mut store, super::remote())
         .into_iter()
         .map(Arc::new)
         .collect();
     let store = Arc::new(Mutex::new(store));
+    super::warm_up(cfg, &sources).await;
     let (tx, mut rx) = mpsc::channel(256);
     let mut tasks = spawn_all(sources, tx);
     let st = store.clone();
@@ -149,7 +150,7 @@ pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().unwrap_or(addr);
-    let (store, tasks) = start_collectors(cfg);
+    let (store, tasks) = start_collectors(cfg).await;
     let n = store.lock().map(|s| s.sources().count()).unwrap_or(0);
     eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
     serve(listener, store, super::record::shutdown_signal()).await;

@@ -69,6 +69,8 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         .collect();
     let mut writer =
         Writer::create(out, cfg, sources.iter().map(|s| &**s)).map_err(|e| e.to_string())?;
+    // Connections are opened before the first poll, as `snapshot` does.
+    super::warm_up(cfg, &sources).await;
     let n_sources = sources.len();
     eprintln!(
         "rocetop: recording {n_sources} sources to {}{}; Ctrl-C stops",
