@@ -95,7 +95,7 @@ fn snapshot_table_leads_with_the_worst_offenders() {
     let first: Vec<&str> = out.lines().take(3).collect();
     assert!(first[0].starts_with("Most CNPs sent:"), "{first:?}");
     assert!(first[1].starts_with("Most PFC frames:"), "{first:?}");
-    assert!(first[2].contains("10 of 10 up"), "{first:?}");
+    assert!(first[2].contains("11 of 11 up"), "{first:?}");
 }
 
 #[test]
@@ -110,7 +110,11 @@ fn snapshot_json_lists_sources_and_series() {
     ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(v["sources"].as_array().map(Vec::len), Some(10));
+    assert_eq!(
+        v["sources"].as_array().map(Vec::len),
+        Some(11),
+        "8 nodes, 1 switch, 1 log, 1 ping peer"
+    );
     assert!(v["series"].as_array().is_some_and(|s| s.len() > 500));
 }
 

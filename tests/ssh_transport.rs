@@ -97,18 +97,39 @@ async fn key_auth_runs_commands_on_one_connection() {
 #[tokio::test]
 async fn parallel_requests_share_the_connection_within_the_channel_limit() {
     let (s, _kh, tr) = trusted();
+    let log = s.path("overlap.log");
+    let log = log.display();
+    // Each command records when it starts and ends on the host; the overlap of those
+    // intervals is how many channels were open at once (no wall-clock bound asserted).
     let reqs: Vec<Request> = (0..12)
-        .map(|i| cli(&format!("sleep 0.2; echo {i}")))
+        .map(|i| {
+            cli(&format!(
+                "echo \"$(date +%s%N) 1\" >> {log}; sleep 0.2; echo \"$(date +%s%N) -1\" >> {log}; echo {i}"
+            ))
+        })
         .collect();
-    let t0 = Instant::now();
     let out = tr.run_all(&reqs, T).await;
     for (i, r) in out.iter().enumerate() {
         assert_eq!(r.as_deref().expect("run"), format!("{i}\n"));
     }
-    // 12 commands of 0.2 s through 4 channels: at least 3 rounds, and not 12.
-    let took = t0.elapsed();
-    assert!(took >= Duration::from_millis(600), "{took:?}");
-    assert!(took < Duration::from_millis(2400), "{took:?}");
+    let text = std::fs::read_to_string(s.path("overlap.log")).expect("overlap log");
+    let mut events: Vec<(u128, i32)> = text
+        .lines()
+        .filter_map(|l| {
+            let (t, d) = l.split_once(' ')?;
+            Some((t.parse().ok()?, d.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(events.len(), 24, "{text}");
+    // Ends before starts at equal times, so touching intervals do not count as overlapping.
+    events.sort();
+    let (mut open, mut max) = (0, 0);
+    for (_, d) in events {
+        open += d;
+        max = max.max(open);
+    }
+    assert!(max <= 4, "at most 4 channels at once, saw {max}");
+    assert!(max >= 2, "requests ran in parallel, saw {max}");
     assert_eq!(s.accepted(), 1);
 }
 
@@ -161,14 +182,12 @@ async fn auth_failure_says_what_was_tried() {
         "{m}"
     );
     assert!(m.contains("the server accepts publickey"), "{m}");
-    // Within the backoff window the next call fails fast, saying when it retries.
-    let t0 = Instant::now();
+    // Within the backoff window the next call fails without a new attempt, saying when it retries.
     let again = tr
         .run(&cli("true"), T)
         .await
         .expect_err("still failing")
         .to_string();
-    assert!(t0.elapsed() < Duration::from_millis(50));
     assert!(again.contains("retrying in 1 s"), "{again}");
 }
 
@@ -382,16 +401,12 @@ async fn killed_sshd_fails_alone_and_is_reconnected_when_back() {
     );
     let (err, since) = ta.failing_since().expect("failing");
     assert_eq!(err, e);
-    let t0 = Instant::now();
+    // During the backoff no new attempt is made: the last error comes back with the retry time.
     let fast = ta
         .run(&cli("echo a"), T)
         .await
         .expect_err("still down")
         .to_string();
-    assert!(
-        t0.elapsed() < Duration::from_millis(50),
-        "fails fast during backoff"
-    );
     assert!(fast.contains("retrying in"), "{fast}");
     assert_eq!(
         tb.run(&cli("echo b"), T).await.expect("b keeps working"),
@@ -434,11 +449,8 @@ async fn a_hanging_command_times_out_and_the_connection_serves_on() {
             .expect_err("hangs");
         assert_eq!(e, CollectError::Timeout(Duration::from_millis(300)));
         assert_eq!(e.to_string(), "timed out after 0.3 s");
-        assert!(
-            t0.elapsed() < Duration::from_millis(1000),
-            "{:?}",
-            t0.elapsed()
-        );
+        // Far below the command's 30 s: the timeout ended it, not the command.
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     }
     assert_eq!(
         tr.run(&cli("echo alive"), T).await.expect("next request"),
