@@ -57,6 +57,31 @@ pub enum Command {
     },
     /// Connect to every source, authenticate, read once, and check the RoCE settings agree.
     Check,
+    /// Record the raw outputs of every source to one file (until --duration or Ctrl-C).
+    Record {
+        /// The recording to write (replaced if it exists).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Stop after this long (default: until SIGINT/SIGTERM).
+        #[arg(long, value_parser = parse_duration)]
+        duration: Option<std::time::Duration>,
+    },
+    /// Replay a recording through the same parsers; with --format, print the state at its end.
+    Replay {
+        file: PathBuf,
+        /// Recording seconds per second.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Print the final state instead of showing it on screen.
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
+    /// Serve Prometheus /metrics of every source.
+    Export {
+        /// Address to listen on; a non-loopback address is allowed, with a warning.
+        #[arg(long, default_value = crate::cmd::export::DEFAULT_LISTEN, value_name = "ADDR")]
+        listen: String,
+    },
     /// The responder that latency pings talk to (TCP; RDMA too when built with --features verbs).
     Pingd {
         /// Address to listen on (the peer's address on the RDMA network, for real use).

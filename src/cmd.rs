@@ -1,8 +1,10 @@
 //! One module per command that prints and exits; the TUI lives in `app` and `ui`.
 
 pub mod check;
+pub mod export;
 pub mod parse;
 pub mod pingd;
+pub mod record;
 pub mod snapshot;
 
 use crate::collect::nxapi::NxapiTransport;

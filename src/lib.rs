@@ -1,5 +1,6 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
+pub mod bundle;
 pub mod cli;
 pub mod cmd;
 pub mod collect;
@@ -7,6 +8,7 @@ pub mod config;
 pub mod metrics;
 pub mod output;
 pub mod parse;
+pub mod record;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -73,6 +75,57 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
+            }
+        }
+        Some(Command::Record { out, duration }) => {
+            let (cfg, rt) = match setup(&cli.source) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            match rt.block_on(cmd::record::run(&cfg, &out, duration)) {
+                Ok(s) => {
+                    eprintln!("rocetop: {}", s.line(&out));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Some(Command::Replay {
+            file,
+            speed: _,
+            format,
+        }) => {
+            // Until the TUI replays on screen, `replay FILE` prints the final state as a table.
+            let format = format.unwrap_or(output::Format::Table);
+            let Ok(rt) = tokio::runtime::Runtime::new() else {
+                eprintln!("rocetop: cannot start the async runtime");
+                return ExitCode::from(1);
+            };
+            match rt.block_on(cmd::record::replay_print(&file, format)) {
+                Ok(out) => {
+                    print!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Some(Command::Export { listen }) => {
+            let (cfg, rt) = match setup(&cli.source) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            match rt.block_on(cmd::export::run(&cfg, &listen)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rocetop: {e}");
+                    ExitCode::from(1)
+                }
             }
         }
         Some(Command::Pingd {

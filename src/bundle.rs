@@ -1,0 +1,305 @@
+//! Incident bundle (`S` in the TUI): one directory holding what the fabric looked like when it
+//! was written: current values (as `snapshot --format json` and `--format prom` print them), the
+//! last minutes of every series, recent log lines, the active alerts and the config without
+//! secrets. Written under a temporary name and renamed, so a half-written bundle is never seen.
+
+use crate::config::Config;
+use crate::metrics::store::Kind;
+use crate::metrics::{Store, Ts, now_ms};
+use crate::output::{json, prom};
+use crate::record::inventory::redacted_json;
+use serde_json::{Value as J, json};
+use std::path::{Path, PathBuf};
+
+/// How much history `series.json` keeps, ending at the newest point in the store.
+pub const SERIES_WINDOW_MS: Ts = 10 * 60_000;
+
+/// The files of a bundle, for the README and the tests.
+pub const FILES: &[&str] = &[
+    "current.json",
+    "metrics.prom",
+    "series.json",
+    "log.txt",
+    "alerts.txt",
+    "config.json",
+    "README.txt",
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the incident bundle in {dir}: {source}")]
+pub struct BundleError {
+    pub dir: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// UTC civil date and time of a Unix time in ms: (year, month, day, hour, minute, second).
+pub fn utc_parts(ms: Ts) -> (i64, u32, u32, u32, u32, u32) {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (sod / 3600) as u32,
+        (sod % 3600 / 60) as u32,
+        (sod % 60) as u32,
+    )
+}
+
+/// `rocetop-incident-YYYYmmdd-HHMMSS` (UTC).
+pub fn bundle_name(ms: Ts) -> String {
+    let (y, mo, d, h, mi, s) = utc_parts(ms);
+    format!("rocetop-incident-{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// Every series over the last [`SERIES_WINDOW_MS`] before `to`: timestamps, values and, for
+/// counters, the per-second rate of each interval (null across a reset or a gap).
+pub fn series_json(store: &Store, to: Ts) -> J {
+    let from = to - SERIES_WINDOW_MS;
+    let mut all: Vec<_> = store.all().collect();
+    all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+    let series: Vec<J> = all
+        .into_iter()
+        .filter_map(|(id, s)| {
+            let points: Vec<J> = s
+                .points()
+                .filter(|(t, _)| *t >= from && *t <= to)
+                .map(|(t, v)| json!([t, v.as_f64()]))
+                .collect();
+            if points.is_empty() {
+                return None;
+            }
+            let labels: serde_json::Map<String, J> = s
+                .key
+                .labels
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), J::from(v.as_str())))
+                .collect();
+            let source = store.source(s.source).map(|h| h.name.clone());
+            let mut o = json!({
+                "name": s.key.name,
+                "labels": labels,
+                "source": source,
+                "kind": if matches!(s.kind, Kind::Counter(_)) { "counter" } else { "gauge" },
+                "points": points,
+            });
+            if matches!(s.kind, Kind::Counter(_)) {
+                let rates: Vec<J> = store
+                    .rates(id, from)
+                    .into_iter()
+                    .filter(|(t, _)| *t <= to)
+                    .map(|(t, r)| json!([t, r.value()]))
+                    .collect();
+                o["rates_per_second"] = J::from(rates);
+            }
+            Some(o)
+        })
+        .collect();
+    json!({ "from_ms": from, "to_ms": to, "window_ms": SERIES_WINDOW_MS, "series": series })
+}
+
+/// Write a bundle in `dir`, named after the wall clock now. Returns its path.
+pub fn write_bundle(
+    dir: &Path,
+    cfg: &Config,
+    store: &Store,
+    recent_log_lines: &[String],
+    alerts: &[String],
+) -> Result<PathBuf, BundleError> {
+    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, now_ms())
+}
+
+/// Write a bundle named after `at` (a replay passes the recording's time).
+pub fn write_bundle_at(
+    dir: &Path,
+    cfg: &Config,
+    store: &Store,
+    recent_log_lines: &[String],
+    alerts: &[String],
+    at: Ts,
+) -> Result<PathBuf, BundleError> {
+    let err = |source| BundleError {
+        dir: dir.display().to_string(),
+        source,
+    };
+    let newest = store
+        .all()
+        .filter_map(|(_, s)| s.last_seen())
+        .max()
+        .unwrap_or(at);
+    let name = bundle_name(at);
+    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(err)?;
+    let pretty = |v: &J| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    let mut log = recent_log_lines.join("\n");
+    if !log.is_empty() {
+        log.push('\n');
+    }
+    let alerts_txt = if alerts.is_empty() {
+        "(no active alerts)\n".to_string()
+    } else {
+        alerts.join("\n") + "\n"
+    };
+    let (y, mo, d, h, mi, s) = utc_parts(at);
+    let readme = format!(
+        "rocetop {} incident bundle, written {y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC\n\
+         newest data: {newest} ms since the epoch\n\n\
+         current.json  every source's health and every series' newest value and rate (= snapshot --format json)\n\
+         metrics.prom  the same in Prometheus text format (= snapshot --format prom)\n\
+         series.json   the last {} minutes of every series: [t_ms, value], counters also rates per second\n\
+         log.txt       recent training log lines\n\
+         alerts.txt    alerts active when it was written\n\
+         config.json   the config, secrets removed\n",
+        env!("CARGO_PKG_VERSION"),
+        SERIES_WINDOW_MS / 60_000,
+    );
+    let files: [(&str, String); 7] = [
+        ("current.json", json::render(store) + "\n"),
+        ("metrics.prom", prom::render(store, true, true)),
+        ("series.json", pretty(&series_json(store, newest))),
+        ("log.txt", log),
+        ("alerts.txt", alerts_txt),
+        ("config.json", pretty(&redacted_json(cfg))),
+        ("README.txt", readme),
+    ];
+    for (f, text) in &files {
+        std::fs::write(tmp.join(f), text).map_err(err)?;
+    }
+    // Two bundles in the same second: the second gets a suffix.
+    for n in 1..1000 {
+        let target = if n == 1 {
+            dir.join(&name)
+        } else {
+            dir.join(format!("{name}-{n}"))
+        };
+        if target.exists() {
+            continue;
+        }
+        return match std::fs::rename(&tmp, &target) {
+            Ok(()) => Ok(target),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                Err(err(e))
+            }
+        };
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Err(err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{name}: too many bundles in this second"),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Secret;
+    use crate::metrics::{Parsed, Sample};
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(utc_parts(0), (1970, 1, 1, 0, 0, 0));
+        // 2024-02-29T03:12:05Z, a leap day.
+        assert_eq!(utc_parts(1_709_176_325_000), (2024, 2, 29, 3, 12, 5));
+        assert_eq!(
+            bundle_name(1_709_176_325_999),
+            "rocetop-incident-20240229-031205"
+        );
+        assert_eq!(utc_parts(-1000), (1969, 12, 31, 23, 59, 59));
+    }
+
+    fn store() -> Store {
+        let mut st = Store::new(3_600_000, 10_000);
+        let src = st.add_source("ubunturdma1", 1000);
+        let t0 = 1_709_176_325_000;
+        for i in 0..20 {
+            let p = Parsed {
+                samples: vec![
+                    Sample::counter(
+                        "rocetop_rdma_np_cnp_sent_total",
+                        &[("node", "ubunturdma1")],
+                        100 * i,
+                    ),
+                    Sample::gauge(
+                        "rocetop_train_loss",
+                        &[("node", "ubunturdma1")],
+                        2.0 - i as f64 / 100.0,
+                    ),
+                ],
+                ..Default::default()
+            };
+            // One point every 60 s: the window of 10 minutes keeps the last 11.
+            st.ingest(src, t0 + i as i64 * 60_000, &p);
+        }
+        st
+    }
+
+    #[test]
+    fn bundle_holds_every_file_and_no_secret() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = Config::reference();
+        cfg.switches[0].password = Some(Secret::Command("echo hunter2".into()));
+        let st = store();
+        let lines = vec![
+            "iter 10 loss 2.1".to_string(),
+            "iter 11 loss 2.0".to_string(),
+        ];
+        let alerts = vec!["ubunturdma1: pause time 12% > 10%".to_string()];
+        let at = 1_709_176_325_000;
+        let p = write_bundle_at(dir.path(), &cfg, &st, &lines, &alerts, at).expect("written");
+        assert_eq!(
+            p.file_name().and_then(|n| n.to_str()),
+            Some("rocetop-incident-20240229-031205")
+        );
+        for f in FILES {
+            assert!(p.join(f).is_file(), "{f} missing");
+        }
+        let read = |f: &str| std::fs::read_to_string(p.join(f)).expect("read");
+        assert_eq!(read("current.json"), json::render(&st) + "\n");
+        assert_eq!(read("metrics.prom"), prom::render(&st, true, true));
+        assert_eq!(read("log.txt"), "iter 10 loss 2.1\niter 11 loss 2.0\n");
+        assert_eq!(read("alerts.txt"), "ubunturdma1: pause time 12% > 10%\n");
+        assert!(!read("config.json").contains("hunter2"));
+        let series: J = serde_json::from_str(&read("series.json")).expect("json");
+        let cnp = series["series"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .find(|s| s["name"] == "rocetop_rdma_np_cnp_sent_total")
+            })
+            .expect("cnp series");
+        let pts = cnp["points"].as_array().expect("points");
+        assert_eq!(pts.len(), 11);
+        assert_eq!(pts.last(), Some(&json!([at + 19 * 60_000, 1900.0])));
+        assert_eq!(
+            cnp["rates_per_second"].as_array().and_then(|r| r.last()),
+            Some(&json!([at + 19 * 60_000, 100.0 / 60.0]))
+        );
+        // A second bundle in the same second does not overwrite the first; nothing partial is left.
+        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], at).expect("second");
+        assert_ne!(p, q);
+        assert_eq!(
+            std::fs::read_to_string(q.join("alerts.txt")).expect("read"),
+            "(no active alerts)\n"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+}

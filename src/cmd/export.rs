@@ -1,0 +1,214 @@
+//! `rocetop export`: the collectors without a screen, serving `GET /metrics` in the Prometheus
+//! text format (the DESIGN.md §4 vocabulary, `rocetop_source_up` for every source).
+
+pub mod http;
+
+use crate::collect::poll::spawn_all;
+use crate::config::Config;
+use crate::metrics::Store;
+use crate::output::prom;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use http::{Request, Response};
+use std::io::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
+/// Concurrent scrape connections; more wait in the accept queue.
+const MAX_CONNECTIONS: usize = 64;
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `ADDR:PORT`, `[v6]:PORT`, `localhost:PORT`, or a bare port (loopback).
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(p) = s.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p));
+    }
+    if let Some(p) = s
+        .strip_prefix("localhost:")
+        .and_then(|p| p.parse::<u16>().ok())
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p));
+    }
+    Err(format!(
+        "--listen \"{s}\": expected ADDRESS:PORT such as {DEFAULT_LISTEN}, [::1]:9464 or 0.0.0.0:9464"
+    ))
+}
+
+/// The warning for a listener others can reach, if it is one.
+pub fn exposure_warning(addr: &SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "rocetop: warning: listening on {addr}, which is not a loopback address: anyone who can reach \
+             it can read the fabric's metrics (names of switches, ports and nodes)"
+        )
+    })
+}
+
+/// The answer to one request.
+pub fn respond(store: &Mutex<Store>, req: &Request) -> Response {
+    if req.path != "/metrics" {
+        return Response::text(404, "not found; metrics are at /metrics\n");
+    }
+    if req.method != "GET" && req.method != "HEAD" {
+        let mut r = Response::text(405, "only GET and HEAD\n");
+        r.headers.push(("Allow", "GET, HEAD".into()));
+        return r;
+    }
+    let text = {
+        let st = store.lock().unwrap_or_else(|p| p.into_inner());
+        prom::render(&st, false, true)
+    };
+    let mut r = Response {
+        status: 200,
+        content_type: CONTENT_TYPE,
+        headers: vec![("Vary", "Accept-Encoding".into())],
+        body: text.into_bytes(),
+    };
+    if req.accepts_gzip() {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        if let Ok(z) = gz.write_all(&r.body).and_then(|_| gz.finish()) {
+            r.body = z;
+            r.headers.push(("Content-Encoding", "gzip".into()));
+        }
+    }
+    r
+}
+
+/// Serve `/metrics` from `store` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    store: Arc<Mutex<Store>>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut conns = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
+        let (sock, _) = tokio::select! {
+            a = listener.accept() => match a {
+                Ok(a) => a,
+                // Out of file descriptors and the like: keep serving the connections we have.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = sock.set_nodelay(true);
+        let store = store.clone();
+        conns.spawn(async move {
+            let _ = http::serve_conn(sock, |r| respond(&store, r)).await;
+            drop(permit);
+        });
+        while conns.try_join_next().is_some() {}
+    }
+}
+
+/// Start the collectors feeding a shared store. Dropping the returned set stops them.
+pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) {
+    let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 16);
+    let sources: Vec<Arc<_>> = super::build_sources(cfg, &mut store, super::remote())
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let store = Arc::new(Mutex::new(store));
+    super::warm_up(cfg, &sources).await;
+    let (tx, mut rx) = mpsc::channel(256);
+    let mut tasks = spawn_all(sources, tx);
+    let st = store.clone();
+    tasks.spawn(async move {
+        while let Some(c) = rx.recv().await {
+            let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
+            c.apply(&mut s);
+        }
+    });
+    (store, tasks)
+}
+
+/// `rocetop export --listen ADDR`: until SIGINT/SIGTERM.
+pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
+    let addr = parse_listen(listen)?;
+    if let Some(w) = exposure_warning(&addr) {
+        eprintln!("{w}");
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr().unwrap_or(addr);
+    let (store, tasks) = start_collectors(cfg).await;
+    let n = store.lock().map(|s| s.sources().count()).unwrap_or(0);
+    eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
+    serve(listener, store, super::record::shutdown_signal()).await;
+    drop(tasks);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_forms() {
+        assert_eq!(
+            parse_listen("9464"),
+            Ok("127.0.0.1:9464".parse().expect("addr"))
+        );
+        assert_eq!(
+            parse_listen("localhost:1"),
+            Ok("127.0.0.1:1".parse().expect("addr"))
+        );
+        assert_eq!(
+            parse_listen("[::1]:2"),
+            Ok("[::1]:2".parse().expect("addr"))
+        );
+        assert!(parse_listen("nowhere").is_err());
+        assert!(exposure_warning(&"127.0.0.1:1".parse().expect("addr")).is_none());
+        assert!(exposure_warning(&"[::1]:1".parse().expect("addr")).is_none());
+        assert!(exposure_warning(&"0.0.0.0:1".parse().expect("addr")).is_some());
+    }
+
+    #[test]
+    fn metrics_404_405_gzip() {
+        let mut st = Store::new(60_000, 10);
+        st.add_source("sw", 1000);
+        let st = Mutex::new(st);
+        let req = |m: &str, p: &str, h: &[(&str, &str)]| Request {
+            method: m.into(),
+            path: p.into(),
+            query: String::new(),
+            http11: true,
+            headers: h.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect(),
+        };
+        let r = respond(&st, &req("GET", "/metrics", &[]));
+        assert_eq!(r.status, 200);
+        let body = String::from_utf8(r.body).expect("utf8");
+        assert!(
+            body.contains("rocetop_source_up{source=\"sw\"} 0\n"),
+            "{body}"
+        );
+        assert_eq!(respond(&st, &req("GET", "/", &[])).status, 404);
+        assert_eq!(respond(&st, &req("POST", "/metrics", &[])).status, 405);
+        let z = respond(&st, &req("GET", "/metrics", &[("accept-encoding", "gzip")]));
+        assert!(
+            z.headers
+                .iter()
+                .any(|(k, v)| *k == "Content-Encoding" && v == "gzip")
+        );
+        assert_eq!(z.body.get(..2), Some(&[0x1f, 0x8b][..]));
+    }
+}

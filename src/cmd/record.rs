@@ -1,0 +1,172 @@
+//! `rocetop record`: the collectors without a screen, every poll appended to a recording until
+//! the duration ends or SIGINT/SIGTERM; and `rocetop replay --format`: a recording replayed
+//! headless, printing the final state as `snapshot` does.
+
+use crate::collect::poll::spawn_all;
+use crate::config::Config;
+use crate::metrics::{Store, now_ms};
+use crate::output::{Format, json, prom, table};
+use crate::record::{Feed, Writer, replay_feed};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// What a recording run wrote.
+#[derive(Debug)]
+pub struct Summary {
+    pub polls: u64,
+    pub bytes: u64,
+    pub raw_bytes: u64,
+    pub sources: usize,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    pub fn line(&self, out: &Path) -> String {
+        let secs = self.elapsed.as_secs_f64().max(0.001);
+        format!(
+            "recorded {} polls of {} sources in {:.1} s to {}: {} bytes ({:.0} B/s; {} bytes of raw output, {:.1}x compressed)",
+            self.polls,
+            self.sources,
+            secs,
+            out.display(),
+            self.bytes,
+            self.bytes as f64 / secs,
+            self.raw_bytes,
+            self.raw_bytes as f64 / self.bytes.max(1) as f64,
+        )
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM (or never, where signals cannot be installed).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+    }
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Record until `duration` passes or a signal arrives; the file is closed cleanly either way.
+pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result<Summary, String> {
+    let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 16);
+    let sources: Vec<Arc<_>> = super::build_sources(cfg, &mut store, super::remote())
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let mut writer =
+        Writer::create(out, cfg, sources.iter().map(|s| &**s)).map_err(|e| e.to_string())?;
+    // Connections are opened before the first poll, as `snapshot` does.
+    super::warm_up(cfg, &sources).await;
+    let n_sources = sources.len();
+    eprintln!(
+        "rocetop: recording {n_sources} sources to {}{}; Ctrl-C stops",
+        out.display(),
+        duration.map_or(String::new(), |d| format!(
+            " for {}",
+            crate::config::duration::format(d)
+        )),
+    );
+    let (tx, mut rx) = mpsc::channel(256);
+    let t0 = Instant::now();
+    let tasks = spawn_all(sources, tx);
+    let deadline = async {
+        match duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
+    let mut failure = None;
+    loop {
+        tokio::select! {
+            c = rx.recv() => match c {
+                Some(c) => {
+                    if let Err(e) = writer.write(&c) {
+                        failure = Some(e.to_string());
+                        break;
+                    }
+                }
+                None => break,
+            },
+            _ = &mut deadline => break,
+            _ = &mut stop => break,
+        }
+    }
+    drop(tasks);
+    let elapsed = t0.elapsed();
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let stats = writer.finish(now_ms()).map_err(|e| e.to_string())?;
+    Ok(Summary {
+        polls: stats.polls,
+        bytes: stats.bytes,
+        raw_bytes: stats.raw_bytes,
+        sources: n_sources,
+        elapsed,
+    })
+}
+
+/// What a headless replay leaves.
+pub struct Replayed {
+    pub store: Store,
+    pub polls: usize,
+    /// Why the file ended early, if it did.
+    pub cut: Option<String>,
+}
+
+/// Replay a whole recording as fast as it reads, into a fresh store.
+pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
+    let mut r = replay_feed(path, f64::INFINITY).map_err(|e| e.to_string())?;
+    let mut store = r.new_store();
+    let mut polls = 0;
+    let mut cut = None;
+    while let Some(f) = r.rx.recv().await {
+        match f {
+            Feed::Data(c) => {
+                c.apply(&mut store);
+                polls += 1;
+            }
+            Feed::Reset { .. } => store = r.new_store(),
+            Feed::End { cut: c, .. } => {
+                cut = c;
+                break;
+            }
+        }
+    }
+    r.control.stop();
+    Ok(Replayed { store, polls, cut })
+}
+
+/// `rocetop replay FILE --format F`: the state after the last record, as `snapshot` prints it.
+pub async fn replay_print(path: &Path, format: Format) -> Result<String, String> {
+    let r = replay_all(path).await?;
+    if let Some(c) = &r.cut {
+        eprintln!(
+            "rocetop: {}: replayed {} polls; the file ends early ({c})",
+            path.display(),
+            r.polls
+        );
+    }
+    Ok(match format {
+        Format::Prom => prom::render(&r.store, true, true),
+        Format::Json => json::render(&r.store),
+        Format::Table => table::render(&r.store),
+    })
+}

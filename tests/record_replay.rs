@@ -1,0 +1,391 @@
+//! Recordings end to end: the demo recorded in-process and by the real binary (killed with -9),
+//! replayed through the same parsers into a store equal to the live one; cut files; pacing and
+//! the replay controls.
+
+use rocetop::collect::poll::{Collected, spawn_all};
+use rocetop::collect::source::{Source, build};
+use rocetop::config::Config;
+use rocetop::metrics::{Store, now_ms};
+use rocetop::output::{json, prom};
+use rocetop::record::{Feed, Reader, RecordError, Writer, replay_feed};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+fn remote() -> rocetop::collect::source::RemoteFactory<'static> {
+    rocetop::cmd::remote()
+}
+
+/// Record the demo for `secs` in-process; returns what was collected live, in order.
+async fn record_demo(path: &Path, secs: f64) -> (Vec<Collected>, Store) {
+    let (live, store, _) = record_demo_with(path, secs, None).await;
+    (live, store)
+}
+
+/// Also returns the file size after the header and after each poll (record ends), and can start
+/// a new gzip member every `member_ms` of recorded time.
+async fn record_demo_with(
+    path: &Path,
+    secs: f64,
+    member_ms: Option<i64>,
+) -> (Vec<Collected>, Store, Vec<u64>) {
+    let cfg = Config::reference();
+    let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 1000);
+    let sources: Vec<Arc<Source>> = build(&cfg, &mut store, remote())
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let mut w = Writer::create(path, &cfg, sources.iter().map(|s| &**s)).expect("create");
+    if let Some(ms) = member_ms {
+        w.set_member_limits(ms, u64::MAX);
+    }
+    let mut ends = vec![w.stats().bytes];
+    let (tx, mut rx) = mpsc::channel(256);
+    let tasks = spawn_all(sources, tx);
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    let mut live = Vec::new();
+    while let Ok(Some(c)) = tokio::time::timeout_at(until.into(), rx.recv()).await {
+        w.write(&c).expect("write");
+        ends.push(w.stats().bytes);
+        c.apply(&mut store);
+        live.push(c);
+    }
+    drop(tasks);
+    w.finish(now_ms()).expect("finish");
+    (live, store, ends)
+}
+
+/// Everything a screen could read from a store, as comparable text.
+fn dump(st: &Store) -> String {
+    let mut out = json::render(st);
+    out.push_str(&prom::render(st, true, true));
+    let mut all: Vec<_> = st.all().collect();
+    all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+    for (_, s) in all {
+        out.push_str(&format!("{} {:?}\n", s.key, s.points().collect::<Vec<_>>()));
+    }
+    for (_, h) in st.sources() {
+        out.push_str(&format!(
+            "{} up={:?} ok={} failed={} last={:?} unknown={} notes={:?}\n",
+            h.name, h.up, h.polls_ok, h.polls_failed, h.last_success, h.unknown_lines, h.notes
+        ));
+    }
+    out
+}
+
+/// Every Data of a feed until End, as fast as it goes.
+async fn drain(path: &Path) -> (Vec<Collected>, Store, Option<String>) {
+    let mut r = replay_feed(path, f64::INFINITY).expect("open");
+    let mut store = r.new_store();
+    let mut got = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(20), r.rx.recv())
+            .await
+            .expect("feed stalls")
+        {
+            Some(Feed::Data(c)) => {
+                c.apply(&mut store);
+                got.push(c);
+            }
+            Some(Feed::Reset { .. }) => panic!("no reset without a seek"),
+            Some(Feed::End { cut, .. }) => return (got, store, cut),
+            None => panic!("feed closed before End"),
+        }
+    }
+}
+
+fn same_polls(a: &[Collected], b: &[Collected]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!((x.source, x.at), (y.source, y.at));
+        assert_eq!(x.raw, y.raw);
+        assert_eq!(
+            x.parsed, y.parsed,
+            "poll of source {:?} at {}",
+            x.source, x.at
+        );
+        assert_eq!(x.error, y.error);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_recorded_and_replayed_gives_the_same_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("demo.rec");
+    let (live, live_store) = record_demo(&path, 3.0).await;
+    assert!(
+        live.len() >= 20,
+        "10 sources at 1 s for 3 s: {} polls",
+        live.len()
+    );
+    let bytes = std::fs::metadata(&path).expect("stat").len();
+    eprintln!(
+        "demo recording: {} polls, {bytes} bytes in 3 s ({:.0} B/s)",
+        live.len(),
+        bytes as f64 / 3.0
+    );
+
+    let stats = live_store.stats();
+    eprintln!(
+        "live store: {} series, {} points",
+        stats.series, stats.points
+    );
+    assert!(
+        stats.series > 100 && stats.points > 2 * stats.series,
+        "{stats:?}"
+    );
+    let (replayed, store, cut) = drain(&path).await;
+    assert_eq!(cut, None);
+    same_polls(&live, &replayed);
+    assert_eq!(dump(&store), dump(&live_store));
+
+    let r = Reader::open(&path).expect("open");
+    assert!(r.header().demo);
+    assert_eq!(r.header().sources.len(), live_store.sources().count());
+    let mut r = r;
+    assert_eq!(r.by_ref().count(), live.len());
+    assert!(r.end().is_some(), "a clean stop writes an end record");
+    assert_eq!(r.cut(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_file_replays_up_to_the_cut() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("full.rec");
+    // A gzip member per ~second of recording, so cuts fall inside and between members.
+    let (live, _, ends) = record_demo_with(&path, 3.2, Some(900)).await;
+    let full = std::fs::read(&path).expect("read");
+    assert!(live.len() >= 20);
+    let header_end = ends[0] as usize;
+    // Inside the header: not a recording, said plainly.
+    for cut in [0, 1, 10, header_end / 2] {
+        let p = dir.path().join(format!("h{cut}.rec"));
+        std::fs::write(&p, &full[..cut]).expect("write");
+        match Reader::open(&p) {
+            Err(RecordError::NotARecording { .. }) => {}
+            Err(e) => panic!("cut at {cut}: {e}"),
+            Ok(_) => panic!("cut at {cut} inside the header opened"),
+        }
+    }
+    // Any other cut: the complete records before it, in order, then End.
+    let mut cuts: Vec<usize> = (0..=16)
+        .map(|i| header_end + (full.len() - header_end) * i / 16)
+        .collect();
+    let mid = |k: usize| ((ends[k - 1] + ends[k]) / 2) as usize;
+    cuts.extend([
+        ends[3] as usize,
+        ends[3] as usize + 1,
+        mid(5),
+        mid(11),
+        ends[12] as usize - 1,
+    ]);
+    for cut in cuts {
+        let p = dir.path().join(format!("c{cut}.rec"));
+        std::fs::write(&p, &full[..cut]).expect("write");
+        let at_least = ends[1..].iter().filter(|&&e| e as usize <= cut).count();
+        // The sync-flush marker (a few bytes) may be missing while the record itself is whole.
+        let at_most = ends[1..].iter().filter(|&&e| e as usize <= cut + 8).count();
+        let (got, _, why) = drain(&p).await;
+        assert!(
+            (at_least..=at_most).contains(&got.len()),
+            "cut at {cut}: {} polls, expected {at_least}..={at_most}",
+            got.len()
+        );
+        for (c, l) in got.iter().zip(&live) {
+            assert_eq!((c.at, c.source, &c.raw), (l.at, l.source, &l.raw));
+        }
+        if ends.contains(&(cut as u64)) {
+            assert_eq!(why, None, "cut at {cut} on a record boundary loses nothing");
+        }
+    }
+    for k in [5, 11] {
+        let p = dir.path().join(format!("c{}.rec", mid(k)));
+        let (got, _, why) = drain(&p).await;
+        assert_eq!(got.len(), k - 1);
+        assert!(why.is_some_and(|w| w.contains("cut short")));
+    }
+    // A flipped byte in the last member: CRC or deflate catches it; the members before replay.
+    let mut bad = full.clone();
+    let flip = mid(live.len() - 2);
+    bad[flip] ^= 0x55;
+    let p = dir.path().join("flipped.rec");
+    std::fs::write(&p, &bad).expect("write");
+    let (got, _, why) = drain(&p).await;
+    assert!(
+        !got.is_empty() && got.len() < live.len() - 2,
+        "{} of {}",
+        got.len(),
+        live.len()
+    );
+    for (c, l) in got.iter().zip(&live) {
+        assert_eq!(c.raw, l.raw);
+    }
+    assert!(why.is_some());
+}
+
+#[test]
+fn kill_9_loses_at_most_the_last_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("killed.rec");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["record", "--demo", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn rocetop record");
+    // Wait for some polls to be on disk (the header alone is a few kB).
+    let t0 = Instant::now();
+    let mut polls = 0;
+    while t0.elapsed() < Duration::from_secs(20) && polls < 15 {
+        std::thread::sleep(Duration::from_millis(200));
+        polls = Reader::open(&out).map(|r| r.count()).unwrap_or(0);
+    }
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    assert!(polls >= 15, "recorder wrote {polls} polls");
+    let mut r = Reader::open(&out).expect("open");
+    let n = r.by_ref().count();
+    assert!(n >= polls, "{n} < {polls}");
+    assert!(r.end().is_none(), "killed: no end record");
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let (got, store, _) = rt.block_on(drain(&out));
+    assert_eq!(got.len(), n);
+    assert!(
+        store.sources().all(|(_, h)| h.up == Some(true)),
+        "every demo source answered"
+    );
+}
+
+#[test]
+fn the_binary_records_and_replays_headless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("cli.rec");
+    let bin = env!("CARGO_BIN_EXE_rocetop");
+    let rec = std::process::Command::new(bin)
+        .args(["record", "--demo", "--duration", "2s", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run record");
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    assert!(String::from_utf8_lossy(&rec.stderr).contains("B/s"));
+    let rep = std::process::Command::new(bin)
+        .args(["replay", "--format", "prom"])
+        .arg(&out)
+        .output()
+        .expect("run replay");
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let text = String::from_utf8_lossy(&rep.stdout);
+    for n in 1..=8 {
+        assert!(
+            text.contains(&format!("rocetop_source_up{{source=\"ubunturdma{n}\"}} 1")),
+            "{text}"
+        );
+    }
+    let junk = dir.path().join("junk");
+    std::fs::write(&junk, b"not a recording").expect("write");
+    let bad = std::process::Command::new(bin)
+        .args(["replay"])
+        .arg(&junk)
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a rocetop recording"));
+}
+
+async fn next(r: &mut rocetop::record::Replay, ms: u64) -> Option<Feed> {
+    tokio::time::timeout(Duration::from_millis(ms), r.rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+fn recording(dir: &Path, secs: f64) -> PathBuf {
+    let path = dir.join("paced.rec");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(record_demo(&path, secs));
+    path
+}
+
+#[test]
+fn pacing_pause_step_seek_and_speed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = recording(dir.path(), 3.2);
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    rt.block_on(async {
+        let mut r = replay_feed(&path, 1.0).expect("open");
+        let (start, end) = (r.start, r.end);
+        assert!(end - start >= 2000, "{start}..{end}");
+        // At 1x, the first poll comes at once and a poll 2 s later does not within 0.5 s.
+        let Some(Feed::Data(first)) = next(&mut r, 1000).await else {
+            panic!("no first poll")
+        };
+        assert_eq!(first.at, start);
+        let t0 = Instant::now();
+        let mut latest = start;
+        while t0.elapsed() < Duration::from_millis(500) {
+            if let Some(Feed::Data(c)) = next(&mut r, 50).await {
+                latest = latest.max(c.at);
+            }
+        }
+        assert!(latest - start < 1200, "paced: {}", latest - start);
+        // Paused: nothing flows, the clock stands; a step delivers exactly one poll.
+        r.control.pause();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        while next(&mut r, 50).await.is_some() {}
+        let c0 = r.control.clock();
+        assert!(c0.paused);
+        assert!(next(&mut r, 1500).await.is_none(), "paused feed delivered");
+        assert_eq!(r.control.clock().at, c0.at);
+        r.control.step();
+        assert!(matches!(next(&mut r, 1000).await, Some(Feed::Data(_))));
+        assert!(next(&mut r, 300).await.is_none());
+        // Seek back to the start: Reset, then the feed starts over from the first poll.
+        r.control.seek(start);
+        assert!(matches!(next(&mut r, 1000).await, Some(Feed::Reset { at }) if at == start));
+        r.control.step();
+        let Some(Feed::Data(again)) = next(&mut r, 1000).await else {
+            panic!("no poll after seek")
+        };
+        assert_eq!(again.at, start);
+        // Seek forward while paused: the history before the target arrives at once, in order.
+        r.control.seek(end - 500);
+        let mut ats = Vec::new();
+        while let Some(f) = next(&mut r, 300).await {
+            if let Feed::Data(c) = f {
+                ats.push(c.at);
+            }
+        }
+        assert!(
+            !ats.is_empty() && ats.iter().all(|&a| a < end - 500),
+            "{ats:?}"
+        );
+        assert_eq!(r.control.clock().at, end - 500);
+        // Fast: the rest arrives, then End.
+        r.control.set_speed(100.0);
+        r.control.resume();
+        let mut ended = false;
+        while let Some(f) = next(&mut r, 2000).await {
+            if let Feed::End { at, cut } = f {
+                assert_eq!(cut, None);
+                assert!(at >= end);
+                ended = true;
+                break;
+            }
+        }
+        assert!(ended);
+        assert!(r.control.clock().ended);
+    });
+}
