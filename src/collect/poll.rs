@@ -3,6 +3,7 @@
 
 use super::source::{Source, SourceKind};
 use super::transport::CollectError;
+use crate::collect::logtail::parse::{CustomFormat, parse_text_with};
 use crate::metrics::store::SourceId;
 use crate::metrics::{Parsed, Store, Ts, now_ms};
 use crate::parse::{self, ParseKind};
@@ -38,7 +39,14 @@ impl Collected {
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
     let mut parsed = Parsed::default();
     for (kind, text) in outputs {
-        parsed.merge(parse::parse(*kind, text, &src.ctx));
+        parsed.merge(match (kind, &src.format_regex) {
+            // A log with its own line format: the same custom regex as its live follower.
+            (ParseKind::TrainingLog, Some(re)) => {
+                let custom = CustomFormat::new("config", re).into_iter().collect();
+                parse_text_with(text, &src.ctx.name, &src.ctx.log, custom)
+            }
+            _ => parse::parse(*kind, text, &src.ctx),
+        });
     }
     if !src.ports.is_empty() {
         // Only the ports the user asked for (a `show interface ...` lists every port of the switch).

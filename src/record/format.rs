@@ -29,6 +29,9 @@ pub struct SourceInfo {
     /// Parse kinds of its probes, by name.
     #[serde(default)]
     pub probes: Vec<String>,
+    /// A log's custom line format, so replay parses its lines as the live follower did.
+    #[serde(default)]
+    pub format_regex: Option<String>,
 }
 
 impl SourceInfo {
@@ -43,6 +46,7 @@ impl SourceInfo {
             ctx_log: s.ctx.log.clone(),
             ports: s.ports.clone(),
             probes: s.probes.iter().map(|p| p.kind.name().to_string()).collect(),
+            format_regex: s.format_regex.clone(),
         }
     }
 

@@ -211,6 +211,7 @@ pub fn source_of(info: &SourceInfo, id: SourceId) -> Source {
         ports: info.ports.clone(),
         // Discovery picks the next poll's requests; a replay makes none.
         discovery: None,
+        format_regex: info.format_regex.clone(),
     }
 }
 

@@ -6,8 +6,10 @@ use super::RecordError;
 use super::format::{Header, Poll};
 use super::inventory::{config_of, kind_of, source_of};
 use super::reader::{Cut, Pos, Reader};
+use crate::collect::logtail::follow::{self, batch::Batch};
 use crate::collect::poll::{Collected, parse_outputs};
 use crate::collect::source::Source;
+use crate::collect::source::SourceKind;
 use crate::config::Config;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Store, Ts};
@@ -240,6 +242,7 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
         sources: sources.clone(),
         by_id,
         tx,
+        logs: HashMap::new(),
         clock: clock.clone(),
         retention: config.poll.retention.as_millis() as i64,
         cut: cut
@@ -265,8 +268,9 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
     })
 }
 
-/// Parse a recorded poll again, as `poll_once` parsed it live.
-pub fn collected_of(p: Poll, src: &Source) -> Collected {
+/// Parse a recorded poll again, as it was parsed live: `poll_once` for polled sources; for a log,
+/// the follower's own batch (`log`), which keeps the line parser's state between polls.
+pub fn collected_of(p: Poll, src: &Source, log: Option<&mut Batch>) -> Collected {
     let mut raw = Vec::with_capacity(p.outputs.len());
     let mut skipped = Vec::new();
     for o in p.outputs {
@@ -275,7 +279,13 @@ pub fn collected_of(p: Poll, src: &Source) -> Collected {
             None => skipped.push(o.kind),
         }
     }
-    let mut parsed = parse_outputs(src, &raw);
+    let mut parsed = match log {
+        Some(batch) if src.kind == SourceKind::Log => {
+            batch.replay(&raw);
+            batch.take_parsed(Vec::new())
+        }
+        _ => parse_outputs(src, &raw),
+    };
     // Side errors of the poll were notes; parser notes come back by themselves (`note` dedups).
     for n in p.notes {
         parsed.note(n);
@@ -298,6 +308,8 @@ struct Feeder {
     sources: Vec<Arc<Source>>,
     by_id: HashMap<u32, usize>,
     tx: mpsc::Sender<Feed>,
+    /// Line-parser state per log source, as the live follower had it.
+    logs: HashMap<u32, Batch>,
     clock: Arc<Mutex<ClockState>>,
     retention: Ts,
     cut: Option<String>,
@@ -334,7 +346,12 @@ impl Feeder {
         let Some(src) = slot.and_then(|i| self.sources.get(i)) else {
             return Ok(());
         };
-        let c = collected_of(p, src);
+        let batch = (src.kind == SourceKind::Log).then(|| {
+            self.logs
+                .entry(src.id.0)
+                .or_insert_with(|| Batch::new(follow::parser(src).0, &src.ctx.name, &src.ctx.log))
+        });
+        let c = collected_of(p, src, batch);
         self.send(Feed::Data(c))
     }
 
@@ -476,6 +493,7 @@ impl Feeder {
             .position(|e| e.at >= target - self.retention)
             .unwrap_or(self.index.len());
         if target < current || warm_from > i {
+            self.logs.clear();
             self.send(Feed::Reset { at: target })?;
             i = warm_from;
         }

@@ -75,7 +75,9 @@ pub(crate) fn raw_lines(got: &[Collected]) -> Vec<String> {
         .flat_map(|c| c.raw.iter())
         .flat_map(|(k, t)| {
             assert_eq!(*k, ParseKind::TrainingLog);
-            t.split('\n').map(str::to_string).collect::<Vec<_>>()
+            // Every line ends with '\n'; an empty segment marks a parser flush, not a line.
+            assert!(t.is_empty() || t.ends_with('\n'), "{t:?}");
+            t.lines().map(str::to_string).collect::<Vec<_>>()
         })
         .collect()
 }

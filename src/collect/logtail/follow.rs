@@ -47,7 +47,8 @@ fn target(src: &Source) -> Option<(String, usize)> {
 }
 
 /// The parser with the source's custom format, or a note saying why it is not used.
-fn parser(src: &Source) -> (LineParser, Option<String>) {
+/// The line parser of a log source (its custom format first), and a note if that format is bad.
+pub fn parser(src: &Source) -> (LineParser, Option<String>) {
     match src.format_regex.as_deref() {
         None => (LineParser::new(Vec::new()), None),
         Some(re) => match CustomFormat::new("format_regex", re) {

@@ -342,8 +342,13 @@ impl LineParser {
 /// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
 /// counted as unknown; a note says when no progress line was recognised at all.
 pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
+    parse_text_with(text, node, log, Vec::new())
+}
+
+/// [`parse_text`] with the log's custom formats tried first (config `format_regex`).
+pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomFormat>) -> Parsed {
     let mut p = Parsed::default();
-    let mut parser = LineParser::new(Vec::new());
+    let mut parser = LineParser::new(custom);
     let mut records = 0usize;
     for line in text.lines() {
         for rec in parser.feed(line).records {

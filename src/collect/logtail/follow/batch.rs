@@ -1,5 +1,9 @@
 //! What the follower gathers between two sends: the raw lines (what the Log tab shows and
 //! recordings keep), the samples of the records they completed, and the highlight counters.
+//!
+//! The raw output is a list of segments: text chunks (every line ends with `\n`) and, where the
+//! follower flushed the parser after the log went quiet, an empty segment. Replaying the segments
+//! through [`Batch::replay`] gives the same samples as the live follower produced.
 
 use crate::collect::logtail::local::{MAX_LINE, linebuf::CUT_MARK};
 use crate::collect::logtail::parse::{Highlight, LineParser, record_samples};
@@ -23,6 +27,8 @@ pub struct Batch {
     node: String,
     log: String,
     lines: Vec<String>,
+    /// Raw segments gathered before a flush (see the module comment).
+    segments: Vec<(ParseKind, String)>,
     samples: Vec<Sample>,
     /// Totals since the follower started, per entry of [`CLASSES`].
     highlights: [u64; CLASSES.len()],
@@ -39,6 +45,7 @@ impl Batch {
             node: node.to_string(),
             log: log.to_string(),
             lines: Vec::new(),
+            segments: Vec::new(),
             samples: Vec::new(),
             highlights: [0; CLASSES.len()],
             last: Highlight::None,
@@ -82,6 +89,8 @@ impl Batch {
             return false;
         }
         self.unflushed = false;
+        self.close_segment();
+        self.segments.push((ParseKind::TrainingLog, String::new()));
         let recs = self.parser.flush();
         for rec in &recs {
             self.samples
@@ -96,7 +105,30 @@ impl Batch {
 
     /// Nothing gathered since the last send.
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty() && self.samples.is_empty()
+        self.lines.is_empty() && self.samples.is_empty() && self.segments.is_empty()
+    }
+
+    fn close_segment(&mut self) {
+        if !self.lines.is_empty() {
+            let text: String = self.lines.drain(..).map(|l| l + "\n").collect();
+            self.segments.push((ParseKind::TrainingLog, text));
+        }
+    }
+
+    /// Feed recorded segments as the follower fed them live (replay).
+    pub fn replay(&mut self, raw: &[(ParseKind, String)]) {
+        for (kind, text) in raw {
+            if *kind != ParseKind::TrainingLog {
+                continue;
+            }
+            if text.is_empty() {
+                self.flush();
+            } else {
+                for line in text.lines() {
+                    self.line(line.to_string());
+                }
+            }
+        }
     }
 
     /// Totals per class, in [`CLASSES`] order.
@@ -107,6 +139,19 @@ impl Batch {
     /// Everything gathered, as one `Collected` (the highlight counters every time, zeros included,
     /// so the first highlight is an increase the store can see).
     pub fn take(&mut self, source: SourceId, at: Ts, notes: Vec<String>) -> Collected {
+        let parsed = self.take_parsed(notes);
+        self.close_segment();
+        Collected {
+            source,
+            at,
+            parsed,
+            raw: std::mem::take(&mut self.segments),
+            error: None,
+        }
+    }
+
+    /// The samples gathered (and the highlight totals), without the raw text.
+    pub fn take_parsed(&mut self, notes: Vec<String>) -> Parsed {
         let mut parsed = Parsed {
             samples: std::mem::take(&mut self.samples),
             notes,
@@ -119,19 +164,36 @@ impl Batch {
                 n,
             ));
         }
-        let raw = if self.lines.is_empty() {
-            Vec::new()
-        } else {
-            let text = self.lines.join("\n");
-            self.lines.clear();
-            vec![(ParseKind::TrainingLog, text)]
-        };
-        Collected {
-            source,
-            at,
-            parsed,
-            raw,
-            error: None,
-        }
+        parsed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaying_the_raw_segments_gives_the_live_samples() {
+        let mut live = Batch::new(LineParser::new(Vec::new()), "n", "l");
+        // A Megatron iteration line waits for its timer line; the quiet log flushes it instead.
+        live.line(" iteration        3/    1000 | consumed samples: 3072 | elapsed time per iteration (ms): 124362.2 | lm loss: 2.1E+00 |".into());
+        live.line(String::new());
+        live.flush();
+        live.line("Iteration   10 | Loss: 2.3045 | AllReduce: 45.2ms | Total: 156.3ms".into());
+        let c = live.take(SourceId(0), 1, Vec::new());
+        assert!(
+            c.raw.iter().any(|(_, t)| t.is_empty()),
+            "a flush marker: {:?}",
+            c.raw
+        );
+        assert!(
+            c.parsed
+                .samples
+                .iter()
+                .any(|s| s.key.name == names::TRAIN_STEP_SECONDS)
+        );
+        let mut again = Batch::new(LineParser::new(Vec::new()), "n", "l");
+        again.replay(&c.raw);
+        assert_eq!(again.take_parsed(Vec::new()), c.parsed);
     }
 }
