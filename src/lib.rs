@@ -7,6 +7,10 @@ pub mod metrics;
 pub mod output;
 pub mod parse;
 pub mod cmd;
+pub mod app;
+pub mod theme;
+pub mod tui;
+pub mod ui;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -47,12 +51,12 @@ pub fn run(cli: Cli) -> ExitCode {
             }
             if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
-        None => {
-            // Until the live screen lands, the default command prints a snapshot.
-            run(Cli {
-                command: Some(Command::Snapshot { format: output::Format::Table, interval: std::time::Duration::from_secs(1) }),
-                ..cli
-            })
-        }
+        None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
+            Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
+            Err(e) => {
+                eprintln!("rocetop: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
