@@ -171,6 +171,16 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
 
     let (tx, mut rx) = mpsc::channel::<Collected>(1024);
     let _collectors = poll::spawn_all(sources, tx);
+    // Test hook (tests/tui_tmux.rs): a background task that panics, to prove the way out.
+    if let Some(ms) = std::env::var("ROCETOP_TEST_PANIC_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            panic!("test panic in a background task (ROCETOP_TEST_PANIC_AFTER_MS)");
+        });
+    }
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
