@@ -6,7 +6,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "rocetop", version, about = "Live terminal monitor for RoCEv2/RDMA training fabrics: switch queues, PFC, ECN/CNP, latency and the training log on one screen")]
+#[command(
+    name = "rocetop",
+    version,
+    about = "Live terminal monitor for RoCEv2/RDMA training fabrics: switch queues, PFC, ECN/CNP, latency and the training log on one screen"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub source: SourceArgs,

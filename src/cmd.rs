@@ -14,7 +14,9 @@ pub fn remote_transport(_cfg: &Config, r: Remote<'_>) -> Result<Arc<dyn Transpor
         Remote::Switch(s) => &s.name,
         Remote::Node(n) => &n.name,
     };
-    Err(CollectError::Unavailable(format!("{name}: no SSH transport in this build")))
+    Err(CollectError::Unavailable(format!(
+        "{name}: no SSH transport in this build"
+    )))
 }
 
 pub fn remote() -> RemoteFactory<'static> {

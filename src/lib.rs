@@ -1,12 +1,12 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
 pub mod cli;
+pub mod cmd;
 pub mod collect;
 pub mod config;
 pub mod metrics;
 pub mod output;
 pub mod parse;
-pub mod cmd;
 pub mod app;
 pub mod theme;
 pub mod tui;
@@ -19,7 +19,12 @@ use std::process::ExitCode;
 /// Run the command line; errors a user can act on are printed without a backtrace.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Some(Command::Parse { kind, file, format, name }) => match cmd::parse::run(kind, &file, format, &name) {
+        Some(Command::Parse {
+            kind,
+            file,
+            format,
+            name,
+        }) => match cmd::parse::run(kind, &file, format, &name) {
             Ok(out) => {
                 print!("{out}");
                 ExitCode::SUCCESS
@@ -49,7 +54,11 @@ pub fn run(cli: Cli) -> ExitCode {
             for f in &out.failed {
                 eprintln!("rocetop: source failed: {f}");
             }
-            if out.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if out.failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),

@@ -2,8 +2,8 @@
 //! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
 
 pub mod names;
-pub mod rate;
 pub mod query;
+pub mod rate;
 pub mod store;
 
 pub use store::{SeriesId, Store};

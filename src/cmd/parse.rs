@@ -17,14 +17,25 @@ pub fn run(kind: ParseKind, file: &str, format: Format, name: &str) -> Result<St
     // Binary or odd encodings are parsed as text: invalid bytes become U+FFFD, never a failure.
     let text = String::from_utf8_lossy(&bytes);
     let log = if file == "-" { "stdin" } else { file };
-    let parsed = parse(kind, &text, &Ctx { name: name.to_string(), log: log.to_string() });
+    let parsed = parse(
+        kind,
+        &text,
+        &Ctx {
+            name: name.to_string(),
+            log: log.to_string(),
+        },
+    );
     let mut out = match format {
         Format::Json => serde_json::to_string_pretty(&parsed).map_err(|e| e.to_string())?,
         Format::Prom | Format::Table => {
             let mut store = Store::new(i64::MAX / 4, 2);
             let src = store.add_source(name, 1000);
             store.ingest(src, now_ms(), &parsed);
-            if format == Format::Prom { prom::render(&store, false, false) } else { table::render(&store) }
+            if format == Format::Prom {
+                prom::render(&store, false, false)
+            } else {
+                table::render(&store)
+            }
         }
     };
     if format != Format::Json {
@@ -33,7 +44,15 @@ pub fn run(kind: ParseKind, file: &str, format: Format, name: &str) -> Result<St
             notes.push_str(&format!("# note: {n}\n"));
         }
         if parsed.unknown_lines > 0 {
-            notes.push_str(&format!("# {} lines not understood, e.g.: {:?}\n", parsed.unknown_lines, parsed.unknown_examples.first().map(String::as_str).unwrap_or("")));
+            notes.push_str(&format!(
+                "# {} lines not understood, e.g.: {:?}\n",
+                parsed.unknown_lines,
+                parsed
+                    .unknown_examples
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("")
+            ));
         }
         if format == Format::Prom {
             out.insert_str(0, &notes);

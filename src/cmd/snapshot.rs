@@ -31,7 +31,13 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
     let failed = store
         .sources()
         .filter(|(_, h)| h.up != Some(true))
-        .map(|(_, h)| format!("{}: {}", h.name, h.last_error.as_deref().unwrap_or("no answer")))
+        .map(|(_, h)| {
+            format!(
+                "{}: {}",
+                h.name,
+                h.last_error.as_deref().unwrap_or("no answer")
+            )
+        })
         .collect();
     let text = match format {
         Format::Prom => prom::render(&store, true, true),

@@ -133,7 +133,11 @@ async fn ethtool(netdev: &str) -> Result<String, CollectError> {
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    // Same shape as the remote command: the echoed command names the netdev.
+    Ok(format!(
+        "ethtool -S {netdev}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    ))
 }
 
 /// The last `lines` lines of a file, reading at most the last 1 MiB.

@@ -54,7 +54,8 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
 pub async fn poll_once(src: &Source) -> Collected {
     let t0 = now_ms();
-    let reqs: Vec<_> = src.probes.iter().map(|p| p.request.clone()).collect();
+    let probes = src.probes_now();
+    let reqs: Vec<_> = probes.iter().map(|p| p.request.clone()).collect();
     // The transport bounds each request; this bounds the whole poll in case one does not.
     let budget = src.timeout * (reqs.len() as u32 + 1);
     let results =
@@ -66,12 +67,15 @@ pub async fn poll_once(src: &Source) -> Collected {
     let mut raw = Vec::new();
     let mut error = None;
     let mut side_errors = Vec::new();
-    for (i, (probe, res)) in src.probes.iter().zip(results).enumerate() {
+    for (i, (probe, res)) in probes.iter().zip(results).enumerate() {
         match res {
             Ok(text) => raw.push((probe.kind, text)),
             Err(e) if i == 0 => error = Some(e.to_string()),
             Err(e) => side_errors.push(format!("{}: {e}", probe.kind.name())),
         }
+    }
+    if let (Some(d), Some((ParseKind::HwCounters, dump))) = (&src.discovery, raw.first()) {
+        d.learn(dump);
     }
     let mut parsed = parse_outputs(src, &raw);
     for e in side_errors {

@@ -40,6 +40,62 @@ pub struct Source {
     pub ctx: Ctx,
     /// Keep only samples of these ports (empty: all).
     pub ports: Vec<String>,
+    /// Nodes whose netdevs are discovered from their sysfs dump (none configured).
+    pub discovery: Option<Arc<Discovery>>,
+}
+
+/// RDMA netdevs learned from a node's own sysfs (`gid_attrs/ndevs`), refreshed every poll: the next
+/// poll asks `ethtool -S` and the kernel statistics of exactly those.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    netdevs: std::sync::Mutex<Vec<String>>,
+}
+
+impl Discovery {
+    pub fn netdevs(&self) -> Vec<String> {
+        self.netdevs.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Learn from a dump; true when the set changed.
+    pub fn learn(&self, dump: &str) -> bool {
+        let mut found: Vec<String> = crate::collect::host::hw_counters::ports(dump)
+            .into_iter()
+            .filter_map(|p| p.netdev)
+            .filter(|n| crate::config::is_safe_name(n) && !n.contains('/'))
+            .collect();
+        found.sort();
+        found.dedup();
+        match self.netdevs.lock() {
+            Ok(mut v) if *v != found => {
+                *v = found;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Source {
+    /// The probes of the next poll (a node's discovered netdevs included).
+    pub fn probes_now(&self) -> Vec<Probe> {
+        let Some(d) = &self.discovery else {
+            return self.probes.clone();
+        };
+        let netdevs = d.netdevs();
+        let mut v = self.probes.clone();
+        if let Some(Probe {
+            request: Request::SysfsDump { netdevs: nd, .. },
+            ..
+        }) = v.first_mut()
+        {
+            nd.clone_from(&netdevs);
+        }
+        v.extend(netdevs.into_iter().map(|netdev| Probe {
+            kind: ParseKind::Ethtool,
+            request: Request::Ethtool { netdev },
+        }));
+        v
+    }
 }
 
 /// A transport that cannot exist in this build or configuration; every call says why.
@@ -152,6 +208,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             probes: switch_probes(sw),
             ctx: Ctx::named(&sw.name),
             ports: sw.ports.clone(),
+            discovery: None,
         });
     }
     let mut node_transports = std::collections::HashMap::new();
@@ -173,6 +230,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             probes: node_probes(n),
             ctx: Ctx::named(&n.name),
             ports: Vec::new(),
+            discovery: n.netdevs.is_empty().then(|| Arc::new(Discovery::default())),
         });
     }
     for l in &cfg.logs {
@@ -200,6 +258,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
                 log: l.path.clone(),
             },
             ports: Vec::new(),
+            discovery: None,
         });
     }
     out
@@ -224,5 +283,20 @@ mod tests {
         );
         let n5 = s.iter().find(|s| s.name == "ubunturdma5").expect("node 5");
         assert_eq!(n5.probes.len(), 2, "sysfs dump + ethtool ens192");
+        assert!(n5.discovery.is_none(), "netdevs configured");
+    }
+
+    #[test]
+    fn discovered_netdevs_join_the_next_poll() {
+        let d = Discovery::default();
+        let dump = "/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0:ens1f0\n/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent:1\n";
+        assert!(d.learn(dump));
+        assert!(!d.learn(dump), "unchanged");
+        assert_eq!(d.netdevs(), vec!["ens1f0"]);
+        assert!(
+            d.learn("/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0:x;rm -rf ~\n"),
+            "device vanished"
+        );
+        assert!(d.netdevs().is_empty(), "unsafe names are never used");
     }
 }

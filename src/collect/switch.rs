@@ -1,5 +1,6 @@
 //! Switch collectors and their pure parsers (NX-OS, SONiC, Arista EOS).
 
+pub(crate) mod common;
 pub mod eos;
 pub mod nxos;
 pub mod sonic;

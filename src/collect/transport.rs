@@ -58,7 +58,11 @@ impl Request {
                 // grep prints `path:value`; unreadable or missing files are not an error here.
                 format!("LC_ALL=C grep -rs . {} ; true", paths.join(" "))
             }
-            Request::Ethtool { netdev } => format!("LC_ALL=C ethtool -S {netdev}"),
+            // The echoed command line names the netdev inside the output itself, so a recording
+            // replays with the right label.
+            Request::Ethtool { netdev } => {
+                format!("echo ethtool -S {netdev}; LC_ALL=C ethtool -S {netdev}")
+            }
             Request::Tail { path, lines } => {
                 format!("LC_ALL=C tail -n {lines} {}", shell_path(path))
             }

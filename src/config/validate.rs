@@ -190,7 +190,7 @@ fn try_section<T: DeserializeOwned + Default>(
             Ok(t) => Some(t),
             Err(e) => {
                 let e: toml::de::Error = e;
-                p.add(path, e.message().trim().to_string());
+                p.add(path, e.message().trim());
                 None
             }
         },

@@ -37,6 +37,11 @@ pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transiti
 // RDMA vs kernel bytes
 pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
 pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";
+// RDMA port settings and state (gauges)
+/// mlx5 refreshes hw_counters at most every `lifespan` ms (a setting, not a counter).
+pub const RDMA_HW_COUNTERS_LIFESPAN_MS: &str = "rocetop_rdma_hw_counters_lifespan_ms";
+/// The port state number from sysfs `ports/<n>/state` (`4: ACTIVE` → 4).
+pub const RDMA_PORT_STATE: &str = "rocetop_rdma_port_state";
 
 // training
 pub const TRAIN_ITERATION: &str = "rocetop_train_iteration";
@@ -63,6 +68,11 @@ pub fn rdma_counter(hw_counter: &str) -> String {
 /// `rocetop_nic_<ethtool_counter>_total` for every ethtool counter that has no name of its own.
 pub fn nic_counter(ethtool_counter: &str) -> String {
     format!("rocetop_nic_{}_total", sanitize(ethtool_counter))
+}
+
+/// `rocetop_node_kernel_<counter>_total` for `/sys/class/net/<if>/statistics/<counter>` (not bytes).
+pub fn kernel_counter(stat: &str) -> String {
+    format!("rocetop_node_kernel_{}_total", sanitize(stat))
 }
 
 /// The counter name as it appears inside a `rocetop_rdma_*_total` metric, if it is one.

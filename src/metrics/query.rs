@@ -49,12 +49,16 @@ pub fn increase_sum(store: &Store, name: &str, labels: &[(&str, &str)], since: T
 pub fn pause_fraction_max(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut best: Option<f64> = None;
     for (_, s) in store.select(name, labels) {
-        let Kind::Counter(width) = s.kind else { continue };
+        let Kind::Counter(width) = s.kind else {
+            continue;
+        };
         let mut pts = s.points().rev();
         let (Some((t1, v1)), Some((t0, v0))) = (pts.next(), pts.next()) else {
             continue;
         };
-        let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) = (v1, v0) else {
+        let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) =
+            (v1, v0)
+        else {
             continue;
         };
         if let Some(f) = pause_fraction((t0, a), (t1, b), width) {
@@ -77,7 +81,14 @@ pub fn label_values(store: &Store, name: &str, label: &str) -> Vec<String> {
 
 /// Per-interval rates summed across matching series since `since`, bucketed by `step_ms`, for
 /// sparklines on a shared time axis. Buckets without data are `None`.
-pub fn rate_timeline(store: &Store, name: &str, labels: &[(&str, &str)], since: Ts, step_ms: i64, buckets: usize) -> Vec<Option<f64>> {
+pub fn rate_timeline(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (id, _) in store.select(name, labels) {
@@ -93,7 +104,14 @@ pub fn rate_timeline(store: &Store, name: &str, labels: &[(&str, &str)], since: 
 }
 
 /// Gauge values bucketed like [`rate_timeline`] (the newest value of each bucket, max over series).
-pub fn gauge_timeline(store: &Store, name: &str, labels: &[(&str, &str)], since: Ts, step_ms: i64, buckets: usize) -> Vec<Option<f64>> {
+pub fn gauge_timeline(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (_, s) in store.select(name, labels) {
@@ -254,7 +272,11 @@ mod tests {
             ..Default::default()
         };
         st.ingest(src, 0, &poll(0, 0, 0));
-        assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), None, "one sample: no rate");
+        assert_eq!(
+            rate_sum(&st, "c_total", &[("node", "n1")]),
+            None,
+            "one sample: no rate"
+        );
         st.ingest(src, 1000, &poll(5, 7, 500_000));
         assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), Some(12.0));
         assert_eq!(rate_sum(&st, "c_total", &[("node", "n2")]), None);

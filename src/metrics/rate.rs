@@ -100,10 +100,12 @@ mod tests {
 
     const MAX32: u64 = u32::MAX as u64;
 
+    type Case = (&'static str, (Ts, u64), (Ts, u64), Width, Rate);
+
     #[test]
     fn rates_table() {
         // (name, prev, cur, width, expected)
-        let cases: &[(&str, (Ts, u64), (Ts, u64), Width, Rate)] = &[
+        let cases: &[Case] = &[
             (
                 "zero delta",
                 (0, 5),

@@ -412,10 +412,12 @@ mod tests {
         assert_eq!(st.rate(id), None);
     }
 
+    type Case = (&'static str, &'static [(Ts, u64)], Option<Rate>);
+
     #[test]
     fn rate_sequence_table() {
         // (name, samples as (t, value), expected newest rate)
-        let cases: &[(&str, &[(Ts, u64)], Option<Rate>)] = &[
+        let cases: &[Case] = &[
             ("zero delta", &[(0, 5), (1000, 5)], Some(Rate::PerSec(0.0))),
             ("increase", &[(0, 5), (2000, 25)], Some(Rate::PerSec(10.0))),
             ("reset", &[(0, 500), (1000, 2)], Some(Rate::Reset)),
@@ -535,7 +537,7 @@ mod tests {
         assert_eq!(st.increase_since(id, 0), Some(16));
         assert_eq!(st.increase_since(id, 1000), Some(6));
         assert_eq!(st.increase_since(id, 2500), Some(2));
-        assert!(st.reset_in_last(id) == false);
+        assert!(!st.reset_in_last(id));
     }
 
     #[test]

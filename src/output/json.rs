@@ -24,8 +24,12 @@ pub fn render(store: &Store) -> String {
         .into_iter()
         .filter_map(|(id, s)| {
             let (t, v) = s.latest()?;
-            let labels: serde_json::Map<String, J> =
-                s.key.labels.iter().map(|(k, v)| ((*k).to_string(), J::from(v.as_str()))).collect();
+            let labels: serde_json::Map<String, J> = s
+                .key
+                .labels
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), J::from(v.as_str())))
+                .collect();
             let rate = store.rate(id).and_then(|r| r.value());
             Some(json!({
                 "name": s.key.name,

@@ -8,30 +8,86 @@ use std::fmt::Write as _;
 
 /// What a family means, for `# HELP`. Families without an entry get a generic line.
 fn help(name: &str) -> String {
-    let base = name.trim_end_matches("_total").trim_end_matches("_per_second");
+    let base = name
+        .trim_end_matches("_total")
+        .trim_end_matches("_per_second");
     if let Some(c) = names::rdma_counter_of(name) {
         return format!("mlx5 RDMA hw counter {c} (sysfs hw_counters/counters)");
     }
     let known: &[(&str, &str)] = &[
-        ("rocetop_switch_queue_tx_packets", "Packets transmitted by a switch port queue (QoS group)"),
-        ("rocetop_switch_queue_tx_bytes", "Bytes transmitted by a switch port queue (QoS group)"),
-        ("rocetop_switch_queue_dropped_packets", "Packets dropped by a switch port queue, by reason"),
-        ("rocetop_switch_ingress_dropped_packets", "Packets dropped at switch port ingress (MMU, overflow)"),
-        ("rocetop_switch_pfc_rx_frames", "PFC pause frames received by a switch port"),
-        ("rocetop_switch_pfc_tx_frames", "PFC pause frames sent by a switch port"),
-        ("rocetop_switch_pfc_enabled", "PFC enabled on a switch port priority (1) or not (0)"),
-        ("rocetop_switch_flowcontrol_enabled", "802.3x flow control operational on a switch port"),
-        ("rocetop_nic_pfc_rx_pause_frames", "PFC pause frames received by a host NIC priority"),
-        ("rocetop_nic_pfc_tx_pause_frames", "PFC pause frames sent by a host NIC priority"),
-        ("rocetop_nic_pfc_rx_pause_duration_us", "Time a host NIC priority was paused by its peer, in microseconds"),
-        ("rocetop_node_rdma_bytes", "Bytes carried by RDMA on a node's RDMA netdev"),
-        ("rocetop_node_kernel_bytes", "Bytes carried by the kernel network stack on a node's netdev"),
-        ("rocetop_train_iteration", "Training iteration from the training log"),
+        (
+            "rocetop_switch_queue_tx_packets",
+            "Packets transmitted by a switch port queue (QoS group)",
+        ),
+        (
+            "rocetop_switch_queue_tx_bytes",
+            "Bytes transmitted by a switch port queue (QoS group)",
+        ),
+        (
+            "rocetop_switch_queue_dropped_packets",
+            "Packets dropped by a switch port queue, by reason",
+        ),
+        (
+            "rocetop_switch_ingress_dropped_packets",
+            "Packets dropped at switch port ingress (MMU, overflow)",
+        ),
+        (
+            "rocetop_switch_pfc_rx_frames",
+            "PFC pause frames received by a switch port",
+        ),
+        (
+            "rocetop_switch_pfc_tx_frames",
+            "PFC pause frames sent by a switch port",
+        ),
+        (
+            "rocetop_switch_pfc_enabled",
+            "PFC enabled on a switch port priority (1) or not (0)",
+        ),
+        (
+            "rocetop_switch_flowcontrol_enabled",
+            "802.3x flow control operational on a switch port",
+        ),
+        (
+            "rocetop_nic_pfc_rx_pause_frames",
+            "PFC pause frames received by a host NIC priority",
+        ),
+        (
+            "rocetop_nic_pfc_tx_pause_frames",
+            "PFC pause frames sent by a host NIC priority",
+        ),
+        (
+            "rocetop_nic_pfc_rx_pause_duration_us",
+            "Time a host NIC priority was paused by its peer, in microseconds",
+        ),
+        (
+            "rocetop_node_rdma_bytes",
+            "Bytes carried by RDMA on a node's RDMA netdev",
+        ),
+        (
+            "rocetop_node_kernel_bytes",
+            "Bytes carried by the kernel network stack on a node's netdev",
+        ),
+        (
+            "rocetop_train_iteration",
+            "Training iteration from the training log",
+        ),
         ("rocetop_train_loss", "Training loss from the training log"),
-        ("rocetop_train_step_seconds", "Training step time from the training log"),
-        ("rocetop_train_allreduce_seconds", "All-reduce time per step from the training log"),
-        ("rocetop_source_up", "Whether the source's last poll succeeded"),
-        ("rocetop_source_last_success_timestamp_seconds", "Unix time of the source's last successful poll"),
+        (
+            "rocetop_train_step_seconds",
+            "Training step time from the training log",
+        ),
+        (
+            "rocetop_train_allreduce_seconds",
+            "All-reduce time per step from the training log",
+        ),
+        (
+            "rocetop_source_up",
+            "Whether the source's last poll succeeded",
+        ),
+        (
+            "rocetop_source_last_success_timestamp_seconds",
+            "Unix time of the source's last successful poll",
+        ),
     ];
     let what = known
         .iter()
@@ -49,7 +105,11 @@ fn fmt_f64(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
-        if v > 0.0 { "+Inf".into() } else { "-Inf".into() }
+        if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        }
     } else if v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
@@ -83,10 +143,16 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         let Some((_, v)) = s.latest() else { continue };
         match s.kind {
             Kind::Counter(_) => {
-                add(&s.key.name, "counter", &s.key, format!("{}", v.as_f64() as u64));
+                add(
+                    &s.key.name,
+                    "counter",
+                    &s.key,
+                    format!("{}", v.as_f64() as u64),
+                );
                 if with_rates {
                     if let Some(r) = store.rate(id).and_then(|r| r.value()) {
-                        let rate_name = format!("{}_per_second", s.key.name.trim_end_matches("_total"));
+                        let rate_name =
+                            format!("{}_per_second", s.key.name.trim_end_matches("_total"));
                         add(&rate_name, "gauge", &s.key, fmt_f64(r));
                     }
                 }
@@ -97,10 +163,24 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
     if with_health {
         for (_, h) in store.sources() {
             let key = SeriesKey::new(names::SOURCE_UP, &[("source", &h.name)]);
-            add(names::SOURCE_UP, "gauge", &key, if h.up == Some(true) { "1".into() } else { "0".into() });
+            add(
+                names::SOURCE_UP,
+                "gauge",
+                &key,
+                if h.up == Some(true) {
+                    "1".into()
+                } else {
+                    "0".into()
+                },
+            );
             if let Some(t) = h.last_success {
                 let key = SeriesKey::new(names::SOURCE_LAST_SUCCESS, &[("source", &h.name)]);
-                add(names::SOURCE_LAST_SUCCESS, "gauge", &key, fmt_f64(t as f64 / 1000.0));
+                add(
+                    names::SOURCE_LAST_SUCCESS,
+                    "gauge",
+                    &key,
+                    fmt_f64(t as f64 / 1000.0),
+                );
             }
         }
     }
@@ -127,7 +207,11 @@ mod tests {
         let src = st.add_source("n1", 1000);
         let poll = |v: u64| Parsed {
             samples: vec![
-                Sample::counter("rocetop_rdma_np_cnp_sent_total", &[("node", "n1"), ("device", "d")], v),
+                Sample::counter(
+                    "rocetop_rdma_np_cnp_sent_total",
+                    &[("node", "n1"), ("device", "d")],
+                    v,
+                ),
                 Sample::gauge("rocetop_train_loss", &[("node", "n1")], 2.5),
             ],
             ..Default::default()
@@ -136,8 +220,14 @@ mod tests {
         st.ingest(src, 2000, &poll(30));
         let out = render(&st, true, true);
         assert!(out.contains("# TYPE rocetop_rdma_np_cnp_sent_total counter\n"));
-        assert!(out.contains("rocetop_rdma_np_cnp_sent_total{device=\"d\",node=\"n1\"} 30\n"), "{out}");
-        assert!(out.contains("rocetop_rdma_np_cnp_sent_per_second{device=\"d\",node=\"n1\"} 10\n"), "{out}");
+        assert!(
+            out.contains("rocetop_rdma_np_cnp_sent_total{device=\"d\",node=\"n1\"} 30\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("rocetop_rdma_np_cnp_sent_per_second{device=\"d\",node=\"n1\"} 10\n"),
+            "{out}"
+        );
         assert!(out.contains("rocetop_train_loss{node=\"n1\"} 2.5\n"));
         assert!(out.contains("rocetop_source_up{source=\"n1\"} 1\n"));
         assert_eq!(out.matches("# TYPE rocetop_train_loss").count(), 1);

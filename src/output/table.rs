@@ -34,7 +34,8 @@ pub fn render(store: &Store) -> String {
                     rate_sum(store, &cnp, &l),
                     rate_sum(store, &handled, &l),
                     rate_sum(store, names::NIC_PFC_RX_PAUSE, &nl),
-                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl).map(|f| f * 100.0),
+                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl)
+                        .map(|f| f * 100.0),
                 ],
             ));
         }
@@ -43,7 +44,11 @@ pub fn render(store: &Store) -> String {
     let mut ports: Vec<(String, String, [Option<f64>; 4])> = Vec::new();
     for sw in label_values(store, names::SW_PFC_RX, "switch") {
         for port in label_values(store, names::SW_PFC_RX, "port") {
-            let l = [("switch", sw.as_str()), ("port", port.as_str()), ("priority", "all")];
+            let l = [
+                ("switch", sw.as_str()),
+                ("port", port.as_str()),
+                ("priority", "all"),
+            ];
             if store.select(names::SW_PFC_RX, &l).next().is_none() {
                 continue;
             }
@@ -67,26 +72,69 @@ pub fn render(store: &Store) -> String {
         let _ = writeln!(out, "Most CNPs sent:   {n} {d} ({} CNP/s)", rate(r[1]));
     }
     if let Some((s, p, r)) = ports.first() {
-        let _ = writeln!(out, "Most PFC frames:  {s} {p} ({} rx/s, {} tx/s)", rate(r[0]), rate(r[1]));
+        let _ = writeln!(
+            out,
+            "Most PFC frames:  {s} {p} ({} rx/s, {} tx/s)",
+            rate(r[0]),
+            rate(r[1])
+        );
     }
     let down: Vec<String> = store
         .sources()
         .filter(|(_, h)| h.up != Some(true))
-        .map(|(_, h)| format!("{} ({})", h.name, h.last_error.as_deref().unwrap_or("no answer")))
+        .map(|(_, h)| {
+            format!(
+                "{} ({})",
+                h.name,
+                h.last_error.as_deref().unwrap_or("no answer")
+            )
+        })
         .collect();
     let total = store.sources().count();
-    let _ = writeln!(out, "Sources:          {} of {total} up{}", total - down.len(), if down.is_empty() { String::new() } else { format!("; down: {}", down.join(", ")) });
+    let _ = writeln!(
+        out,
+        "Sources:          {} of {total} up{}",
+        total - down.len(),
+        if down.is_empty() {
+            String::new()
+        } else {
+            format!("; down: {}", down.join(", "))
+        }
+    );
 
     if !nodes.is_empty() {
-        let _ = writeln!(out, "\nNODES (by CNP sent/s)\n{:<14} {:<13} {:>9} {:>11} {:>14} {:>10} {:>8}", "node", "device", "ECN/s", "CNP sent/s", "CNP handled/s", "pause rx/s", "pause %");
+        let _ = writeln!(
+            out,
+            "\nNODES (by CNP sent/s)\n{:<14} {:<13} {:>9} {:>11} {:>14} {:>10} {:>8}",
+            "node", "device", "ECN/s", "CNP sent/s", "CNP handled/s", "pause rx/s", "pause %"
+        );
         for (n, d, r) in &nodes {
-            let _ = writeln!(out, "{n:<14} {d:<13} {:>9} {:>11} {:>14} {:>10} {:>8}", rate(r[0]), rate(r[1]), rate(r[2]), rate(r[3]), rate(r[4]));
+            let _ = writeln!(
+                out,
+                "{n:<14} {d:<13} {:>9} {:>11} {:>14} {:>10} {:>8}",
+                rate(r[0]),
+                rate(r[1]),
+                rate(r[2]),
+                rate(r[3]),
+                rate(r[4])
+            );
         }
     }
     if !ports.is_empty() {
-        let _ = writeln!(out, "\nSWITCH PORTS (by PFC frames/s)\n{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}", "switch", "port", "PFC rx/s", "PFC tx/s", "q drops/s", "ingress dr/s");
+        let _ = writeln!(
+            out,
+            "\nSWITCH PORTS (by PFC frames/s)\n{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}",
+            "switch", "port", "PFC rx/s", "PFC tx/s", "q drops/s", "ingress dr/s"
+        );
         for (s, p, r) in &ports {
-            let _ = writeln!(out, "{s:<14} {p:<16} {:>10} {:>10} {:>12} {:>13}", rate(r[0]), rate(r[1]), rate(r[2]), rate(r[3]));
+            let _ = writeln!(
+                out,
+                "{s:<14} {p:<16} {:>10} {:>10} {:>12} {:>13}",
+                rate(r[0]),
+                rate(r[1]),
+                rate(r[2]),
+                rate(r[3])
+            );
         }
     }
     let train: Vec<(&str, &str)> = [
@@ -108,7 +156,11 @@ pub fn render(store: &Store) -> String {
         out.push('\n');
     }
 
-    let _ = writeln!(out, "\nALL SERIES\n{:<100} {:>20} {:>12}", "series", "value", "rate/s");
+    let _ = writeln!(
+        out,
+        "\nALL SERIES\n{:<100} {:>20} {:>12}",
+        "series", "value", "rate/s"
+    );
     let mut all: Vec<_> = store.all().collect();
     all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
     for (id, s) in all {
@@ -118,14 +170,29 @@ pub fn render(store: &Store) -> String {
             other => format!("{}", other.as_f64() as u64),
         };
         let r = store.rate(id).and_then(|r| r.value());
-        let _ = writeln!(out, "{:<100} {val:>20} {:>12}", s.key.to_string(), if v.is_counter() { rate(r) } else { String::new() });
+        let _ = writeln!(
+            out,
+            "{:<100} {val:>20} {:>12}",
+            s.key.to_string(),
+            if v.is_counter() {
+                rate(r)
+            } else {
+                String::new()
+            }
+        );
     }
     for (_, h) in store.sources() {
         for n in &h.notes {
             let _ = writeln!(out, "note: {}: {n}", h.name);
         }
         if h.unknown_lines > 0 {
-            let _ = writeln!(out, "note: {}: {} lines not understood (e.g. {:?})", h.name, h.unknown_lines, h.unknown_examples.first().map(String::as_str).unwrap_or(""));
+            let _ = writeln!(
+                out,
+                "note: {}: {} lines not understood (e.g. {:?})",
+                h.name,
+                h.unknown_lines,
+                h.unknown_examples.first().map(String::as_str).unwrap_or("")
+            );
         }
     }
     out

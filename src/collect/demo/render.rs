@@ -201,7 +201,7 @@ pub fn sysfs_dump(n: &NodeSim, root: &str) -> String {
 /// `ethtool -S <netdev>` of an mlx5 port with PFC on priority 3.
 pub fn ethtool(n: &NodeSim, netdev: &str) -> Option<String> {
     let nd = n.netdevs.iter().find(|x| x.name == netdev)?;
-    let mut out = String::from("NIC statistics:\n");
+    let mut out = format!("ethtool -S {netdev}\nNIC statistics:\n");
     let rows: [(&str, u64); 22] = [
         ("rx_packets", nd.rx_packets),
         ("rx_bytes", nd.rx_bytes),

@@ -351,7 +351,9 @@ impl Sim {
         // Hosts: traffic, ECN/CNP, pauses.
         let mut cnps_sent = 0u64;
         let mut node_traffic = Vec::with_capacity(self.nodes.len());
-        for n in &mut self.nodes {
+        // Pause frames this step per node: (received from the switch, sent to it).
+        let mut node_pause = vec![(0u64, 0u64); self.nodes.len()];
+        for (ni, n) in self.nodes.iter_mut().enumerate() {
             let util = if burst {
                 0.85 * (1.0 - 0.45 * c * n.exposure)
             } else {
@@ -406,6 +408,8 @@ impl Sim {
                 let tx_frames = rng.poisson(0.3 * c * n.exposure);
                 nd.tx_pause += tx_frames;
                 nd.tx_pause_us += tx_frames * 40;
+                node_pause[ni].0 += frames;
+                node_pause[ni].1 += tx_frames;
                 nd.rx_bytes += bytes;
                 nd.tx_bytes += bytes;
                 nd.rx_packets += bytes / MTU_PKT as u64;
@@ -443,18 +447,12 @@ impl Sim {
                     continue;
                 }
                 let mut bytes = 0u64;
-                let (mut host_rx_pause, mut host_tx_pause) = (0, 0);
                 for &i in &p.nodes {
                     bytes += node_traffic.get(i).copied().unwrap_or(0);
-                    if let Some(nd) = self.nodes.get(i).and_then(|n| n.netdevs.first()) {
-                        host_rx_pause += nd.rx_pause;
-                        host_tx_pause += nd.tx_pause;
-                    }
-                }
-                // Switch TxPPP = pauses the hosts received, RxPPP = pauses they sent (running totals).
-                if !p.nodes.is_empty() {
-                    p.pfc_tx = p.pfc_tx.max(host_rx_pause);
-                    p.pfc_rx = p.pfc_rx.max(host_tx_pause);
+                    // The switch's TxPPP are the pauses its hosts received, RxPPP those they sent.
+                    let (rx, tx) = node_pause.get(i).copied().unwrap_or((0, 0));
+                    p.pfc_tx += rx;
+                    p.pfc_rx += tx;
                 }
                 let pkts = bytes / MTU_PKT as u64;
                 p.qos[3].tx_pkts += pkts;

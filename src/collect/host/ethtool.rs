@@ -1,9 +1,181 @@
-//! placeholder
+//! `ethtool -S <netdev>`: `name: value` lines, with or without the `NIC statistics:` header,
+//! indented or not. PFC counters are recognised by the exact structure of their names
+//! (`rx_prio3_pause` is never `rx_prio3_pause_duration`); every other counter keeps its own name as
+//! `rocetop_nic_<name>_total`.
+//!
+//! The netdev label is the `netdev` argument; when that is empty (`rocetop parse ethtool`), it is
+//! taken from an echoed `ethtool -S <netdev>` command line in the text, else it is
+//! [`UNNAMED_NETDEV`] (`-`), so that every series still has the same label set.
 
-use crate::metrics::Parsed;
+use super::prompt;
+use crate::metrics::names::{self, *};
+use crate::metrics::{Parsed, Sample};
+use crate::parse::num;
 
-pub fn parse(text: &str, _node: &str, _netdev: &str) -> Parsed {
+/// The netdev label when neither the caller nor the text names the interface.
+pub const UNNAMED_NETDEV: &str = "-";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    Rx,
+    Tx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Pause frames.
+    Pause,
+    /// Time paused, in microseconds.
+    Duration,
+    /// XOFF → XON transitions.
+    Transition,
+}
+
+/// Which priority a pause counter is for: one PFC priority, or 802.3x global pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prio {
+    P(u8),
+    Global,
+}
+
+/// The structure of an mlx5 pause counter name, matched exactly:
+/// `<rx|tx>_prio<p>_pause[_duration|_transition]` and `<rx|tx>_global_pause[_duration|_transition]`.
+fn pause_name(name: &str) -> Option<(Dir, Prio, Kind)> {
+    let (dir, rest) = if let Some(r) = name.strip_prefix("rx_") {
+        (Dir::Rx, r)
+    } else {
+        (Dir::Tx, name.strip_prefix("tx_")?)
+    };
+    let (prio, rest) = if let Some(r) = rest.strip_prefix("prio") {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 2 {
+            return None;
+        }
+        let p: u8 = r.get(..digits)?.parse().ok()?;
+        (Prio::P(p), r.get(digits..)?)
+    } else {
+        (Prio::Global, rest.strip_prefix("global")?)
+    };
+    let kind = match rest {
+        "_pause" => Kind::Pause,
+        "_pause_duration" => Kind::Duration,
+        "_pause_transition" => Kind::Transition,
+        _ => return None,
+    };
+    Some((dir, prio, kind))
+}
+
+fn metric(dir: Dir, kind: Kind) -> &'static str {
+    match (dir, kind) {
+        (Dir::Rx, Kind::Pause) => NIC_PFC_RX_PAUSE,
+        (Dir::Tx, Kind::Pause) => NIC_PFC_TX_PAUSE,
+        (Dir::Rx, Kind::Duration) => NIC_PFC_RX_PAUSE_DURATION,
+        (Dir::Tx, Kind::Duration) => NIC_PFC_TX_PAUSE_DURATION,
+        (Dir::Rx, Kind::Transition) => NIC_PFC_RX_PAUSE_TRANSITION,
+        (Dir::Tx, Kind::Transition) => NIC_PFC_TX_PAUSE_TRANSITION,
+    }
+}
+
+/// The MAC-control pause counters (`rx_pause_ctrl_phy`): 802.3x pause frames, counted as global
+/// pause only where the port has no `*_global_pause` counter (both count the same frames; one
+/// series per direction, the other stays visible under its own name).
+fn ctrl_pause_name(name: &str) -> Option<Dir> {
+    match name {
+        "rx_pause_ctrl_phy" => Some(Dir::Rx),
+        "tx_pause_ctrl_phy" => Some(Dir::Tx),
+        _ => None,
+    }
+}
+
+/// The netdev an echoed `ethtool -S <netdev>` (or `--statistics`) names.
+fn netdev_of_command(line: &str) -> Option<&str> {
+    let args = prompt::command(line, "ethtool")?;
+    let i = args
+        .iter()
+        .position(|a| *a == "-S" || *a == "--statistics")?;
+    args.get(i + 1).copied().filter(|n| !n.starts_with('-'))
+}
+
+/// Parse `ethtool -S` of one netdev.
+pub fn parse(text: &str, node: &str, netdev: &str) -> Parsed {
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
+    let mut named: Option<&str> = None;
+    let mut stats: Vec<(&str, u64)> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim_end_matches('\r').trim();
+        if line.is_empty() {
+            continue;
+        }
+        // Values are plain numbers, so the last ':' ends the name (a name may contain ':').
+        let split = line.rsplit_once(':').map(|(n, v)| (n.trim(), v.trim()));
+        if let Some((name, value)) = split
+            && !name.is_empty()
+            && let Some(v) = num::count(value)
+        {
+            stats.push((name, v));
+            continue;
+        }
+        if let Some(n) = netdev_of_command(line) {
+            named.get_or_insert(n);
+            continue;
+        }
+        if prompt::command(line, "ethtool").is_some() || prompt::after_prompt(line).is_some() {
+            continue;
+        }
+        match split {
+            // `NIC statistics:`, `Standard stats for ens1:`: a section header.
+            Some((name, "")) if name.to_ascii_lowercase().contains("stat") => {}
+            // What ethtool prints for a device without statistics; noted below.
+            None if line.eq_ignore_ascii_case("no stats available") => {}
+            _ => p.unknown(line),
+        }
+    }
+    let netdev = if netdev.is_empty() {
+        named.unwrap_or(UNNAMED_NETDEV)
+    } else {
+        netdev
+    };
+    let has_global = |d: Dir| {
+        stats
+            .iter()
+            .any(|(n, _)| pause_name(n) == Some((d, Prio::Global, Kind::Pause)))
+    };
+    let global = [has_global(Dir::Rx), has_global(Dir::Tx)];
+    let mut per_priority = false;
+    for (name, v) in stats {
+        let pause = pause_name(name).or_else(|| {
+            ctrl_pause_name(name)
+                .filter(|d| !global[usize::from(*d == Dir::Tx)])
+                .map(|d| (d, Prio::Global, Kind::Pause))
+        });
+        let Some((dir, prio, kind)) = pause else {
+            let labels = [("node", node), ("netdev", netdev)];
+            p.push(Sample::counter(names::nic_counter(name), &labels, v));
+            continue;
+        };
+        let prio_label = match prio {
+            Prio::P(n) => {
+                per_priority |= kind == Kind::Pause;
+                n.to_string()
+            }
+            Prio::Global => "global".to_string(),
+        };
+        let labels = [
+            ("node", node),
+            ("netdev", netdev),
+            ("priority", prio_label.as_str()),
+        ];
+        p.push(Sample::counter(metric(dir, kind), &labels, v));
+    }
+    if p.samples.is_empty() {
+        p.note(format!("{netdev}: ethtool -S printed no counters"));
+    } else if !per_priority {
+        p.note(format!(
+            "{netdev}: no rx_prio*_pause counters (PFC off on this port, or a VF: PFC counters live on the hypervisor)"
+        ));
+    }
     p
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,404 @@
-//! placeholder
+//! The host's sysfs dump: `path:value` lines as `grep -rs . <paths>` prints them for
+//! [`Request::SysfsDump`](crate::collect::transport::Request::SysfsDump) (and as
+//! [`sysfs_dump`](crate::collect::local::sysfs_dump) prints them locally).
+//!
+//! - `.../infiniband/<dev>/ports/<n>/hw_counters/<name>` → `rocetop_rdma_<name>_total`
+//!   {node,device,rdma_port}; `lifespan` is a setting (ms) and becomes a gauge.
+//! - `.../ports/<n>/counters/<name>` (IB port counters) → `rocetop_rdma_<name>_total` too, and
+//!   `port_xmit_data`/`port_rcv_data` × 4 (they count 4-byte words) → RDMA bytes of the port's netdev,
+//!   unless the port has `*_vport_rdma_*_bytes` or `rdma_*_bytes` hw_counters, which count bytes.
+//! - `.../ports/<n>/state` (`4: ACTIVE`) → gauge; `.../ports/<n>/gid_attrs/ndevs/<idx>` → the netdev.
+//! - `.../net/<if>/statistics/<name>` → kernel bytes (rx_bytes, tx_bytes) or `rocetop_nic_<name>_total`.
+//!
+//! Paths may have any root prefix (containers, tests): the structure is matched from the right.
 
-use crate::metrics::Parsed;
+use crate::metrics::names::{self, NODE_KERNEL_BYTES, NODE_RDMA_BYTES};
+use crate::metrics::{LabelName, Parsed, Sample};
+use crate::parse::num;
+use std::collections::BTreeMap;
 
-pub fn parse(text: &str, _node: &str) -> Parsed {
+/// The mlx5 "Q counters" (basic, out-of-sequence, retransmission, extended errors, RoCE
+/// accessibility): the driver reads them from 32-bit firmware fields, so they wrap at 2^32
+/// (drivers/infiniband/hw/mlx5/counters.c). Congestion and PPCNT counters are 64-bit.
+const MLX5_Q_COUNTERS_32BIT: &[&str] = &[
+    "rx_write_requests",
+    "rx_read_requests",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "out_of_buffer",
+    "out_of_sequence",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "resp_local_length_error",
+    "resp_cqe_error",
+    "req_cqe_error",
+    "req_remote_invalid_request",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "resp_cqe_flush_error",
+    "req_cqe_flush_error",
+    "req_rnr_retries_exceeded",
+    "req_transport_retries_exceeded",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+];
+
+/// Files of an RDMA device or port that the dump may contain but that hold no counter
+/// (a hand-made `grep -r . /sys/class/infiniband/mlx5_0` prints them): understood, not sampled.
+const DEVICE_ATTRS: &[&str] = &[
+    "board_id",
+    "fw_ver",
+    "hca_type",
+    "hw_rev",
+    "node_guid",
+    "node_type",
+    "node_desc",
+    "sys_image_guid",
+];
+const PORT_ATTRS: &[&str] = &[
+    "link_layer",
+    "phys_state",
+    "rate",
+    "lid",
+    "sm_lid",
+    "sm_sl",
+    "lid_mask_count",
+    "cap_mask",
+    "has_smi",
+    "gids",
+    "pkeys",
+    "gid_attrs",
+];
+
+/// One sample of an RDMA counter, 32-bit where the mlx5 driver reads a 32-bit field (and the
+/// value fits, so that another driver's 64-bit counter of the same name is never taken as wrapping).
+pub(crate) fn rdma_sample(name: &str, labels: &[(LabelName, &str)], v: u64) -> Sample {
+    if MLX5_Q_COUNTERS_32BIT.contains(&name) && v <= u64::from(u32::MAX) {
+        Sample::counter32(names::rdma_counter(name), labels, v)
+    } else {
+        Sample::counter(names::rdma_counter(name), labels, v)
+    }
+}
+
+/// What one dump line is about.
+#[derive(Debug, PartialEq)]
+enum Line<'a> {
+    /// `ports/<n>/hw_counters/<name>`, or the device-wide `<dev>/hw_counters/<name>` (port None).
+    Hw {
+        dev: &'a str,
+        port: Option<&'a str>,
+        name: &'a str,
+    },
+    /// `ports/<n>/counters/<name>` (IB PMA port counters).
+    Ib {
+        dev: &'a str,
+        port: &'a str,
+        name: &'a str,
+    },
+    State {
+        dev: &'a str,
+        port: &'a str,
+    },
+    Ndev {
+        dev: &'a str,
+        port: &'a str,
+        idx: &'a str,
+    },
+    /// A file of the device that is not a counter.
+    Attr {
+        dev: &'a str,
+    },
+    NetStat {
+        netdev: &'a str,
+        name: &'a str,
+    },
+}
+
+/// Split a `grep` line into its structure and value: at the first ':' whose left side is a path
+/// this parser knows. Values may contain ':' (`4: ACTIVE`) and '/' (`25 Gb/sec`), and a root prefix
+/// may contain ':' (`/sys/devices/pci0000:00/...`); sysfs file names never do.
+fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
+    if !(line.contains("infiniband/") || line.contains("net/")) {
+        return None;
+    }
+    // A real path has a handful of ':' at most (PCI addresses); bounding the tries keeps a junk
+    // line of thousands of ':' linear.
+    line.match_indices(':').take(64).find_map(|(i, _)| {
+        let kind = classify(line.get(..i)?)?;
+        Some((kind, line.get(i + 1..)?))
+    })
+}
+
+/// Recognise the sysfs structure of a path, from the right, so any root prefix works.
+fn classify(path: &str) -> Option<Line<'_>> {
+    let c: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    for i in (0..c.len()).rev() {
+        if let Some(l) = classify_at(c.get(i..)?) {
+            return Some(l);
+        }
+    }
+    None
+}
+
+fn classify_at<'a>(c: &[&'a str]) -> Option<Line<'a>> {
+    match c {
+        ["infiniband", dev, "ports", port, "hw_counters", name] => Some(Line::Hw {
+            dev,
+            port: Some(port),
+            name,
+        }),
+        ["infiniband", dev, "hw_counters", name] => Some(Line::Hw {
+            dev,
+            port: None,
+            name,
+        }),
+        ["infiniband", dev, "ports", port, "counters", name] => Some(Line::Ib { dev, port, name }),
+        ["infiniband", dev, "ports", port, "state"] => Some(Line::State { dev, port }),
+        ["infiniband", dev, "ports", port, "gid_attrs", "ndevs", idx] => {
+            Some(Line::Ndev { dev, port, idx })
+        }
+        ["infiniband", dev, "ports", _, attr, ..] if PORT_ATTRS.contains(attr) => {
+            Some(Line::Attr { dev })
+        }
+        ["infiniband", dev, attr] if DEVICE_ATTRS.contains(attr) => Some(Line::Attr { dev }),
+        ["net", netdev, "statistics", name] => Some(Line::NetStat { netdev, name }),
+        _ => None,
+    }
+}
+
+/// What the dump says about one RDMA port beyond its counters.
+#[derive(Default)]
+struct PortBytes {
+    /// `port_xmit_data`, `port_rcv_data` (4-byte words).
+    words: [Option<u64>; 2],
+    /// Byte counters of hw_counters (`tx_vport_rdma_unicast_bytes`, `rdma_tx_bytes`, ...), summed.
+    bytes: [Option<u64>; 2],
+    /// GID index → netdev; the lowest index names the port's netdev.
+    ndevs: BTreeMap<(u64, String), String>,
+}
+
+const TX: usize = 0;
+const RX: usize = 1;
+const DIRECTIONS: [&str; 2] = ["tx", "rx"];
+
+/// The direction of an hw_counters byte counter (`tx_vport_rdma_unicast_bytes`, `rdma_rx_bytes`).
+fn byte_counter_direction(name: &str) -> Option<usize> {
+    let dir = |s: &str| match s {
+        "tx" => Some(TX),
+        "rx" => Some(RX),
+        _ => None,
+    };
+    if let Some(rest) = name.strip_prefix("rdma_") {
+        return dir(rest.strip_suffix("_bytes")?);
+    }
+    let (d, rest) = name.split_once('_')?;
+    let kind = rest.strip_prefix("vport_rdma_")?.strip_suffix("_bytes")?;
+    matches!(kind, "unicast" | "multicast").then_some(())?;
+    dir(d)
+}
+
+/// GID indices sort numerically (`2` before `10`); a non-numeric index sorts last.
+fn gid_order(idx: &str) -> (u64, String) {
+    (num::count(idx).unwrap_or(u64::MAX), idx.to_string())
+}
+
+fn add(slot: &mut Option<u64>, v: u64) {
+    *slot = Some(slot.unwrap_or(0).saturating_add(v));
+}
+
+/// Parse a sysfs dump of one node.
+pub fn parse(text: &str, node: &str) -> Parsed {
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
+    // device → whether it has any np_/rp_ congestion counter
+    let mut devices: BTreeMap<String, bool> = BTreeMap::new();
+    let mut ports: BTreeMap<(String, String), PortBytes> = BTreeMap::new();
+    for raw in text.lines() {
+        let line = raw.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some((kind, value)) = split_line(line) else {
+            p.unknown(line);
+            continue;
+        };
+        let value = value.trim();
+        match kind {
+            Line::Attr { dev } => {
+                devices.entry(dev.to_string()).or_default();
+            }
+            Line::Hw { dev, port, name } => {
+                let dcqcn = name.starts_with("np_") || name.starts_with("rp_");
+                *devices.entry(dev.to_string()).or_default() |= dcqcn;
+                let Some(v) = num::count(value) else {
+                    p.unknown(line);
+                    continue;
+                };
+                let mut labels = vec![("node", node), ("device", dev)];
+                if let Some(port) = port {
+                    labels.push(("rdma_port", port));
+                }
+                if name == "lifespan" {
+                    p.push(Sample::gauge(
+                        names::RDMA_HW_COUNTERS_LIFESPAN_MS,
+                        &labels,
+                        v as f64,
+                    ));
+                    continue;
+                }
+                p.push(rdma_sample(name, &labels, v));
+                if let (Some(port), Some(d)) = (port, byte_counter_direction(name)) {
+                    let e = ports
+                        .entry((dev.to_string(), port.to_string()))
+                        .or_default();
+                    add(&mut e.bytes[d], v);
+                }
+            }
+            Line::Ib { dev, port, name } => {
+                devices.entry(dev.to_string()).or_default();
+                let Some(v) = num::count(value) else {
+                    p.unknown(line);
+                    continue;
+                };
+                let labels = [("node", node), ("device", dev), ("rdma_port", port)];
+                p.push(rdma_sample(name, &labels, v));
+                let d = match name {
+                    "port_xmit_data" => TX,
+                    "port_rcv_data" => RX,
+                    _ => continue,
+                };
+                let e = ports
+                    .entry((dev.to_string(), port.to_string()))
+                    .or_default();
+                add(&mut e.words[d], v);
+            }
+            Line::State { dev, port } => {
+                devices.entry(dev.to_string()).or_default();
+                // `4: ACTIVE`: the number is the state; the word is for people.
+                let n = value.split(':').next().and_then(num::count);
+                let Some(n) = n else {
+                    p.unknown(line);
+                    continue;
+                };
+                let labels = [("node", node), ("device", dev), ("rdma_port", port)];
+                p.push(Sample::gauge(names::RDMA_PORT_STATE, &labels, n as f64));
+            }
+            Line::Ndev { dev, port, idx } => {
+                devices.entry(dev.to_string()).or_default();
+                if value.is_empty() {
+                    p.unknown(line);
+                    continue;
+                }
+                let order = gid_order(idx);
+                let e = ports
+                    .entry((dev.to_string(), port.to_string()))
+                    .or_default();
+                e.ndevs.insert(order, value.to_string());
+            }
+            Line::NetStat { netdev, name } => {
+                let Some(v) = num::count(value) else {
+                    p.unknown(line);
+                    continue;
+                };
+                let labels = [("node", node), ("netdev", netdev)];
+                match name {
+                    "tx_bytes" | "rx_bytes" => {
+                        let dir = if name == "tx_bytes" { "tx" } else { "rx" };
+                        let labels = [("node", node), ("netdev", netdev), ("direction", dir)];
+                        p.push(Sample::counter(NODE_KERNEL_BYTES, &labels, v));
+                    }
+                    // Kernel statistics get their own family: ethtool -S has counters of the same names
+                    // (rx_packets) with different values, and one series must not get both.
+                    _ => p.push(Sample::counter(names::kernel_counter(name), &labels, v)),
+                }
+            }
+        }
+    }
+    push_rdma_bytes(&mut p, node, &ports);
+    if devices.is_empty() {
+        p.note("no RDMA device");
+    }
+    for (dev, has_dcqcn) in &devices {
+        if !has_dcqcn {
+            p.note(format!(
+                "{dev}: no DCQCN counters (np_cnp_sent...) in hw_counters"
+            ));
+        }
+    }
     p
 }
+
+/// RDMA bytes per netdev and direction: byte counters of hw_counters where the port has them,
+/// else the IB data counters × 4. Ports sharing a netdev are summed.
+fn push_rdma_bytes(p: &mut Parsed, node: &str, ports: &BTreeMap<(String, String), PortBytes>) {
+    let mut per_netdev: BTreeMap<(&str, usize), u64> = BTreeMap::new();
+    for ((dev, _port), b) in ports {
+        let netdev = b.ndevs.values().next().map_or(dev.as_str(), String::as_str);
+        for d in [TX, RX] {
+            let bytes = b.bytes[d].or_else(|| b.words[d].map(|w| w.saturating_mul(4)));
+            if let Some(v) = bytes {
+                let slot = per_netdev.entry((netdev, d)).or_default();
+                *slot = slot.saturating_add(v);
+            }
+        }
+    }
+    for ((netdev, d), v) in per_netdev {
+        let labels = [
+            ("node", node),
+            ("netdev", netdev),
+            ("direction", DIRECTIONS[d]),
+        ];
+        p.push(Sample::counter(NODE_RDMA_BYTES, &labels, v));
+    }
+}
+
+/// One RDMA port as the dump shows it: for discovery (which netdev carries which device).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    pub device: String,
+    pub rdma_port: String,
+    /// The netdev of the lowest GID index, if the dump lists any.
+    pub netdev: Option<String>,
+}
+
+/// The RDMA ports a dump mentions (with counters, a state or a GID netdev), sorted.
+pub fn ports(text: &str) -> Vec<PortInfo> {
+    let mut out: BTreeMap<(String, String), BTreeMap<(u64, String), String>> = BTreeMap::new();
+    for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+        let Some((kind, value)) = split_line(line) else {
+            continue;
+        };
+        let (dev, port, ndev) = match kind {
+            Line::Hw {
+                dev,
+                port: Some(port),
+                ..
+            }
+            | Line::Ib { dev, port, .. }
+            | Line::State { dev, port } => (dev, port, None),
+            Line::Ndev { dev, port, idx } => (dev, port, Some(idx)),
+            _ => continue,
+        };
+        let e = out.entry((dev.to_string(), port.to_string())).or_default();
+        if let Some(idx) = ndev
+            && !value.trim().is_empty()
+        {
+            e.insert(gid_order(idx), value.trim().to_string());
+        }
+    }
+    out.into_iter()
+        .map(|((device, rdma_port), nd)| PortInfo {
+            device,
+            rdma_port,
+            netdev: nd.into_values().next(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,385 @@
-//! placeholder
+//! Training-log line parsers: one stateful [`LineParser`] that turns lines into [`TrainRecord`]s and
+//! highlight classes, for every format of issue 7 (the lab's own scripts, PyTorch DDP scripts, Hugging
+//! Face Trainer, Megatron-LM / Megatron-DeepSpeed, DeepSpeed `log_dist`, nccl-tests tables), with MPI /
+//! torchrun / srun rank prefixes, glued lines, scientific notation and CRLF.
+//!
+//! Most formats are read by one generic reader (`kv`): `key: value`, `key=value`, `'key': value` and
+//! `Key N` pairs, the key mapped by name (`loss`, `lm loss`, `iter time (s)`, `elapsed time per
+//! iteration (ms)`, ...), units read from the key or the value. The formats that span lines have their
+//! own small state: Megatron's and DeepSpeed's timer lines (`timers`), nccl-tests tables (`nccl`),
+//! Python tracebacks (`highlight`). The state is a fixed handful of fields, so memory stays bounded
+//! however long the log.
 
-use crate::metrics::Parsed;
+mod custom;
+mod highlight;
+mod kv;
+mod nccl;
+mod prefix;
+mod timers;
 
-pub fn parse_text(text: &str, _node: &str, _log: &str) -> Parsed {
+pub use custom::CustomFormat;
+
+use crate::metrics::{Parsed, Sample, names};
+
+/// One training step (or what a line said of one). Missing stays missing: a field is `None` unless the
+/// log printed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TrainRecord {
+    pub iteration: Option<u64>,
+    pub epoch: Option<f64>,
+    pub loss: Option<f64>,
+    pub step_seconds: Option<f64>,
+    pub allreduce_seconds: Option<f64>,
+    pub samples_per_second: Option<f64>,
+    pub rank: Option<u32>,
+}
+
+impl TrainRecord {
+    /// True when the record carries a measurement, not only a position (iteration, epoch, rank).
+    pub fn has_progress(&self) -> bool {
+        self.loss.is_some()
+            || self.step_seconds.is_some()
+            || self.allreduce_seconds.is_some()
+            || self.samples_per_second.is_some()
+    }
+
+    /// Fill this record's missing fields from `other` when both can describe the same step: same
+    /// iteration and rank where both are known, and no measurement printed twice.
+    fn merge(&mut self, other: &TrainRecord) -> bool {
+        fn differ<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
+            matches!((a, b), (Some(x), Some(y)) if x != y)
+        }
+        fn both<T>(a: Option<T>, b: Option<T>) -> bool {
+            a.is_some() && b.is_some()
+        }
+        if differ(self.iteration, other.iteration)
+            || differ(self.rank, other.rank)
+            || both(self.loss, other.loss)
+            || both(self.step_seconds, other.step_seconds)
+            || both(self.allreduce_seconds, other.allreduce_seconds)
+            || both(self.samples_per_second, other.samples_per_second)
+        {
+            return false;
+        }
+        self.iteration = self.iteration.or(other.iteration);
+        self.epoch = self.epoch.or(other.epoch);
+        self.loss = self.loss.or(other.loss);
+        self.step_seconds = self.step_seconds.or(other.step_seconds);
+        self.allreduce_seconds = self.allreduce_seconds.or(other.allreduce_seconds);
+        self.samples_per_second = self.samples_per_second.or(other.samples_per_second);
+        self.rank = self.rank.or(other.rank);
+        true
+    }
+}
+
+/// How the Log tab should colour a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Highlight {
+    #[default]
+    None,
+    /// `WARNING`, `UserWarning`, torch `[W ...]` lines.
+    Warn,
+    /// `RuntimeError`, CUDA errors, `slurmstepd: error`, Slurm `CANCELLED`, segfaults.
+    Error,
+    /// NCCL `WARN` / `ERROR` lines and NCCL error codes.
+    Nccl,
+    /// A Python traceback: its header, frames and the exception line that ends it.
+    Traceback,
+    /// `Watchdog caught collective operation timeout`, `... before timing out`, `timed out`.
+    Timeout,
+}
+
+impl Highlight {
+    /// Which class wins when one physical line holds two (glued) lines.
+    fn severity(self) -> u8 {
+        match self {
+            Highlight::None => 0,
+            Highlight::Warn => 1,
+            Highlight::Error => 2,
+            Highlight::Nccl => 3,
+            Highlight::Traceback => 4,
+            Highlight::Timeout => 5,
+        }
+    }
+
+    fn max(self, other: Highlight) -> Highlight {
+        if other.severity() > self.severity() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// What one line did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LineOutcome {
+    /// Records completed by this line, oldest first. Several when lines were glued together, and a
+    /// record can complete on a later line than the one that started it (Megatron prints the timer line
+    /// after the iteration line; a pending record is also released by the next record or after a few
+    /// unrelated lines), so these may describe earlier lines.
+    pub records: Vec<TrainRecord>,
+    pub highlight: Highlight,
+    /// The line belongs to a known format (a record, a timer line, an nccl-tests table, the lab's
+    /// `→` lines, a trainer summary); false for free text.
+    pub recognised: bool,
+}
+
+/// A record that waits for the line that completes it (a timer line, DeepSpeed's throughput line).
+#[derive(Debug)]
+struct Pending {
+    rec: TrainRecord,
+    /// Lines seen since it was last touched; it is released after [`MAX_PENDING_LINES`].
+    age: u16,
+}
+
+/// How long a record waits for its timer line. Megatron-DeepSpeed prints a memory report or two in
+/// between; anything longer means the timer line is not coming.
+const MAX_PENDING_LINES: u16 = 16;
+
+/// Lines longer than this are read only this far (a binary blob or a progress bar without newlines
+/// must not cost more than a line).
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// The stateful training-log reader. Feed it every line in order; call [`LineParser::flush`] at the
+/// end of the text (or when the log has been idle a while) to release a record still waiting.
+#[derive(Debug, Default)]
+pub struct LineParser {
+    custom: Vec<CustomFormat>,
+    pending: Option<Pending>,
+    timer_block: Option<timers::Block>,
+    nccl: nccl::Table,
+    tracebacks: highlight::Tracebacks,
+}
+
+impl LineParser {
+    /// A parser that tries the given custom formats before the built-in ones.
+    pub fn new(custom: Vec<CustomFormat>) -> Self {
+        Self {
+            custom,
+            ..Self::default()
+        }
+    }
+
+    /// Read one line (with or without its line end).
+    pub fn feed(&mut self, line: &str) -> LineOutcome {
+        let mut out = LineOutcome::default();
+        let line = prefix::truncate(line, MAX_LINE_BYTES);
+        let clean = prefix::clean(line);
+        // A progress bar redraws with CR: each redraw is a line of its own.
+        for part in clean.split('\r') {
+            for sub in prefix::split_tagged(part) {
+                self.feed_one(sub, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Release whatever is still waiting: a record waiting for its timer line, an open timer block,
+    /// an nccl-tests table without its footer.
+    pub fn flush(&mut self) -> Vec<TrainRecord> {
+        let mut out = LineOutcome::default();
+        if let Some(block) = self.timer_block.take() {
+            self.apply_timer(block.allreduce_seconds(), block.rank, &mut out);
+        }
+        self.release(&mut out);
+        if let Some(rec) = self.nccl.finish() {
+            out.records.push(rec);
+        }
+        out.records
+    }
+
+    fn feed_one(&mut self, raw: &str, out: &mut LineOutcome) {
+        let (body, prefix_rank) = prefix::strip(raw);
+        out.highlight = out
+            .highlight
+            .max(self.tracebacks.classify(body, prefix_rank));
+
+        if let Some(block) = self.timer_block.as_mut() {
+            if block.entry(body) {
+                out.recognised = true;
+                return;
+            }
+            if let Some(block) = self.timer_block.take() {
+                self.apply_timer(block.allreduce_seconds(), block.rank, out);
+            }
+        }
+
+        if !self.custom.is_empty() {
+            let recs = custom::records(&self.custom, raw, body, prefix_rank);
+            if !recs.is_empty() {
+                out.recognised = true;
+                self.release(out);
+                out.records.extend(recs);
+                return;
+            }
+        }
+
+        match self.nccl.feed(body, prefix_rank) {
+            nccl::Step::NotTable => {}
+            nccl::Step::Row => {
+                out.recognised = true;
+                return;
+            }
+            nccl::Step::Done(rec) => {
+                out.recognised = true;
+                out.records.extend(rec);
+                return;
+            }
+        }
+
+        let rank = prefix_rank.or_else(|| prefix::body_rank(body));
+        if timers::is_block_start(body) {
+            self.timer_block = Some(timers::Block::new(rank));
+            out.recognised = true;
+            return;
+        }
+        if let Some(allreduce) = timers::timer_line(body) {
+            self.apply_timer(allreduce, rank, out);
+            out.recognised = true;
+            return;
+        }
+        // `#` lines are comments (nccl-tests' run header, commented logs): never progress.
+        if body.trim_start().starts_with('#') {
+            self.age(out);
+            return;
+        }
+        if prefix::is_continuation(body) {
+            out.recognised = true;
+            self.age(out);
+            return;
+        }
+
+        let read = kv::read(body);
+        if read.summary {
+            out.recognised = true;
+        }
+        if read.groups.is_empty() {
+            self.age(out);
+            return;
+        }
+        out.recognised = true;
+        for mut g in read.groups {
+            g.rec.rank = g.rec.rank.or(rank);
+            self.accept(g, out);
+        }
+    }
+
+    /// A record from the generic reader: merge it into the waiting one, or release that and go on.
+    fn accept(&mut self, g: kv::Group, out: &mut LineOutcome) {
+        if let Some(p) = self.pending.as_mut() {
+            if p.rec.merge(&g.rec) {
+                p.age = 0;
+                if !g.waits {
+                    self.release(out);
+                }
+                return;
+            }
+            self.release(out);
+        }
+        if g.waits {
+            self.pending = Some(Pending { rec: g.rec, age: 0 });
+        } else {
+            out.records.push(g.rec);
+        }
+    }
+
+    /// A timer line or block: its all-reduce time belongs to the waiting record when there is one.
+    fn apply_timer(&mut self, allreduce: Option<f64>, rank: Option<u32>, out: &mut LineOutcome) {
+        let Some(seconds) = allreduce else {
+            self.age(out);
+            return;
+        };
+        if let Some(p) = self.pending.as_mut() {
+            let same_rank = match (p.rec.rank, rank) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if same_rank {
+                // A later timer line of the same step (DeepSpeed prints the micro-step timers, then
+                // the global ones) replaces the earlier figure.
+                p.rec.allreduce_seconds = Some(seconds);
+                p.rec.rank = p.rec.rank.or(rank);
+                p.age = 0;
+                // Megatron prints its timers after the iteration line: the step is complete. DeepSpeed
+                // prints them before Megatron-DeepSpeed's iteration line: keep waiting for it.
+                if p.rec.step_seconds.is_some() || p.rec.loss.is_some() {
+                    self.release(out);
+                }
+                return;
+            }
+            self.release(out);
+        }
+        out.records.push(TrainRecord {
+            allreduce_seconds: Some(seconds),
+            rank,
+            ..TrainRecord::default()
+        });
+    }
+
+    #[cfg(test)]
+    fn tracebacks_open(&self) -> usize {
+        self.tracebacks.open_count()
+    }
+
+    fn release(&mut self, out: &mut LineOutcome) {
+        if let Some(p) = self.pending.take() {
+            out.records.push(p.rec);
+        }
+    }
+
+    fn age(&mut self, out: &mut LineOutcome) {
+        if let Some(p) = self.pending.as_mut() {
+            p.age += 1;
+            if p.age > MAX_PENDING_LINES {
+                self.release(out);
+            }
+        }
+    }
+}
+
+/// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
+/// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
+/// counted as unknown; a note says when no progress line was recognised at all.
+pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
+    let mut parser = LineParser::new(Vec::new());
+    let mut records = 0usize;
+    for line in text.lines() {
+        for rec in parser.feed(line).records {
+            records += 1;
+            p.samples.extend(record_samples(&rec, node, log));
+        }
+    }
+    for rec in parser.flush() {
+        records += 1;
+        p.samples.extend(record_samples(&rec, node, log));
+    }
+    if records == 0 {
+        p.note("no training progress lines recognised");
+    }
     p
 }
+
+/// The gauges of one record (only the fields it has), labelled {node, log} and `rank` where known.
+pub fn record_samples(rec: &TrainRecord, node: &str, log: &str) -> Vec<Sample> {
+    let rank = rec.rank.map(|r| r.to_string());
+    let mut labels = vec![("node", node), ("log", log)];
+    if let Some(r) = rank.as_deref() {
+        labels.push(("rank", r));
+    }
+    let fields = [
+        (names::TRAIN_ITERATION, rec.iteration.map(|i| i as f64)),
+        (names::TRAIN_LOSS, rec.loss),
+        (names::TRAIN_STEP_SECONDS, rec.step_seconds),
+        (names::TRAIN_ALLREDUCE_SECONDS, rec.allreduce_seconds),
+        (names::TRAIN_SAMPLES_PER_SECOND, rec.samples_per_second),
+    ];
+    fields
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| Sample::gauge(name, &labels, v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

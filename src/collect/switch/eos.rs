@@ -1,27 +1,182 @@
-//! Parsers for eos switch outputs (placeholder until the switch parsers land).
+//! Parsers for Arista EOS: eAPI JSON (`| json`) of `show priority-flow-control counters`,
+//! `show interfaces counters queue [detail|drops]`, `show qos interfaces ecn counters queue`, and
+//! `show interfaces` text. `"-"` means "not counted" (missing, never 0); values come as strings or
+//! numbers.
 
-use crate::metrics::Parsed;
+mod queue;
 
-pub fn parse_pfc(text: &str, _switch: &str) -> Parsed {
+use super::common::{Acc, jnum, json_doc};
+use super::normalize_port;
+use crate::metrics::names::*;
+use crate::metrics::{Parsed, Sample};
+use serde_json::Value;
+
+/// The JSON document, or a Parsed that says why there is none.
+fn doc(text: &str) -> Result<Value, Parsed> {
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+    match json_doc(text) {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(e)) => {
+            p.unknown(&e);
+            Err(p)
+        }
+        None => {
+            text.lines().for_each(|l| p.unknown(l));
+            p.note("expected eAPI JSON (run the command with `| json`)");
+            Err(p)
+        }
+    }
 }
 
-pub fn parse_queue(text: &str, _switch: &str) -> Parsed {
-    let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+/// eAPI over HTTP wraps replies as `{"result": [ {...} ]}`; `| json` over SSH is the bare object.
+fn bodies(v: &Value) -> Vec<&Value> {
+    match v.get("result") {
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(o @ Value::Object(_)) => vec![o],
+        _ => vec![v],
+    }
 }
 
-pub fn parse_ecn(text: &str, _switch: &str) -> Parsed {
+pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
+    let v = match doc(text) {
+        Ok(v) => v,
+        Err(p) => return p,
+    };
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+    let mut acc = Acc::default();
+    let mut found = false;
+    for b in bodies(&v) {
+        let Some(m) = b.get("interfaceCounters").and_then(Value::as_object) else {
+            continue;
+        };
+        found = true;
+        for (intf, c) in m {
+            let port = normalize_port(intf);
+            for (key, name) in [("rxFrames", SW_PFC_RX), ("txFrames", SW_PFC_TX)] {
+                if let Some(n) = c.get(key).and_then(jnum) {
+                    let l = [
+                        ("switch", switch),
+                        ("port", port.as_str()),
+                        ("priority", "all"),
+                    ];
+                    acc.set(Sample::counter(name, &l, n));
+                }
+            }
+        }
+    }
+    if !found {
+        p.unknown("JSON without interfaceCounters");
+    }
+    acc.into_parsed(p)
 }
 
-pub fn parse_interface(text: &str, _switch: &str) -> Parsed {
+pub fn parse_queue(text: &str, switch: &str) -> Parsed {
+    match doc(text) {
+        Ok(v) => queue::parse(&v, switch),
+        Err(p) => p,
+    }
+}
+
+pub fn parse_ecn(text: &str, switch: &str) -> Parsed {
+    let v = match doc(text) {
+        Ok(v) => v,
+        Err(p) => return p,
+    };
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+    let mut acc = Acc::default();
+    let mut found = false;
+    for b in bodies(&v) {
+        let Some(m) = b.get("intfQueueCounters").and_then(Value::as_object) else {
+            continue;
+        };
+        found = true;
+        for (intf, c) in m {
+            let port = normalize_port(intf);
+            let Some(q) = c.get("queueCounters").and_then(Value::as_object) else {
+                p.unknown(&format!("{intf}: no queueCounters"));
+                continue;
+            };
+            for (tc, val) in q {
+                // `"-"`: the queue is not counted; jnum gives None, so no sample.
+                if let Some(n) = jnum(val) {
+                    let queue = format!("TC{tc}");
+                    let l = [
+                        ("switch", switch),
+                        ("port", port.as_str()),
+                        ("queue", queue.as_str()),
+                    ];
+                    acc.set(Sample::counter(SW_QUEUE_ECN_MARKED, &l, n));
+                }
+            }
+        }
+    }
+    if !found {
+        p.unknown("JSON without intfQueueCounters");
+    }
+    acc.into_parsed(p)
+}
+
+/// `show interfaces` text: the NX-OS block parser understands EOS counter lines too
+/// (`12 packets input, 3456 bytes`, `0 PAUSE input`).
+pub fn parse_interface(text: &str, switch: &str) -> Parsed {
+    match json_doc(text) {
+        Some(Ok(v)) => interface_json(&v, switch),
+        Some(Err(e)) => {
+            let mut p = Parsed::default();
+            p.unknown(&e);
+            p
+        }
+        None => super::nxos::interface::parse_text(text, switch),
+    }
+}
+
+/// `show interfaces | json`: `interfaces.{name}.interfaceCounters` (inOctets, outOctets, ...).
+fn interface_json(v: &Value, switch: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    let ifs = bodies(v)
+        .into_iter()
+        .find_map(|b| b.get("interfaces").and_then(Value::as_object));
+    let Some(ifs) = ifs else {
+        p.unknown("JSON without interfaces");
+        return p;
+    };
+    for (intf, d) in ifs {
+        let Some(c) = d.get("interfaceCounters") else {
+            continue;
+        };
+        let port = normalize_port(intf);
+        let sum = |keys: &[&str]| -> Option<u64> {
+            let vals: Vec<u64> = keys
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(jnum))
+                .collect();
+            (!vals.is_empty()).then(|| vals.iter().sum())
+        };
+        let rows: [(&str, Option<&str>, Option<u64>); 6] = [
+            (SW_PORT_RX_BYTES, None, sum(&["inOctets"])),
+            (SW_PORT_TX_BYTES, None, sum(&["outOctets"])),
+            (
+                SW_PORT_RX_PACKETS,
+                None,
+                sum(&["inUcastPkts", "inMulticastPkts", "inBroadcastPkts"]),
+            ),
+            (
+                SW_PORT_TX_PACKETS,
+                None,
+                sum(&["outUcastPkts", "outMulticastPkts", "outBroadcastPkts"]),
+            ),
+            (SW_PORT_ERRORS, Some("rx"), sum(&["totalInErrors"])),
+            (SW_PORT_ERRORS, Some("tx"), sum(&["totalOutErrors"])),
+        ];
+        for (name, dir, v) in rows {
+            let Some(v) = v else { continue };
+            let mut l = vec![("switch", switch), ("port", port.as_str())];
+            if let Some(d) = dir {
+                l.push(("direction", d));
+            }
+            acc.set(Sample::counter(name, &l, v));
+        }
+    }
+    acc.into_parsed(p)
 }

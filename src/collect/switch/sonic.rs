@@ -1,21 +1,195 @@
-//! Parsers for sonic switch outputs (placeholder until the switch parsers land).
+//! Parsers for SONiC `show` tables (sonic-utilities): `show pfc counters` (Port Rx / Port Tx tables
+//! with PFC0..7), `show queue counters` (UC/MC/ALL queues) and `show queue wredcounters`. Columns are
+//! found by their header names; `For namespace ...` (multi-ASIC) and `Last cached time ...` lines are
+//! understood; thousands separators and `N/A` are handled.
 
-use crate::metrics::Parsed;
+use super::common::{Acc, is_prompt_or_echo};
+use super::normalize_port;
+use crate::metrics::names::*;
+use crate::metrics::{Parsed, Sample};
+use crate::parse::num::{count, is_rule};
 
-pub fn parse_pfc(text: &str, _switch: &str) -> Parsed {
+/// Lines every SONiC table command may print around its tables.
+fn is_banner(t: &str) -> bool {
+    let l = t.to_ascii_lowercase();
+    l.starts_with("for namespace")
+        || l.starts_with("last cached time")
+        || l.starts_with("last cleared")
+}
+
+/// Walk the tables of `text`: `on_header(cells)` returns true when a header was recognised,
+/// `on_row(header, cells)` handles a data row (false = not understood).
+fn tables(
+    text: &str,
+    mut on_header: impl FnMut(&[&str]) -> bool,
+    mut on_row: impl FnMut(&[String], &[&str]) -> bool,
+) -> Parsed {
     let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
+    let mut header: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        let t = raw.trim();
+        if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) || is_banner(t) {
+            continue;
+        }
+        let cells: Vec<&str> = split_cells(t);
+        if on_header(&cells) {
+            header = Some(cells.iter().map(|c| c.to_string()).collect());
+            continue;
+        }
+        let ok = match &header {
+            Some(h) if cells.len() == h.len() => on_row(h, &cells),
+            // Cells wider than their column leave one space: fall back to any whitespace.
+            Some(h) => {
+                let ws: Vec<&str> = t.split_whitespace().collect();
+                ws.len() == h.len() && on_row(h, &ws)
+            }
+            None => false,
+        };
+        if !ok {
+            p.unknown(t);
+        }
+    }
     p
 }
 
-pub fn parse_queue(text: &str, _switch: &str) -> Parsed {
-    let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+/// Columns are separated by two or more spaces in SONiC's tabulate output; a header like `Port Rx`
+/// is one cell. Data cells never contain spaces, so single spaces split them too.
+fn split_cells(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = t.trim();
+    while !rest.is_empty() {
+        let end = rest.find("  ").unwrap_or(rest.len());
+        out.push(rest[..end].trim());
+        rest = rest[end..].trim_start();
+    }
+    out
 }
 
-pub fn parse_wred(text: &str, _switch: &str) -> Parsed {
-    let mut p = Parsed::default();
-    text.lines().for_each(|l| p.unknown(l));
-    p
+pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
+    let mut acc = Acc::default();
+    let p = tables(
+        text,
+        |cells| {
+            let first = cells
+                .first()
+                .map(|c| c.to_ascii_lowercase())
+                .unwrap_or_default();
+            (first == "port rx" || first == "port tx")
+                && cells.iter().skip(1).all(|c| c.starts_with("PFC"))
+        },
+        |h, cells| {
+            let name = match h.first().map(String::as_str) {
+                Some(x) if x.eq_ignore_ascii_case("port tx") => SW_PFC_TX,
+                _ => SW_PFC_RX,
+            };
+            let Some(port) = cells.first().map(|c| normalize_port(c)) else {
+                return false;
+            };
+            for (col, cell) in h.iter().zip(cells).skip(1) {
+                let prio = col.trim_start_matches("PFC");
+                if let Some(v) = count(cell) {
+                    acc.set(Sample::counter(
+                        name,
+                        &[
+                            ("switch", switch),
+                            ("port", port.as_str()),
+                            ("priority", prio),
+                        ],
+                        v,
+                    ));
+                }
+            }
+            true
+        },
+    );
+    acc.into_parsed(p)
+}
+
+/// A queue table (`Port  TxQ  <metric columns>`): each known column becomes one sample.
+fn queue_table(text: &str, switch: &str, columns: &[(&str, &str, Option<&str>)]) -> Parsed {
+    let mut acc = Acc::default();
+    let p = tables(
+        text,
+        |cells| matches!(cells, [a, b, ..] if a.eq_ignore_ascii_case("port") && b.eq_ignore_ascii_case("txq")),
+        |h, cells| {
+            let (Some(port), Some(queue)) = (cells.first(), cells.get(1)) else {
+                return false;
+            };
+            let port = normalize_port(port);
+            let mut ok = true;
+            for (col, cell) in h.iter().zip(cells).skip(2) {
+                let Some((_, metric, reason)) =
+                    columns.iter().find(|(c, _, _)| c.eq_ignore_ascii_case(col))
+                else {
+                    // A column of a newer release (Trim/pkts, ...): the row is still understood.
+                    continue;
+                };
+                let mut l = vec![
+                    ("switch", switch),
+                    ("port", port.as_str()),
+                    ("queue", *queue),
+                ];
+                if let Some(r) = reason {
+                    l.push(("reason", r));
+                }
+                match count(cell) {
+                    Some(v) => acc.set(Sample::counter(*metric, &l, v)),
+                    None if matches!(*cell, "N/A" | "-" | "NA") => {}
+                    None => ok = false,
+                }
+            }
+            ok
+        },
+    );
+    acc.into_parsed(p)
+}
+
+pub fn parse_queue(text: &str, switch: &str) -> Parsed {
+    queue_table(
+        text,
+        switch,
+        &[
+            ("Counter/pkts", SW_QUEUE_TX_PACKETS, None),
+            ("Counter/bytes", SW_QUEUE_TX_BYTES, None),
+            ("Drop/pkts", SW_QUEUE_DROPPED, Some("drop")),
+            ("Drop/bytes", SW_QUEUE_DROPPED_BYTES, Some("drop")),
+        ],
+    )
+}
+
+pub fn parse_wred(text: &str, switch: &str) -> Parsed {
+    queue_table(
+        text,
+        switch,
+        &[
+            ("WredDrp/pkts", SW_QUEUE_DROPPED, Some("wred")),
+            ("WredDrp/bytes", SW_QUEUE_DROPPED_BYTES, Some("wred")),
+            ("EcnMarked/pkts", SW_QUEUE_ECN_MARKED, None),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Value as V;
+
+    #[test]
+    fn multi_asic_and_cached_lines() {
+        let t = "Last cached time was 2024-01-01 00:00:00\nFor namespace asic0:\n  Port Rx    PFC0    PFC3\n---------  ------  ------\nEthernet0   1,200     N/A\n";
+        let p = parse_pfc(t, "s");
+        assert_eq!(p.unknown_lines, 0);
+        assert_eq!(
+            p.find(SW_PFC_RX, &[("priority", "0")]),
+            Some(V::Counter(1200))
+        );
+        assert_eq!(p.find(SW_PFC_RX, &[("priority", "3")]), None);
+    }
+
+    #[test]
+    fn rows_without_header_are_unknown() {
+        let p = parse_queue("Ethernet0    UC0   1  2  3  4\n", "s");
+        assert!(p.samples.is_empty());
+        assert_eq!(p.unknown_lines, 1);
+    }
 }

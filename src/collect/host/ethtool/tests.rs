@@ -1,0 +1,128 @@
+use super::*;
+use crate::metrics::Value;
+
+#[test]
+fn pause_names_are_matched_exactly() {
+    use Kind::*;
+    type Case = (&'static str, Option<(Dir, Prio, Kind)>);
+    let cases: &[Case] = &[
+        ("rx_prio3_pause", Some((Dir::Rx, Prio::P(3), Pause))),
+        (
+            "rx_prio3_pause_duration",
+            Some((Dir::Rx, Prio::P(3), Duration)),
+        ),
+        (
+            "rx_prio3_pause_transition",
+            Some((Dir::Rx, Prio::P(3), Transition)),
+        ),
+        ("tx_prio7_pause", Some((Dir::Tx, Prio::P(7), Pause))),
+        (
+            "tx_prio0_pause_duration",
+            Some((Dir::Tx, Prio::P(0), Duration)),
+        ),
+        ("rx_global_pause", Some((Dir::Rx, Prio::Global, Pause))),
+        (
+            "tx_global_pause_duration",
+            Some((Dir::Tx, Prio::Global, Duration)),
+        ),
+        (
+            "rx_global_pause_transition",
+            Some((Dir::Rx, Prio::Global, Transition)),
+        ),
+        ("rx_prio3_pause_duration_x", None),
+        ("rx_prio3_pauses", None),
+        ("rx_prio3_bytes", None),
+        ("rx_prio_pause", None),
+        ("rx_prio123_pause", None),
+        ("rx_prio3_pause ", None),
+        ("xrx_prio3_pause", None),
+        ("rx3_pause", None),
+        ("tx_pause_storm_warning_events", None),
+        ("rx_pause_ctrl_phy", None),
+        ("", None),
+    ];
+    for (name, want) in cases {
+        assert_eq!(pause_name(name), *want, "{name:?}");
+    }
+}
+
+#[test]
+fn duration_never_lands_in_the_frame_counter() {
+    // Duration first, in case a matcher takes the first name that starts with the frame counter's.
+    let text = "rx_prio3_pause_duration: 900\nrx_prio3_pause_transition: 4\nrx_prio3_pause: 5\n";
+    let p = parse(text, "n", "ens192");
+    let l = [("netdev", "ens192"), ("priority", "3")];
+    assert_eq!(p.find(NIC_PFC_RX_PAUSE, &l), Some(Value::Counter(5)));
+    assert_eq!(
+        p.find(NIC_PFC_RX_PAUSE_DURATION, &l),
+        Some(Value::Counter(900))
+    );
+    assert_eq!(
+        p.find(NIC_PFC_RX_PAUSE_TRANSITION, &l),
+        Some(Value::Counter(4))
+    );
+    assert_eq!(p.samples.len(), 3);
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+}
+
+#[test]
+fn global_pause_prefers_the_global_counters() {
+    let text = "rx_pause_ctrl_phy: 1\ntx_pause_ctrl_phy: 2\nrx_global_pause: 3\n";
+    let p = parse(text, "n", "e");
+    let g = [("priority", "global")];
+    assert_eq!(p.find(NIC_PFC_RX_PAUSE, &g), Some(Value::Counter(3)));
+    assert_eq!(p.find(NIC_PFC_TX_PAUSE, &g), Some(Value::Counter(2)));
+    assert_eq!(
+        p.find("rocetop_nic_rx_pause_ctrl_phy_total", &[]),
+        Some(Value::Counter(1))
+    );
+    assert_eq!(
+        p.samples
+            .iter()
+            .filter(|s| s.key.name == NIC_PFC_RX_PAUSE)
+            .count(),
+        1
+    );
+    assert_eq!(
+        p.notes,
+        vec![
+            "e: no rx_prio*_pause counters (PFC off on this port, or a VF: PFC counters live on the hypervisor)"
+        ]
+    );
+}
+
+#[test]
+fn netdev_from_argument_command_or_dash() {
+    let text =
+        "[versa@ubunturdma1 ~]$ ethtool -S ens224\r\nNIC statistics:\r\n     rx_bytes: 10\r\n";
+    let p = parse(text, "n", "");
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    assert_eq!(
+        p.find("rocetop_nic_rx_bytes_total", &[("netdev", "ens224")]),
+        Some(Value::Counter(10))
+    );
+    let p = parse(text, "n", "ens192");
+    assert_eq!(
+        p.find("rocetop_nic_rx_bytes_total", &[("netdev", "ens192")]),
+        Some(Value::Counter(10))
+    );
+    let p = parse("rx_bytes: 10\n", "n", "");
+    assert_eq!(
+        p.find("rocetop_nic_rx_bytes_total", &[("netdev", UNNAMED_NETDEV)]),
+        Some(Value::Counter(10))
+    );
+}
+
+#[test]
+fn junk_is_counted_and_empty_output_is_noted() {
+    let p = parse("rx_bytes: N/A\nsomething odd\n rx_ok: 1,200 \n", "n", "e");
+    assert_eq!(p.unknown_lines, 2);
+    assert_eq!(p.find("rocetop_nic_rx_bytes_total", &[]), None);
+    assert_eq!(
+        p.find("rocetop_nic_rx_ok_total", &[]),
+        Some(Value::Counter(1200))
+    );
+    let p = parse("no stats available\n", "n", "lo");
+    assert_eq!(p.unknown_lines, 0);
+    assert_eq!(p.notes, vec!["lo: ethtool -S printed no counters"]);
+}

@@ -1,0 +1,375 @@
+//! The generic reader: every number in a line with the key printed before it — `key: value`,
+//! `key=value`, `'key': value` (Python dicts), `Key N` (`Iteration 10`, `Epoch 1/3`, `loss 4.2`) —
+//! mapped to a [`TrainRecord`] field by the key's name, with units from the key (`(ms)`, `_ms`) or the
+//! value (`45.2ms`, `398 samples/sec`). One reader serves the lab's scripts, PyTorch DDP scripts,
+//! Hugging Face dicts, Megatron iteration lines and DeepSpeed's lines alike, so a new script that
+//! prints `step=.. loss=..` needs nothing new.
+
+use super::TrainRecord;
+
+/// One record read from a line.
+#[derive(Debug)]
+pub(super) struct Group {
+    pub rec: TrainRecord,
+    /// The record expects a follow-up line: a Megatron iteration line (its timer line), or a line
+    /// that only names an iteration (DeepSpeed's `step=N`, completed by its throughput line).
+    pub waits: bool,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Read {
+    pub groups: Vec<Group>,
+    /// A run summary (`{'train_runtime': ...}`): understood, and not a step.
+    pub summary: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Field {
+    Iteration,
+    Epoch,
+    Loss,
+    Step,
+    /// Forward and backward time (ezpz `dtf` / `dtb`): their sum is the step time when no step time
+    /// is printed.
+    Forward,
+    Backward,
+    AllReduce,
+    Samples,
+    Rank,
+    Summary,
+}
+
+mod pairs;
+
+use pairs::{Pair, Pairs, Unit};
+
+/// Keys whose value may follow without `:` or `=` (`Iteration 10`, `Epoch 1/3`, `loss 4.2`).
+const BARE_KEYS: &[&str] = &[
+    "iteration",
+    "iter",
+    "step",
+    "steps",
+    "epoch",
+    "batch",
+    "loss",
+    "time",
+];
+
+/// Keys longer than this are prose, not keys.
+const MAX_KEY: usize = 64;
+
+/// Read every record in `body` (a line without its rank prefix).
+pub(super) fn read(body: &str) -> Read {
+    let mut read = Read::default();
+    let mut acc = Acc::default();
+    for pair in Pairs::new(body) {
+        let Some((field, key)) = map(&pair) else {
+            continue;
+        };
+        if field == Field::Summary {
+            read.summary = true;
+            continue;
+        }
+        // The same key twice means two records glued on one line: the second starts here.
+        if acc.keys.contains(&key) {
+            acc.finish(&mut read);
+            acc = Acc::default();
+        }
+        acc.set(field, &key, &pair);
+        acc.keys.push(key);
+    }
+    acc.finish(&mut read);
+    if read.summary {
+        read.groups.clear();
+    }
+    read
+}
+
+/// A record being read.
+#[derive(Default)]
+struct Acc {
+    rec: TrainRecord,
+    forward: Option<f64>,
+    backward: Option<f64>,
+    megatron: bool,
+    keys: Vec<String>,
+}
+
+impl Acc {
+    fn set(&mut self, field: Field, key: &str, p: &Pair<'_>) {
+        let time = |unit_from_key: Option<f64>| -> Option<f64> {
+            let s = match p.unit {
+                Unit::Time(f) => scale(p.value, f),
+                Unit::None => scale(p.value, unit_from_key.unwrap_or(1.0)),
+                _ => return None,
+            };
+            (s >= 0.0).then_some(s)
+        };
+        let key_unit = key_unit(key).1;
+        match field {
+            Field::Iteration => set_once(&mut self.rec.iteration, whole(p.value)),
+            Field::Rank => set_once(
+                &mut self.rec.rank,
+                whole(p.value).and_then(|v| u32::try_from(v).ok()),
+            ),
+            Field::Epoch => set_once(&mut self.rec.epoch, (p.value >= 0.0).then_some(p.value)),
+            Field::Loss => set_once(&mut self.rec.loss, plain(p)),
+            Field::Step => {
+                if key.starts_with("elapsed time per iteration") {
+                    self.megatron = true;
+                }
+                set_once(&mut self.rec.step_seconds, time(key_unit));
+            }
+            Field::Forward => set_once(&mut self.forward, time(key_unit)),
+            Field::Backward => set_once(&mut self.backward, time(key_unit)),
+            Field::AllReduce => set_once(&mut self.rec.allreduce_seconds, time(key_unit)),
+            Field::Samples => set_once(
+                &mut self.rec.samples_per_second,
+                matches!(p.unit, Unit::None | Unit::SamplesPerSecond)
+                    .then_some(p.value)
+                    .filter(|v| *v >= 0.0),
+            ),
+            Field::Summary => {}
+        }
+    }
+
+    fn finish(&mut self, read: &mut Read) {
+        let mut rec = self.rec;
+        if rec.step_seconds.is_none()
+            && let (Some(f), Some(b)) = (self.forward, self.backward)
+        {
+            rec.step_seconds = Some(f + b);
+        }
+        let progress = rec.has_progress();
+        if progress || rec.iteration.is_some() {
+            read.groups.push(Group {
+                rec,
+                waits: self.megatron || !progress,
+            });
+        }
+    }
+}
+
+/// `v` in a unit of `factor` seconds, in seconds. Sub-second units divide (`45.2ms` is exactly
+/// 0.0452 s, as `num::seconds` reads it).
+fn scale(v: f64, factor: f64) -> f64 {
+    if factor < 1.0 {
+        v / (1.0 / factor).round()
+    } else {
+        v * factor
+    }
+}
+
+fn set_once<T>(slot: &mut Option<T>, v: Option<T>) {
+    if slot.is_none() {
+        *slot = v;
+    }
+}
+
+/// A non-negative whole number (an iteration, a rank).
+fn whole(v: f64) -> Option<u64> {
+    (v >= 0.0 && v.fract() == 0.0 && v < 9.0e15).then_some(v as u64)
+}
+
+/// A value that must carry no unit (a loss).
+fn plain(p: &Pair<'_>) -> Option<f64> {
+    (p.unit == Unit::None).then_some(p.value)
+}
+
+/// The field a pair feeds, and its normalised key.
+fn map(p: &Pair<'_>) -> Option<(Field, String)> {
+    let key = normalise(p.key)?;
+    let (base, _) = key_unit(&key);
+    if !p.sep && !BARE_KEYS.contains(&base) {
+        return None;
+    }
+    let field = match base {
+        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step" => {
+            Field::Iteration
+        }
+        "epoch" | "train epoch" => Field::Epoch,
+        "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss" => {
+            Field::Loss
+        }
+        "elapsed time per iteration"
+        | "iter time"
+        | "iteration time"
+        | "step time"
+        | "time per step"
+        | "time per iteration"
+        | "batch time"
+        | "time"
+        | "dt" => Field::Step,
+        // The lab's `Total: 156.3ms` is the step time; a bare `total` elsewhere is a count.
+        "total" if matches!(p.unit, Unit::Time(_)) => Field::Step,
+        "dtf" => Field::Forward,
+        "dtb" => Field::Backward,
+        "allreduce" | "all reduce" | "allreduce time" | "all reduce time" => Field::AllReduce,
+        "samples/sec" | "samples/s" | "sample/s" | "samples per second" | "samples per sec"
+        | "currsamplespersec" => Field::Samples,
+        "rank" | "global rank" => Field::Rank,
+        "train runtime" => Field::Summary,
+        _ if p.unit == Unit::SamplesPerSecond => Field::Samples,
+        _ => return None,
+    };
+    Some((field, key))
+}
+
+/// The key without a unit suffix (`iter time (s)`, `elapsed time per iteration ms`), and the unit's
+/// factor to seconds.
+fn key_unit(key: &str) -> (&str, Option<f64>) {
+    const SUFFIXES: &[(&str, f64)] = &[
+        (" (ms)", 1e-3),
+        (" ms", 1e-3),
+        (" (s)", 1.0),
+        (" (sec)", 1.0),
+        (" s", 1.0),
+        (" sec", 1.0),
+        (" (us)", 1e-6),
+        (" us", 1e-6),
+    ];
+    for (suffix, f) in SUFFIXES {
+        if let Some(base) = key.strip_suffix(suffix) {
+            return (base, Some(*f));
+        }
+    }
+    (key, None)
+}
+
+/// Lower case, quotes and leading punctuation gone, `_` and `-` as spaces, one space between words.
+fn normalise(raw: &str) -> Option<String> {
+    let k = raw.trim_start_matches(|c: char| !c.is_alphanumeric());
+    if k.is_empty() || k.len() > MAX_KEY {
+        return None;
+    }
+    let mut out = String::with_capacity(k.len());
+    for word in k.split(|c: char| c.is_whitespace() || c == '_' || c == '-') {
+        if word.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    // `time(ms)` as well as `time (ms)`
+    if let Some(open) = out.rfind('(')
+        && open > 0
+        && !out[..open].ends_with(' ')
+    {
+        out.insert(open, ' ');
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn near(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    fn one(line: &str) -> TrainRecord {
+        let r = read(line);
+        assert_eq!(r.groups.len(), 1, "{line}: {:?}", r.groups);
+        r.groups[0].rec
+    }
+
+    #[test]
+    fn pairs_of_every_shape() {
+        let r = one("Iteration   10 | Loss: 2.3045 | AllReduce: 45.2ms | Total: 156.3ms");
+        assert_eq!(r.iteration, Some(10));
+        assert_eq!(r.loss, Some(2.3045));
+        assert!(near(r.allreduce_seconds, 0.0452));
+        assert!(near(r.step_seconds, 0.1563));
+
+        let r = one("steps: 100 loss: 0.0585 iter time (s): 0.186 samples/sec: 53.694");
+        assert_eq!(
+            (r.iteration, r.loss, r.step_seconds, r.samples_per_second),
+            (Some(100), Some(0.0585), Some(0.186), Some(53.694))
+        );
+
+        let r = one("iter 10: loss 4.2180, time 125.33ms, mfu -100.00%");
+        assert_eq!((r.iteration, r.loss), (Some(10), Some(4.218)));
+        assert!(near(r.step_seconds, 0.12533));
+
+        let r = one("2024-01-01 12:00:00,123 - __main__ - INFO - Step 10, loss: 2.5e-1");
+        assert_eq!((r.iteration, r.loss), (Some(10), Some(0.25)));
+    }
+
+    #[test]
+    fn common_script_formats() {
+        // the PyTorch tutorials
+        let r = one("Epoch [1/10], Step [100/600], Loss: 0.2345");
+        assert_eq!(
+            (r.epoch, r.iteration, r.loss),
+            (Some(1.0), Some(100), Some(0.2345))
+        );
+        let r = one("Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.300581");
+        assert_eq!(
+            (r.epoch, r.iteration, r.loss),
+            (Some(1.0), None, Some(2.300581))
+        );
+        // torchtitan
+        let r = one("step:  1  loss: 12.2446  memory: 31.09GiB(32.71%)  tps: 1,023  mfu: 3.16%");
+        assert_eq!((r.iteration, r.loss), (Some(1), Some(12.2446)));
+        // thousands separators
+        let r = one("step=12,345 samples/sec: 1,234.5 loss=1");
+        assert_eq!(
+            (r.iteration, r.samples_per_second),
+            (Some(12345), Some(1234.5))
+        );
+    }
+
+    #[test]
+    fn prose_is_not_a_record() {
+        for line in [
+            "Saving model checkpoint to trainer_output/checkpoint-10",
+            "Warmup complete at step 5",
+            "comm 0x1511d4005e60 rank 31 nranks 64 cudaDev 3 busId 8a000 - Init COMPLETE",
+            "[Epoch 1] Epoch Time: 12.34s",
+            "Epoch 1/3",
+            "train_loss               =     2.9772",
+            "Batch size = 8",
+        ] {
+            assert!(read(line).groups.is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn glued_records_split_on_a_repeated_key() {
+        let r = read(
+            "Iteration 10 | Loss: 2.3 | Total: 156.3msIteration 20 | Loss: 2.2 | Total: 150ms",
+        );
+        let its: Vec<_> = r
+            .groups
+            .iter()
+            .map(|g| (g.rec.iteration, g.rec.loss))
+            .collect();
+        assert_eq!(its, vec![(Some(10), Some(2.3)), (Some(20), Some(2.2))]);
+        let r = read("{'loss': 2.8, 'epoch': 0.1}{'loss': 2.9, 'epoch': 0.2}");
+        assert_eq!(r.groups.len(), 2);
+        assert_eq!(r.groups[1].rec.epoch, Some(0.2));
+    }
+
+    #[test]
+    fn units_and_fractions() {
+        assert_eq!(one("epoch 1/3, loss 1").epoch, Some(1.0));
+        assert!(near(one("step_time_ms=250 step=3").step_seconds, 0.25));
+        assert_eq!(
+            one("Speed: 398 samples/sec, Batch 1").samples_per_second,
+            Some(398.0)
+        );
+        assert_eq!(
+            one("Throughput: 12 samples/s step 4").samples_per_second,
+            Some(12.0)
+        );
+        let r = one(
+            "elapsed time per iteration (ms): 13100.0/13240.9 | lm loss: 4.142716E-03 | iteration 3/ 5 |",
+        );
+        assert_eq!((r.loss, r.iteration), (Some(4.142716e-3), Some(3)));
+        assert!(near(r.step_seconds, 13.1));
+        assert!(read("elapsed time per iteration (ms): 1 |").groups[0].waits);
+    }
+}

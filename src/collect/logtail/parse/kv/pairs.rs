@@ -1,0 +1,251 @@
+//! The tokenizer of the generic reader: every number in a line, with the key printed before it
+//! (after the last delimiter), the separator that joined them and the unit the value carries.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Unit {
+    None,
+    /// A duration; the factor converts to seconds.
+    Time(f64),
+    SamplesPerSecond,
+    Other,
+}
+
+/// Units a value may carry, longest first so that `samples/sec` is not read as `s`.
+pub(super) const UNITS: &[(&str, Unit)] = &[
+    ("samples/second", Unit::SamplesPerSecond),
+    ("samples/sec", Unit::SamplesPerSecond),
+    ("samples/s", Unit::SamplesPerSecond),
+    ("sample/s", Unit::SamplesPerSecond),
+    ("tokens/sec", Unit::Other),
+    ("tokens/s", Unit::Other),
+    ("tok/s", Unit::Other),
+    ("it/s", Unit::Other),
+    ("s/it", Unit::Other),
+    ("seconds", Unit::Time(1.0)),
+    ("secs", Unit::Time(1.0)),
+    ("sec", Unit::Time(1.0)),
+    ("msec", Unit::Time(1e-3)),
+    ("ms", Unit::Time(1e-3)),
+    ("us", Unit::Time(1e-6)),
+    ("µs", Unit::Time(1e-6)),
+    ("ns", Unit::Time(1e-9)),
+    ("min", Unit::Time(60.0)),
+    ("s", Unit::Time(1.0)),
+    ("%", Unit::Other),
+    ("GiB", Unit::Other),
+    ("MiB", Unit::Other),
+    ("GB", Unit::Other),
+    ("MB", Unit::Other),
+    ("KB", Unit::Other),
+];
+
+/// A number and the key printed before it.
+#[derive(Debug)]
+pub(super) struct Pair<'a> {
+    pub key: &'a str,
+    /// The key ended in `:` or `=`.
+    pub sep: bool,
+    pub value: f64,
+    pub unit: Unit,
+}
+
+/// The pairs of a line, left to right.
+pub(super) struct Pairs<'a> {
+    s: &'a str,
+    i: usize,
+    key_start: usize,
+}
+
+impl<'a> Pairs<'a> {
+    pub fn new(s: &'a str) -> Self {
+        Self {
+            s,
+            i: 0,
+            key_start: 0,
+        }
+    }
+}
+
+/// Characters that end a key: what is before them belongs to something else.
+fn is_hard_delimiter(c: u8) -> bool {
+    matches!(
+        c,
+        b',' | b'|' | b';' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b'\t'
+    )
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = Pair<'a>;
+
+    fn next(&mut self) -> Option<Pair<'a>> {
+        let b = self.s.as_bytes();
+        while self.i < b.len() {
+            let i = self.i;
+            let c = b[i];
+            let starts = c.is_ascii_digit()
+                || (matches!(c, b'-' | b'+' | b'.')
+                    && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+            if starts && (i == 0 || !is_word(b[i - 1])) {
+                if let Some((value, unit, end)) = number(self.s, i) {
+                    let (key, sep) = key_before(&self.s[self.key_start..i]);
+                    self.key_start = end;
+                    self.i = end;
+                    return Some(Pair {
+                        key,
+                        sep,
+                        value,
+                        unit,
+                    });
+                }
+                // not a number after all (`0x1f`, `8a000`, `1.2.3`): skip the word
+            }
+            if is_word(c) || starts {
+                self.i += 1;
+                while self.i < b.len() && is_word(b[self.i]) {
+                    self.i += 1;
+                }
+            } else {
+                self.i += 1;
+            }
+        }
+        None
+    }
+}
+
+/// The key in the text between the previous value and this one: after the last hard delimiter (or
+/// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes.
+fn key_before(text: &str) -> (&str, bool) {
+    // `Epoch [1/10], Step [100/600]`: a bracket right before the value belongs to the value.
+    let t = text
+        .trim_end_matches([' ', '\'', '"'])
+        .trim_end_matches(['[', '('])
+        .trim_end_matches([' ', '\'', '"']);
+    let (t, sep) = match t.strip_suffix([':', '=']) {
+        Some(k) => (k.trim_end_matches([' ', '\'', '"']), true),
+        None => (t, false),
+    };
+    let mut from = t.bytes().rposition(is_hard_delimiter).map_or(0, |p| p + 1);
+    for phrase_end in [": ", " - ", "= "] {
+        if let Some(p) = t.rfind(phrase_end)
+            && p + phrase_end.len() > from
+        {
+            from = p + phrase_end.len();
+        }
+    }
+    let key = t.get(from..).unwrap_or("").trim();
+    // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no.
+    if !sep && key.contains(' ') {
+        return ("", false);
+    }
+    (key, sep)
+}
+
+/// A number at `i`: its value, unit and where it ends. `1/ 1000` (Megatron) and `1/3` (epochs) read
+/// as their first part. None when the digits are part of a word (`0x1f`, `8a000`, `v1.2.3`).
+fn number(s: &str, i: usize) -> Option<(f64, Unit, usize)> {
+    let b = s.as_bytes();
+    let mut j = i;
+    if matches!(b.get(j), Some(b'-' | b'+')) {
+        j += 1;
+    }
+    let int = b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
+    j += int;
+    // thousands separators: `1,024`, `12,345,678` (a list `0.1,0.2` or `1, 2` is not one)
+    let mut grouped = false;
+    while int > 0
+        && b.get(j) == Some(&b',')
+        && b.get(j + 1..j + 4)
+            .is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+        && !b.get(j + 4).is_some_and(u8::is_ascii_digit)
+    {
+        j += 4;
+        grouped = true;
+    }
+    let mut frac = 0;
+    if b.get(j) == Some(&b'.') {
+        frac = b[j + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        j += 1 + frac;
+    }
+    if int + frac == 0 {
+        return None;
+    }
+    if matches!(b.get(j), Some(b'e' | b'E')) {
+        let mut k = j + 1;
+        if matches!(b.get(k), Some(b'-' | b'+')) {
+            k += 1;
+        }
+        let exp = b[k.min(b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if exp > 0 {
+            j = k + exp;
+        }
+    }
+    let text = s.get(i..j)?;
+    let value: f64 = if grouped {
+        text.replace(',', "").parse().ok()?
+    } else {
+        text.parse().ok()?
+    };
+    if !value.is_finite() {
+        return None;
+    }
+    // `1/ 1000`, `13100.0/13240.9`: keep the first number
+    let mut end = j;
+    let after = &s[j..];
+    let slash = after.trim_start_matches(' ');
+    if let Some(rest) = slash.strip_prefix('/') {
+        let rest = rest.trim_start_matches(' ');
+        let n = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || *c == b'.')
+            .count();
+        if n > 0 && rest.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+            end = s.len() - rest.len() + n;
+        }
+    }
+    let (unit, end) = unit_after(s, end)?;
+    Some((value, unit, end))
+}
+
+/// The unit right after a number, glued (`45.2ms`, `0.080s`) or after spaces (`398 samples/sec`).
+/// None when the number is glued to a word that is no unit (`8a000`).
+fn unit_after(s: &str, j: usize) -> Option<(Unit, usize)> {
+    let rest = &s[j..];
+    let glued = rest
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '%');
+    if glued {
+        for (u, unit) in UNITS {
+            if let Some(tail) = rest.strip_prefix(u)
+                && !tail
+                    .starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            {
+                return Some((*unit, j + u.len()));
+            }
+        }
+        return None;
+    }
+    let spaced = rest.trim_start_matches(' ');
+    if spaced.len() < rest.len() {
+        for (u, unit) in UNITS {
+            // `min` or `s` after a space is as likely the next key
+            if *u == "min" || *u == "s" {
+                continue;
+            }
+            if let Some(tail) = spaced.strip_prefix(u)
+                && !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                && !tail.trim_start().starts_with([':', '='])
+            {
+                return Some((*unit, s.len() - tail.len()));
+            }
+        }
+    }
+    Some((Unit::None, j))
+}

@@ -1,0 +1,140 @@
+use super::*;
+
+fn feed_all(p: &mut LineParser, lines: &[&str]) -> Vec<TrainRecord> {
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend(p.feed(l).records);
+    }
+    out
+}
+
+#[test]
+fn megatron_iteration_waits_for_its_timer_line() {
+    let mut p = LineParser::new(Vec::new());
+    let it = " iteration        3/    1000 | elapsed time per iteration (ms): 124362.2 | lm loss: 2.1E+00 |";
+    assert!(p.feed(it).records.is_empty());
+    let out = p.feed(
+        "time (ms) | backward-params-all-reduce: 26.84 | backward-embedding-all-reduce: 4213.17",
+    );
+    assert!(out.recognised);
+    assert_eq!(out.records.len(), 1);
+    let r = out.records[0];
+    assert_eq!((r.iteration, r.loss), (Some(3), Some(2.1)));
+    assert!(
+        r.allreduce_seconds
+            .is_some_and(|s| (s - 4.24001).abs() < 1e-9)
+    );
+}
+
+#[test]
+fn a_waiting_record_is_released_by_the_next_one_or_by_silence() {
+    let mut p = LineParser::new(Vec::new());
+    let it = |n: u32| format!(" iteration {n}/ 9 | elapsed time per iteration (ms): 100.0 |");
+    assert!(p.feed(&it(1)).records.is_empty());
+    let out = p.feed(&it(2));
+    assert_eq!(
+        out.records.iter().map(|r| r.iteration).collect::<Vec<_>>(),
+        vec![Some(1)]
+    );
+    let mut released = Vec::new();
+    for _ in 0..=MAX_PENDING_LINES {
+        released.extend(p.feed("some free text").records);
+    }
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0].iteration, Some(2));
+    assert!(p.pending.is_none());
+    assert!(p.flush().is_empty());
+}
+
+#[test]
+fn deepspeed_step_line_merges_with_its_throughput_line() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "[2023-12-29 13:02:49,647] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0003], mom=[(0.9, 0.999)]",
+            "[2023-12-29 13:02:49,654] [INFO] [timer.py:260:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=110.8, CurrSamplesPerSec=111.3, MemAllocated=1.87GB",
+        ],
+    );
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        (recs[0].iteration, recs[0].samples_per_second, recs[0].rank),
+        (Some(10), Some(111.3), Some(0))
+    );
+}
+
+#[test]
+fn a_timer_line_without_an_iteration_is_a_record_of_its_own() {
+    let mut p = LineParser::new(Vec::new());
+    let out = p.feed("[1,2]<stdout>:time (ms) | backward-params-all-reduce: 500.0 | optimizer: 3");
+    assert_eq!(out.records.len(), 1);
+    assert_eq!(out.records[0].allreduce_seconds, Some(0.5));
+    assert_eq!(out.records[0].rank, Some(2));
+}
+
+#[test]
+fn multi_line_timer_block_completes_the_iteration() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "[2026-01-16 07:32:24] iteration        5/     100 | elapsed time per iteration (ms): 15800.0 | lm loss: 1.344240E+01 |",
+            "(min, max) time across ranks (ms):",
+            "    forward-backward ...............................: (3486.52, 3486.84)",
+            "    all-grads-sync .................................: (13.67, 14.04)",
+            "    layernorm-grads-all-reduce .....................: (0.02, 0.03)",
+            "[2026-01-16 07:32:39] iteration        6/     100 | elapsed time per iteration (ms): 15639.0 |",
+        ],
+    );
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].iteration, Some(5));
+    assert!(
+        recs[0]
+            .allreduce_seconds
+            .is_some_and(|s| (s - 0.01407).abs() < 1e-12)
+    );
+    let rest = p.flush();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].allreduce_seconds, None);
+}
+
+#[test]
+fn state_stays_bounded() {
+    let mut p = LineParser::new(Vec::new());
+    for i in 0..2_000u32 {
+        p.feed(&format!("[rank{i}]: Traceback (most recent call last):"));
+        p.feed(&format!("[rank{i}]: step={i}, skipped=0"));
+        p.feed("(min, max) time across ranks (ms):");
+        p.feed("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong");
+        p.feed("        1024           256     float     sum      -1    75.18    0.01    0.03      0    78.30    0.01    0.02      0");
+    }
+    assert!(p.tracebacks_open() <= 64);
+    assert!(
+        p.pending
+            .as_ref()
+            .is_none_or(|q| q.age <= MAX_PENDING_LINES)
+    );
+}
+
+#[test]
+fn samples_carry_node_log_and_rank() {
+    let rec = TrainRecord {
+        iteration: Some(7),
+        loss: Some(1.5),
+        rank: Some(3),
+        ..TrainRecord::default()
+    };
+    let s = record_samples(&rec, "n1", "train");
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0].key.name, names::TRAIN_ITERATION);
+    assert_eq!(s[0].key.label("rank"), Some("3"));
+    assert_eq!(s[1].key.label("log"), Some("train"));
+    assert_eq!(s[1].key.label("node"), Some("n1"));
+}
+
+#[test]
+fn huge_lines_are_cut() {
+    let mut p = LineParser::new(Vec::new());
+    let line = format!("loss: 1.0 {}", "é".repeat(MAX_LINE_BYTES));
+    assert_eq!(p.feed(&line).records.len(), 1);
+}

@@ -1,0 +1,123 @@
+//! `show interface flowcontrol` (802.3x link pause): the two-line header
+//! (`Port Send FlowControl Receive FlowControl RxPause TxPause` / `admin oper admin oper`), rows of
+//! port, send admin/oper, receive admin/oper, RxPause, TxPause; and JSON
+//! (`TABLE_flowcontrol.ROW_flowcontrol`).
+
+use crate::collect::switch::common::{
+    Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies, on_off,
+};
+use crate::collect::switch::normalize_port;
+use crate::metrics::names::*;
+use crate::metrics::{Parsed, Sample};
+use crate::parse::num::{count, is_rule};
+use serde_json::Value;
+
+struct Row<'a> {
+    port: String,
+    send_oper: Option<&'a str>,
+    recv_oper: Option<&'a str>,
+    rx: Option<u64>,
+    tx: Option<u64>,
+}
+
+fn emit(acc: &mut Acc, sw: &str, r: &Row) {
+    let port = r.port.as_str();
+    for (name, v) in [(SW_LINK_PAUSE_RX, r.rx), (SW_LINK_PAUSE_TX, r.tx)] {
+        if let Some(v) = v {
+            acc.set(Sample::counter(name, &[("switch", sw), ("port", port)], v));
+        }
+    }
+    // Send = the switch transmits pause frames (tx); receive = it honours them (rx).
+    for (dir, st) in [("tx", r.send_oper), ("rx", r.recv_oper)] {
+        if let Some(v) = st.and_then(on_off) {
+            acc.set(Sample::gauge(
+                SW_FLOWCONTROL_ENABLED,
+                &[("switch", sw), ("port", port), ("direction", dir)],
+                v,
+            ));
+        }
+    }
+}
+
+pub fn parse_text(text: &str, sw: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    for raw in text.lines() {
+        let t = raw.trim();
+        if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) {
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        let lower = t.to_ascii_lowercase();
+        let header = lower.contains("flowcontrol")
+            || toks
+                .iter()
+                .all(|w| matches!(w.to_ascii_lowercase().as_str(), "admin" | "oper"));
+        if header {
+            continue;
+        }
+        match toks.as_slice() {
+            [port, _sa, so, _ra, ro, rx, tx] if port.chars().any(|c| c.is_ascii_digit()) => {
+                let (rx, tx) = (count(rx), count(tx));
+                let known = |s: &str| on_off(s).is_some() || s.eq_ignore_ascii_case("desired");
+                if (rx.is_none() && tx.is_none()) || !known(so) || !known(ro) {
+                    p.unknown(t);
+                    continue;
+                }
+                let r = Row {
+                    port: normalize_port(port),
+                    send_oper: Some(so),
+                    recv_oper: Some(ro),
+                    rx,
+                    tx,
+                };
+                emit(&mut acc, sw, &r);
+            }
+            _ => p.unknown(t),
+        }
+    }
+    acc.into_parsed(p)
+}
+
+/// Keys vary by release (`rx-pause` / `rxpause` / `rx_pause`): compare them without separators.
+fn field<'a>(row: &'a Value, want: &[&str]) -> Option<&'a Value> {
+    let m = row.as_object()?;
+    m.iter()
+        .find(|(k, _)| {
+            let k: String = k
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            want.contains(&k.as_str())
+        })
+        .map(|(_, v)| v)
+}
+
+pub fn parse_json(doc: &Value, sw: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    let mut rows = Vec::new();
+    for body in nxapi_bodies(doc) {
+        find_rows(body, "TABLE_flowcontrol", &mut rows);
+    }
+    if rows.is_empty() {
+        p.unknown("JSON without TABLE_flowcontrol");
+    }
+    for r in rows {
+        let Some(port) = jstr(r, "interface").or_else(|| jstr(r, "if_name_str")) else {
+            p.unknown("ROW_flowcontrol without interface");
+            continue;
+        };
+        let s = |keys: &[&str]| field(r, keys).and_then(Value::as_str);
+        let row = Row {
+            port: normalize_port(&port),
+            send_oper: s(&["sendoper", "sendoperstate", "txoper"]),
+            recv_oper: s(&["recvoper", "receiveoper", "rxoper"]),
+            rx: field(r, &["rxpause"]).and_then(jnum),
+            tx: field(r, &["txpause"]).and_then(jnum),
+        };
+        emit(&mut acc, sw, &row);
+    }
+    acc.into_parsed(p)
+}

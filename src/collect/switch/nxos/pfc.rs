@@ -1,0 +1,230 @@
+//! `show interface priority-flow-control`: the table (`Port Mode Oper(VL bmap) RxPPP TxPPP`, every
+//! row kind), the `detail` layout (Admin/Oper Mode, VL bitmap, per-priority Rx/Tx rows) and JSON
+//! (`TABLE_pfc_interface.ROW_pfc_interface`: if_name_str, admin, oper, rx-stats, tx-stats).
+
+use crate::collect::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies};
+use crate::collect::switch::normalize_port;
+use crate::metrics::names::*;
+use crate::metrics::{Parsed, Sample};
+use crate::parse::num::{count, is_rule};
+use serde_json::Value;
+
+/// The VL bitmap is hex: `(8)` = priority 3, `(9)` = 0 and 3, `(20)` = 5.
+fn bitmap(s: &str) -> Option<u8> {
+    let inner = s.split_once('(')?.1.split_once(')')?.0.trim();
+    let inner = inner.strip_prefix("0x").unwrap_or(inner);
+    u8::from_str_radix(inner, 16).ok()
+}
+
+/// SW_PFC_ENABLED for all eight priorities: 1 for each bitmap bit when oper is On, all 0 when Off.
+/// Oper On without a bitmap says nothing per priority, so nothing is emitted.
+fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>) {
+    let bits = match (oper_on, bmap) {
+        (false, _) => 0,
+        (true, Some(b)) => b,
+        (true, None) => return,
+    };
+    for prio in 0..8u8 {
+        let v = f64::from((bits >> prio) & 1);
+        let pr = prio.to_string();
+        acc.set(Sample::gauge(
+            SW_PFC_ENABLED,
+            &[("switch", sw), ("port", port), ("priority", pr.as_str())],
+            v,
+        ));
+    }
+}
+
+fn ppp(acc: &mut Acc, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
+    acc.set(Sample::counter(
+        name,
+        &[("switch", sw), ("port", port), ("priority", prio)],
+        v,
+    ));
+}
+
+fn oper_state(s: &str) -> Option<bool> {
+    let w = s
+        .trim()
+        .split(['(', ' '])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match w.as_str() {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn looks_like_port(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && s.chars().any(|c| c.is_ascii_digit())
+}
+
+pub fn parse_text(text: &str, sw: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    // detail layout state
+    let mut port: Option<String> = None;
+    let mut oper: Option<bool> = None;
+    for raw in text.lines() {
+        let t = raw.trim();
+        if t.is_empty() || is_rule(t) || crate::collect::switch::common::is_prompt_or_echo(t) {
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        let lower = t.to_ascii_lowercase();
+        if lower.starts_with("port ") && lower.contains("rxppp") {
+            continue; // table header
+        }
+        if let [one] = toks.as_slice()
+            && looks_like_port(one)
+        {
+            port = Some(normalize_port(one));
+            oper = None;
+            continue;
+        }
+        if let Some((k, v)) = t.split_once(':')
+            && let Some(pt) = port.clone()
+        {
+            match k.trim().to_ascii_lowercase().as_str() {
+                "admin mode" => {}
+                "oper mode" => {
+                    oper = oper_state(v);
+                    if oper == Some(false) {
+                        enabled(&mut acc, sw, &pt, false, None);
+                    }
+                }
+                "vl bitmap" => {
+                    if oper == Some(true) {
+                        enabled(&mut acc, sw, &pt, true, bitmap(v));
+                    }
+                }
+                "total rx pfc frames" | "total tx pfc frames" => {
+                    let name = if k.to_ascii_lowercase().contains("rx") {
+                        SW_PFC_RX
+                    } else {
+                        SW_PFC_TX
+                    };
+                    match count(v) {
+                        Some(n) => ppp(&mut acc, sw, &pt, name, "all", n),
+                        None => p.unknown(t),
+                    }
+                }
+                _ => p.unknown(t),
+            }
+            continue;
+        }
+        if let Some(pt) = port.clone()
+            && t.contains('|')
+        {
+            let cells: Vec<&str> = t
+                .split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            let first = cells.first().map(|c| c.to_ascii_lowercase());
+            let name = match first.as_deref() {
+                Some("rx") => SW_PFC_RX,
+                Some("tx") => SW_PFC_TX,
+                Some(f) if f.starts_with("priority") => continue,
+                _ => {
+                    p.unknown(t);
+                    continue;
+                }
+            };
+            for (prio, c) in cells.iter().skip(1).take(8).enumerate() {
+                if let Some(v) = count(c) {
+                    ppp(&mut acc, sw, &pt, name, &prio.to_string(), v);
+                }
+            }
+            continue;
+        }
+        if !table_row(&toks, sw, &mut acc) {
+            p.unknown(t);
+        }
+    }
+    acc.into_parsed(p)
+}
+
+/// `Ethernet1/1/1  Auto On  (8)  1021  19133`, `Ethernet1/47 Auto Off 7316 762946`,
+/// `Ethernet1/2/1  On   Off  0  0`.
+fn table_row(toks: &[&str], sw: &str, acc: &mut Acc) -> bool {
+    let [port, _mode, rest @ ..] = toks else {
+        return false;
+    };
+    if !looks_like_port(port) || rest.len() < 3 {
+        return false;
+    }
+    let n = rest.len();
+    let (Some(rx), Some(tx)) = (
+        rest.get(n - 2).and_then(|s| count(s)),
+        rest.get(n - 1).and_then(|s| count(s)),
+    ) else {
+        return false;
+    };
+    let oper_text = rest[..n - 2].join(" ");
+    let Some(on) = oper_state(&oper_text) else {
+        return false;
+    };
+    let port = normalize_port(port);
+    ppp(acc, sw, &port, SW_PFC_RX, "all", rx);
+    ppp(acc, sw, &port, SW_PFC_TX, "all", tx);
+    enabled(acc, sw, &port, on, bitmap(&oper_text));
+    true
+}
+
+pub fn parse_json(doc: &Value, sw: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    let mut rows = Vec::new();
+    for body in nxapi_bodies(doc) {
+        find_rows(body, "TABLE_pfc_interface", &mut rows);
+    }
+    if rows.is_empty() {
+        p.unknown("JSON without TABLE_pfc_interface");
+    }
+    for r in rows {
+        let Some(port) = jstr(r, "if_name_str").or_else(|| jstr(r, "interface")) else {
+            p.unknown("ROW_pfc_interface without if_name_str");
+            continue;
+        };
+        let port = normalize_port(&port);
+        for (key, name) in [("rx-stats", SW_PFC_RX), ("tx-stats", SW_PFC_TX)] {
+            if let Some(v) = r.get(key).and_then(jnum) {
+                ppp(&mut acc, sw, &port, name, "all", v);
+            }
+        }
+        // The bitmap may ride in `oper` ("On (8)") or in a key of its own.
+        let oper = jstr(r, "oper").unwrap_or_default();
+        let bmap_field = r
+            .as_object()
+            .and_then(|m| {
+                m.iter()
+                    .find(|(k, _)| k.contains("bmap") || k.contains("bitmap"))
+            })
+            .and_then(|(_, v)| match v {
+                Value::String(s) if s.contains('(') => bitmap(s),
+                Value::String(s) => u8::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok(),
+                other => jnum(other).and_then(|n| u8::try_from(n).ok()),
+            });
+        if let Some(on) = oper_state(&oper) {
+            enabled(&mut acc, sw, &port, on, bitmap(&oper).or(bmap_field));
+        }
+    }
+    acc.into_parsed(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitmaps_are_hex() {
+        assert_eq!(bitmap("On (8)"), Some(8));
+        assert_eq!(bitmap("(20)"), Some(0x20));
+        assert_eq!(bitmap("On"), None);
+        assert_eq!(bitmap("(zz)"), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! Single-line recognisers of the queuing text parser: box titles, config-table rows,
+//! `label  value` lines and the interface an echoed command names.
+
+use crate::collect::switch::normalize_port;
+use crate::parse::num::count;
+
+/// `QOS GROUP 3` → 3, `CONTROL QOS GROUP` → control, `SPAN QOS GROUP` → span, `CPU QOS GROUP` → cpu.
+pub(super) fn qos_group_title(cell: &str) -> Option<String> {
+    let u = cell.to_ascii_uppercase();
+    let i = u.find("QOS GROUP")?;
+    let before = u[..i].trim();
+    let after = u[i + "QOS GROUP".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    if !before.is_empty() {
+        return Some(before.to_ascii_lowercase().replace(' ', "_"));
+    }
+    let n = after.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    (!n.is_empty()).then(|| n.to_ascii_lowercase())
+}
+
+/// A configuration table row (`3  50  -  -  -  -  9(D)`) or the second header line
+/// (`Min Max Units`, `Buff Size Pause Th Resume Th`).
+pub(super) fn config_row(toks: &[&str]) -> bool {
+    const HEADER: &[&str] = &[
+        "min",
+        "max",
+        "units",
+        "buff",
+        "size",
+        "pause",
+        "th",
+        "resume",
+        "shape",
+        "qlimit",
+        "bandwidth%",
+        "priolevel",
+    ];
+    match toks.first() {
+        Some(f) if f.bytes().all(|b| b.is_ascii_digit()) => true,
+        Some(_) => toks
+            .iter()
+            .all(|t| HEADER.contains(&t.to_ascii_lowercase().as_str())),
+        None => true,
+    }
+}
+
+/// The one interface an echoed command names (`interface e1/51`, `interface ethernet 1/1`); none
+/// for lists and ranges.
+pub(super) fn echoed_interface(t: &str) -> Option<String> {
+    let cmd = t.split('|').next()?;
+    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    let i = toks
+        .iter()
+        .position(|w| w.eq_ignore_ascii_case("interface"))?;
+    let rest = toks.get(i + 1..)?;
+    let name = match rest {
+        [n] => (*n).to_string(),
+        [a, b] if !a.chars().any(|c| c.is_ascii_digit()) => format!("{a}{b}"),
+        _ => return None,
+    };
+    let ok = name.chars().any(|c| c.is_ascii_digit()) && !name.contains([',', '-']);
+    ok.then(|| normalize_port(&name))
+}
+
+/// `Label words   123` (or `Label: 123`) → (label, value).
+pub(super) fn label_value(t: &str) -> Option<(&str, u64)> {
+    let (label, v) = t.trim().rsplit_once(char::is_whitespace)?;
+    let v = count(v)?;
+    let label = label.trim().trim_end_matches(':').trim();
+    (!label.is_empty()).then_some((label, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles() {
+        assert_eq!(qos_group_title("QOS GROUP 3").as_deref(), Some("3"));
+        assert_eq!(
+            qos_group_title("CONTROL QOS GROUP").as_deref(),
+            Some("control")
+        );
+        assert_eq!(qos_group_title("SPAN QOS GROUP").as_deref(), Some("span"));
+        assert_eq!(qos_group_title("Tx Pkts"), None);
+    }
+
+    #[test]
+    fn echoed_interfaces() {
+        assert_eq!(
+            echoed_interface("N9K# show queuing interface e1/51 | grep x").as_deref(),
+            Some("Ethernet1/51")
+        );
+        assert_eq!(
+            echoed_interface("show queuing interface ethernet 1/1").as_deref(),
+            Some("Ethernet1/1")
+        );
+        assert_eq!(echoed_interface("show queuing interface e1/1-4"), None);
+        assert_eq!(echoed_interface("show queuing"), None);
+    }
+}
