@@ -120,6 +120,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     let lp = query::rate_by(st, SW_LINK_PAUSE_RX, &[], &["switch", "port"]);
     let keys: BTreeSet<&Port> = rx.keys().chain(tx.keys()).chain(pfc_on.keys()).collect();
     let mut rows = Vec::new();
+    let mut stale = Vec::new();
     for sw in &app.cfg.switches {
         let name = sw.name.as_str();
         let state = src_state(app, name);
@@ -132,6 +133,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
                 ..Default::default()
             });
             continue;
+        }
+        if let SrcState::Stale(ms) = state {
+            stale.push(format!("{name} stale {}   ", fmt::age(ms)));
         }
         let mine: Vec<&&Port> = keys
             .iter()
@@ -228,7 +232,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         Paragraph::new(title(
             app,
             "Switch PFC per port (RxPPP/TxPPP)".into(),
-            format!("   totals since {} ({since})", fmt::clock(base)),
+            format!(
+                "   {}totals since {} ({since})",
+                stale.concat(),
+                fmt::clock(base)
+            ),
         )),
         t1,
     );
