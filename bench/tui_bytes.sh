@@ -43,7 +43,7 @@ measure() {
   sleep 0.5
   tmux -L "$SOCK" kill-session -t "$name" 2>/dev/null || true
   local bytes; bytes=$(stat -c %s "$out")
-  awk -v b="$bytes" -v s="$SECS" -v c="$((c1 - c0))" -v t="$TCK" 'BEGIN { printf "%.0f %.1f", b / s, 100 * c / t / s }'
+  awk -v b="$bytes" -v s="$SECS" -v c="$((c1 - c0))" -v t="$TCK" 'BEGIN { printf "%.0f %.1f\n", b / s, 100 * c / t / s }'
 }
 
 printf "%-22s %8s %12s %8s %14s %7s\n" "case" "size" "bytes/s" "cpu%" "baseline B/s" "ratio"

@@ -12,7 +12,7 @@ use crate::metrics::{Store, Ts};
 use crate::theme::Theme;
 use crossterm::event::KeyEvent;
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tab {
@@ -124,11 +124,17 @@ pub struct App {
     /// Rows each tab showed at the last draw: the one thing drawing tells the state (so moving
     /// the selection stops at the last row). Zero until drawn.
     pub rows: [Cell<usize>; 6],
+    /// Source ids by name (a screen of 512 nodes looks each up every frame).
+    source_ids: HashMap<String, SourceId>,
 }
 
 impl App {
     pub fn new(cfg: Config, store: Store, theme: Theme, now: Ts) -> Self {
         let ascii = cfg.ui.ascii.unwrap_or_else(ascii_terminal);
+        let source_ids = store
+            .sources()
+            .map(|(id, h)| (h.name.clone(), id))
+            .collect();
         Self {
             cfg,
             store,
@@ -153,6 +159,7 @@ impl App {
             size: (0, 0),
             quit: false,
             rows: Default::default(),
+            source_ids,
         }
     }
 
@@ -280,6 +287,14 @@ impl App {
     fn eval_alerts(&mut self) -> bool {
         self.last_alert_eval = Some(self.now);
         self.alerts.evaluate(&self.store, &self.cfg, self.now)
+    }
+
+    /// A source's health by name.
+    pub fn source(&self, name: &str) -> Option<&crate::metrics::store::SourceHealth> {
+        match self.source_ids.get(name) {
+            Some(id) => self.store.source(*id),
+            None => self.store.source_by_name(name).map(|(_, h)| h),
+        }
     }
 
     /// The row a tab has selected, clamped to `rows`.

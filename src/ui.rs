@@ -279,9 +279,9 @@ pub enum SrcState {
 
 pub fn src_state(app: &App, name: &str) -> SrcState {
     let now = app.view_now();
-    match app.store.source_by_name(name) {
+    match app.source(name) {
         None => SrcState::Unknown,
-        Some((_, h)) => match h.up {
+        Some(h) => match h.up {
             None => SrcState::Waiting,
             Some(false) => {
                 SrcState::Down(h.last_error.clone().unwrap_or_else(|| "no answer".into()))
@@ -322,6 +322,21 @@ impl SrcState {
             SrcState::Down(_) => "down".into(),
         }
     }
+}
+
+/// Row keys (label values, the first one a switch or node name) grouped by that first value, so
+/// tables of hundreds of nodes find their rows without a scan per node.
+pub fn by_first<'a>(
+    keys: impl IntoIterator<Item = &'a Vec<String>>,
+) -> std::collections::HashMap<&'a str, Vec<&'a Vec<String>>> {
+    let mut m: std::collections::HashMap<&str, Vec<&Vec<String>>> =
+        std::collections::HashMap::new();
+    for k in keys {
+        m.entry(k.first().map_or("", String::as_str))
+            .or_default()
+            .push(k);
+    }
+    m
 }
 
 /// A section title line: text in the header style, with an optional dim note.

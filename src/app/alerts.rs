@@ -77,6 +77,8 @@ pub struct Alerts {
     active: BTreeMap<String, Alert>,
     /// Ended alerts, newest last.
     pub history: VecDeque<Alert>,
+    /// Worst active severity per subject (rows look themselves up every frame).
+    by_subject: HashMap<Subject, Severity>,
 }
 
 struct Found {
@@ -103,11 +105,7 @@ impl Alerts {
 
     /// The worst active alert on a row, for marking it where the data is.
     pub fn worst_for(&self, subject: &Subject) -> Option<Severity> {
-        self.active
-            .values()
-            .filter(|a| &a.subject == subject)
-            .map(|a| a.severity)
-            .max()
+        self.by_subject.get(subject).copied()
     }
 
     /// Worst alert of a tab (for the tab bar).
@@ -167,6 +165,14 @@ impl Alerts {
                     self.history.pop_front();
                 }
             }
+        }
+        self.by_subject.clear();
+        for a in self.active.values() {
+            let e = self
+                .by_subject
+                .entry(a.subject.clone())
+                .or_insert(a.severity);
+            *e = (*e).max(a.severity);
         }
         changed
     }

@@ -60,14 +60,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         })
         .collect();
     let keys: BTreeSet<&Vec<String>> = ecn.keys().chain(cnp.keys()).chain(hdl.keys()).collect();
+    let grouped = super::by_first(keys.iter().copied());
     let mut rows = Vec::new();
     for node in &app.cfg.nodes {
         let name = node.name.as_str();
         let state = src_state(app, name);
-        let mine: Vec<&&Vec<String>> = keys
-            .iter()
-            .filter(|k| k.first().is_some_and(|s| s == name))
-            .collect();
+        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         let span = state.span(name).or_else(|| {
             (mine.is_empty() && state != SrcState::Unknown)
                 .then(|| Cell::tone("waiting for hw_counters (none parsed yet)", Tone::Dim))
@@ -89,7 +87,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
             continue;
         }
         let sev = app.alerts.worst_for(&Subject::Node(name.into()));
-        for k in mine {
+        for k in &mine {
             let dev = k.get(1).map(String::as_str).unwrap_or("");
             let r = |m: &std::collections::BTreeMap<Vec<String>, query::Agg>| {
                 m.get(*k).and_then(|a| a.rate)

@@ -119,6 +119,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     );
     let lp = query::rate_by(st, SW_LINK_PAUSE_RX, &[], &["switch", "port"]);
     let keys: BTreeSet<&Port> = rx.keys().chain(tx.keys()).chain(pfc_on.keys()).collect();
+    let grouped = super::by_first(keys.iter().copied());
     let mut rows = Vec::new();
     let mut stale = Vec::new();
     for sw in &app.cfg.switches {
@@ -137,10 +138,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         if let SrcState::Stale(ms) = state {
             stale.push(format!("{name} stale {}   ", fmt::age(ms)));
         }
-        let mine: Vec<&&Port> = keys
-            .iter()
-            .filter(|k| k.first().is_some_and(|s| s == name))
-            .collect();
+        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         if mine.is_empty() {
             let c = Cell::tone(
                 format!("waiting for PFC counters from {name} (none parsed yet)"),
@@ -154,7 +152,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
             });
             continue;
         }
-        for k in mine {
+        for k in &mine {
             let port = k.get(1).map(String::as_str).unwrap_or("");
             let behind: Vec<&str> = app
                 .cfg
@@ -306,14 +304,12 @@ fn host_rows(app: &App, st: &Store, base: Ts) -> Vec<Row> {
         base,
     );
     let keys: BTreeSet<&Vec<String>> = rx.keys().chain(tx.keys()).collect();
+    let grouped = super::by_first(keys.iter().copied());
     let mut rows = Vec::new();
     for n in &app.cfg.nodes {
         let name = n.name.as_str();
         let state = src_state(app, name);
-        let mine: Vec<&&Vec<String>> = keys
-            .iter()
-            .filter(|k| k.first().is_some_and(|s| s == name))
-            .collect();
+        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         let span = state.span(name).or_else(|| {
             (mine.is_empty() && state != SrcState::Unknown)
                 .then(|| Cell::tone("waiting for pause counters (none parsed yet)", Tone::Dim))
@@ -334,7 +330,7 @@ fn host_rows(app: &App, st: &Store, base: Ts) -> Vec<Row> {
             });
             continue;
         }
-        for k in mine {
+        for k in &mine {
             let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
             let nk = vec![name.to_string(), at(1).to_string()];
             let pf = frac.get(*k).copied();

@@ -54,6 +54,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         now - WINDOW_MS,
     );
     let keys: BTreeSet<&Vec<String>> = tx.keys().chain(drops.keys()).chain(txb.keys()).collect();
+    let grouped = super::by_first(keys.iter().copied());
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for sw in &app.cfg.switches {
@@ -72,10 +73,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         if let SrcState::Stale(ms) = state {
             notes.push(format!("{name} stale {}", fmt::age(ms)));
         }
-        let mine: Vec<&&Vec<String>> = keys
-            .iter()
-            .filter(|k| k.first().is_some_and(|s| s == name))
-            .collect();
+        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         if mine.is_empty() {
             let c = Cell::tone(
                 format!("waiting for queue counters from {name} (none parsed yet)"),
@@ -89,7 +87,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
             });
             continue;
         }
-        for k in mine {
+        for k in &mine {
             let k: &Vec<String> = k;
             let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
             let (port, qos) = (at(1), if at(2).is_empty() { at(3) } else { at(2) });
