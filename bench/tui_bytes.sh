@@ -8,6 +8,7 @@
 #   bench/tui_bytes.sh                 # needs tmux and a release build (cargo build --release)
 #   SECS=30 RENDER=0 bench/tui_bytes.sh
 #   ROCETOP_BIN=path/to/rocetop bench/tui_bytes.sh
+#   (the render-time step runs `cargo test --release`: export CARGO_TARGET_DIR if you build elsewhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${ROCETOP_BIN:-${CARGO_TARGET_DIR:-target}/release/rocetop}
