@@ -55,6 +55,27 @@ pub enum Command {
         #[arg(long, default_value = "parsed")]
         name: String,
     },
+    /// The responder that latency pings talk to (TCP; RDMA too when built with --features verbs).
+    Pingd {
+        /// Address to listen on (the peer's address on the RDMA network, for real use).
+        #[arg(long, default_value = "127.0.0.1:18515")]
+        listen: String,
+        /// RDMA device (default: the first).
+        #[arg(long)]
+        device: Option<String>,
+        /// RDMA port of the device.
+        #[arg(long, default_value_t = 1)]
+        ib_port: u8,
+        /// GID index (default: the RoCE v2 GID of the port, from sysfs).
+        #[arg(long)]
+        gid_index: Option<u8>,
+        /// IP traffic class of the RDMA replies (106 = DSCP 26 with ECT(0), the lossless class).
+        #[arg(long, default_value_t = 106)]
+        traffic_class: u8,
+        /// Busy-poll the CQ this long after each probe (exact RTTs); 0 polls every 50 µs.
+        #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+        spin: std::time::Duration,
+    },
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

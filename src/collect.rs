@@ -4,8 +4,10 @@ pub mod demo;
 pub mod host;
 pub mod local;
 pub mod logtail;
+pub mod ping;
 pub mod poll;
 pub mod source;
+pub mod ssh;
 pub mod switch;
 pub mod transport;
 

@@ -146,6 +146,8 @@ pub struct Config {
     pub alerts: Alerts,
     /// Where it was read from (None: the built-in reference).
     pub path: Option<PathBuf>,
+    /// Things that work but deserve attention (an identity file others can read).
+    pub warnings: Vec<String>,
 }
 
 /// Every problem found, each with its key path; shown as one message.
@@ -235,6 +237,21 @@ impl Config {
         let mut c = Self::reference();
         c.demo = true;
         Ok(c)
+    }
+
+    /// Every identity file the config names (for permission checks and `check`).
+    pub fn identity_files(&self) -> Vec<&Path> {
+        let mut v: Vec<&Path> = Vec::new();
+        v.extend(self.ssh.identity_file.as_deref());
+        v.extend(
+            self.switches
+                .iter()
+                .filter_map(|s| s.identity_file.as_deref()),
+        );
+        v.extend(self.nodes.iter().filter_map(|n| n.identity_file.as_deref()));
+        v.sort();
+        v.dedup();
+        v
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {

@@ -42,6 +42,9 @@ pub fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            for w in &cfg.warnings {
+                eprintln!("rocetop: warning: {w}");
+            }
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(e) => {
@@ -60,6 +63,24 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(1)
             }
         }
+        Some(Command::Pingd {
+            listen,
+            device,
+            ib_port,
+            gid_index,
+            traffic_class,
+            spin,
+        }) => cmd::pingd::run(cmd::pingd::Options {
+            listen,
+            verbs: collect::ping::VerbsOptions {
+                device,
+                port: ib_port,
+                gid_index,
+                traffic_class,
+                ..Default::default()
+            },
+            spin,
+        }),
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {

@@ -26,6 +26,8 @@ pub enum ParseKind {
     HwCounters,
     Ethtool,
     TrainingLog,
+    /// A ping source's report of its window (collect::ping::report).
+    Ping,
 }
 
 impl ParseKind {
@@ -46,6 +48,7 @@ impl ParseKind {
             ParseKind::HwCounters => "hw-counters",
             ParseKind::Ethtool => "ethtool",
             ParseKind::TrainingLog => "training-log",
+            ParseKind::Ping => "ping",
         }
     }
 
@@ -89,5 +92,6 @@ pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::HwCounters => host::hw_counters::parse(text, name),
         ParseKind::Ethtool => host::ethtool::parse(text, name, ""),
         ParseKind::TrainingLog => logtail::parse::parse_text(text, name, &ctx.log),
+        ParseKind::Ping => crate::collect::ping::parse(text, name),
     }
 }

@@ -112,8 +112,8 @@ fn sysfs_tree_every_mlx5_counter_with_its_exact_value() {
     assert_eq!(c("port_xmit_packets"), Some(Value::Counter(10_907_922_116)));
     assert_eq!(c("lifespan"), None, "lifespan is a setting, not a counter");
     assert_eq!(
-        value(&p, RDMA_HW_COUNTERS_LIFESPAN_MS, &l),
-        Some(Value::Gauge(10.0))
+        value(&p, RDMA_HW_COUNTERS_LIFESPAN, &l),
+        Some(Value::Gauge(0.01))
     );
     assert_eq!(value(&p, RDMA_PORT_STATE, &l), Some(Value::Gauge(4.0)));
     // no GID netdev in the tree: the device name stands in; data counters count 4-byte words

@@ -20,6 +20,7 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         .into_iter()
         .map(Arc::new)
         .collect();
+    super::warm_up(cfg, &sources).await;
     for round in 0..2 {
         if round == 1 {
             tokio::time::sleep(interval).await;

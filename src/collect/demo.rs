@@ -43,6 +43,17 @@ impl DemoCluster {
         Ok(f(&mut sim))
     }
 
+    /// Milliseconds since the demo started (the simulated pingers' clock).
+    pub fn elapsed_ms(&self) -> i64 {
+        self.start.elapsed().as_millis() as i64
+    }
+
+    /// Congestion intensity at each of `times_ms` (see `Sim::congestion`), under one lock.
+    pub fn congestion_at(&self, times_ms: &[i64]) -> Vec<f64> {
+        self.with_sim(|sim| times_ms.iter().map(|&t| sim.congestion(t)).collect())
+            .unwrap_or_else(|_| vec![0.0; times_ms.len()])
+    }
+
     pub fn switch(&self, name: &str) -> DemoTransport {
         DemoTransport {
             cluster: self.clone(),

@@ -98,8 +98,8 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
     for (i, src) in sources.into_iter().enumerate() {
         let tx = tx.clone();
         set.spawn(async move {
-            // Stagger first polls over a tenth of the interval so connects do not all land at once.
-            let stagger = src.interval.as_millis() as u64 / 10 * i as u64 / n;
+            // Stagger first polls over the interval so hundreds of connects do not land at once.
+            let stagger = src.interval.as_millis() as u64 * i as u64 / n;
             tokio::time::sleep(Duration::from_millis(stagger)).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

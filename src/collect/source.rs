@@ -261,6 +261,25 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             discovery: None,
         });
     }
+    for p in &cfg.pings {
+        let name = format!("ping {}", p.peer);
+        let interval = cfg.poll.ping_interval;
+        out.push(Source {
+            id: store.add_source(&name, interval.as_millis() as i64),
+            name,
+            kind: SourceKind::Ping,
+            interval,
+            timeout,
+            transport: super::ping::transport(p, demo.as_ref()),
+            probes: vec![Probe {
+                kind: ParseKind::Ping,
+                request: super::ping::request(&p.peer),
+            }],
+            ctx: Ctx::named(&p.peer),
+            ports: Vec::new(),
+            discovery: None,
+        });
+    }
     out
 }
 
@@ -277,6 +296,7 @@ mod tests {
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Switch).count(), 1);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Node).count(), 8);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Log).count(), 1);
+        assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Ping).count(), 1);
         let sw = &s[0];
         assert!(
             matches!(&sw.probes[0].request, Request::Cli(c) if c == "show queuing interface Ethernet1/1/1-4, Ethernet1/2/1-4")

@@ -145,6 +145,11 @@ pub trait Transport: Send + Sync + fmt::Debug {
         )))
     }
 
+    /// Open connections ahead of the first poll (SSH); a no-op where there is nothing to open.
+    async fn warm_up(&self) -> Result<(), CollectError> {
+        Ok(())
+    }
+
     /// "ssh versa@192.168.11.152:22", "local", "demo".
     fn describe(&self) -> String;
 }

@@ -11,69 +11,8 @@ use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const TOP: &[&str] = &[
-    "demo",
-    "ssh",
-    "poll",
-    "switch",
-    "node",
-    "log",
-    "ping",
-    "simulation",
-    "ui",
-    "alerts",
-];
-const SSH: &[&str] = &[
-    "known_hosts",
-    "host_key_policy",
-    "connect_timeout",
-    "command_timeout",
-    "identity_file",
-    "ssh_config",
-    "keepalive",
-    "max_concurrent_connects",
-];
-const POLL: &[&str] = &["interval", "retention", "switch_interval", "ping_interval"];
-const SWITCH: &[&str] = &[
-    "name",
-    "host",
-    "port",
-    "user",
-    "os",
-    "transport",
-    "password_env",
-    "password_command",
-    "identity_file",
-    "ports",
-    "legacy_algorithms",
-    "nxapi_port",
-    "nxapi_ca_file",
-    "nxapi_fingerprint",
-];
-const NODE: &[&str] = &[
-    "name",
-    "host",
-    "hostfile",
-    "port",
-    "user",
-    "devices",
-    "netdevs",
-    "switch_port",
-    "sysfs_root",
-    "identity_file",
-    "local",
-];
-const LOG: &[&str] = &["node", "path", "format_regex", "lines"];
-const PING: &[&str] = &["peer", "address", "rate"];
-const SIM: &[&str] = &["seed"];
-const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
-const ALERTS: &[&str] = &[
-    "pause_time_percent",
-    "port_pfc_per_second",
-    "rtt_p99_over_p50",
-    "flowcontrol",
-];
-const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];
+mod keys;
+use keys::*;
 
 /// A name that may appear in a remote command line: device, netdev, port, node, user.
 pub fn is_safe_name(s: &str) -> bool {
@@ -331,7 +270,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
     if !p.0.is_empty() {
         return Err(p.0);
     }
-    Ok(Config {
+    let mut cfg = Config {
         demo,
         seed: raw_sim.seed.unwrap_or(1),
         ssh,
@@ -343,7 +282,30 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         ui,
         alerts,
         path: None,
-    })
+        warnings: Vec::new(),
+    };
+    cfg.warnings = identity_warnings(&cfg);
+    Ok(cfg)
+}
+
+/// OpenSSH refuses private keys others can read; we use them, but say so.
+fn identity_warnings(cfg: &Config) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut w = Vec::new();
+    for f in cfg.identity_files() {
+        match std::fs::metadata(f) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => w.push(format!(
+                "identity file {} is accessible by others (mode {:o}): run chmod 600 {}",
+                f.display(),
+                m.permissions().mode() & 0o777,
+                f.display()
+            )),
+            Ok(_) => {}
+            Err(e) if !cfg.demo => w.push(format!("identity file {}: {e}", f.display())),
+            Err(_) => {}
+        }
+    }
+    w
 }
 
 fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
@@ -740,119 +702,4 @@ fn cross_checks(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn problems(text: &str) -> Vec<String> {
-        build(text, None).err().unwrap_or_default()
-    }
-
-    #[test]
-    fn three_mistakes_are_reported_together_with_paths() {
-        let text = "demo = true\n[poll]\ninterval = \"one second\"\n[[switch]]\nname = \"s1\"\nhost = \"127.0.0.1\"\nos = \"junos\"\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\ndevicez = [\"x\"]\n";
-        let p = problems(text);
-        assert_eq!(p.len(), 3, "{p:#?}");
-        assert!(p[0].starts_with("poll.interval: \"one second\""), "{p:#?}");
-        assert!(
-            p.iter().any(|s| s.starts_with("switch[0].os: \"junos\"")),
-            "{p:#?}"
-        );
-        assert!(
-            p.iter()
-                .any(|s| s.starts_with("node[0].devicez: unknown key")
-                    && s.contains("did you mean devices?")),
-            "{p:#?}"
-        );
-    }
-
-    #[test]
-    fn unknown_top_level_key_fails() {
-        let p = problems("demo = true\nswitches = []\n");
-        assert_eq!(p.len(), 1);
-        assert!(p[0].contains("did you mean switch?"), "{p:?}");
-    }
-
-    #[test]
-    fn plaintext_password_is_refused_without_echo() {
-        let p = problems(
-            "[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n",
-        );
-        assert_eq!(p.len(), 1, "{p:?}");
-        assert!(p[0].contains("password"));
-        assert!(!p[0].contains("hunter2"));
-    }
-
-    #[test]
-    fn shell_metacharacters_in_names_are_refused() {
-        for bad in [
-            "[[node]]\nname = \"n1\"\ndevices = [\"rocep11s0; rm -rf ~\"]\n",
-            "[[node]]\nname = \"n1\"\nnetdevs = [\"ens1$(id)\"]\n",
-            "[[node]]\nname = \"n1\"\nsysfs_root = \"/sys`id`\"\n",
-            "[[node]]\nname = \"n;1\"\n",
-            "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n1\"\npath = \"~/x.log | nc\"\n",
-            "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\nports = [\"Ethernet1/1 ; reload\"]\n",
-        ] {
-            assert!(!problems(bad).is_empty(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn type_errors_name_their_section() {
-        let p = problems("[[node]]\nname = \"n1\"\nport = \"ssh\"\n");
-        assert_eq!(p.len(), 1);
-        assert!(p[0].starts_with("node[0]:"), "{p:?}");
-    }
-
-    #[test]
-    fn node_ranges_expand_with_hosts() {
-        let c = build(
-            "[[node]]\nname = \"gpu[1-3]\"\nhost = \"127.0.0.[2-4]\"\n",
-            None,
-        )
-        .expect("valid");
-        let names: Vec<(&str, &str)> = c
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), n.host.as_str()))
-            .collect();
-        assert_eq!(
-            names,
-            vec![
-                ("gpu1", "127.0.0.2"),
-                ("gpu2", "127.0.0.3"),
-                ("gpu3", "127.0.0.4")
-            ]
-        );
-    }
-
-    #[test]
-    fn hostfile_nodes() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("hosts"), "a slots=2\nb:4\n").expect("write");
-        let c = build(
-            "[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n",
-            Some(dir.path()),
-        )
-        .expect("valid");
-        assert_eq!(
-            c.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
-            vec!["a", "b"]
-        );
-        assert_eq!(c.nodes[1].user.as_deref(), Some("u"));
-    }
-
-    #[test]
-    fn cross_references_are_checked() {
-        let p = problems(
-            "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n",
-        );
-        assert_eq!(p.len(), 2, "{p:?}");
-    }
-
-    #[test]
-    fn broken_toml_is_one_clear_message() {
-        let p = problems("[poll\ninterval = 1");
-        assert_eq!(p.len(), 1);
-        assert!(p[0].contains("line 1"), "{p:?}");
-    }
-}
+mod tests;

@@ -30,8 +30,10 @@ pub const SW_PORT_ERRORS: &str = "rocetop_switch_port_errors_total";
 // host NIC (ethtool -S)
 pub const NIC_PFC_RX_PAUSE: &str = "rocetop_nic_pfc_rx_pause_frames_total";
 pub const NIC_PFC_TX_PAUSE: &str = "rocetop_nic_pfc_tx_pause_frames_total";
-pub const NIC_PFC_RX_PAUSE_DURATION: &str = "rocetop_nic_pfc_rx_pause_duration_us_total";
-pub const NIC_PFC_TX_PAUSE_DURATION: &str = "rocetop_nic_pfc_tx_pause_duration_us_total";
+// Prometheus wants base units: these are exposed in seconds, while the store keeps the NIC's
+// integer microseconds (see `exposition_scale`).
+pub const NIC_PFC_RX_PAUSE_DURATION: &str = "rocetop_nic_pfc_rx_pause_duration_seconds_total";
+pub const NIC_PFC_TX_PAUSE_DURATION: &str = "rocetop_nic_pfc_tx_pause_duration_seconds_total";
 pub const NIC_PFC_RX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_rx_pause_transitions_total";
 pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transitions_total";
 // RDMA vs kernel bytes
@@ -39,7 +41,7 @@ pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
 pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";
 // RDMA port settings and state (gauges)
 /// mlx5 refreshes hw_counters at most every `lifespan` ms (a setting, not a counter).
-pub const RDMA_HW_COUNTERS_LIFESPAN_MS: &str = "rocetop_rdma_hw_counters_lifespan_ms";
+pub const RDMA_HW_COUNTERS_LIFESPAN: &str = "rocetop_rdma_hw_counters_lifespan_seconds";
 /// The port state number from sysfs `ports/<n>/state` (`4: ACTIVE` → 4).
 pub const RDMA_PORT_STATE: &str = "rocetop_rdma_port_state";
 
@@ -54,11 +56,33 @@ pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
 pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
 pub const PING_COUNT: &str = "rocetop_ping_rtt_seconds_count";
 pub const PING_LOST: &str = "rocetop_ping_lost_total";
+pub const PING_SENT: &str = "rocetop_ping_sent_total";
+/// Probes answered in time (a counter; `_count` would read as a summary's count to promtool).
+pub const PING_ANSWERED: &str = "rocetop_ping_answered_total";
+/// Probes answered within the sliding window the quantiles describe.
+pub const PING_WINDOW_PROBES: &str = "rocetop_ping_window_probes";
+pub const PING_RTT_MEAN: &str = "rocetop_ping_rtt_mean_seconds";
+pub const PING_RTT_STDEV: &str = "rocetop_ping_rtt_stdev_seconds";
+/// Mean absolute difference of consecutive RTTs in the window.
+pub const PING_JITTER: &str = "rocetop_ping_jitter_seconds";
+/// Window histogram {peer,transport,bucket="00".."15"}: probes per bucket, and each bucket's upper
+/// bound (15 equal buckets from min to p99, the last up to max; bounds move with the window).
+pub const PING_BUCKET_PROBES: &str = "rocetop_ping_rtt_bucket_probes";
+pub const PING_BUCKET_LE: &str = "rocetop_ping_rtt_bucket_le_seconds";
 
 // health
 pub const SOURCE_UP: &str = "rocetop_source_up";
 pub const SOURCE_LAST_SUCCESS: &str = "rocetop_source_last_success_timestamp_seconds";
 pub const SOURCE_UNKNOWN_LINES: &str = "rocetop_source_unparsed_lines";
+
+/// Factor from the unit a counter is stored in to the unit its name promises, for exposition:
+/// pause durations are counted by the NIC in integer microseconds.
+pub fn exposition_scale(metric: &str) -> f64 {
+    match metric {
+        NIC_PFC_RX_PAUSE_DURATION | NIC_PFC_TX_PAUSE_DURATION => 1e-6,
+        _ => 1.0,
+    }
+}
 
 /// `rocetop_rdma_<hw_counter>_total`, e.g. `np_cnp_sent` → `rocetop_rdma_np_cnp_sent_total`.
 pub fn rdma_counter(hw_counter: &str) -> String {

@@ -45,7 +45,7 @@ pub fn increase_sum(store: &Store, name: &str, labels: &[(&str, &str)], since: T
 }
 
 /// Share of the newest interval a node's NIC spent paused (worst priority/netdev), from the
-/// `_pause_duration_us` counters.
+/// `_pause_duration` counters (stored in microseconds).
 pub fn pause_fraction_max(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut best: Option<f64> = None;
     for (_, s) in store.select(name, labels) {

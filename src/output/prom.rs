@@ -118,7 +118,7 @@ fn fmt_f64(v: f64) -> String {
 }
 
 /// One family: its type and its lines.
-struct Family {
+pub(crate) struct Family {
     kind: &'static str,
     lines: Vec<String>,
 }
@@ -184,6 +184,7 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
             }
         }
     }
+    summaries(store, &mut fams);
     let mut out = String::new();
     for (name, f) in fams {
         let _ = writeln!(out, "# HELP {name} {}", help(&name));
@@ -194,6 +195,35 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         }
     }
     out
+}
+
+/// Families with a `quantile` label are summaries for Prometheus: typed so, with `_sum` and
+/// `_count` taken from the window's probe count and mean.
+fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
+    let Some(f) = fams.get_mut(names::PING_RTT_SECONDS) else {
+        return;
+    };
+    f.kind = "summary";
+    let mut extra = Vec::new();
+    for (_, s) in store.select(names::PING_WINDOW_PROBES, &[]) {
+        let Some((_, n)) = s.latest() else { continue };
+        let mean_key = SeriesKey {
+            name: names::PING_RTT_MEAN.to_string(),
+            labels: s.key.labels.clone(),
+        };
+        let mean = store
+            .id(&mean_key)
+            .and_then(|id| store.get(id))
+            .and_then(|m| m.latest())
+            .map_or(0.0, |(_, v)| v.as_f64());
+        let with = |suffix: &str| SeriesKey {
+            name: format!("{}{suffix}", names::PING_RTT_SECONDS),
+            labels: s.key.labels.clone(),
+        };
+        extra.push(format!("{} {}", with("_sum"), fmt_f64(mean * n.as_f64())));
+        extra.push(format!("{} {}", with("_count"), fmt_f64(n.as_f64())));
+    }
+    f.lines.extend(extra);
 }
 
 #[cfg(test)]

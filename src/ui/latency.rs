@@ -14,18 +14,16 @@ use super::grid::{self, Cell, Chart, ChartKind, Col, Row, Tone, col, lcol};
 use super::{Detail, STEP_MS, spark, title};
 use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::{App, Tab};
-use crate::metrics::names::{PING_LOST, PING_RTT_SECONDS};
+use crate::metrics::names::{
+    PING_BUCKET_LE, PING_BUCKET_PROBES, PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV,
+    PING_SENT,
+};
 use crate::metrics::query;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use std::collections::{BTreeMap, BTreeSet};
-
-// Published by the ping collectors (names of DESIGN.md §4's ping family).
-const PING_STDEV: &str = "rocetop_ping_rtt_stdev_seconds";
-const PING_JITTER: &str = "rocetop_ping_jitter_seconds";
-const PING_SENT: &str = "rocetop_ping_sent_total";
 
 const COLS: [Col; 10] = [
     lcol("peer", 14),
@@ -57,7 +55,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         &[],
         &["peer", "transport", "quantile"],
     );
-    let stdev = query::latest_by(st, PING_STDEV, &[], &["peer", "transport"]);
+    let stdev = query::latest_by(st, PING_RTT_STDEV, &[], &["peer", "transport"]);
     let jitter = query::latest_by(st, PING_JITTER, &[], &["peer", "transport"]);
     let lost = query::increase_by(st, PING_LOST, &[], &["peer", "transport"], now - WINDOW_MS);
     let sent = query::increase_by(st, PING_SENT, &[], &["peer", "transport"], now - WINDOW_MS);
@@ -192,6 +190,28 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row, q: &BTreeMap<Vec<Str
             )
         })
         .collect();
+    // The collector's HDR buckets where it publishes them, else the quantiles as bars.
+    let lbl = [("peer", peer), ("transport", tr)];
+    let les = query::latest_by(&app.store, PING_BUCKET_LE, &lbl, &["bucket"]);
+    let counts = query::latest_by(&app.store, PING_BUCKET_PROBES, &lbl, &["bucket"]);
+    let mut buckets: Vec<(f64, f64)> = les
+        .iter()
+        .filter_map(|(k, le)| counts.get(k).map(|n| (*le, *n)))
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let vals: Vec<(String, Option<f64>)> = if buckets.is_empty() {
+        vals.into_iter()
+            .map(|(l, v)| (format!("{l:<6}{:>9}", fmt::secs(v)), v))
+            .collect()
+    } else {
+        let keep = (area.height as usize).saturating_sub(1).max(1);
+        let skip = buckets.len().saturating_sub(keep);
+        buckets
+            .into_iter()
+            .skip(skip)
+            .map(|(le, n)| (format!("<={:>8} {:>5}", fmt::secs(Some(le)), n), Some(n)))
+            .collect()
+    };
     let max = vals.iter().filter_map(|(_, v)| *v).fold(0.0, f64::max);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
@@ -208,7 +228,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row, q: &BTreeMap<Vec<Str
             _ => 0,
         };
         lines.push(Line::from(vec![
-            Span::raw(format!("{l:<6}{:>9} ", fmt::secs(v))),
+            Span::raw(format!("{l} ")),
             Span::styled(
                 block.repeat(n.max(usize::from(v.is_some()))),
                 app.theme.chart,

@@ -39,7 +39,11 @@ impl Lab {
         let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 1000);
         let none: RemoteFactory<'_> = &|_, _| Err(CollectError::Unavailable("test".into()));
         let _ = source::build(&cfg, &mut store, none);
-        let ping = store.add_source("ping ubunturdma2", 1000);
+        // Ping sources are built from the config's [[ping]] peers.
+        let ping = match store.source_by_name("ping ubunturdma2") {
+            Some((id, _)) => id,
+            None => store.add_source("ping ubunturdma2", 1000),
+        };
         let sim = Sim::new(&cfg);
         let theme = Theme::named("dark").expect("dark theme");
         let mut app = App::new(cfg, store, theme, T0);

@@ -245,9 +245,9 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                 }
                 if name == "lifespan" {
                     p.push(Sample::gauge(
-                        names::RDMA_HW_COUNTERS_LIFESPAN_MS,
+                        names::RDMA_HW_COUNTERS_LIFESPAN,
                         &labels,
-                        v as f64,
+                        v as f64 / 1000.0,
                     ));
                     continue;
                 }

@@ -40,8 +40,8 @@ fn counters_state_lifespan_and_bytes() {
         Some(Value::Counter32(7))
     );
     assert_eq!(
-        p.find(names::RDMA_HW_COUNTERS_LIFESPAN_MS, &l),
-        Some(Value::Gauge(12.0))
+        p.find(names::RDMA_HW_COUNTERS_LIFESPAN, &l),
+        Some(Value::Gauge(0.012))
     );
     assert_eq!(p.find("rocetop_rdma_lifespan_total", &[]), None);
     assert_eq!(p.find(names::RDMA_PORT_STATE, &l), Some(Value::Gauge(4.0)));

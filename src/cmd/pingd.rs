@@ -1,0 +1,173 @@
+//! `rocetop pingd`: the responder latency pings talk to. TCP pings are echoed byte for byte; an RDMA
+//! session (feature `verbs`) gets its own RC QP, set up over the same TCP connection, and its probes
+//! echoed by a thread that busy-polls the CQ. One line at start says what it serves.
+
+use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode};
+use crate::collect::ping::{VerbsOptions, tcp};
+use std::io;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub listen: String,
+    pub verbs: VerbsOptions,
+    /// RDMA: how long the CQ is busy-polled after each probe before polling every 50 µs.
+    pub spin: Duration,
+}
+
+/// "RDMA: rocep11s0 port 1, GID index 3 (RoCE v2)", or why there is none.
+pub fn rdma_status(opts: &VerbsOptions) -> String {
+    #[cfg(feature = "verbs")]
+    let s = crate::collect::ping::verbs::describe(opts);
+    #[cfg(not(feature = "verbs"))]
+    let s = {
+        let _ = opts;
+        "built without verbs".to_string()
+    };
+    format!("RDMA: {}", s.strip_prefix("RDMA ").unwrap_or(&s))
+}
+
+/// Accept and answer pings until the future is dropped (which also ends every TCP session).
+pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> {
+    let mut sessions = JoinSet::new();
+    loop {
+        let (s, peer) = listener.accept().await?;
+        while sessions.try_join_next().is_some() {}
+        let opts = opts.clone();
+        sessions.spawn(async move {
+            match session(s, &opts).await {
+                Ok(mode) => eprintln!("pingd: {peer}: {mode} session ended"),
+                Err(e) => eprintln!("pingd: {peer}: {}", tcp::why(&e)),
+            }
+        });
+    }
+}
+
+async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
+    s.set_nodelay(true)?;
+    let mut hello = [0u8; HELLO_LEN];
+    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut hello))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no hello within 5 s"))??;
+    let hello = Hello::decode(&hello).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    match hello.mode {
+        Mode::Tcp => {
+            // Echo whatever arrives at once: probes are timed by the pinger, not here.
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = s.read(&mut buf).await?;
+                if n == 0 {
+                    return Ok("tcp");
+                }
+                s.write_all(&buf[..n]).await?;
+            }
+        }
+        Mode::Rdma => rdma(s, opts).await.map(|_| "rdma"),
+    }
+}
+
+#[cfg(feature = "verbs")]
+async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
+    let std = s.into_std()?;
+    std.set_nonblocking(false)?;
+    let (verbs, spin) = (opts.verbs.clone(), opts.spin);
+    tokio::task::spawn_blocking(move || {
+        crate::collect::ping::verbs::serve(std, &verbs, spin).map_err(io::Error::other)
+    })
+    .await
+    .map_err(io::Error::other)?
+}
+
+#[cfg(not(feature = "verbs"))]
+async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
+    use crate::collect::ping::proto::Msg;
+    let why = Msg::Refuse("RDMA pings: pingd built without verbs".into());
+    s.write_all(&why.encode().map_err(io::Error::other)?)
+        .await?;
+    Ok(())
+}
+
+/// `rocetop pingd`: bind, say what is served, answer until killed.
+pub fn run(opts: Options) -> ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("rocetop: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async {
+        let listener = match TcpListener::bind(&opts.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("rocetop pingd: cannot listen on {}: {e}", opts.listen);
+                return ExitCode::from(2);
+            }
+        };
+        let addr = listener
+            .local_addr()
+            .map_or(opts.listen.clone(), |a| a.to_string());
+        eprintln!("pingd listening on {addr}; {}", rdma_status(&opts.verbs));
+        match serve(listener, Arc::new(opts)).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("rocetop pingd: {e}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::ping::proto::Msg;
+
+    #[test]
+    fn the_start_line_says_what_rdma_can_do() {
+        let s = rdma_status(&VerbsOptions::default());
+        if cfg!(feature = "verbs") {
+            if !std::path::Path::new("/sys/class/infiniband").exists() {
+                assert_eq!(s, "RDMA: unavailable on this host: no devices");
+            }
+        } else {
+            assert_eq!(s, "RDMA: built without verbs");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stranger_is_turned_away_and_rdma_is_refused_or_served() {
+        let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let opts = Arc::new(Options {
+            listen: addr.to_string(),
+            verbs: VerbsOptions::default(),
+            spin: Duration::from_millis(1),
+        });
+        let server = tokio::spawn(serve(l, opts));
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").await.expect("write");
+        let mut b = Vec::new();
+        // Closed (or reset: the request was left unread), never answered.
+        let _ = s.read_to_end(&mut b).await;
+        assert!(b.is_empty(), "no answer to a stranger");
+        if !cfg!(feature = "verbs") {
+            let mut s = TcpStream::connect(addr).await.expect("connect");
+            s.write_all(&Hello { mode: Mode::Rdma }.encode())
+                .await
+                .expect("w");
+            let mut b = Vec::new();
+            s.read_to_end(&mut b).await.expect("read");
+            assert_eq!(
+                Msg::decode(&b).map(|m| m.0),
+                Ok(Msg::Refuse("RDMA pings: pingd built without verbs".into()))
+            );
+        }
+        server.abort();
+    }
+}

@@ -1,0 +1,252 @@
+//! The text a ping source answers each poll, and its parser (parse kind `ping`). Going through text
+//! like every other source means recordings store it and replay parses it again.
+//!
+//! ```text
+//! transport tcp
+//! sent 120
+//! answered 118
+//! lost 2
+//! rtt 0 0.000021          (quantile, seconds: 0 = min, 1 = max)
+//! rtt 0.5 0.000030
+//! mean 0.000031
+//! stdev 0.000004
+//! jitter 0.000003
+//! bucket 00 0.000022 5    (index, upper bound in seconds, probes in the window)
+//! note RDMA unavailable on this host: no devices
+//! ```
+
+use super::stats::Summary;
+use crate::metrics::{Parsed, Sample, names};
+use std::fmt::Write as _;
+
+/// One transport's totals and window, ready to render.
+pub struct Section<'a> {
+    pub transport: &'a str,
+    pub sent: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub summary: Option<Summary>,
+}
+
+const QUANTILES: [&str; 5] = ["0", "0.5", "0.99", "0.999", "1"];
+
+/// Seconds to the nanosecond: `0.000014370`, not `0.000014369999999999998`.
+fn secs(ns: f64) -> String {
+    format!("{:.9}", ns / 1e9)
+}
+
+pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {
+    let mut out = String::new();
+    for s in sections {
+        let _ = writeln!(out, "transport {}", s.transport);
+        let _ = writeln!(
+            out,
+            "sent {}\nanswered {}\nlost {}",
+            s.sent, s.answered, s.lost
+        );
+        let Some(m) = &s.summary else { continue };
+        let qs = [m.min_ns, m.p50_ns, m.p99_ns, m.p999_ns, m.max_ns];
+        for (q, v) in QUANTILES.iter().zip(qs) {
+            let _ = writeln!(out, "rtt {q} {}", secs(v as f64));
+        }
+        let _ = writeln!(out, "window {}", m.count);
+        let _ = writeln!(out, "mean {}", secs(m.mean_ns));
+        let _ = writeln!(out, "stdev {}", secs(m.stdev_ns));
+        if let Some(j) = m.jitter_ns {
+            let _ = writeln!(out, "jitter {}", secs(j));
+        }
+        for (i, (le, n)) in m.buckets.iter().enumerate() {
+            let _ = writeln!(out, "bucket {i:02} {} {n}", secs(*le as f64));
+        }
+    }
+    for n in notes {
+        let _ = writeln!(out, "note {}", n.replace(['\n', '\r'], " "));
+    }
+    out
+}
+
+fn float(s: &str) -> Option<f64> {
+    let v: f64 = s.parse().ok()?;
+    (v.is_finite() && v >= 0.0).then_some(v)
+}
+
+fn safe_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 16
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// Parse a ping report of `peer`. Never panics; lines it does not understand are counted.
+pub fn parse(text: &str, peer: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut transport: Option<String> = None;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let rest = rest.trim();
+        if key == "note" && !rest.is_empty() {
+            p.note(rest);
+            continue;
+        }
+        if key == "transport" {
+            transport = safe_token(rest).then(|| rest.to_string());
+            if transport.is_none() {
+                p.unknown(raw);
+            }
+            continue;
+        }
+        let Some(t) = transport.as_deref() else {
+            p.unknown(raw);
+            continue;
+        };
+        let l = [("peer", peer), ("transport", t)];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let sample = match (key, f.as_slice()) {
+            ("sent", [v]) => v
+                .parse()
+                .ok()
+                .map(|v| Sample::counter(names::PING_SENT, &l, v)),
+            ("answered", [v]) => v
+                .parse()
+                .ok()
+                .map(|v| Sample::counter(names::PING_ANSWERED, &l, v)),
+            ("lost", [v]) => v
+                .parse()
+                .ok()
+                .map(|v| Sample::counter(names::PING_LOST, &l, v)),
+            ("rtt", [q, v]) => QUANTILES.iter().find(|x| *x == q).and_then(|q| {
+                float(v).map(|v| {
+                    Sample::gauge(
+                        names::PING_RTT_SECONDS,
+                        &[("peer", peer), ("transport", t), ("quantile", q)],
+                        v,
+                    )
+                })
+            }),
+            ("window", [v]) => float(v).map(|v| Sample::gauge(names::PING_WINDOW_PROBES, &l, v)),
+            ("mean", [v]) => float(v).map(|v| Sample::gauge(names::PING_RTT_MEAN, &l, v)),
+            ("stdev", [v]) => float(v).map(|v| Sample::gauge(names::PING_RTT_STDEV, &l, v)),
+            ("jitter", [v]) => float(v).map(|v| Sample::gauge(names::PING_JITTER, &l, v)),
+            ("bucket", [i, le, n]) if i.len() == 2 && i.bytes().all(|b| b.is_ascii_digit()) => {
+                match (float(le), n.parse::<u64>()) {
+                    (Some(le), Ok(n)) => {
+                        let bl = [("peer", peer), ("transport", t), ("bucket", *i)];
+                        p.push(Sample::gauge(names::PING_BUCKET_LE, &bl, le));
+                        Some(Sample::gauge(names::PING_BUCKET_PROBES, &bl, n as f64))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match sample {
+            Some(s) => p.push(s),
+            None => p.unknown(raw),
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Value;
+    use proptest::prelude::*;
+
+    fn sample_report() -> String {
+        let v: Vec<u64> = (1..=1000).map(|x| x * 1000).collect();
+        let mut h = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("h");
+        let s = super::super::stats::summarize(&v, &mut h);
+        render(
+            &[
+                Section {
+                    transport: "tcp",
+                    sent: 1002,
+                    answered: 1000,
+                    lost: 2,
+                    summary: s,
+                },
+                Section {
+                    transport: "rdma",
+                    sent: 0,
+                    answered: 0,
+                    lost: 0,
+                    summary: None,
+                },
+            ],
+            &["RDMA unavailable on this host: no devices".to_string()],
+        )
+    }
+
+    #[test]
+    fn a_report_becomes_the_ping_metrics() {
+        let p = parse(&sample_report(), "ubunturdma2");
+        assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+        let tcp = [("peer", "ubunturdma2"), ("transport", "tcp")];
+        assert_eq!(p.find(names::PING_SENT, &tcp), Some(Value::Counter(1002)));
+        assert_eq!(p.find(names::PING_LOST, &tcp), Some(Value::Counter(2)));
+        let q = |q: &str| {
+            p.find(
+                names::PING_RTT_SECONDS,
+                &[
+                    ("peer", "ubunturdma2"),
+                    ("transport", "tcp"),
+                    ("quantile", q),
+                ],
+            )
+        };
+        assert_eq!(q("0"), Some(Value::Gauge(0.000001)));
+        assert_eq!(q("1"), Some(Value::Gauge(0.001)));
+        assert!(matches!(q("0.99"), Some(Value::Gauge(v)) if (v - 0.00099).abs() < 1e-6));
+        assert_eq!(
+            p.find(names::PING_JITTER, &tcp),
+            Some(Value::Gauge(0.000001))
+        );
+        assert_eq!(
+            p.samples
+                .iter()
+                .filter(|s| s.key.name == names::PING_BUCKET_PROBES)
+                .count(),
+            super::super::stats::BUCKETS
+        );
+        let rdma = [("peer", "ubunturdma2"), ("transport", "rdma")];
+        assert_eq!(p.find(names::PING_SENT, &rdma), Some(Value::Counter(0)));
+        assert_eq!(
+            p.find(names::PING_RTT_SECONDS, &rdma),
+            None,
+            "no answers: no RTT, not 0"
+        );
+        assert_eq!(
+            p.notes,
+            vec!["RDMA unavailable on this host: no devices".to_string()]
+        );
+    }
+
+    #[test]
+    fn junk_is_counted_not_turned_into_numbers() {
+        let p = parse(
+            "sent 5\ntransport TCP!\ntransport tcp\nrtt 0.42 0.1\nrtt 0.5 -1\nlost x\nsent 3\r\n",
+            "p",
+        );
+        assert_eq!(p.unknown_lines, 5);
+        assert_eq!(p.samples.len(), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_mutated_reports(cut in 0usize..2000, junk in ".{0,40}", at in 0usize..2000) {
+            let r = sample_report();
+            let mut cut = cut.min(r.len());
+            while !r.is_char_boundary(cut) { cut -= 1; }
+            let mut s = r[..cut].to_string();
+            let mut at = at.min(s.len());
+            while !s.is_char_boundary(at) { at -= 1; }
+            s.insert_str(at, &junk);
+            let _ = parse(&s, "peer");
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The keys each config section knows (unknown ones are reported with a did-you-mean).
+
+pub const TOP: &[&str] = &[
+    "demo",
+    "ssh",
+    "poll",
+    "switch",
+    "node",
+    "log",
+    "ping",
+    "simulation",
+    "ui",
+    "alerts",
+];
+pub const SSH: &[&str] = &[
+    "known_hosts",
+    "host_key_policy",
+    "connect_timeout",
+    "command_timeout",
+    "identity_file",
+    "ssh_config",
+    "keepalive",
+    "max_concurrent_connects",
+];
+pub const POLL: &[&str] = &["interval", "retention", "switch_interval", "ping_interval"];
+pub const SWITCH: &[&str] = &[
+    "name",
+    "host",
+    "port",
+    "user",
+    "os",
+    "transport",
+    "password_env",
+    "password_command",
+    "identity_file",
+    "ports",
+    "legacy_algorithms",
+    "nxapi_port",
+    "nxapi_ca_file",
+    "nxapi_fingerprint",
+];
+pub const NODE: &[&str] = &[
+    "name",
+    "host",
+    "hostfile",
+    "port",
+    "user",
+    "devices",
+    "netdevs",
+    "switch_port",
+    "sysfs_root",
+    "identity_file",
+    "local",
+];
+pub const LOG: &[&str] = &["node", "path", "format_regex", "lines"];
+pub const PING: &[&str] = &["peer", "address", "rate"];
+pub const SIM: &[&str] = &["seed"];
+pub const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
+pub const ALERTS: &[&str] = &[
+    "pause_time_percent",
+    "port_pfc_per_second",
+    "rtt_p99_over_p50",
+    "flowcontrol",
+];
+pub const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];

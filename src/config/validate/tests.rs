@@ -1,0 +1,129 @@
+use super::*;
+
+fn problems(text: &str) -> Vec<String> {
+    build(text, None).err().unwrap_or_default()
+}
+
+#[test]
+fn three_mistakes_are_reported_together_with_paths() {
+    let text = "demo = true\n[poll]\ninterval = \"one second\"\n[[switch]]\nname = \"s1\"\nhost = \"127.0.0.1\"\nos = \"junos\"\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\ndevicez = [\"x\"]\n";
+    let p = problems(text);
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(p[0].starts_with("poll.interval: \"one second\""), "{p:#?}");
+    assert!(
+        p.iter().any(|s| s.starts_with("switch[0].os: \"junos\"")),
+        "{p:#?}"
+    );
+    assert!(
+        p.iter()
+            .any(|s| s.starts_with("node[0].devicez: unknown key")
+                && s.contains("did you mean devices?")),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn unknown_top_level_key_fails() {
+    let p = problems("demo = true\nswitches = []\n");
+    assert_eq!(p.len(), 1);
+    assert!(p[0].contains("did you mean switch?"), "{p:?}");
+}
+
+#[test]
+fn plaintext_password_is_refused_without_echo() {
+    let p = problems(
+        "[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n",
+    );
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("password"));
+    assert!(!p[0].contains("hunter2"));
+}
+
+#[test]
+fn shell_metacharacters_in_names_are_refused() {
+    for bad in [
+        "[[node]]\nname = \"n1\"\ndevices = [\"rocep11s0; rm -rf ~\"]\n",
+        "[[node]]\nname = \"n1\"\nnetdevs = [\"ens1$(id)\"]\n",
+        "[[node]]\nname = \"n1\"\nsysfs_root = \"/sys`id`\"\n",
+        "[[node]]\nname = \"n;1\"\n",
+        "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n1\"\npath = \"~/x.log | nc\"\n",
+        "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\nports = [\"Ethernet1/1 ; reload\"]\n",
+    ] {
+        assert!(!problems(bad).is_empty(), "{bad}");
+    }
+}
+
+#[test]
+fn type_errors_name_their_section() {
+    let p = problems("[[node]]\nname = \"n1\"\nport = \"ssh\"\n");
+    assert_eq!(p.len(), 1);
+    assert!(p[0].starts_with("node[0]:"), "{p:?}");
+}
+
+#[test]
+fn node_ranges_expand_with_hosts() {
+    let c = build(
+        "[[node]]\nname = \"gpu[1-3]\"\nhost = \"127.0.0.[2-4]\"\n",
+        None,
+    )
+    .expect("valid");
+    let names: Vec<(&str, &str)> = c
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.host.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("gpu1", "127.0.0.2"),
+            ("gpu2", "127.0.0.3"),
+            ("gpu3", "127.0.0.4")
+        ]
+    );
+}
+
+#[test]
+fn hostfile_nodes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("hosts"), "a slots=2\nb:4\n").expect("write");
+    let c = build(
+        "[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n",
+        Some(dir.path()),
+    )
+    .expect("valid");
+    assert_eq!(
+        c.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+        vec!["a", "b"]
+    );
+    assert_eq!(c.nodes[1].user.as_deref(), Some("u"));
+}
+
+#[test]
+fn cross_references_are_checked() {
+    let p = problems(
+        "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n2\"\npath = \"/x\"\n[[ping]]\npeer = \"n3\"\naddress = \"127.0.0.1:1\"\n",
+    );
+    assert_eq!(p.len(), 2, "{p:?}");
+}
+
+#[test]
+fn loose_identity_file_permissions_are_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = dir.path().join("id");
+    std::fs::write(&key, "not a key").expect("write");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let text = format!("[ssh]\nidentity_file = \"{}\"\n", key.display());
+    let c = build(&text, None).expect("valid");
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(c.warnings[0].contains("chmod 600"));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    assert!(build(&text, None).expect("valid").warnings.is_empty());
+}
+
+#[test]
+fn broken_toml_is_one_clear_message() {
+    let p = problems("[poll\ninterval = 1");
+    assert_eq!(p.len(), 1);
+    assert!(p[0].contains("line 1"), "{p:?}");
+}

@@ -1,0 +1,89 @@
+//! RDMA pings on real RoCE hardware, compared with `ib_send_lat` on the same pair (README: "Latency
+//! on real RoCE hardware"). Ignored: it needs two RoCE hosts. On the peer:
+//!
+//! ```text
+//! rocetop pingd --listen 192.168.250.202:18515 &     # built with --features verbs
+//! ib_send_lat -d rocep11s0 -x 3 -F                    # server side, once per run
+//! ```
+//!
+//! Here: `ROCETOP_HW_PEER=192.168.250.202 [ROCETOP_HW_DEVICE=rocep19s0] [ROCETOP_HW_GID=3]
+//! cargo test --release --features verbs --test ping_rdma_hw -- --ignored --nocapture`
+#![cfg(feature = "verbs")]
+
+use rocetop::collect::ping::{self, Options, PingTransport};
+use rocetop::collect::transport::Transport;
+use rocetop::metrics::names;
+use std::time::Duration;
+
+/// `ib_send_lat` prints one line of numbers under its header: #bytes #iterations t_min t_max
+/// t_typical t_avg t_stdev p99 p99.9, in µs, each half a round trip (perftest's convention).
+fn ib_send_lat_avg_us(out: &str) -> Option<f64> {
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|c| c.len() >= 7 && c[0].parse::<u64>().is_ok() && c[1].parse::<u64>().is_ok())
+        .and_then(|c| c[5].parse().ok())
+}
+
+#[test]
+fn parses_ib_send_lat_output() {
+    let out = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    \
+               t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n \
+               2       1000          13.95          23.45        14.32             14.37          \
+               0.82            16.10                  23.45\n";
+    assert_eq!(ib_send_lat_avg_us(out), Some(14.37));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs two RoCE hosts: see README, Latency on real RoCE hardware"]
+async fn rdma_rtt_agrees_with_ib_send_lat() {
+    let peer = std::env::var("ROCETOP_HW_PEER")
+        .expect("set ROCETOP_HW_PEER to the peer's address on the RDMA network");
+    let device = std::env::var("ROCETOP_HW_DEVICE").ok();
+    let gid = std::env::var("ROCETOP_HW_GID").ok();
+
+    let mut cmd = std::process::Command::new("ib_send_lat");
+    cmd.args(["-n", "5000", "-F"]);
+    if let Some(d) = &device {
+        cmd.args(["-d", d]);
+    }
+    if let Some(g) = &gid {
+        cmd.args(["-x", g]);
+    }
+    let out = cmd
+        .arg(&peer)
+        .output()
+        .expect("ib_send_lat runs (perftest)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ib_avg = ib_send_lat_avg_us(&text).unwrap_or_else(|| panic!("no numbers in {text}"));
+
+    let mut opts = Options::with_rate(1000.0);
+    opts.verbs.device = device;
+    opts.verbs.gid_index = gid.and_then(|g| g.parse().ok());
+    let t = PingTransport::new("peer", &peer, opts);
+    t.run(&ping::request("peer"), Duration::from_secs(5))
+        .await
+        .expect("TCP control connection to pingd");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let p = ping::parse(
+        &t.run(&ping::request("peer"), Duration::from_secs(5))
+            .await
+            .expect("report"),
+        "peer",
+    );
+    let rdma = [("peer", "peer"), ("transport", "rdma")];
+    let mean = p
+        .find(names::PING_RTT_MEAN, &rdma)
+        .unwrap_or_else(|| panic!("no RDMA RTT: {:?}", p.notes))
+        .as_f64();
+    let half_us = mean * 1e6 / 2.0;
+    println!("ib_send_lat t_avg {ib_avg:.2} µs; rocetop RDMA RTT/2 {half_us:.2} µs");
+    // The responder busy-polls as ib_send_lat does; rocetop adds its bookkeeping around each probe.
+    assert!(
+        half_us >= 0.8 * ib_avg && half_us <= 1.5 * ib_avg + 1.0,
+        "rocetop {half_us:.2} µs vs ib_send_lat {ib_avg:.2} µs"
+    );
+    assert_eq!(
+        p.find(names::PING_LOST, &rdma).map(|v| v.as_f64()),
+        Some(0.0)
+    );
+}
