@@ -1,5 +1,6 @@
 //! rocetop: a live terminal monitor for RoCEv2/RDMA training fabrics.
 
+pub mod app;
 pub mod bundle;
 pub mod cli;
 pub mod cmd;
@@ -9,6 +10,9 @@ pub mod metrics;
 pub mod output;
 pub mod parse;
 pub mod record;
+pub mod theme;
+pub mod tui;
+pub mod ui;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -146,15 +150,12 @@ pub fn run(cli: Cli) -> ExitCode {
             },
             spin,
         }),
-        None => {
-            // Until the live screen lands, the default command prints a snapshot.
-            run(Cli {
-                command: Some(Command::Snapshot {
-                    format: output::Format::Table,
-                    interval: std::time::Duration::from_secs(1),
-                }),
-                ..cli
-            })
-        }
+        None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
+            Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
+            Err(e) => {
+                eprintln!("rocetop: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }

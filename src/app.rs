@@ -1,0 +1,314 @@
+//! The live screen's state. [`App::update`] is the one place it changes: collected polls, keys,
+//! resizes, ticks and log lines all arrive as [`Event`]s, so the whole behaviour is testable by
+//! feeding events, without a terminal. `ui::draw` only reads an `App`.
+
+pub mod alerts;
+mod keys;
+
+use crate::collect::poll::Collected;
+use crate::config::Config;
+use crate::metrics::store::SourceId;
+use crate::metrics::{Store, Ts};
+use crate::theme::Theme;
+use crossterm::event::KeyEvent;
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tab {
+    Overview,
+    Queues,
+    Pfc,
+    Congestion,
+    Latency,
+    Log,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 6] = [
+        Tab::Overview,
+        Tab::Queues,
+        Tab::Pfc,
+        Tab::Congestion,
+        Tab::Latency,
+        Tab::Log,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Overview => "Overview",
+            Tab::Queues => "Queues",
+            Tab::Pfc => "PFC",
+            Tab::Congestion => "ECN/CNP",
+            Tab::Latency => "Latency",
+            Tab::Log => "Log",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    fn step(self, by: isize) -> Tab {
+        let n = Tab::ALL.len() as isize;
+        Tab::ALL[((self.index() as isize + by).rem_euclid(n)) as usize]
+    }
+}
+
+/// Everything that can change the screen's state.
+#[derive(Debug)]
+pub enum Event {
+    Collected(Collected),
+    Key(KeyEvent),
+    Resize(u16, u16),
+    /// Once a second: ages, staleness and alerts move on even when no data arrives.
+    Tick,
+    /// Raw training-log lines from a follower, in order.
+    LogLines {
+        source: SourceId,
+        lines: Vec<String>,
+    },
+    Shutdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    /// The worst offender first (drops, pauses, errors, rates).
+    Worst,
+    Name,
+}
+
+/// Raw log lines kept for the Log tab.
+pub const LOG_KEEP: usize = 5000;
+/// Polls held back while frozen before the oldest are applied anyway (memory bound).
+const FROZEN_MAX: usize = 20_000;
+/// Alerts are re-evaluated at most this often on data (and on every tick).
+const ALERT_EVERY_MS: i64 = 1000;
+
+#[derive(Debug, Default)]
+pub struct LogView {
+    pub lines: VecDeque<String>,
+    /// Lines up from the bottom; 0 follows the end.
+    pub scroll: usize,
+    /// Lines ever received (shown as "N lines").
+    pub received: u64,
+}
+
+pub struct App {
+    pub cfg: Config,
+    pub store: Store,
+    pub tab: Tab,
+    /// Selected row per tab.
+    pub selected: [usize; 6],
+    pub sort: SortBy,
+    /// Case-insensitive substring on row names; empty shows everything.
+    pub filter: String,
+    pub filter_editing: bool,
+    /// The view time while frozen: polls are held back until `f` again.
+    pub frozen: Option<Ts>,
+    held: VecDeque<Event>,
+    /// Baseline for totals (`m`); `None` counts from the start.
+    pub mark: Option<Ts>,
+    pub started: Ts,
+    pub now: Ts,
+    pub theme: Theme,
+    pub no_color: bool,
+    pub ascii: bool,
+    pub help: bool,
+    pub detail: bool,
+    pub alerts: alerts::Alerts,
+    last_alert_eval: Option<Ts>,
+    pub log: LogView,
+    pub size: (u16, u16),
+    pub quit: bool,
+    /// Rows each tab showed at the last draw: the one thing drawing tells the state (so moving
+    /// the selection stops at the last row). Zero until drawn.
+    pub rows: [Cell<usize>; 6],
+    /// Source ids by name (a screen of 512 nodes looks each up every frame).
+    source_ids: HashMap<String, SourceId>,
+}
+
+impl App {
+    pub fn new(cfg: Config, store: Store, theme: Theme, now: Ts) -> Self {
+        let ascii = cfg.ui.ascii.unwrap_or_else(ascii_terminal);
+        let source_ids = store
+            .sources()
+            .map(|(id, h)| (h.name.clone(), id))
+            .collect();
+        Self {
+            cfg,
+            store,
+            tab: Tab::Overview,
+            selected: [0; 6],
+            sort: SortBy::Worst,
+            filter: String::new(),
+            filter_editing: false,
+            frozen: None,
+            held: VecDeque::new(),
+            mark: None,
+            started: now,
+            now,
+            no_color: theme.name == "mono" && crate::theme::no_color_env(),
+            theme,
+            ascii,
+            help: false,
+            detail: false,
+            alerts: alerts::Alerts::default(),
+            last_alert_eval: None,
+            log: LogView::default(),
+            size: (0, 0),
+            quit: false,
+            rows: Default::default(),
+            source_ids,
+        }
+    }
+
+    /// The time the screen shows: frozen, or now.
+    pub fn view_now(&self) -> Ts {
+        self.frozen.unwrap_or(self.now)
+    }
+
+    /// Totals count from here: the mark, or the start.
+    pub fn baseline(&self) -> Ts {
+        self.mark.unwrap_or(self.started)
+    }
+
+    /// Apply one event at `now`; returns whether the screen should be redrawn.
+    pub fn update(&mut self, ev: Event, now: Ts) -> bool {
+        self.now = self.now.max(now);
+        match ev {
+            Event::Collected(_) | Event::LogLines { .. } if self.frozen.is_some() => {
+                self.hold(ev);
+                false
+            }
+            Event::Collected(c) => {
+                c.apply(&mut self.store);
+                self.maybe_eval_alerts();
+                true
+            }
+            Event::LogLines { lines, .. } => {
+                self.push_log(lines);
+                true
+            }
+            Event::Key(k) => {
+                keys::handle(self, k);
+                true
+            }
+            Event::Resize(w, h) => {
+                self.size = (w, h);
+                true
+            }
+            Event::Tick => {
+                if self.frozen.is_some() {
+                    return false;
+                }
+                let changed = self.eval_alerts();
+                // Ages are shown only for stale and down sources, so only they need a redraw.
+                changed
+                    || self
+                        .store
+                        .sources()
+                        .any(|(_, h)| h.up == Some(false) || h.is_stale(self.now))
+            }
+            Event::Shutdown => {
+                self.quit = true;
+                true
+            }
+        }
+    }
+
+    fn hold(&mut self, ev: Event) {
+        let ev = match ev {
+            // Raw outputs are for recordings; the screen does not need them while held.
+            Event::Collected(mut c) => {
+                c.raw.clear();
+                Event::Collected(c)
+            }
+            ev => ev,
+        };
+        self.held.push_back(ev);
+        if self.held.len() > FROZEN_MAX {
+            if let Some(old) = self.held.pop_front() {
+                self.apply_held(old);
+            }
+        }
+    }
+
+    fn apply_held(&mut self, ev: Event) {
+        match ev {
+            Event::Collected(c) => c.apply(&mut self.store),
+            Event::LogLines { lines, .. } => self.push_log(lines),
+            _ => {}
+        }
+    }
+
+    /// `f`: freeze the view (collection goes on, held back), or catch up with everything held.
+    pub fn toggle_freeze(&mut self) {
+        match self.frozen {
+            None => self.frozen = Some(self.now),
+            Some(_) => {
+                self.frozen = None;
+                while let Some(ev) = self.held.pop_front() {
+                    self.apply_held(ev);
+                }
+                self.eval_alerts();
+            }
+        }
+    }
+
+    /// Polls waiting for the view to unfreeze.
+    pub fn held_count(&self) -> usize {
+        self.held.len()
+    }
+
+    fn push_log(&mut self, lines: Vec<String>) {
+        for l in lines {
+            self.log.received += 1;
+            self.log.lines.push_back(l);
+            if self.log.lines.len() > LOG_KEEP {
+                self.log.lines.pop_front();
+            }
+            if self.log.scroll > 0 {
+                // Scrolled back: keep the same lines in view while new ones arrive.
+                self.log.scroll = (self.log.scroll + 1).min(self.log.lines.len());
+            }
+        }
+    }
+
+    fn maybe_eval_alerts(&mut self) {
+        if self
+            .last_alert_eval
+            .is_none_or(|t| self.now - t >= ALERT_EVERY_MS)
+        {
+            self.eval_alerts();
+        }
+    }
+
+    fn eval_alerts(&mut self) -> bool {
+        self.last_alert_eval = Some(self.now);
+        self.alerts.evaluate(&self.store, &self.cfg, self.now)
+    }
+
+    /// A source's health by name.
+    pub fn source(&self, name: &str) -> Option<&crate::metrics::store::SourceHealth> {
+        match self.source_ids.get(name) {
+            Some(id) => self.store.source(*id),
+            None => self.store.source_by_name(name).map(|(_, h)| h),
+        }
+    }
+
+    /// The row a tab has selected, clamped to `rows`.
+    pub fn selected_row(&self, tab: Tab, rows: usize) -> usize {
+        self.selected[tab.index()].min(rows.saturating_sub(1))
+    }
+
+    /// Whether a row name passes the filter.
+    pub fn matches(&self, name: &str) -> bool {
+        self.filter.is_empty() || name.to_lowercase().contains(&self.filter.to_lowercase())
+    }
+}
+
+/// Terminals known to lack the block characters sparklines use.
+fn ascii_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t == "linux" || t.starts_with("vt100") || t == "dumb")
+}

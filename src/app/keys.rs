@@ -1,0 +1,118 @@
+//! Key routing: a filter being typed takes every key; help and detail close on Esc; the rest are
+//! the keys of issue 3 (1–6, Tab, arrows/j/k, Enter, s, /, f, m, t, ?, q, Ctrl-C).
+
+use super::{App, SortBy, Tab};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+const PAGE: usize = 10;
+
+pub(super) fn handle(app: &mut App, k: KeyEvent) {
+    if k.kind == KeyEventKind::Release {
+        return;
+    }
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && matches!(k.code, KeyCode::Char('c') | KeyCode::Char('C')) {
+        app.quit = true;
+        return;
+    }
+    if app.filter_editing {
+        match k.code {
+            KeyCode::Enter => app.filter_editing = false,
+            KeyCode::Esc => {
+                app.filter_editing = false;
+                app.filter.clear();
+            }
+            KeyCode::Backspace => {
+                app.filter.pop();
+            }
+            KeyCode::Char(c) if !ctrl => app.filter.push(c),
+            _ => {}
+        }
+        return;
+    }
+    if app.help {
+        // Any key closes help; q still quits.
+        app.help = false;
+        if k.code != KeyCode::Char('q') {
+            return;
+        }
+    }
+    let tab = app.tab.index();
+    match k.code {
+        KeyCode::Char('q') => app.quit = true,
+        KeyCode::Char(c @ '1'..='6') => {
+            let i = c as usize - '1' as usize;
+            app.tab = Tab::ALL[i];
+            app.detail = false;
+        }
+        KeyCode::Tab => {
+            app.tab = app.tab.step(1);
+            app.detail = false;
+        }
+        KeyCode::BackTab => {
+            app.tab = app.tab.step(-1);
+            app.detail = false;
+        }
+        KeyCode::Down | KeyCode::Char('j') => move_sel(app, 1),
+        KeyCode::Up | KeyCode::Char('k') => move_sel(app, -1),
+        KeyCode::PageDown => move_sel(app, PAGE as isize),
+        KeyCode::PageUp => move_sel(app, -(PAGE as isize)),
+        KeyCode::Home | KeyCode::Char('g') => {
+            if app.tab == Tab::Log {
+                app.log.scroll = app.log.lines.len();
+            } else {
+                app.selected[tab] = 0;
+            }
+        }
+        KeyCode::End | KeyCode::Char('G') => {
+            if app.tab == Tab::Log {
+                app.log.scroll = 0;
+            } else {
+                app.selected[tab] = app.rows[tab].get().saturating_sub(1);
+            }
+        }
+        KeyCode::Enter => app.detail = !app.detail,
+        KeyCode::Esc => {
+            if app.detail {
+                app.detail = false;
+            } else {
+                app.filter.clear();
+            }
+        }
+        KeyCode::Char('s') => {
+            app.sort = match app.sort {
+                SortBy::Worst => SortBy::Name,
+                SortBy::Name => SortBy::Worst,
+            }
+        }
+        KeyCode::Char('/') => {
+            app.filter_editing = true;
+            app.filter.clear();
+        }
+        KeyCode::Char('f') => app.toggle_freeze(),
+        KeyCode::Char('m') => app.mark = Some(app.view_now()),
+        KeyCode::Char('M') => app.mark = None,
+        KeyCode::Char('t') => app.theme = app.theme.next(app.no_color),
+        KeyCode::Char('?') | KeyCode::F(1) => app.help = true,
+        _ => {}
+    }
+}
+
+fn move_sel(app: &mut App, by: isize) {
+    if app.tab == Tab::Log {
+        // Up scrolls back in the log, down towards its end.
+        let s = app.log.scroll as isize - by;
+        app.log.scroll = s.clamp(0, app.log.lines.len() as isize) as usize;
+        return;
+    }
+    let i = app.tab.index();
+    // Row counts come from the last draw; before any draw, moving down is not bounded.
+    let rows = app.rows[i].get();
+    let max = if rows == 0 {
+        isize::MAX
+    } else {
+        rows as isize - 1
+    };
+    let cur = (app.selected[i] as isize).min(max);
+    app.selected[i] = (cur + by).clamp(0, max) as usize;
+}

@@ -1,0 +1,158 @@
+//! Log: the training log as it grows (follow, scroll, `/` search, errors and NCCL warnings
+//! highlighted) above charts of the parsed loss, step time and all-reduce time.
+//!
+//! ```text
+//! Training log ubunturdma1:~/training.log   1234 lines, following
+//! Iteration  120 | Loss: 2.3051 | AllReduce: 45.2ms | Total: 158.0ms
+//! ubunturdma1:2291:2310 [0] NCCL WARN NET/IB : Got completion from peer ...      (highlighted)
+//! Iteration 1234  Loss 2.3051  step 158ms  all-reduce 45.2ms  samples/s -
+//! loss            2.31  ▇▇▆▆▅▅▄▄
+//! step ms          158  ▁▁▂▅█▅▂▁
+//! all-reduce ms   45.2  ▁▁▂▆█▆▂▁
+//! ```
+
+use super::fmt;
+use super::grid::{self, Tone};
+use super::{Detail, STEP_MS, spark, src_state, title};
+use crate::app::App;
+use crate::metrics::names::*;
+use crate::metrics::query;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// Errors and warnings worth a glance in a training log.
+pub fn tone_of(line: &str) -> Tone {
+    let l = line.to_ascii_lowercase();
+    if l.contains("error")
+        || l.contains("traceback")
+        || l.contains("exception")
+        || l.contains("failed")
+        || l.contains("nan") && l.contains("loss")
+    {
+        Tone::Crit
+    } else if l.contains("warn") {
+        Tone::Warn
+    } else {
+        Tone::Normal
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let h = area.height as usize;
+    let charts_h = if h >= 10 { 4 } else { 1.min(h) };
+    let [t, body, charts] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(charts_h as u16),
+    ])
+    .areas(area);
+    let log = app.cfg.logs.first();
+    let name = log.map_or_else(
+        || "no [[log]] in the config".to_string(),
+        |l| format!("{}:{}", l.node, l.path),
+    );
+    let lines: Vec<&String> = app.log.lines.iter().filter(|l| app.matches(l)).collect();
+    let mode = if app.log.scroll == 0 {
+        "following".to_string()
+    } else {
+        format!("scrolled back {} lines (End follows)", app.log.scroll)
+    };
+    let note = format!("   {} lines, {mode}", app.log.received);
+    f.render_widget(
+        Paragraph::new(title(app, format!("Training log {name}"), note)),
+        t,
+    );
+
+    let bh = body.height as usize;
+    let mut out: Vec<Line> = Vec::new();
+    if lines.is_empty() {
+        let why = if app.log.received > 0 {
+            "no log lines match the filter".to_string()
+        } else {
+            let src = log
+                .map(|l| format!("log {}:{}", l.node, l.path))
+                .unwrap_or_default();
+            match src_state(app, &src).span("the log") {
+                Some(c) => format!("waiting for log lines ({})", c.text),
+                None => {
+                    "waiting for log lines (the follower streams them; parsed samples below)".into()
+                }
+            }
+        };
+        out.push(Line::from(Span::styled(why, app.theme.dim)));
+    } else {
+        let end = lines.len().saturating_sub(app.log.scroll.min(lines.len()));
+        let start = end.saturating_sub(bh);
+        for l in lines.get(start..end).unwrap_or(&[]) {
+            let st = tone_of(l).style(app);
+            out.push(Line::from(Span::styled((*l).clone(), st)));
+        }
+    }
+    f.render_widget(Paragraph::new(out), body);
+    draw_charts(f, charts, app);
+    None
+}
+
+fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
+    if area.height == 0 {
+        return;
+    }
+    let st = &app.store;
+    let lbl: Vec<(&str, &str)> = app
+        .cfg
+        .logs
+        .first()
+        .map(|l| vec![("node", l.node.as_str())])
+        .unwrap_or_default();
+    let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Iteration ", app.theme.header),
+        Span::raw(g(TRAIN_ITERATION).map_or("-".into(), |v| format!("{v:.0}"))),
+        Span::styled("  Loss ", app.theme.header),
+        Span::raw(g(TRAIN_LOSS).map_or("-".into(), |v| format!("{v:.4}"))),
+        Span::styled("  step ", app.theme.header),
+        Span::raw(fmt::secs(g(TRAIN_STEP_SECONDS))),
+        Span::styled("  all-reduce ", app.theme.header),
+        Span::raw(fmt::secs(g(TRAIN_ALLREDUCE_SECONDS))),
+        Span::styled("  samples/s ", app.theme.header),
+        Span::raw(fmt::num(g(TRAIN_SAMPLES_PER_SECOND))),
+    ])];
+    let w = (area.width as usize).saturating_sub(22).max(1);
+    let since = grid::axis_start(app.view_now(), STEP_MS, w);
+    for (label, name, k) in [
+        ("loss", TRAIN_LOSS, 1.0),
+        ("step ms", TRAIN_STEP_SECONDS, 1e3),
+        ("all-reduce ms", TRAIN_ALLREDUCE_SECONDS, 1e3),
+    ] {
+        let tl: Vec<Option<f64>> = query::gauge_timeline(st, name, &lbl, since, STEP_MS, w)
+            .into_iter()
+            .map(|v| v.map(|x| x * k))
+            .collect();
+        let (last, _) = spark::last_and_max(&tl);
+        lines.push(Line::from(vec![
+            Span::raw(format!("{label:<14}{:>7} ", fmt::num(last))),
+            Span::styled(spark::line(&tl, w, app.ascii), app.theme.chart),
+        ]));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nccl_warnings_and_errors_stand_out() {
+        assert_eq!(
+            tone_of("host:2291:2310 [0] NCCL WARN NET/IB : Got completion from peer"),
+            Tone::Warn
+        );
+        assert_eq!(
+            tone_of("RuntimeError: NCCL error in: ../torch/csrc"),
+            Tone::Crit
+        );
+        assert_eq!(tone_of("Iteration  120 | Loss: 2.3051"), Tone::Normal);
+    }
+}

@@ -1,0 +1,496 @@
+//! Overview: one row per node, switch totals, the training line, the congestion chain on one shared
+//! time axis, and the active alerts.
+//!
+//! ```text
+//! Nodes (8)                                 rates /s, (n) = events in the last 60 s
+//! node         state  port     ECN/s(60s) CNP tx/s(60s) CNP rx/s pause/s pause% RTT p50 RTT p99
+//! ubunturdma6  ok     Eth1/1/2   12 (700)     11 (650)      3.1     950  21.0%  45.0us  410us
+//! Switch NX_AI_Leaf1 ok  drops/s 0 (0 in 60 s)  PFC/s edge 12 internal 3.4k  802.3x off
+//! Training ubunturdma1:~/training.log  iteration 1234  loss 2.3127  step 156ms  all-reduce 45ms
+//! Timeline, last 90 s (1 column = 1 s)
+//! step ms         201  ▁▁▂▃▅▇█▇▅▃▂▁
+//! ...
+//! Alerts (2)
+//!  CRIT 12:03:04 Queues NX_AI_Leaf1 Ethernet1/1/2  ingress mmu drops: 3 in 60 s
+//! ```
+
+use super::fmt;
+use super::grid::{self, Cell, Chart, Col, Row, Tone, col, lcol};
+use super::{Detail, STEP_MS, SrcState, spark, src_state, title};
+use crate::app::alerts::{Subject, WINDOW_MS};
+use crate::app::{App, Tab};
+use crate::metrics::names::*;
+use crate::metrics::query::{self, Agg};
+use crate::metrics::{Store, Ts};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use std::collections::BTreeMap;
+
+const COLS: [Col; 10] = [
+    lcol("node", 13),
+    lcol("state", 9),
+    lcol("port", 8),
+    col("ECN/s(60s)", 12),
+    col("CNP tx/s(60s)", 13),
+    col("CNP rx/s", 8),
+    col("pause/s", 8),
+    col("pause%", 6),
+    col("RTT p50", 8),
+    col("RTT p99", 8),
+];
+
+type ByNode = BTreeMap<Vec<String>, Agg>;
+
+fn get<'a, T>(m: &'a BTreeMap<Vec<String>, T>, k: &str) -> Option<&'a T> {
+    m.get(&vec![k.to_string()])
+}
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let st = &app.store;
+    let now = app.view_now();
+    let n_nodes = app.cfg.nodes.len();
+    let n_sw = app.cfg.switches.len();
+    let alerts = app.alerts.active();
+    let h = area.height as usize;
+    let fixed = n_sw + 1;
+    let rem = h.saturating_sub(fixed);
+    let tl_h = if rem >= 14 { 10.min(rem / 3) } else { 0 };
+    let mut al_h = (alerts.len() + 1)
+        .min((rem / 5).max(2))
+        .min(rem.saturating_sub(tl_h));
+    let mut nodes_h = rem.saturating_sub(tl_h + al_h);
+    if nodes_h > n_nodes + 2 {
+        al_h += nodes_h - (n_nodes + 2);
+        nodes_h = n_nodes + 2;
+    }
+    let [nodes_a, sw_a, train_a, tl_a, al_a] = Layout::vertical([
+        Constraint::Length(nodes_h as u16),
+        Constraint::Length(n_sw as u16),
+        Constraint::Length(1),
+        Constraint::Length(tl_h as u16),
+        Constraint::Length(al_h as u16),
+    ])
+    .areas(area);
+
+    let sel = draw_nodes(f, nodes_a, app, st, now);
+    draw_switches(f, sw_a, app, st, now);
+    f.render_widget(Paragraph::new(training_line(app, st)), train_a);
+    draw_timeline(f, tl_a, app, st, now);
+    draw_alerts(f, al_a, app, now);
+    sel
+}
+
+fn draw_nodes(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) -> Detail {
+    if area.height == 0 {
+        return None;
+    }
+    let g = ["node"];
+    let last_min = now - WINDOW_MS;
+    let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
+    let cnp_name = rdma_counter("np_cnp_sent");
+    let hdl_name = rdma_counter("rp_cnp_handled");
+    let ecn: ByNode = query::rate_by(st, &ecn_name, &[], &g);
+    let ecn60 = query::increase_by(st, &ecn_name, &[], &g, last_min);
+    let cnp: ByNode = query::rate_by(st, &cnp_name, &[], &g);
+    let cnp60 = query::increase_by(st, &cnp_name, &[], &g, last_min);
+    let hdl: ByNode = query::rate_by(st, &hdl_name, &[], &g);
+    let pause: ByNode = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g);
+    let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);
+    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &g) {
+        let e = pfrac.entry(k).or_insert(v);
+        *e = e.max(v);
+    }
+    let rtt = rtt_by_peer(st);
+    let mut rows: Vec<Row> = Vec::with_capacity(app.cfg.nodes.len());
+    for n in &app.cfg.nodes {
+        let name = n.name.as_str();
+        let state = src_state(app, name);
+        let sev = app
+            .alerts
+            .worst_for(&Subject::Node(name.into()))
+            .max(app.alerts.worst_for(&Subject::Source(name.into())));
+        let port = n
+            .switch_port
+            .as_deref()
+            .map(short_port)
+            .unwrap_or_else(|| "-".into());
+        let mut state_cell = Cell::tone(
+            state.word(),
+            match &state {
+                SrcState::Up => Tone::Ok,
+                SrcState::Stale(_) => Tone::Stale,
+                SrcState::Down(_) => Tone::Crit,
+                _ => Tone::Dim,
+            },
+        );
+        if let Some(s) = sev.filter(|_| state == SrcState::Up) {
+            state_cell = Cell::tone(
+                if s == crate::app::alerts::Severity::Crit {
+                    "!! alert"
+                } else {
+                    "! alert"
+                },
+                Tone::of(Some(s)),
+            );
+        }
+        let pf = get(&pfrac, name).copied();
+        let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
+        let cells = vec![
+            Cell::new(name),
+            state_cell,
+            Cell::new(port),
+            Cell::new(fmt::sparse(
+                get(&ecn, name),
+                get(&ecn60, name).copied(),
+                app.ascii,
+            )),
+            Cell::new(fmt::sparse(
+                get(&cnp, name),
+                get(&cnp60, name).copied(),
+                app.ascii,
+            )),
+            Cell::new(fmt::rate(get(&hdl, name), app.ascii)),
+            Cell::new(fmt::rate(get(&pause, name), app.ascii)),
+            Cell {
+                text: fmt::percent(pf),
+                tone: pf
+                    .filter(|p| p * 100.0 > app.cfg.alerts.pause_time_percent)
+                    .map(|_| Tone::Warn),
+            },
+            Cell::new(fmt::secs(p50)),
+            Cell::new(fmt::secs(p99)),
+        ];
+        let sev_rank = sev.map_or(0.0, |s| s as u8 as f64 + 1.0);
+        let score = sev_rank * 1e9
+            + pf.unwrap_or(0.0) * 1e6
+            + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
+        let node = [("node", name)];
+        rows.push(Row {
+            name: name.to_string(),
+            cells,
+            tone: state.row_tone(),
+            score,
+            span: state.span(name).map(|c| (2, c)),
+            charts: vec![
+                Chart::rate("ECN marked/s", &ecn_name, &node),
+                Chart::rate("CNP sent/s", &cnp_name, &node),
+                Chart::rate("CNP handled/s", &hdl_name, &node),
+                Chart::rate("PFC pause frames received/s", NIC_PFC_RX_PAUSE, &node),
+                Chart::rate("pause duration us/s (rx)", NIC_PFC_RX_PAUSE_DURATION, &node),
+            ],
+        });
+    }
+    grid::arrange(app, &mut rows);
+    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let note = format!(
+        "   rates per second, (n) = events in the last 60 s; {} nodes",
+        rows.len()
+    );
+    f.render_widget(Paragraph::new(title(app, "Nodes".into(), note)), t);
+    let sel = grid::draw(
+        f,
+        body,
+        app,
+        grid::Table {
+            tab: Tab::Overview,
+            cols: &COLS,
+            rows: &rows,
+            empty: "no nodes match",
+            selectable: true,
+        },
+    )?;
+    rows.get(sel).map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+/// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
+fn short_port(p: &str) -> String {
+    p.strip_prefix("Ethernet")
+        .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
+}
+
+/// RTT p50/p99 per peer (verbs preferred over TCP).
+fn rtt_by_peer(st: &Store) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
+    let q = query::latest_by(
+        st,
+        PING_RTT_SECONDS,
+        &[],
+        &["peer", "transport", "quantile"],
+    );
+    let mut out: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for tr in ["tcp", "rdma"] {
+        for (k, v) in &q {
+            let [peer, t, qt] = k.as_slice() else {
+                continue;
+            };
+            if t != tr {
+                continue;
+            }
+            let e = out.entry(peer.clone()).or_default();
+            match qt.as_str() {
+                "0.5" => e.0 = Some(*v),
+                "0.99" => e.1 = Some(*v),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn draw_switches(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
+    let mut lines = Vec::new();
+    for sw in &app.cfg.switches {
+        let name = sw.name.as_str();
+        let state = src_state(app, name);
+        let mut spans = vec![Span::styled(format!("Switch {name} "), app.theme.header)];
+        let stale = matches!(state, SrcState::Stale(_));
+        match state.span(name) {
+            Some(c) => spans.push(Span::styled(c.text, c.tone.unwrap_or_default().style(app))),
+            None => {
+                let base = if stale {
+                    app.theme.stale
+                } else {
+                    app.theme.normal
+                };
+                let lbl = [("switch", name)];
+                let drops = sum_opt(
+                    query::rate_sum(st, SW_QUEUE_DROPPED, &lbl),
+                    query::rate_sum(st, SW_INGRESS_DROPPED, &lbl),
+                );
+                let d60 = sum_u(
+                    query::increase_sum(st, SW_QUEUE_DROPPED, &lbl, now - WINDOW_MS),
+                    query::increase_sum(st, SW_INGRESS_DROPPED, &lbl, now - WINDOW_MS),
+                );
+                let dall = sum_u(
+                    query::increase_sum(st, SW_QUEUE_DROPPED, &lbl, app.baseline()),
+                    query::increase_sum(st, SW_INGRESS_DROPPED, &lbl, app.baseline()),
+                );
+                let (edge, ii) = pfc_split(st, name);
+                if stale {
+                    spans.push(Span::styled(state.word() + " ", app.theme.stale));
+                }
+                let dtone = if d60.unwrap_or(0) > 0 {
+                    app.theme.crit
+                } else {
+                    base
+                };
+                spans.push(Span::styled(
+                    format!(
+                        "drops/s {} ({} in 60 s, {} since {})",
+                        fmt::num(drops),
+                        fmt::count(d60),
+                        fmt::count(dall),
+                        fmt::clock(app.baseline())
+                    ),
+                    dtone,
+                ));
+                spans.push(Span::styled(
+                    format!("  PFC/s edge {} internal {}", fmt::num(edge), fmt::num(ii)),
+                    base,
+                ));
+                let fc = query::latest_by(st, SW_FLOWCONTROL_ENABLED, &lbl, &["switch"]);
+                let fc = fc
+                    .values()
+                    .next()
+                    .map(|v| if *v > 0.5 { "on" } else { "off" })
+                    .unwrap_or("-");
+                spans.push(Span::styled(format!("  802.3x {fc}"), base));
+            }
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn sum_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
+fn sum_u(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+/// PFC frames/s (rx + tx) on edge and internal (`ii`) ports of a switch.
+fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
+    let (mut edge, mut ii) = (None, None);
+    for name in [SW_PFC_RX, SW_PFC_TX] {
+        for (k, a) in query::rate_by(st, name, &[("switch", sw)], &["port"]) {
+            let Some(r) = a.rate else { continue };
+            let slot = if k.first().is_some_and(|p| p.starts_with("ii")) {
+                &mut ii
+            } else {
+                &mut edge
+            };
+            *slot.get_or_insert(0.0) += r;
+        }
+    }
+    (edge, ii)
+}
+
+fn training_line<'a>(app: &App, st: &Store) -> Line<'a> {
+    let mut spans = vec![Span::styled("Training ", app.theme.header)];
+    let Some(log) = app.cfg.logs.first() else {
+        spans.push(Span::styled("no [[log]] in the config", app.theme.dim));
+        return Line::from(spans);
+    };
+    spans.push(Span::styled(
+        format!("{}:{} ", log.node, log.path),
+        app.theme.dim,
+    ));
+    let lbl = [("node", log.node.as_str())];
+    let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
+    match g(TRAIN_ITERATION) {
+        None => {
+            let src = format!("log {}:{}", log.node, log.path);
+            let s = match src_state(app, &src).span("the log") {
+                Some(c) => c.text,
+                None => "waiting for training samples".into(),
+            };
+            spans.push(Span::styled(s, app.theme.dim));
+        }
+        Some(it) => spans.push(Span::raw(format!(
+            "iteration {:.0}  loss {}  step {}  all-reduce {}",
+            it,
+            g(TRAIN_LOSS).map_or("-".into(), |l| format!("{l:.4}")),
+            fmt::secs(g(TRAIN_STEP_SECONDS)),
+            fmt::secs(g(TRAIN_ALLREDUCE_SECONDS)),
+        ))),
+    }
+    Line::from(spans)
+}
+
+/// Per-bucket maximum over series of per-interval rates selected by `keep` (for edge vs internal
+/// ports and the worst host's pause share).
+fn rate_timeline_where(
+    st: &Store,
+    name: &str,
+    keep: impl Fn(&crate::metrics::SeriesKey) -> bool,
+    since: Ts,
+    width: usize,
+    sum: bool,
+) -> Vec<Option<f64>> {
+    let mut out: Vec<Option<f64>> = vec![None; width];
+    for (id, s) in st.select(name, &[]) {
+        if !keep(&s.key) {
+            continue;
+        }
+        for (t, r) in st.rates(id, since) {
+            let (Some(v), Some(slot)) = (r.value(), out.get_mut(((t - since) / STEP_MS) as usize))
+            else {
+                continue;
+            };
+            *slot = Some(match *slot {
+                None => v,
+                Some(x) if sum => x + v,
+                Some(x) => x.max(v),
+            });
+        }
+    }
+    out
+}
+
+fn add(a: Vec<Option<f64>>, b: Vec<Option<f64>>) -> Vec<Option<f64>> {
+    a.into_iter().zip(b).map(|(x, y)| sum_opt(x, y)).collect()
+}
+
+fn draw_timeline(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
+    if area.height < 2 {
+        return;
+    }
+    let label_w = 26usize;
+    let w = (area.width as usize).saturating_sub(label_w + 1).max(1);
+    let since = grid::axis_start(now, STEP_MS, w);
+    let rt = |n: &str| query::rate_timeline(st, n, &[], since, STEP_MS, w);
+    let gt = |n: &str, l: &[(&str, &str)], k: f64| -> Vec<Option<f64>> {
+        query::gauge_timeline(st, n, l, since, STEP_MS, w)
+            .into_iter()
+            .map(|v| v.map(|x| x * k))
+            .collect()
+    };
+    let is_ii =
+        |k: &crate::metrics::SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
+    let pfc = |ii: bool| {
+        add(
+            rate_timeline_where(st, SW_PFC_RX, |k| is_ii(k) == ii, since, w, true),
+            rate_timeline_where(st, SW_PFC_TX, |k| is_ii(k) == ii, since, w, true),
+        )
+    };
+    let pause: Vec<Option<f64>> =
+        rate_timeline_where(st, NIC_PFC_RX_PAUSE_DURATION, |_| true, since, w, false)
+            .into_iter()
+            .map(|v| v.map(|us| (us / 1e4).min(100.0)))
+            .collect();
+    let series: Vec<(&str, Vec<Option<f64>>)> = vec![
+        ("step ms", gt(TRAIN_STEP_SECONDS, &[], 1e3)),
+        ("all-reduce ms", gt(TRAIN_ALLREDUCE_SECONDS, &[], 1e3)),
+        ("CNP sent/s", rt(&rdma_counter("np_cnp_sent"))),
+        (
+            "ECN marked/s",
+            rt(&rdma_counter("np_ecn_marked_roce_packets")),
+        ),
+        ("PFC/s edge ports", pfc(false)),
+        ("PFC/s internal ii", pfc(true)),
+        ("host pause % (max)", pause),
+        ("drops/s", add(rt(SW_QUEUE_DROPPED), rt(SW_INGRESS_DROPPED))),
+        (
+            "RTT p99 us (max)",
+            gt(PING_RTT_SECONDS, &[("quantile", "0.99")], 1e6),
+        ),
+    ];
+    let mut lines = vec![title(
+        app,
+        format!("Timeline, last {w} s"),
+        " (one column = 1 s; value = newest)".into(),
+    )];
+    for (label, tl) in series.into_iter().take(area.height as usize - 1) {
+        let (last, _) = spark::last_and_max(&tl);
+        let tone = if label == "drops/s" && last.unwrap_or(0.0) > 0.0 {
+            app.theme.crit
+        } else {
+            app.theme.chart
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{label:<18}{:>7} ", fmt::num(last)),
+                app.theme.normal,
+            ),
+            Span::styled(spark::line(&tl, w, app.ascii), tone),
+        ]));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_alerts(f: &mut Frame, area: Rect, app: &App, now: Ts) {
+    if area.height == 0 {
+        return;
+    }
+    let act = app.alerts.active();
+    let mut lines = vec![title(
+        app,
+        format!("Alerts ({})", act.len()),
+        "  started (UTC), where, what".into(),
+    )];
+    if act.is_empty() {
+        lines.push(Line::from(Span::styled(" none", app.theme.ok)));
+    }
+    for a in act.iter().take(area.height as usize - 1) {
+        let tone = Tone::of(Some(a.severity)).style(app);
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {} ", a.severity.label()), tone),
+            Span::styled(
+                format!("{} ({} ago) ", fmt::clock(a.since), fmt::age(now - a.since)),
+                app.theme.dim,
+            ),
+            Span::styled(format!("[{}] ", a.tab.title()), app.theme.accent),
+            Span::raw(format!("{}  {}", a.subject.describe(), a.what)),
+        ]));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}

@@ -1,0 +1,292 @@
+//! `App::update` fed with events (keys, polls, ticks, log lines): no terminal involved.
+
+#[path = "support/feed.rs"]
+mod feed;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use feed::{Lab, T0};
+use rocetop::app::alerts::{Severity, Subject};
+use rocetop::app::{Event, SortBy, Tab};
+use rocetop::metrics::names::*;
+use rocetop::metrics::query;
+
+#[test]
+fn number_keys_tab_and_backtab_switch_tabs() {
+    let mut lab = Lab::new();
+    assert_eq!(lab.app.tab, Tab::Overview);
+    for (k, t) in [
+        ('2', Tab::Queues),
+        ('3', Tab::Pfc),
+        ('4', Tab::Congestion),
+        ('5', Tab::Latency),
+        ('6', Tab::Log),
+        ('1', Tab::Overview),
+    ] {
+        lab.key(KeyCode::Char(k));
+        assert_eq!(lab.app.tab, t);
+    }
+    lab.key(KeyCode::BackTab);
+    assert_eq!(lab.app.tab, Tab::Log, "Shift-Tab wraps backwards");
+    lab.key(KeyCode::Tab);
+    assert_eq!(lab.app.tab, Tab::Overview);
+    lab.key(KeyCode::Char('7'));
+    assert_eq!(lab.app.tab, Tab::Overview, "no seventh tab");
+}
+
+#[test]
+fn q_and_ctrl_c_quit_and_help_closes_on_any_key() {
+    let mut lab = Lab::new();
+    lab.key(KeyCode::Char('?'));
+    assert!(lab.app.help);
+    lab.key(KeyCode::Char('2'));
+    assert!(!lab.app.help, "any key closes help");
+    assert_eq!(
+        lab.app.tab,
+        Tab::Overview,
+        "the closing key does nothing else"
+    );
+    lab.key(KeyCode::Char('q'));
+    assert!(lab.app.quit);
+    let mut lab = Lab::new();
+    let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    lab.app.update(Event::Key(k), T0);
+    assert!(lab.app.quit);
+    let mut lab = Lab::new();
+    lab.app.update(Event::Shutdown, T0);
+    assert!(lab.app.quit, "SIGTERM/SIGHUP arrive as Shutdown");
+}
+
+#[test]
+fn filter_sort_theme_and_selection_keys() {
+    let mut lab = Lab::new();
+    lab.key(KeyCode::Char('/'));
+    lab.chars("rdma5q");
+    assert!(lab.app.filter_editing);
+    assert!(!lab.app.quit, "q while typing a filter is a letter");
+    lab.key(KeyCode::Backspace);
+    lab.key(KeyCode::Enter);
+    assert_eq!(lab.app.filter, "rdma5");
+    assert!(!lab.app.filter_editing);
+    assert!(lab.app.matches("ubunturdma5") && !lab.app.matches("ubunturdma6"));
+    lab.key(KeyCode::Esc);
+    assert!(lab.app.filter.is_empty(), "Esc clears the filter");
+    assert_eq!(lab.app.sort, SortBy::Worst);
+    lab.key(KeyCode::Char('s'));
+    assert_eq!(lab.app.sort, SortBy::Name);
+    let before = lab.app.theme.name;
+    lab.key(KeyCode::Char('t'));
+    assert_ne!(lab.app.theme.name, before);
+    lab.key(KeyCode::Char('j'));
+    lab.key(KeyCode::Down);
+    assert_eq!(lab.app.selected[0], 2);
+    lab.key(KeyCode::Char('k'));
+    lab.key(KeyCode::Up);
+    lab.key(KeyCode::Up);
+    assert_eq!(lab.app.selected[0], 0, "never above the first row");
+    lab.key(KeyCode::Enter);
+    assert!(lab.app.detail);
+    lab.key(KeyCode::Esc);
+    assert!(!lab.app.detail);
+}
+
+#[test]
+fn polls_fill_the_store_and_redraw_but_idle_ticks_do_not() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    let ecn = rdma_counter("np_ecn_marked_roce_packets");
+    assert!(query::rate_sum(&lab.app.store, &ecn, &[("node", "ubunturdma6")]).is_some());
+    let now = lab.now();
+    // Alerts were evaluated on the last tick at this time; nothing stale, nothing new.
+    assert!(
+        !lab.app.update(Event::Tick, now),
+        "no redraw for an idle tick"
+    );
+    let id = lab.id("ubunturdma1");
+    lab.collected(id, now + 500, Default::default(), None);
+    assert!(
+        lab.app.update(Event::Resize(80, 24), now),
+        "a resize redraws"
+    );
+    assert_eq!(lab.app.size, (80, 24));
+}
+
+#[test]
+fn freeze_holds_polls_back_and_catches_up() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    let key = |lab: &Lab| {
+        query::latest(&lab.app.store, SW_PFC_RX, &[("port", "ii1/1/1")]).map(|(t, _)| t)
+    };
+    let t_before = key(&lab);
+    lab.key(KeyCode::Char('f'));
+    let frozen_at = lab.app.frozen.expect("frozen");
+    lab.run(2);
+    assert_eq!(key(&lab), t_before, "the view does not move while frozen");
+    assert_eq!(lab.app.view_now(), frozen_at);
+    assert!(lab.app.held_count() > 0, "collection goes on");
+    lab.key(KeyCode::Char('f'));
+    assert_eq!(lab.app.frozen, None);
+    assert_eq!(lab.app.held_count(), 0);
+    assert_eq!(key(&lab), Some(lab.now()), "caught up with everything held");
+}
+
+#[test]
+fn mark_makes_totals_count_from_now() {
+    let mut lab = Lab::new();
+    lab.run(5);
+    let cnp = rdma_counter("np_cnp_sent");
+    let total_from_start =
+        query::increase_sum(&lab.app.store, &cnp, &[], lab.app.baseline()).expect("cnp");
+    assert!(total_from_start > 0);
+    lab.key(KeyCode::Char('m'));
+    assert_eq!(lab.app.mark, Some(lab.now()));
+    assert_eq!(
+        query::increase_sum(&lab.app.store, &cnp, &[], lab.app.baseline()),
+        Some(0),
+        "nothing since the mark"
+    );
+    lab.run(2);
+    let since_mark =
+        query::increase_sum(&lab.app.store, &cnp, &[], lab.app.baseline()).expect("cnp");
+    assert!(since_mark > 0 && since_mark < total_from_start + since_mark);
+    lab.key(KeyCode::Char('M'));
+    assert_eq!(lab.app.mark, None);
+}
+
+#[test]
+fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
+    let mut lab = Lab::new();
+    lab.run(14);
+    assert!(
+        lab.app
+            .alerts
+            .active()
+            .iter()
+            .all(|a| a.severity != Severity::Crit),
+        "calm before the first episode: {:?}",
+        lab.app.alerts.active()
+    );
+    lab.run(26);
+    let port = Subject::Port {
+        switch: "NX_AI_Leaf1".into(),
+        port: "Ethernet1/1/2".into(),
+    };
+    assert_eq!(
+        lab.app.alerts.worst_for(&port),
+        Some(Severity::Crit),
+        "MMU drops on Ethernet1/1/2: {:?}",
+        lab.app.alerts.active()
+    );
+    let drop = lab
+        .app
+        .alerts
+        .active()
+        .into_iter()
+        .find(|a| a.subject == port && a.what.contains("mmu"))
+        .expect("mmu alert");
+    assert_eq!(drop.tab, Tab::Queues);
+    assert!(
+        drop.since > T0 + 15_000 && drop.since <= lab.now(),
+        "started during the episode"
+    );
+    assert_eq!(
+        lab.app.alerts.worst_in(Tab::Pfc),
+        Some(Severity::Warn),
+        "ii ports storm with PFC"
+    );
+}
+
+#[test]
+fn a_failing_source_alerts_and_a_silent_one_goes_stale() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    lab.fail("NX_AI_Leaf1", "connection refused");
+    lab.app.update(Event::Tick, lab.now() + 1000);
+    let a = lab.app.alerts.active();
+    let down = a
+        .iter()
+        .find(|a| a.subject == Subject::Source("NX_AI_Leaf1".into()))
+        .expect("down alert");
+    assert_eq!(down.severity, Severity::Crit);
+    assert!(down.what.contains("connection refused"));
+    let mut lab = Lab::new();
+    lab.run(3);
+    lab.run_except(6, &["ubunturdma3"]);
+    let stale = lab
+        .app
+        .alerts
+        .active()
+        .into_iter()
+        .find(|a| a.subject == Subject::Source("ubunturdma3".into()))
+        .expect("stale alert");
+    assert!(stale.what.starts_with("stale"), "{}", stale.what);
+    assert!(
+        lab.app.update(Event::Tick, lab.now() + 1000),
+        "ages of a stale source move: redraw"
+    );
+}
+
+#[test]
+fn log_lines_follow_scroll_and_stay_bounded() {
+    let mut lab = Lab::new();
+    lab.run(8);
+    let n = lab.app.log.lines.len();
+    assert!(n > 0 && lab.app.log.lines.iter().any(|l| l.starts_with("Iteration")));
+    lab.key(KeyCode::Char('6'));
+    lab.key(KeyCode::Up);
+    lab.key(KeyCode::Char('k'));
+    assert_eq!(lab.app.log.scroll, 2);
+    lab.run(3);
+    assert!(
+        lab.app.log.scroll > 2,
+        "scrolled back: the same lines stay in view as new ones arrive"
+    );
+    lab.key(KeyCode::End);
+    assert_eq!(lab.app.log.scroll, 0, "End follows again");
+    let src = lab.id("log ubunturdma1:~/training.log");
+    let many: Vec<String> = (0..rocetop::app::LOG_KEEP + 10)
+        .map(|i| format!("line {i}"))
+        .collect();
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: many,
+        },
+        lab.now(),
+    );
+    assert_eq!(lab.app.log.lines.len(), rocetop::app::LOG_KEEP);
+    assert_eq!(
+        lab.app.log.lines.back().map(String::as_str),
+        Some(format!("line {}", rocetop::app::LOG_KEEP + 9).as_str())
+    );
+}
+
+#[test]
+fn a_counter_reset_gives_no_rate_and_a_mark() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    let id = lab.id("ubunturdma4");
+    let at = lab.now() + 1000;
+    let reset = rocetop::metrics::Parsed {
+        samples: vec![rocetop::metrics::Sample::counter(
+            rdma_counter("np_cnp_sent"),
+            &[
+                ("node", "ubunturdma4"),
+                ("device", "rocep11s0"),
+                ("rdma_port", "1"),
+            ],
+            3,
+        )],
+        ..Default::default()
+    };
+    lab.collected(id, at, reset, None);
+    let by = query::rate_by(
+        &lab.app.store,
+        &rdma_counter("np_cnp_sent"),
+        &[("node", "ubunturdma4")],
+        &["node"],
+    );
+    let agg = by.values().next().expect("row");
+    assert_eq!(agg.rate, None, "no rate across a reset, never negative");
+    assert!(agg.reset);
+}

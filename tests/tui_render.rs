@@ -1,0 +1,313 @@
+//! The screen drawn on a TestBackend: insta snapshots (text only) of every tab in its normal,
+//! waiting, failing, stale and counter-reset states; colours checked through the buffer; every
+//! size down to 1x1 drawn without a panic; render time of 8 and 512 nodes (ignored test).
+
+#[path = "support/feed.rs"]
+mod feed;
+
+use crossterm::event::KeyCode;
+use feed::Lab;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+use rocetop::app::{App, Event, Tab};
+use rocetop::metrics::names::rdma_counter;
+use rocetop::metrics::{Parsed, Sample};
+use rocetop::ui;
+
+fn render(app: &App, w: u16, h: u16) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| ui::draw(f, app)).expect("draw");
+    t.backend().buffer().clone()
+}
+
+fn text(b: &Buffer) -> String {
+    let a = b.area;
+    let mut out = String::new();
+    for y in 0..a.height {
+        let mut line = String::new();
+        for x in 0..a.width {
+            line.push_str(b[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn screen(app: &App) -> String {
+    text(&render(app, 120, 40))
+}
+
+fn on_tab(lab: &mut Lab, tab: Tab) {
+    lab.key(KeyCode::Char(char::from(b'1' + tab.index() as u8)));
+}
+
+/// 28 s into the demo: the first congestion episode is under way.
+fn busy() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(28);
+    lab
+}
+
+fn failing() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(5);
+    lab.fail(
+        "NX_AI_Leaf1",
+        "ssh: connect to 192.168.50.229:22: connection refused",
+    );
+    lab.fail("ubunturdma3", "command timed out after 5 s");
+    lab.app.update(Event::Tick, lab.now());
+    lab
+}
+
+fn stale() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(5);
+    lab.run_except(8, &["ubunturdma3", "NX_AI_Leaf1"]);
+    lab
+}
+
+fn reset() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(5);
+    let id = lab.id("ubunturdma4");
+    let at = lab.now() + 1000;
+    let l = [
+        ("node", "ubunturdma4"),
+        ("device", "rocep11s0"),
+        ("rdma_port", "1"),
+    ];
+    let samples = [
+        "np_ecn_marked_roce_packets",
+        "np_cnp_sent",
+        "rp_cnp_handled",
+    ]
+    .iter()
+    .map(|c| Sample::counter(rdma_counter(c), &l, 7))
+    .collect();
+    lab.collected(
+        id,
+        at,
+        Parsed {
+            samples,
+            ..Default::default()
+        },
+        None,
+    );
+    lab
+}
+
+macro_rules! snap {
+    ($name:ident, $lab:expr, $tab:expr) => {
+        #[test]
+        fn $name() {
+            let mut lab = $lab;
+            on_tab(&mut lab, $tab);
+            insta::assert_snapshot!(stringify!($name), screen(&lab.app));
+        }
+    };
+}
+
+snap!(overview_normal, busy(), Tab::Overview);
+snap!(overview_waiting, Lab::new(), Tab::Overview);
+snap!(overview_failing, failing(), Tab::Overview);
+snap!(overview_stale, stale(), Tab::Overview);
+snap!(overview_reset, reset(), Tab::Overview);
+snap!(queues_normal, busy(), Tab::Queues);
+snap!(queues_waiting, Lab::new(), Tab::Queues);
+snap!(queues_failing, failing(), Tab::Queues);
+snap!(pfc_normal, busy(), Tab::Pfc);
+snap!(pfc_stale, stale(), Tab::Pfc);
+snap!(congestion_normal, busy(), Tab::Congestion);
+snap!(congestion_failing, failing(), Tab::Congestion);
+snap!(congestion_reset, reset(), Tab::Congestion);
+snap!(latency_normal, busy(), Tab::Latency);
+snap!(latency_waiting, Lab::new(), Tab::Latency);
+snap!(log_normal, busy(), Tab::Log);
+snap!(log_waiting, Lab::new(), Tab::Log);
+
+#[test]
+fn overview_small_terminals() {
+    let lab = busy();
+    insta::assert_snapshot!("overview_80x24", text(&render(&lab.app, 80, 24)));
+    insta::assert_snapshot!("overview_40x12", text(&render(&lab.app, 40, 12)));
+}
+
+#[test]
+fn help_and_detail_overlays() {
+    let mut lab = busy();
+    lab.key(KeyCode::Char('?'));
+    insta::assert_snapshot!("help", screen(&lab.app));
+    lab.key(KeyCode::Esc);
+    lab.key(KeyCode::Enter);
+    insta::assert_snapshot!("overview_detail", screen(&lab.app));
+}
+
+#[test]
+fn ascii_fallback_draws_no_block_characters() {
+    let mut lab = busy();
+    lab.app.ascii = true;
+    let s = screen(&lab.app);
+    assert!(!s.contains(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']), "{s}");
+    assert!(s.contains('#'), "the tallest bar is drawn in ASCII");
+}
+
+/// Find the first cell of `needle` on screen.
+fn find(b: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let t = text(b);
+    for (y, line) in t.lines().enumerate() {
+        if let Some(byte) = line.find(needle) {
+            return Some((line[..byte].chars().count() as u16, y as u16));
+        }
+    }
+    None
+}
+
+#[test]
+fn severities_are_coloured_in_the_buffer() {
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Queues);
+    let b = render(&lab.app, 120, 40);
+    // The Ethernet1/1/2 RoCE queue row: its ingress drops cell is critical (white on red).
+    let t = text(&b);
+    let y = t
+        .lines()
+        .position(|l| l.starts_with("Ethernet1/1/2") && l.contains(" 3 "))
+        .expect("Ethernet1/1/2 qos 3 row") as u16;
+    let x = 14 + 1 + 16 + 1 + 7 + 1 + 10 + 1 + 8 + 1 + 7 + 1 + 14 + 1 + 11; // last char of "ingr drops/s"
+    assert_eq!(
+        b[(x, y)].bg,
+        Color::Red,
+        "critical drop cell at ({x},{y}):\n{t}"
+    );
+    // The tab bar marks Queues as critical.
+    let (qx, qy) = find(&b, "Queues").expect("tab");
+    assert_eq!(b[(qx + 6, qy)].bg, Color::Red, "!! after Queues");
+
+    // Stale rows are dimmed (dark grey) with their age.
+    let mut lab = stale();
+    on_tab(&mut lab, Tab::Overview);
+    let b = render(&lab.app, 120, 40);
+    let (x, y) = find(&b, "ubunturdma3").expect("row");
+    assert_eq!(b[(x, y)].fg, Color::DarkGray);
+    assert!(
+        text(&b)
+            .lines()
+            .nth(y as usize)
+            .is_some_and(|l| l.contains("stale 8s"))
+    );
+    let (x, y) = find(&b, "ubunturdma1").expect("row");
+    assert_ne!(b[(x, y)].fg, Color::DarkGray, "fresh rows are not dimmed");
+
+    // Mono (NO_COLOR) draws no colour anywhere.
+    let mut lab = busy();
+    lab.app.theme = rocetop::theme::Theme::named("mono").expect("mono");
+    let b = render(&lab.app, 120, 40);
+    assert!(
+        b.content
+            .iter()
+            .all(|c| matches!(c.fg, Color::Reset) && matches!(c.bg, Color::Reset))
+    );
+}
+
+#[test]
+fn every_size_down_to_1x1_draws_without_panic() {
+    let mut lab = busy();
+    lab.key(KeyCode::Char('m'));
+    for tab in Tab::ALL {
+        on_tab(&mut lab, tab);
+        for (w, h) in [
+            (1, 1),
+            (2, 1),
+            (1, 3),
+            (3, 100),
+            (10, 3),
+            (40, 12),
+            (80, 24),
+            (200, 60),
+            (300, 5),
+        ] {
+            let _ = render(&lab.app, w, h);
+        }
+        lab.key(KeyCode::Enter);
+        lab.key(KeyCode::Char('?'));
+        for (w, h) in [(1, 1), (5, 4), (40, 12)] {
+            let _ = render(&lab.app, w, h);
+        }
+        lab.key(KeyCode::Esc);
+        lab.key(KeyCode::Esc);
+    }
+}
+
+#[test]
+fn selection_stops_at_the_last_row_drawn() {
+    let mut lab = busy();
+    let _ = render(&lab.app, 120, 40);
+    for _ in 0..20 {
+        lab.key(KeyCode::Down);
+    }
+    assert_eq!(lab.app.selected[0], 7, "8 node rows");
+    lab.key(KeyCode::Home);
+    assert_eq!(lab.app.selected[0], 0);
+    lab.key(KeyCode::End);
+    assert_eq!(lab.app.selected[0], 7);
+}
+
+#[test]
+fn filter_and_sort_change_the_rows() {
+    let mut lab = busy();
+    lab.key(KeyCode::Char('/'));
+    lab.chars("rdma6");
+    lab.key(KeyCode::Enter);
+    let s = screen(&lab.app);
+    let rows: Vec<&str> = s.lines().filter(|l| l.starts_with("ubunturdma")).collect();
+    assert_eq!(rows.len(), 1, "{s}");
+    assert!(rows[0].starts_with("ubunturdma6"));
+    lab.key(KeyCode::Esc);
+    lab.key(KeyCode::Char('s'));
+    let s = screen(&lab.app);
+    let rows: Vec<&str> = s.lines().filter(|l| l.starts_with("ubunturdma")).collect();
+    let want: Vec<String> = (1..=8).map(|i| format!("ubunturdma{i} ")).collect();
+    assert_eq!(rows.len(), 8);
+    assert!(
+        rows.iter()
+            .zip(&want)
+            .all(|(r, w)| r.starts_with(w.as_str())),
+        "sorted by name: {rows:?}"
+    );
+}
+
+/// Render time of one frame: `cargo test --release --test tui_render -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn render_time_8_and_512_nodes() {
+    for nodes in [8usize, 512] {
+        let cfg = if nodes == 8 {
+            rocetop::config::Config::reference()
+        } else {
+            let text =
+                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gpu512.toml"))
+                    .expect("bench config");
+            rocetop::config::Config::from_str(&text, "gpu512.toml", None).expect("valid")
+        };
+        let mut lab = Lab::with(cfg);
+        lab.run(30);
+        for tab in [Tab::Overview, Tab::Congestion, Tab::Pfc] {
+            on_tab(&mut lab, tab);
+            let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+            let n = 20;
+            let start = std::time::Instant::now();
+            for _ in 0..n {
+                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+            }
+            let per = start.elapsed() / n;
+            println!(
+                "render {nodes} nodes, {:?} tab, 120x40: {per:?} per frame",
+                tab
+            );
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The real binary on the demo under tmux: every tab shows its header, a resize to 40x12 and back
+//! works, q exits 0 and leaves the shell usable (cooked mode), SIGTERM and a panic in a background
+//! task restore the terminal too, and without a TTY there is a clear message instead of a panic.
+//! Skipped (with a note) where tmux is not installed.
+
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+struct Session(String);
+
+impl Session {
+    /// A detached tmux session of `w`x`h` running an interactive shell without rc files.
+    fn new(tag: &str, w: u16, h: u16) -> Session {
+        let name = format!("rocetop-test-{tag}-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &name,
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .args([
+                "env",
+                "-i",
+                "PATH=/usr/bin:/bin",
+                "TERM=xterm-256color",
+                "HOME=/tmp",
+                "PS1=$ ",
+                "bash",
+                "--norc",
+                "--noprofile",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "tmux new-session");
+        Session(name)
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.0])
+            .args(args)
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn send(&self, keys: &str) {
+        self.tmux(&["send-keys", "-t", &self.0, keys]);
+    }
+
+    fn line(&self, cmd: &str) {
+        self.tmux(&["send-keys", "-t", &self.0, "-l", cmd]);
+        self.tmux(&["send-keys", "-t", &self.0, "Enter"]);
+    }
+
+    fn capture(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.0])
+    }
+
+    /// Wait until the pane shows `what` (or time out, returning the last capture).
+    fn wait_for(&self, what: &str, secs: u64) -> Result<String, String> {
+        let end = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let c = self.capture();
+            if c.contains(what) {
+                return Ok(c);
+            }
+            if Instant::now() > end {
+                return Err(c);
+            }
+            sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn resize(&self, w: u16, h: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            &self.0,
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+        ]);
+    }
+
+    /// The rocetop process started by the pane's shell.
+    fn child_pid(&self) -> Option<u32> {
+        let shell = self.tmux(&["display", "-p", "-t", &self.0, "#{pane_pid}"]);
+        let shell = shell.trim();
+        let kids = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
+        kids.split_whitespace().next()?.parse().ok()
+    }
+
+    /// After rocetop ended: the shell answers and the terminal is back in cooked mode.
+    fn assert_shell_usable(&self) {
+        self.line("stty -a | tr ' ' '\\n' | grep -x -e icanon -e -icanon; echo SHELL-$((40+2))");
+        let c = self
+            .wait_for("SHELL-42", 5)
+            .unwrap_or_else(|c| panic!("the shell does not answer:\n{c}"));
+        assert!(
+            c.lines().any(|l| l.trim() == "icanon"),
+            "terminal left in raw mode:\n{c}"
+        );
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
+#[test]
+fn six_tabs_resize_and_a_clean_quit() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let s = Session::new("tabs", 120, 40);
+    s.line(&format!("{BIN} --demo; echo EXITED-$?"));
+    let c = s
+        .wait_for("ubunturdma8", 10)
+        .unwrap_or_else(|c| panic!("no node rows:\n{c}"));
+    for w in ["Overview", "Queues", "PFC", "ECN/CNP", "Latency", "Log"] {
+        assert!(c.contains(w), "tab label {w} missing:\n{c}");
+    }
+    for (key, header) in [
+        ("2", "QoS"),
+        ("3", "RxPPP"),
+        ("4", "CNP sent/s"),
+        ("5", "p99"),
+        ("6", "Iteration"),
+        ("1", "Nodes"),
+    ] {
+        s.send(key);
+        s.wait_for(header, 5)
+            .unwrap_or_else(|c| panic!("tab {key} shows no {header}:\n{c}"));
+    }
+    s.resize(40, 12);
+    sleep(Duration::from_millis(800));
+    let small = s.capture();
+    assert!(!small.contains("EXITED"), "ended during a resize:\n{small}");
+    assert!(
+        small.contains("Ove"),
+        "the small screen still has its tab bar:\n{small}"
+    );
+    s.resize(120, 40);
+    s.wait_for("ECN/CNP", 5)
+        .unwrap_or_else(|c| panic!("no full tab bar after growing back:\n{c}"));
+    for (w, h) in [(1, 1), (2, 1), (10, 3), (200, 60), (1, 1), (120, 40)] {
+        s.resize(w, h);
+        sleep(Duration::from_millis(150));
+    }
+    s.wait_for("ECN/CNP", 5)
+        .unwrap_or_else(|c| panic!("did not survive a resize storm:\n{c}"));
+    s.send("q");
+    s.wait_for("EXITED-0", 5)
+        .unwrap_or_else(|c| panic!("q did not exit with 0:\n{c}"));
+    s.assert_shell_usable();
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let s = Session::new("term", 100, 30);
+    s.line(&format!("{BIN} --demo; echo EXITED-$?"));
+    s.wait_for("Overview", 10)
+        .unwrap_or_else(|c| panic!("did not start:\n{c}"));
+    let pid = s.child_pid().expect("rocetop pid");
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(ok, "kill -TERM {pid}");
+    s.wait_for("EXITED-143", 5)
+        .unwrap_or_else(|c| panic!("SIGTERM did not end it with 143:\n{c}"));
+    s.assert_shell_usable();
+}
+
+#[test]
+fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let s = Session::new("panic", 100, 30);
+    s.line(&format!(
+        "ROCETOP_TEST_PANIC_AFTER_MS=1500 {BIN} --demo 2>/dev/null; echo EXITED-$?"
+    ));
+    s.wait_for("EXITED-101", 10)
+        .unwrap_or_else(|c| panic!("a task panic did not end the app with 101:\n{c}"));
+    s.assert_shell_usable();
+}
+
+#[test]
+fn without_a_terminal_it_says_so() {
+    let out = Command::new(BIN)
+        .arg("--demo")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a terminal") && err.contains("rocetop snapshot"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
