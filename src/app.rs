@@ -71,6 +71,37 @@ pub enum Event {
     Shutdown,
 }
 
+/// Side effects a key asks for. `App` does no I/O: the event loop carries these out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    /// `r`: start recording every source's raw output to a file, or stop.
+    ToggleRecord,
+    /// `S`: write an incident bundle (current values, recent history, log, alerts, config).
+    Bundle,
+    /// Replay controls (`rocetop replay`).
+    Replay(ReplayAction),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReplayAction {
+    TogglePause,
+    Step,
+    SeekBy(i64),
+    /// Multiply the speed.
+    Speed(f64),
+}
+
+/// Where a replay stands, as the event loop last saw it (shown in the tab bar).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplayView {
+    pub at: Ts,
+    pub start: Ts,
+    pub end: Ts,
+    pub paused: bool,
+    pub speed: f64,
+    pub ended: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortBy {
     /// The worst offender first (drops, pauses, errors, rates).
@@ -126,6 +157,14 @@ pub struct App {
     pub rows: [Cell<usize>; 6],
     /// Source ids by name (a screen of 512 nodes looks each up every frame).
     source_ids: HashMap<String, SourceId>,
+    /// Side effects asked for by keys, taken by the event loop.
+    pub actions: Vec<Action>,
+    /// A one-line message for the status bar ("bundle written to ..."), with when it was set.
+    pub message: Option<(Ts, String)>,
+    /// The file being recorded to, while `r` recording runs.
+    pub recording: Option<String>,
+    /// Set in `rocetop replay`.
+    pub replay: Option<ReplayView>,
 }
 
 impl App {
@@ -160,7 +199,28 @@ impl App {
             quit: false,
             rows: Default::default(),
             source_ids,
+            actions: Vec::new(),
+            message: None,
+            recording: None,
+            replay: None,
         }
+    }
+
+    /// Replace the store (a replay seeking backwards starts over).
+    pub fn reset_store(&mut self, store: Store) {
+        self.source_ids = store
+            .sources()
+            .map(|(id, h)| (h.name.clone(), id))
+            .collect();
+        self.store = store;
+        self.alerts = alerts::Alerts::default();
+        self.log = LogView::default();
+        self.held.clear();
+    }
+
+    /// Show a message in the status bar for a while.
+    pub fn say(&mut self, msg: impl Into<String>) {
+        self.message = Some((self.now, msg.into()));
     }
 
     /// The time the screen shows: frozen, or now.
@@ -182,6 +242,7 @@ impl App {
                 false
             }
             Event::Collected(c) => {
+                self.push_log(log_lines(&c));
                 c.apply(&mut self.store);
                 self.maybe_eval_alerts();
                 true
@@ -219,8 +280,15 @@ impl App {
 
     fn hold(&mut self, ev: Event) {
         let ev = match ev {
-            // Raw outputs are for recordings; the screen does not need them while held.
+            // Raw outputs are for recordings; the screen keeps only the log lines while held.
             Event::Collected(mut c) => {
+                let lines = log_lines(&c);
+                if !lines.is_empty() {
+                    self.held.push_back(Event::LogLines {
+                        source: c.source,
+                        lines,
+                    });
+                }
                 c.raw.clear();
                 Event::Collected(c)
             }
@@ -306,6 +374,15 @@ impl App {
     pub fn matches(&self, name: &str) -> bool {
         self.filter.is_empty() || name.to_lowercase().contains(&self.filter.to_lowercase())
     }
+}
+
+/// The training-log lines a log follower's poll carries (empty segments are parser flushes).
+fn log_lines(c: &Collected) -> Vec<String> {
+    c.raw
+        .iter()
+        .filter(|(k, t)| *k == crate::parse::ParseKind::TrainingLog && !t.is_empty())
+        .flat_map(|(_, t)| t.lines().map(str::to_string))
+        .collect()
 }
 
 /// Terminals known to lack the block characters sparklines use.

@@ -99,11 +99,14 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Replay {
             file,
+            speed,
+            format: None,
+        }) => tui::run_replay(&file, speed, cli.theme.as_deref()),
+        Some(Command::Replay {
+            file,
             speed: _,
-            format,
+            format: Some(format),
         }) => {
-            // Until the TUI replays on screen, `replay FILE` prints the final state as a table.
-            let format = format.unwrap_or(output::Format::Table);
             let Ok(rt) = tokio::runtime::Runtime::new() else {
                 eprintln!("rocetop: cannot start the async runtime");
                 return ExitCode::from(1);

@@ -3,10 +3,12 @@
 //! and redraws only when something changed, at most `ui.max_fps` times a second, inside a
 //! synchronized update so terminals that support it never show half a frame.
 
-use crate::app::{App, Event};
+use crate::app::{Action, App, Event, ReplayAction, ReplayView};
 use crate::collect::poll::{self, Collected};
+use crate::collect::source::Source;
 use crate::config::Config;
 use crate::metrics::{Store, now_ms};
+use crate::record::{Feed as ReplayFeed, Replay};
 use crate::theme::{Theme, no_color_env};
 use crate::{cmd, collect, ui};
 use crossterm::event::{
@@ -72,13 +74,21 @@ impl Drop for Guard {
 
 /// The live screen over `cfg`'s sources, until `q`. Exit status 0 on `q`/Ctrl-C, 2 without a
 /// terminal or with a bad theme, 101 after a panic, 128+N on signal N.
+/// Without a terminal the screen cannot run: say so (the exit code to return).
+fn need_terminal() -> Option<ExitCode> {
+    if io::stdout().is_terminal() && io::stdin().is_terminal() {
+        return None;
+    }
+    eprintln!(
+        "rocetop: the live screen needs a terminal, and stdin or stdout is not one.\n  \
+         Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table."
+    );
+    Some(ExitCode::from(2))
+}
+
 pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
-    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
-        eprintln!(
-            "rocetop: the live screen needs a terminal, and stdin or stdout is not one.\n  \
-             Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table."
-        );
-        return ExitCode::from(2);
+    if let Some(code) = need_terminal() {
+        return code;
     }
     let theme = match Theme::pick(theme, &cfg.ui.theme, no_color_env()) {
         Ok(t) => t,
@@ -125,8 +135,78 @@ fn draw(term: &mut Term, app: &App) -> io::Result<()> {
     Ok(())
 }
 
+/// Where the screen's data comes from.
+enum Feed {
+    /// Collectors polling the sources (their raw outputs can be recorded with `r`).
+    Live {
+        rx: mpsc::Receiver<Collected>,
+        sources: Vec<Arc<Source>>,
+        _collectors: tokio::task::JoinSet<()>,
+    },
+    /// A recording played back at its own times.
+    Replay(Box<Replay>),
+}
+
 async fn live(cfg: Config, theme: Theme) -> ExitCode {
-    let mut panicked = install_panic_hook();
+    let mut store = screen_store(&cfg);
+    let sources: Vec<Arc<_>> = collect::source::build(&cfg, &mut store, cmd::remote())
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let (tx, rx) = mpsc::channel::<Collected>(1024);
+    let collectors = poll::spawn_all(sources.clone(), tx);
+    let app = App::new(cfg, store, theme, now_ms());
+    screen(
+        app,
+        Feed::Live {
+            rx,
+            sources,
+            _collectors: collectors,
+        },
+    )
+    .await
+}
+
+/// `rocetop replay FILE`: the same screen over a recording, on the recording's clock.
+pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> ExitCode {
+    if let Some(code) = need_terminal() {
+        return code;
+    }
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("rocetop: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = rt.block_on(async {
+        let replay = match crate::record::replay_feed(path, speed) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("rocetop: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let theme = match Theme::pick(theme, &replay.config.ui.theme, no_color_env()) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("rocetop: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let store = replay.new_store();
+        let mut app = App::new(replay.config.clone(), store, theme, replay.start);
+        app.started = replay.start;
+        if let Some(p) = &replay.config_problem {
+            app.say(format!("recorded config no longer validates: {p}"));
+        }
+        screen(app, Feed::Replay(Box::new(replay))).await
+    });
+    rt.shutdown_timeout(Duration::from_millis(300));
+    code
+}
+
+fn screen_store(cfg: &Config) -> Store {
     let retention = cfg.poll.retention.as_millis() as i64;
     let min_interval = cfg
         .poll
@@ -134,18 +214,24 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
         .min(cfg.poll.switch_interval)
         .as_millis()
         .max(100) as i64;
-    let mut store = Store::new(
+    Store::new(
         retention,
         (retention / min_interval + 16).clamp(64, 8192) as usize,
-    );
-    let sources: Vec<Arc<_>> = collect::source::build(&cfg, &mut store, cmd::remote())
-        .into_iter()
-        .map(Arc::new)
-        .collect();
-    let max_fps = cfg.ui.max_fps.clamp(1, 60);
-    let mouse = cfg.ui.mouse;
-    let mut app = App::new(cfg, store, theme, now_ms());
+    )
+}
 
+/// The next item of an optional receiver; never, when there is none.
+async fn next_of<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
+    let mut panicked = install_panic_hook();
+    let max_fps = app.cfg.ui.max_fps.clamp(1, 60);
+    let mouse = app.cfg.ui.mouse;
     let guard = match Guard::enter(mouse) {
         Ok(g) => g,
         Err(e) => {
@@ -168,9 +254,6 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
     if let Ok(s) = term.size() {
         app.size = (s.width, s.height);
     }
-
-    let (tx, mut rx) = mpsc::channel::<Collected>(1024);
-    let _collectors = poll::spawn_all(sources, tx);
     // Test hook (tests/tui_tmux.rs): a background task that panics, to prove the way out.
     if let Some(ms) = std::env::var("ROCETOP_TEST_PANIC_AFTER_MS")
         .ok()
@@ -186,21 +269,37 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
     let mut hup_sig = signal(tokio::signal::unix::SignalKind::hangup());
+    let mut recorder: Option<crate::record::Writer> = None;
 
     let min_frame = Duration::from_millis(1000 / u64::from(max_fps));
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
     let mut code = ExitCode::SUCCESS;
     loop {
+        let now = feed_now(&feed);
+        if let Feed::Replay(r) = &feed {
+            let c = r.control.clock();
+            app.replay = Some(ReplayView {
+                at: c.at,
+                start: c.start,
+                end: c.end,
+                paused: c.paused,
+                speed: c.speed,
+                ended: c.ended,
+            });
+        }
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= min_frame) {
             if draw(&mut term, &app).is_err() {
-                // The terminal went away (hangup): nothing left to show.
                 break;
             }
             dirty = false;
             last_draw = Some(Instant::now());
         }
         let wait = last_draw.map_or(Duration::ZERO, |t| min_frame.saturating_sub(t.elapsed()));
+        let (live_rx, replay_rx) = match &mut feed {
+            Feed::Live { rx, .. } => (Some(rx), None),
+            Feed::Replay(r) => (None, Some(&mut r.rx)),
+        };
         tokio::select! {
             biased;
             _ = panicked.changed() => {
@@ -208,39 +307,169 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
                 break;
             }
             _ = recv(&mut term_sig) => {
-                app.update(Event::Shutdown, now_ms());
+                app.update(Event::Shutdown, now);
                 code = ExitCode::from(143);
             }
             _ = recv(&mut hup_sig) => {
-                app.update(Event::Shutdown, now_ms());
+                app.update(Event::Shutdown, now);
                 code = ExitCode::from(129);
             }
             ev = events.next() => match ev {
-                Some(Ok(ev)) => dirty |= on_terminal_event(&mut app, ev),
+                Some(Ok(ev)) => dirty |= on_terminal_event(&mut app, ev, now),
                 // No more input: the terminal is gone.
                 Some(Err(_)) | None => break,
             },
-            Some(c) = rx.recv() => {
+            Some(c) = next_of(live_rx) => {
+                record(&mut recorder, &mut app, &c);
                 dirty |= app.update(Event::Collected(c), now_ms());
                 // Take everything already waiting, so a burst of polls costs one frame.
-                while let Ok(c) = rx.try_recv() {
-                    dirty |= app.update(Event::Collected(c), now_ms());
+                if let Feed::Live { rx, .. } = &mut feed {
+                    while let Ok(c) = rx.try_recv() {
+                        record(&mut recorder, &mut app, &c);
+                        dirty |= app.update(Event::Collected(c), now_ms());
+                    }
                 }
             }
-            _ = tick.tick() => dirty |= app.update(Event::Tick, now_ms()),
+            Some(f) = next_of(replay_rx) => {
+                dirty = true;
+                match f {
+                    ReplayFeed::Data(c) => {
+                        let at = c.at.max(now);
+                        app.update(Event::Collected(c), at);
+                    }
+                    ReplayFeed::Reset { .. } => {
+                        if let Feed::Replay(r) = &feed {
+                            app.reset_store(r.new_store());
+                        }
+                    }
+                    ReplayFeed::End { cut, .. } => app.say(match cut {
+                        Some(c) => format!("end of recording (cut short: {c})"),
+                        None => "end of recording".to_string(),
+                    }),
+                }
+            }
+            _ = tick.tick() => dirty |= app.update(Event::Tick, now),
             _ = tokio::time::sleep(wait), if dirty => {}
+        }
+        if !app.actions.is_empty() {
+            dirty = true;
+            for a in std::mem::take(&mut app.actions) {
+                act(a, &mut app, &feed, &mut recorder);
+            }
         }
         if app.quit {
             break;
         }
+    }
+    if let Some(w) = recorder.take() {
+        // SIGTERM/SIGHUP/q: the recording is closed cleanly, nothing half-written.
+        let _ = w.finish(now_ms());
     }
     drop(term);
     drop(guard);
     code
 }
 
-fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {
-    let now = now_ms();
+/// "Now" for the screen: the wall clock live, the recording's clock in a replay.
+fn feed_now(feed: &Feed) -> i64 {
+    match feed {
+        Feed::Live { .. } => now_ms(),
+        Feed::Replay(r) => r.control.clock().at,
+    }
+}
+
+fn record(recorder: &mut Option<crate::record::Writer>, app: &mut App, c: &Collected) {
+    if let Some(w) = recorder {
+        if let Err(e) = w.write(c) {
+            app.say(format!("recording stopped: {e}"));
+            app.recording = None;
+            *recorder = None;
+        }
+    }
+}
+
+/// Carry out what a key asked for.
+fn act(a: Action, app: &mut App, feed: &Feed, recorder: &mut Option<crate::record::Writer>) {
+    match (a, feed) {
+        (Action::ToggleRecord, Feed::Live { sources, .. }) => match recorder.take() {
+            Some(w) => {
+                let path = w.path().display().to_string();
+                match w.finish(now_ms()) {
+                    Ok(s) => app.say(format!("recorded {} polls to {path}", s.polls)),
+                    Err(e) => app.say(format!("recording {path}: {e}")),
+                }
+                app.recording = None;
+            }
+            None => {
+                let name = format!(
+                    "rocetop-{}.rec",
+                    crate::bundle::bundle_name(now_ms()).trim_start_matches("rocetop-incident-")
+                );
+                let path = std::path::PathBuf::from(name);
+                match crate::record::Writer::create(&path, &app.cfg, sources.iter().map(|s| &**s)) {
+                    Ok(w) => {
+                        app.say(format!("recording to {} (r stops)", path.display()));
+                        app.recording = Some(path.display().to_string());
+                        *recorder = Some(w);
+                    }
+                    Err(e) => app.say(format!("cannot record to {}: {e}", path.display())),
+                }
+            }
+        },
+        (Action::Bundle, _) => {
+            let lines: Vec<String> = app
+                .log
+                .lines
+                .iter()
+                .rev()
+                .take(1000)
+                .rev()
+                .cloned()
+                .collect();
+            let alerts: Vec<String> = app
+                .alerts
+                .active()
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{:?} since {}: {}",
+                        a.severity,
+                        crate::ui::fmt::clock(a.since),
+                        a.what
+                    )
+                })
+                .collect();
+            let at = feed_now(feed);
+            match crate::bundle::write_bundle_at(
+                std::path::Path::new("."),
+                &app.cfg,
+                &app.store,
+                &lines,
+                &alerts,
+                at,
+            ) {
+                Ok(p) => app.say(format!("incident bundle written to {}", p.display())),
+                Err(e) => app.say(format!("bundle failed: {e}")),
+            }
+        }
+        (Action::Replay(ra), Feed::Replay(r)) => {
+            let ctl = &r.control;
+            match ra {
+                ReplayAction::TogglePause => ctl.toggle_pause(),
+                ReplayAction::Step => ctl.step(),
+                ReplayAction::SeekBy(ms) => ctl.seek_by(ms),
+                ReplayAction::Speed(x) => {
+                    let s = ctl.clock().speed;
+                    let s = if s.is_finite() && s > 0.0 { s } else { 1.0 };
+                    ctl.set_speed((s * x).clamp(0.125, 256.0));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn on_terminal_event(app: &mut App, ev: TermEvent, now: i64) -> bool {
     match ev {
         TermEvent::Key(k) if k.kind != KeyEventKind::Release => app.update(Event::Key(k), now),
         TermEvent::Resize(w, h) => app.update(Event::Resize(w, h), now),

@@ -93,6 +93,24 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(mark, tone.style(app)));
     }
     let mut right = Vec::new();
+    if let Some(r) = &app.replay {
+        let state = if r.ended {
+            "END".to_string()
+        } else if r.paused {
+            "PAUSED".to_string()
+        } else {
+            format!("x{}", r.speed)
+        };
+        right.push(format!(
+            "REPLAY {} {state} ({}/{} s)",
+            fmt::clock(r.at),
+            (r.at - r.start) / 1000,
+            (r.end - r.start) / 1000
+        ));
+    }
+    if app.recording.is_some() {
+        right.push("REC".to_string());
+    }
     if app.frozen.is_some() {
         right.push(format!("FROZEN ({} polls held)", app.held_count()));
     }
@@ -170,6 +188,12 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         SortBy::Worst => "worst",
         SortBy::Name => "name",
     };
+    if let Some((t, msg)) = &app.message {
+        if app.now - t < 15_000 {
+            spans.push(Span::raw(" | "));
+            spans.push(Span::styled(msg.clone(), app.theme.accent));
+        }
+    }
     let mut tail = format!(" | sort {sort}");
     if !app.filter.is_empty() {
         tail.push_str(&format!(" | filter '{}'", app.filter));
@@ -201,6 +225,14 @@ const HELP: &[(&str, &str)] = &[
     ("f", "freeze the view (collection goes on)"),
     ("m / M", "mark a baseline: totals count from now / clear it"),
     ("t", "next theme"),
+    (
+        "r / S",
+        "record raw outputs to a file (again: stop) / incident bundle",
+    ),
+    (
+        "Space . [ ] { } - +",
+        "replay: pause, step, seek -/+10 s, -/+60 s, slower, faster",
+    ),
     ("?", "this help"),
     ("q, Ctrl-C", "quit"),
 ];

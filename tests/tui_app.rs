@@ -290,3 +290,73 @@ fn a_counter_reset_gives_no_rate_and_a_mark() {
     assert_eq!(agg.rate, None, "no rate across a reset, never negative");
     assert!(agg.reset);
 }
+
+#[test]
+fn record_bundle_and_replay_keys_ask_the_event_loop() {
+    use rocetop::app::{Action, ReplayAction, ReplayView};
+    let mut lab = Lab::new();
+    lab.run(2);
+    lab.chars("rS");
+    assert_eq!(lab.app.actions, vec![Action::ToggleRecord, Action::Bundle]);
+    lab.app.actions.clear();
+    // Replay keys mean nothing live...
+    lab.chars(" .[]");
+    assert!(lab.app.actions.is_empty(), "{:?}", lab.app.actions);
+    // ...and steer a replay, where `r` (record) does nothing.
+    lab.app.replay = Some(ReplayView {
+        at: T0,
+        start: T0,
+        end: T0 + 60_000,
+        paused: false,
+        speed: 1.0,
+        ended: false,
+    });
+    lab.chars(" .[}-r");
+    assert_eq!(
+        lab.app.actions,
+        vec![
+            Action::Replay(ReplayAction::TogglePause),
+            Action::Replay(ReplayAction::Step),
+            Action::Replay(ReplayAction::SeekBy(-10_000)),
+            Action::Replay(ReplayAction::SeekBy(60_000)),
+            Action::Replay(ReplayAction::Speed(0.5)),
+        ]
+    );
+}
+
+#[test]
+fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
+    use rocetop::collect::Collected;
+    use rocetop::metrics::Parsed;
+    use rocetop::parse::ParseKind;
+    let mut lab = Lab::new();
+    let source = lab.id("log ubunturdma1:~/training.log");
+    let before = lab.app.log.received;
+    let poll = |text: &str| Collected {
+        source,
+        at: T0,
+        parsed: Parsed::default(),
+        // A text segment and an empty one (a parser flush, not a line).
+        raw: vec![
+            (ParseKind::TrainingLog, text.to_string()),
+            (ParseKind::TrainingLog, String::new()),
+        ],
+        error: None,
+    };
+    lab.app.update(Event::Collected(poll("a\nb\n")), T0);
+    assert_eq!(lab.app.log.received - before, 2);
+    assert_eq!(lab.app.log.lines.back().map(String::as_str), Some("b"));
+    lab.key(KeyCode::Char('f'));
+    lab.app.update(Event::Collected(poll("c\n")), T0 + 1);
+    assert_eq!(
+        lab.app.log.lines.back().map(String::as_str),
+        Some("b"),
+        "frozen"
+    );
+    lab.key(KeyCode::Char('f'));
+    assert_eq!(
+        lab.app.log.lines.back().map(String::as_str),
+        Some("c"),
+        "not lost while frozen"
+    );
+}

@@ -1,7 +1,7 @@
 //! Key routing: a filter being typed takes every key; help and detail close on Esc; the rest are
 //! the keys of issue 3 (1–6, Tab, arrows/j/k, Enter, s, /, f, m, t, ?, q, Ctrl-C).
 
-use super::{App, SortBy, Tab};
+use super::{Action, App, ReplayAction, SortBy, Tab};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 const PAGE: usize = 10;
@@ -90,6 +90,27 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
             app.filter.clear();
         }
         KeyCode::Char('f') => app.toggle_freeze(),
+        KeyCode::Char('r') if app.replay.is_none() => app.actions.push(Action::ToggleRecord),
+        KeyCode::Char('S') => app.actions.push(Action::Bundle),
+        KeyCode::Char(' ') if app.replay.is_some() => {
+            app.actions.push(Action::Replay(ReplayAction::TogglePause))
+        }
+        KeyCode::Char('.') if app.replay.is_some() => {
+            app.actions.push(Action::Replay(ReplayAction::Step))
+        }
+        KeyCode::Char(c @ ('[' | ']' | '{' | '}')) if app.replay.is_some() => {
+            let ms = match c {
+                '[' => -10_000,
+                ']' => 10_000,
+                '{' => -60_000,
+                _ => 60_000,
+            };
+            app.actions.push(Action::Replay(ReplayAction::SeekBy(ms)))
+        }
+        KeyCode::Char(c @ ('-' | '+' | '=')) if app.replay.is_some() => {
+            let x = if c == '-' { 0.5 } else { 2.0 };
+            app.actions.push(Action::Replay(ReplayAction::Speed(x)))
+        }
         KeyCode::Char('m') => app.mark = Some(app.view_now()),
         KeyCode::Char('M') => app.mark = None,
         KeyCode::Char('t') => app.theme = app.theme.next(app.no_color),

@@ -1,4 +1,4 @@
-//! Simulated pings for the demo: RDMA about 14.4 µs ± 0.8 µs and TCP 22–162 µs, as the lab measured
+//! Simulated pings for the demo: RDMA about 14.4 µs ± 0.8 µs and TCP 22–92 µs at rest (the lab measured 22–161 µs)
 //! with `ib_send_lat` and TCP, both climbing during the simulation's congestion episodes (PFC pauses
 //! hold the queues); TCP loses the odd probe at the height of an episode, RoCE (lossless) does not.
 //! Deterministic: a probe's RTT depends only on the peer, its transport and its slot, so consecutive
@@ -64,9 +64,10 @@ impl DemoPing {
             let g = (next() + next() + next() + next() - 2.0) * 3f64.sqrt();
             14.37 + 0.82 * g + c * (20.0 + 80.0 * next().powi(2))
         } else {
-            // 22–162 µs, median about 32 µs, as the lab's TCP pings
+            // 22–92 µs calm, median about 32 µs (the lab saw 22–161 µs); the long tail comes
+            // with congestion, so the RTT alert (p99 > 3× p50) fires in episodes, not at rest.
             let x = next();
-            (22.0 + 40.0 * x.powi(2) + 100.0 * x.powi(8)) * (1.0 + 3.0 * c)
+            (22.0 + 40.0 * x.powi(2) + 30.0 * x.powi(8)) * (1.0 + 3.0 * c)
                 + c * 200.0 * next().powi(3)
         };
         (us.max(0.5) * 1000.0) as u64
@@ -169,7 +170,8 @@ mod tests {
         );
         h.reset();
         let s = summarize(&t, &mut h).expect("tcp");
-        assert!(s.min_ns >= 22_000 && s.max_ns <= 162_000, "{s:?}");
+        assert!(s.min_ns >= 22_000 && s.max_ns <= 92_000, "{s:?}");
+        assert!(s.p99_ns < 3 * s.p50_ns, "calm: no RTT alert {s:?}");
         assert!((28_000..40_000).contains(&s.p50_ns), "tcp p50 {}", s.p50_ns);
         assert!(
             p.rtt_ns(0, 5, 1.0) > 2 * p.rtt_ns(0, 5, 0.0),
