@@ -169,9 +169,6 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
 
 /// `rocetop replay FILE`: the same screen over a recording, on the recording's clock.
 pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> ExitCode {
-    if let Some(code) = need_terminal() {
-        return code;
-    }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -187,6 +184,10 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
                 return ExitCode::from(2);
             }
         };
+        // The file is checked first, so a bad recording is named even without a terminal.
+        if let Some(code) = need_terminal() {
+            return code;
+        }
         let theme = match Theme::pick(theme, &replay.config.ui.theme, no_color_env()) {
             Ok(t) => t,
             Err(e) => {
