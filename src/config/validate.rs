@@ -414,6 +414,11 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
             SwitchTransport::Ssh
         }
     };
+    if let Some(fp) = &r.nxapi_fingerprint {
+        if let Err(e) = crate::collect::nxapi::tls::parse_fingerprint(fp) {
+            p.add(&format!("{path}.nxapi_fingerprint"), e);
+        }
+    }
     if transport == SwitchTransport::Nxapi && os != SwitchOs::Nxos {
         p.add(
             &format!("{path}.transport"),
