@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+pub mod timing;
+
 /// What one poll of one source produced.
 #[derive(Clone, Debug)]
 pub struct Collected {
@@ -61,6 +63,7 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
 
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
 pub async fn poll_once(src: &Source) -> Collected {
+    let started = std::time::Instant::now();
     let t0 = now_ms();
     let probes = src.probes_now();
     let reqs: Vec<_> = probes.iter().map(|p| p.request.clone()).collect();
@@ -89,6 +92,7 @@ pub async fn poll_once(src: &Source) -> Collected {
     for e in side_errors {
         parsed.note(e);
     }
+    timing::POLLS.observe(started.elapsed());
     Collected {
         source: src.id,
         at: t0 + (t1 - t0) / 2,
