@@ -50,6 +50,12 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             _ => parse::parse(*kind, text, &src.ctx),
         });
     }
+    if !src.nic_counters.is_empty() {
+        let keep = &src.nic_counters;
+        parsed
+            .samples
+            .retain(|s| super::source::keep_counter(&s.key.name, keep));
+    }
     if !src.ports.is_empty() {
         // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
         parsed.samples.retain(|s| {

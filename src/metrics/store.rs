@@ -124,6 +124,9 @@ pub struct Store {
     /// Newest time history was expired at: expiring scans every series, so it runs at most once
     /// per [`EXPIRE_EVERY_MS`] of data time, not on every poll (512 nodes = 512 polls a second).
     last_expire: Option<Ts>,
+    /// Per source, the series of its last poll in sample order: a poll names the same series in
+    /// the same order every time, so a key comparison replaces hashing the key.
+    recent: Vec<Vec<SeriesId>>,
 }
 
 /// History may outlive retention by at most this much.
@@ -141,6 +144,7 @@ impl Store {
             sources: Vec::new(),
             dropped_out_of_order: 0,
             last_expire: None,
+            recent: Vec::new(),
         }
     }
 
@@ -182,9 +186,36 @@ impl Store {
             h.unknown_examples.clone_from(&parsed.unknown_examples);
             h.notes.clone_from(&parsed.notes);
         }
-        for s in &parsed.samples {
-            self.push(source, at, s);
+        let mut recent = std::mem::take(
+            self.recent
+                .get_mut(source.0 as usize)
+                .unwrap_or(&mut Vec::new()),
+        );
+        for (i, s) in parsed.samples.iter().enumerate() {
+            let id = match recent.get(i) {
+                Some(&id)
+                    if self
+                        .series
+                        .get(id.0 as usize)
+                        .is_some_and(|x| x.key == s.key) =>
+                {
+                    id
+                }
+                _ => {
+                    let id = self.series_for(source, s);
+                    recent.truncate(i);
+                    recent.push(id);
+                    id
+                }
+            };
+            self.push(id, at, s);
         }
+        recent.truncate(parsed.samples.len());
+        let n = source.0 as usize;
+        if self.recent.len() <= n {
+            self.recent.resize_with(n + 1, Vec::new);
+        }
+        self.recent[n] = recent;
         if self.last_expire.is_none_or(|t| at - t >= EXPIRE_EVERY_MS) {
             self.last_expire = Some(at);
             self.expire(at);
@@ -209,8 +240,8 @@ impl Store {
         }
     }
 
-    fn push(&mut self, source: SourceId, at: Ts, s: &Sample) {
-        let id = match self.index.get(&s.key) {
+    fn series_for(&mut self, source: SourceId, s: &Sample) -> SeriesId {
+        match self.index.get(&s.key) {
             Some(&id) => id,
             None => {
                 let id = SeriesId(self.series.len() as u32);
@@ -229,7 +260,10 @@ impl Store {
                 self.by_name.entry(s.key.name.clone()).or_default().push(id);
                 id
             }
-        };
+        }
+    }
+
+    fn push(&mut self, id: SeriesId, at: Ts, s: &Sample) {
         let raw = match s.value {
             Value::Counter(v) | Value::Counter32(v) => v,
             Value::Gauge(v) => v.to_bits(),

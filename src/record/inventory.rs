@@ -212,6 +212,7 @@ pub fn source_of(info: &SourceInfo, id: SourceId) -> Source {
         // Discovery picks the next poll's requests; a replay makes none.
         discovery: None,
         format_regex: info.format_regex.clone(),
+        nic_counters: Vec::new(),
     }
 }
 
