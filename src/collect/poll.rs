@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+pub mod timing;
+
 /// What one poll of one source produced.
 #[derive(Clone, Debug)]
 pub struct Collected {
@@ -47,6 +49,12 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             }
             _ => parse::parse(*kind, text, &src.ctx),
         });
+    }
+    if !src.nic_counters.is_empty() {
+        let keep = &src.nic_counters;
+        parsed
+            .samples
+            .retain(|s| super::source::keep_counter(&s.key.name, keep));
     }
     if !src.ports.is_empty() {
         // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
@@ -100,6 +108,7 @@ fn unglue(
 
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
 pub async fn poll_once(src: &Source) -> Collected {
+    let started = std::time::Instant::now();
     let t0 = now_ms();
     let probes = src.probes_now();
     let reqs: Vec<_> = probes.iter().map(|p| p.request.clone()).collect();
@@ -129,6 +138,7 @@ pub async fn poll_once(src: &Source) -> Collected {
     for e in side_errors {
         parsed.note(e);
     }
+    timing::POLLS.observe(started.elapsed());
     Collected {
         source: src.id,
         at: t0 + (t1 - t0) / 2,
