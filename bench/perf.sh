@@ -20,6 +20,9 @@
 #   N=64 SECS=60 bench/perf.sh
 #   N=512 MODES="export tui" bench/perf.sh   (the baselines cannot keep 1 Hz at 512 on a small box)
 #   ROCETOP_BIN=path/to/rocetop bench/perf.sh
+#   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
+#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
+#   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
 # Needs sshd, ssh, tmux, python3, and a release build (cargo build --release). As root it logs in as
 # a user `rocetoptest` with /bin/sh (created if missing), so no shell startup file is measured.
 # Only 127.0.0.1 is contacted; every process started here is ended by its pid.
@@ -262,22 +265,32 @@ for m in $MODES; do
     watch) run_baseline watch ;;
     cm) run_cm ;;
     profile) run_profile ;;
+    prefill)
+      # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
+      ex=$(dirname "$BIN")/examples/store_memory
+      [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
+      "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
+    render)
+      # one frame at 120x40 with 8 and 512 demo nodes (tests/tui_render.rs, release)
+      cargo test --release --quiet --test tui_render render_time -- --ignored --nocapture 2>/dev/null |
+        grep '^render' | tee "$W/render" >&2 ;;
   esac
 done
 
 # --- the table -----------------------------------------------------------------------------------
 echo
 echo "N=$N nodes + 1 NX-OS switch, 1 Hz, ${SECS}s per case; $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v secs="$SECS" -v n="$N" '
+[ -s "$RESULTS" ] && awk -v secs="$SECS" -v n="$N" '
   { name[NR] = $1; cpu[NR] = $2 * 60 / secs; rss[NR] = $3 / 1024; p50[NR] = $4; p99[NR] = $5
-    rounds[NR] = $6; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8; if ($1 == "watch") base = cpu[NR] }
+    rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8
+    if ($1 == "watch") base = per[NR]; if ($1 == "cm") cm = per[NR] }
   END {
-    printf "| %-7s | %12s | %9s | %8s | %13s | %8s | %13s | %9s |\n", "case", "CPU s/min", "vs watch", "peak RSS", "refresh p50/p99", "rounds", "sshd CPU s/min", "term B/s"
-    printf "|---------|-------------:|----------:|---------:|--------------:|---------:|--------------:|----------:|\n"
+    printf "| %-6s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s"
+    printf "|--------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|\n"
     for (i = 1; i <= NR; i++) {
-      r = (base > 0 && cpu[i] > 0) ? sprintf("x%.0f", base / cpu[i]) : "-"
-      if (name[i] == "watch") r = "1"
-      printf "| %-7s | %12.2f | %9s | %6.1f MB | %6s/%6s ms | %4d/%-3d | %13.2f | %9s |\n", name[i], cpu[i], r, rss[i], p50[i], p99[i], rounds[i], secs, rcpu[i], (name[i] == "tui" ? tb[i] : "-")
+      r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
+      c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
+      printf "| %-6s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs, rcpu[i], (name[i] == "tui" ? tb[i] : "-")
     }
   }' "$RESULTS"
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (all $((N + 1)) sources up) after $(cat "$W/first_screen") ms"

@@ -70,13 +70,18 @@ pub struct Poll {
 
 /// The NIC counters kept by default: pause and storm events, discards and drops, errors, buffer
 /// overruns, and the port's byte and packet totals (not the per-queue and size-bin counters).
+/// Port-level names only (`rx_...`, `tx_...`): the per-queue `rx3_wqe_err`, `tx7_dropped` stay out.
 pub const DEFAULT_NIC_COUNTERS: &[&str] = &[
-    "*pause*",
+    "rx_*pause*",
+    "tx_*pause*",
     "*storm*",
-    "*discard*",
-    "*drop*",
-    "*out_of_buffer*",
-    "*err*",
+    "rx_*discard*",
+    "tx_*discard*",
+    "rx_*drop*",
+    "tx_*drop*",
+    "rx_out_of_buffer",
+    "rx_*err*",
+    "tx_*err*",
     "rx_bytes",
     "tx_bytes",
     "rx_packets",

@@ -3,6 +3,7 @@
 
 use super::rate::{self, Rate, Width};
 use super::{Parsed, Sample, SeriesKey, Ts, Value};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
 mod hist;
@@ -143,7 +144,8 @@ pub struct StoreStats {
 pub struct Store {
     retention_ms: i64,
     max_points: usize,
-    index: HashMap<SeriesKey, SeriesId>,
+    /// Series by the hash of their key (the key itself is held once, in `series`).
+    index: HashMap<u64, Ids>,
     by_name: HashMap<String, Vec<SeriesId>>,
     series: Vec<Series>,
     sources: Vec<SourceHealth>,
@@ -154,6 +156,35 @@ pub struct Store {
     /// Per source, the series of its last poll in sample order: a poll names the same series in
     /// the same order every time, so a key comparison replaces hashing the key.
     recent: Vec<Vec<SeriesId>>,
+}
+
+/// The series whose keys share one hash: almost always one.
+#[derive(Debug)]
+enum Ids {
+    One(SeriesId),
+    Many(Vec<SeriesId>),
+}
+
+impl Ids {
+    fn push(&mut self, id: SeriesId) {
+        match self {
+            Ids::One(a) => *self = Ids::Many(vec![*a, id]),
+            Ids::Many(v) => v.push(id),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = SeriesId> + '_ {
+        let (one, many) = match self {
+            Ids::One(a) => (Some(*a), &[][..]),
+            Ids::Many(v) => (None, &v[..]),
+        };
+        one.into_iter().chain(many.iter().copied())
+    }
+}
+
+fn key_hash(k: &SeriesKey) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(k)
 }
 
 /// History may outlive retention by at most this much.
@@ -268,8 +299,8 @@ impl Store {
     }
 
     fn series_for(&mut self, source: SourceId, s: &Sample) -> SeriesId {
-        match self.index.get(&s.key) {
-            Some(&id) => id,
+        match self.id(&s.key) {
+            Some(id) => id,
             None => {
                 let id = SeriesId(self.series.len() as u32);
                 let kind = match s.value {
@@ -283,7 +314,12 @@ impl Store {
                     kind,
                     points: hist::Hist::default(),
                 });
-                self.index.insert(s.key.clone(), id);
+                match self.index.entry(key_hash(&s.key)) {
+                    Entry::Vacant(e) => {
+                        e.insert(Ids::One(id));
+                    }
+                    Entry::Occupied(mut e) => e.get_mut().push(id),
+                }
                 self.by_name.entry(s.key.name.clone()).or_default().push(id);
                 id
             }
@@ -324,7 +360,12 @@ impl Store {
     }
 
     pub fn id(&self, key: &SeriesKey) -> Option<SeriesId> {
-        self.index.get(key).copied()
+        let ids = self.index.get(&key_hash(key))?;
+        ids.iter().find(|id| {
+            self.series
+                .get(id.0 as usize)
+                .is_some_and(|s| s.key == *key)
+        })
     }
 
     pub fn get(&self, id: SeriesId) -> Option<&Series> {
