@@ -1,8 +1,8 @@
 //! One series' history, compressed: points go into blocks of up to [`BLOCK`] points, each block
-//! its first point in full, then per point the change of the time step (delta of delta, a ms of
-//! jitter on a steady interval is one byte) and the change of the value, both zigzag varints. A
-//! counter that moves a little costs 2-4 bytes a point instead of 16; 512 nodes with 15 minutes of
-//! history fit in tens of MB. The newest point stays unencoded, so a repeated timestamp can replace
+//! its first point in full, then per point the change of the time step (delta of delta: a few ms of
+//! jitter on a steady interval) as a zigzag varint whose lowest bit says whether the value changed,
+//! and only then the change of the value (zigzag varint). A counter that did not move costs one byte
+//! a point, one that moves 2-6, instead of 16. The newest point stays unencoded, so a repeated timestamp can replace
 //! it and the two newest points are read without decoding.
 
 use super::Point;
@@ -48,13 +48,18 @@ impl Cursor {
         if self.i + 1 >= b.n {
             return false;
         }
-        let (Some(dod), Some(dv)) = (
-            varint(&b.bytes, &mut self.pos),
-            varint(&b.bytes, &mut self.pos),
-        ) else {
+        let Some(head) = varint(&b.bytes, &mut self.pos) else {
             return false;
         };
-        self.dt = self.dt.wrapping_add(unzig(dod));
+        let dv = if head & 1 == 1 {
+            match varint(&b.bytes, &mut self.pos) {
+                Some(v) => v,
+                None => return false,
+            }
+        } else {
+            0
+        };
+        self.dt = self.dt.wrapping_add(unzig(head >> 1));
         self.t = self.t.wrapping_add(self.dt);
         self.raw = self.raw.wrapping_add(unzig(dv) as u64);
         self.i += 1;
@@ -151,8 +156,16 @@ impl Hist {
         match self.blocks.back_mut() {
             Some(b) if b.n < BLOCK => {
                 let dt = p.t.wrapping_sub(b.t_end);
-                put_varint(&mut b.bytes, zig(dt.wrapping_sub(self.tail_dt)));
-                put_varint(&mut b.bytes, zig(p.raw.wrapping_sub(b.raw_end) as i64));
+                let dv = p.raw.wrapping_sub(b.raw_end);
+                // Grow by small steps: the open block of every series is never mostly slack.
+                if b.bytes.capacity() - b.bytes.len() < 20 {
+                    b.bytes.reserve_exact(64);
+                }
+                let head = zig(dt.wrapping_sub(self.tail_dt)) << 1 | u64::from(dv != 0);
+                put_varint(&mut b.bytes, head);
+                if dv != 0 {
+                    put_varint(&mut b.bytes, zig(dv as i64));
+                }
                 b.n += 1;
                 b.t_end = p.t;
                 b.raw_end = p.raw;
@@ -331,6 +344,19 @@ mod tests {
         assert_eq!(h.len(), 1000);
         assert_eq!(pts(&h), want);
         assert!(h.bytes() < 1000 * 6, "{} bytes", h.bytes());
+        let mut flat = Hist::default();
+        for i in 0..1000i64 {
+            flat.push(Point {
+                t: i * 1000 + i % 5,
+                raw: 7,
+            });
+        }
+        assert!(
+            flat.bytes() < 1000 + 4 * 100,
+            "unchanged values: a byte a point, {}",
+            flat.bytes()
+        );
+        assert!(flat.iter().all(|p| p.raw == 7) && flat.iter().count() == 1000);
         let (a, b) = h.last_two().expect("two");
         assert_eq!(((a.t, a.raw), (b.t, b.raw)), (want[998], want[999]));
         let from: Vec<_> = h.iter_from(want[700].0).map(|p| (p.t, p.raw)).collect();
