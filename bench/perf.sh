@@ -87,6 +87,8 @@ UsePAM no
 MaxStartups 1000:30:1000
 MaxSessions 20
 PermitRootLogin yes
+# no ~/.bashrc in sessions (bash skips it at SHLVL>=2): the login user's rc is not what we measure
+SetEnv SHLVL=1
 ForceCommand $2
 CFG
   /usr/sbin/sshd -f "$d/sshd_config" -E "$d/log"

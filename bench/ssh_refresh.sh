@@ -45,6 +45,8 @@ UsePAM no
 MaxStartups 600:30:1000
 MaxSessions 20
 PermitRootLogin yes
+# no ~/.bashrc in sessions (bash skips it at SHLVL>=2): the login user's rc is not what we measure
+SetEnv SHLVL=1
 CFG
   /usr/sbin/sshd -f "$d/sshd_config" -E "$d/log"
   for _ in $(seq 50); do [ -f "$d/sshd.pid" ] && break; sleep 0.1; done

@@ -114,6 +114,10 @@ impl Sshd {
             "MaxStartups 600:30:1000".into(),
             "PermitRootLogin yes".into(),
             "LogLevel VERBOSE".into(),
+            // Debian's bash sources ~/.bashrc for an sshd-started `bash -c` only at SHLVL < 2. The
+            // login user's rc (pyenv's rehash with its lock, conda init, ...) is no part of what
+            // these tests measure, and a lock left by a killed session stalled every later exec.
+            "SetEnv SHLVL=1".into(),
         ]);
         for k in &self.opts.host_keys {
             c.push(format!(
