@@ -198,7 +198,7 @@ run_export() {
 # the report goes to $PROFILE_OUT (default /tmp/rocetop-perf.report).
 run_profile() {
   local port; port=$(free_port)
-  perf record -q -e cpu-clock -F 499 -g -o "$W/perf.data" -- \
+  perf record -q -e cpu-clock -F 249 --call-graph dwarf,16384 -o "$W/perf.data" -- \
     "$BIN" export --config "$W/c.toml" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
   sleep "$((SECS + 3))"
   kill -INT "$pid"; wait "$pid" 2>/dev/null || true

@@ -47,6 +47,12 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
                 let custom = CustomFormat::new("config", re).into_iter().collect();
                 parse_text_with(text, &src.ctx.name, &src.ctx.log, custom)
             }
+            // Only the counters of the subset become samples.
+            (ParseKind::Ethtool, _) if !src.nic_counters.is_empty() => {
+                crate::collect::host::ethtool::parse_keeping(text, &src.ctx.name, "", &|c| {
+                    super::source::keep_nic(c, &src.nic_counters)
+                })
+            }
             _ => parse::parse(*kind, text, &src.ctx),
         });
     }

@@ -65,27 +65,35 @@ pub fn keep_counter(name: &str, patterns: &[String]) -> bool {
     else {
         return true;
     };
-    patterns.iter().any(|p| glob(p, counter))
+    keep_nic(counter, patterns)
 }
 
-/// `*` matches any run of characters; everything else matches itself.
+/// Whether an `ethtool -S` / netdev statistics counter name is in the `nic_counters` subset.
+pub fn keep_nic(counter: &str, patterns: &[String]) -> bool {
+    patterns.is_empty() || patterns.iter().any(|p| glob(p, counter))
+}
+
+/// `*` matches any run of characters; everything else matches itself. No allocation: this runs
+/// for every counter of every poll.
 fn glob(pat: &str, s: &str) -> bool {
     let mut parts = pat.split('*');
     let first = parts.next().unwrap_or("");
     let Some(mut rest) = s.strip_prefix(first) else {
         return false;
     };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for m in middle {
+    let mut parts = parts.peekable();
+    let mut starred = false;
+    while let Some(m) = parts.next() {
+        starred = true;
+        if parts.peek().is_none() {
+            return rest.len() >= m.len() && rest.ends_with(m);
+        }
         match rest.find(m) {
             Some(i) => rest = rest.get(i + m.len()..).unwrap_or(""),
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    !starred && rest.is_empty()
 }
 
 /// RDMA netdevs learned from a node's own sysfs (`gid_attrs/ndevs`), refreshed every poll: the next
