@@ -80,6 +80,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ports: Vec::new(),
         discovery: None,
         format_regex: None,
+        nic_counters: Vec::new(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let task = tokio::spawn(follow::run(Arc::new(src), tx));

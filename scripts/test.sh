@@ -35,7 +35,7 @@ cargo clippy --all-targets -- -D warnings
 if grep -q '^verbs' Cargo.toml; then
   cargo clippy --all-targets --features verbs -- -D warnings
 fi
-cargo test --all-targets
+cargo test --all-targets --no-fail-fast
 if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib
 fi

@@ -62,7 +62,36 @@ pub struct Poll {
     pub retention: Duration,
     pub switch_interval: Duration,
     pub ping_interval: Duration,
+    /// Which `ethtool -S` and kernel netdev counters the live collectors keep (glob patterns on
+    /// the counter name; `default` is [`DEFAULT_NIC_COUNTERS`], `*` keeps all). PFC pause,
+    /// RDMA hw_counters and the RDMA/kernel byte totals are always kept.
+    pub nic_counters: Vec<String>,
 }
+
+/// The NIC counters kept by default: pause and storm events, discards and drops, errors, buffer
+/// overruns, and the port's byte and packet totals (not the per-queue and size-bin counters).
+/// Port-level names only (`rx_...`, `tx_...`): the per-queue `rx3_wqe_err`, `tx7_dropped` stay out.
+pub const DEFAULT_NIC_COUNTERS: &[&str] = &[
+    "rx_*pause*",
+    "tx_*pause*",
+    "*storm*",
+    "rx_*discard*",
+    "tx_*discard*",
+    "rx_*drop*",
+    "tx_*drop*",
+    "rx_out_of_buffer",
+    "rx_*err*",
+    "tx_*err*",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_packets",
+    "tx_packets",
+    "rx_bytes_phy",
+    "tx_bytes_phy",
+    "rx_packets_phy",
+    "tx_packets_phy",
+    "*vport_rdma_unicast*",
+];
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Switch {

@@ -225,14 +225,9 @@ const HELP: &[(&str, &str)] = &[
     ("f", "freeze the view (collection goes on)"),
     ("m / M", "mark a baseline: totals count from now / clear it"),
     ("t", "next theme"),
-    (
-        "r / S",
-        "record raw outputs to a file (again: stop) / incident bundle",
-    ),
-    (
-        "Space . [ ] { } - +",
-        "replay: pause, step, seek -/+10 s, -/+60 s, slower, faster",
-    ),
+    ("r", "record to a file (r again stops)"),
+    ("S", "write an incident bundle"),
+    ("Space . [ ] { } - +", "replay: pause step seek speed"),
     ("?", "this help"),
     ("q, Ctrl-C", "quit"),
 ];

@@ -161,6 +161,9 @@ async fn auth_failure_says_what_was_tried() {
     sshd::keygen(&locked, "ed25519", "secret phrase");
     let mut t = target(&s, &kh);
     t.identity_files = vec![wrong.clone(), locked.clone()];
+    // A backoff window no slow machine can outlast between the two calls below.
+    t.reconnect_min = Duration::from_secs(60);
+    t.reconnect_max = Duration::from_secs(60);
     let tr = SshTransport::new(t);
     let e = tr.run(&cli("true"), T).await.expect_err("must fail");
     let m = e.to_string();
@@ -188,7 +191,7 @@ async fn auth_failure_says_what_was_tried() {
         .await
         .expect_err("still failing")
         .to_string();
-    assert!(again.contains("retrying in 1 s"), "{again}");
+    assert!(again.contains("retrying in "), "{again}");
 }
 
 #[tokio::test]
@@ -387,7 +390,13 @@ async fn eight_hosts_in_parallel_one_connection_each() {
 
 #[tokio::test]
 async fn killed_sshd_fails_alone_and_is_reconnected_when_back() {
-    let (mut a, _kha, ta) = trusted();
+    let (mut a, kha, _) = trusted();
+    // A backoff long enough that the call right after the failure is surely inside it, short
+    // enough that the reconnect below comes within its deadline.
+    let mut t = target(&a, &kha);
+    t.reconnect_min = Duration::from_secs(3);
+    t.reconnect_max = Duration::from_secs(3);
+    let ta = SshTransport::new(t);
     let (b, _khb, tb) = trusted();
     ta.run(&cli("echo a"), T).await.expect("a up");
     tb.run(&cli("echo b"), T).await.expect("b up");
@@ -418,7 +427,7 @@ async fn killed_sshd_fails_alone_and_is_reconnected_when_back() {
         "since when, unchanged"
     );
     a.restart();
-    let until = Instant::now() + Duration::from_secs(10);
+    let until = Instant::now() + Duration::from_secs(20);
     loop {
         match ta.run(&cli("echo a"), T).await {
             Ok(o) => {
@@ -440,11 +449,17 @@ async fn a_hanging_command_times_out_and_the_connection_serves_on() {
     let mut t = target(&s, &kh);
     t.user = sshd::unprivileged_user().0;
     let tr = SshTransport::new(t);
+    // A duration no other test uses, so the check below sees only this test's commands.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let secs = format!("29.{:06}", (std::process::id() ^ nanos) % 1_000_000);
+    let hang = format!("sleep {secs}");
     // More hung commands than channels: each is closed at its timeout, freeing its slot.
     for _ in 0..5 {
         let t0 = Instant::now();
         let e = tr
-            .run(&cli("sleep 30"), Duration::from_millis(300))
+            .run(&cli(&hang), Duration::from_millis(300))
             .await
             .expect_err("hangs");
         assert_eq!(e, CollectError::Timeout(Duration::from_millis(300)));
@@ -460,7 +475,7 @@ async fn a_hanging_command_times_out_and_the_connection_serves_on() {
     // The abandoned commands were signalled, not left running on the host.
     let until = Instant::now() + Duration::from_secs(5);
     while tr
-        .run(&cli("pgrep -f 'sleep 3[0]' || true"), T)
+        .run(&cli(&format!("pgrep -f 'slee[p] {secs}' || true")), T)
         .await
         .expect("pgrep")
         .trim()
@@ -506,8 +521,18 @@ async fn follow_streams_lines_until_dropped() {
     // The channel is closed: its `tail` ends and the connection keeps serving.
     assert_eq!(tr.run(&cli("echo still"), T).await.expect("run"), "still\n");
     let until = Instant::now() + Duration::from_secs(5);
+    // Only this test's tail: its log lives in this sshd's own temp dir.
+    let dir = s
+        .dir
+        .path()
+        .file_name()
+        .map(|d| d.to_string_lossy().to_string())
+        .unwrap_or_default();
     while tr
-        .run(&cli("pgrep -f 'tail -n 1[0] -F' || true"), T)
+        .run(
+            &cli(&format!("pgrep -f '[t]ail -n 10 -F .*{dir}' || true")),
+            T,
+        )
         .await
         .expect("pgrep")
         .trim()

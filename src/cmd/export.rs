@@ -63,7 +63,12 @@ pub fn respond(store: &Mutex<Store>, req: &Request) -> Response {
     }
     let text = {
         let st = store.lock().unwrap_or_else(|p| p.into_inner());
-        prom::render(&st, false, true)
+        let mut t = prom::render(&st, false, true);
+        t.push_str(&crate::collect::poll::timing::POLLS.render(
+            "rocetop_poll_duration_seconds",
+            "Time from the start of a source's poll to its parsed answer (all sources, since start)",
+        ));
+        t
     };
     let mut r = Response {
         status: 200,

@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+pub mod timing;
+
 /// What one poll of one source produced.
 #[derive(Clone, Debug)]
 pub struct Collected {
@@ -54,6 +56,12 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             _ => parse::parse(*kind, text, &src.ctx),
         });
     }
+    if !src.nic_counters.is_empty() {
+        let keep = &src.nic_counters;
+        parsed
+            .samples
+            .retain(|s| super::source::keep_counter(&s.key.name, keep));
+    }
     if !src.ports.is_empty() {
         // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
         parsed.samples.retain(|s| {
@@ -65,8 +73,48 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
     parsed
 }
 
+/// A switch that hangs up after each exec answers its commands in one exec: their outputs come
+/// back glued in one slot and the other slots are empty (the first poll, which learns this, may
+/// glue only some). Give each command its own part back, by the headers the outputs start with.
+fn unglue(
+    src: &Source,
+    probes: &[super::source::Probe],
+    mut results: Vec<Result<String, CollectError>>,
+) -> Vec<Result<String, CollectError>> {
+    let ok: Vec<usize> = (0..results.len())
+        .filter(|&i| matches!(results.get(i), Some(Ok(_))))
+        .collect();
+    let empty = |i: &usize| matches!(results.get(*i), Some(Ok(t)) if t.trim().is_empty());
+    let glued = src.kind == super::SourceKind::Switch
+        && ok.iter().any(empty)
+        && ok.iter().any(|i| !empty(i));
+    if !glued {
+        return results;
+    }
+    let kinds: Vec<ParseKind> = ok
+        .iter()
+        .filter_map(|&i| probes.get(i).map(|p| p.kind))
+        .collect();
+    let mut text = String::new();
+    for &i in &ok {
+        if let Some(Ok(t)) = results.get_mut(i) {
+            text.push_str(&std::mem::take(t));
+        }
+    }
+    for (i, part) in ok
+        .into_iter()
+        .zip(super::switch::split::split(&kinds, &text))
+    {
+        if let Some(slot) = results.get_mut(i) {
+            *slot = Ok(part);
+        }
+    }
+    results
+}
+
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
 pub async fn poll_once(src: &Source) -> Collected {
+    let started = std::time::Instant::now();
     let t0 = now_ms();
     let probes = src.probes_now();
     let reqs: Vec<_> = probes.iter().map(|p| p.request.clone()).collect();
@@ -77,6 +125,7 @@ pub async fn poll_once(src: &Source) -> Collected {
             Ok(r) => r,
             Err(_) => vec![Err(CollectError::Timeout(src.timeout)); reqs.len()],
         };
+    let results = unglue(src, &probes, results);
     let t1 = now_ms();
     let mut raw = Vec::new();
     let mut error = None;
@@ -95,6 +144,7 @@ pub async fn poll_once(src: &Source) -> Collected {
     for e in side_errors {
         parsed.note(e);
     }
+    timing::POLLS.observe(started.elapsed());
     Collected {
         source: src.id,
         at: t0 + (t1 - t0) / 2,

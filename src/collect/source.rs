@@ -44,6 +44,48 @@ pub struct Source {
     pub discovery: Option<Arc<Discovery>>,
     /// A log's custom line format (`[[log]] format_regex`), for its follower.
     pub format_regex: Option<String>,
+    /// `[poll] nic_counters`: the NIC counters this source keeps (empty: all).
+    pub nic_counters: Vec<String>,
+}
+
+/// Whether a sample of metric `name` is kept under the `nic_counters` patterns: only the generic
+/// `ethtool -S` (`rocetop_nic_<c>_total`) and kernel netdev (`rocetop_node_kernel_<c>_total`)
+/// families are subject to them; PFC pause families and the RDMA/kernel byte totals always stay.
+pub fn keep_counter(name: &str, patterns: &[String]) -> bool {
+    if patterns.is_empty()
+        || name.starts_with("rocetop_nic_pfc_")
+        || name == crate::metrics::names::NODE_KERNEL_BYTES
+    {
+        return true;
+    }
+    let Some(counter) = name
+        .strip_prefix("rocetop_nic_")
+        .or_else(|| name.strip_prefix("rocetop_node_kernel_"))
+        .and_then(|c| c.strip_suffix("_total"))
+    else {
+        return true;
+    };
+    patterns.iter().any(|p| glob(p, counter))
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pat: &str, s: &str) -> bool {
+    let mut parts = pat.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = s.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for m in middle {
+        match rest.find(m) {
+            Some(i) => rest = rest.get(i + m.len()..).unwrap_or(""),
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// RDMA netdevs learned from a node's own sysfs (`gid_attrs/ndevs`), refreshed every poll: the next
@@ -212,6 +254,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ports: sw.ports.clone(),
             discovery: None,
             format_regex: None,
+            nic_counters: cfg.poll.nic_counters.clone(),
         });
     }
     let mut node_transports = std::collections::HashMap::new();
@@ -235,6 +278,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ports: Vec::new(),
             discovery: n.netdevs.is_empty().then(|| Arc::new(Discovery::default())),
             format_regex: None,
+            nic_counters: cfg.poll.nic_counters.clone(),
         });
     }
     for l in &cfg.logs {
@@ -264,6 +308,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ports: Vec::new(),
             discovery: None,
             format_regex: l.format_regex.clone(),
+            nic_counters: Vec::new(),
         });
     }
     for p in &cfg.pings {
@@ -284,6 +329,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             ports: Vec::new(),
             discovery: None,
             format_regex: None,
+            nic_counters: cfg.poll.nic_counters.clone(),
         });
     }
     out
@@ -324,5 +370,35 @@ mod tests {
             "device vanished"
         );
         assert!(d.netdevs().is_empty(), "unsafe names are never used");
+    }
+
+    #[test]
+    fn nic_counter_subset() {
+        let pats: Vec<String> = crate::config::DEFAULT_NIC_COUNTERS
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        for (name, kept) in [
+            ("rocetop_nic_rx_discards_phy_total", true),
+            ("rocetop_nic_tx_pause_storm_warning_events_total", true),
+            ("rocetop_nic_rx_bytes_total", true),
+            ("rocetop_nic_rx0_bytes_total", false),
+            ("rocetop_nic_rx3_wqe_err_total", false),
+            ("rocetop_nic_tx7_dropped_total", false),
+            ("rocetop_nic_rx_crc_errors_phy_total", true),
+            ("rocetop_nic_rx_65_to_127_bytes_phy_total", false),
+            ("rocetop_nic_ch3_events_total", false),
+            ("rocetop_nic_pfc_rx_pause_frames_total", true),
+            ("rocetop_node_kernel_bytes_total", true),
+            ("rocetop_node_kernel_rx_dropped_total", true),
+            ("rocetop_node_kernel_collisions_total", false),
+            ("rocetop_rdma_np_cnp_sent_total", true),
+        ] {
+            assert_eq!(keep_counter(name, &pats), kept, "{name}");
+        }
+        assert!(keep_counter("rocetop_nic_ch3_events_total", &[]));
+        assert!(keep_counter("rocetop_nic_ch3_events_total", &["*".into()]));
+        assert!(glob("a*b*c", "axxbyyc") && !glob("a*b*c", "axxbyy") && !glob("ab", "abc"));
+        assert!(glob("*_phy", "rx_bytes_phy") && !glob("x*x", "x"));
     }
 }

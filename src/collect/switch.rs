@@ -4,6 +4,7 @@ pub(crate) mod common;
 pub mod eos;
 pub mod nxos;
 pub mod sonic;
+pub mod split;
 
 /// Normalise a port name as switches abbreviate it: `Eth1/1/1`, `ethernet1/1/1`, `Et1/1` →
 /// `Ethernet1/1/1`; `Po12` → `port-channel12`; internal fabric ports (`ii1/1/1`) stay as they are.

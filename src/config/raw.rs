@@ -26,6 +26,7 @@ pub struct RawPoll {
     pub retention: Option<String>,
     pub switch_interval: Option<String>,
     pub ping_interval: Option<String>,
+    pub nic_counters: Option<Vec<String>>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -219,6 +219,18 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         ),
         switch_interval: p.duration("poll.switch_interval", &raw_poll.switch_interval, interval),
         ping_interval: p.duration("poll.ping_interval", &raw_poll.ping_interval, interval),
+        nic_counters: raw_poll
+            .nic_counters
+            .unwrap_or_else(|| vec!["default".to_string()])
+            .iter()
+            .flat_map(|pat| match pat.as_str() {
+                "default" => super::DEFAULT_NIC_COUNTERS
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .collect(),
+                _ => vec![pat.clone()],
+            })
+            .collect(),
     };
 
     let raw_sim: RawSimulation = section(&mut p, "simulation", table.get("simulation"));
@@ -414,6 +426,11 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
             SwitchTransport::Ssh
         }
     };
+    if let Some(fp) = &r.nxapi_fingerprint {
+        if let Err(e) = crate::collect::nxapi::tls::parse_fingerprint(fp) {
+            p.add(&format!("{path}.nxapi_fingerprint"), e);
+        }
+    }
     if transport == SwitchTransport::Nxapi && os != SwitchOs::Nxos {
         p.add(
             &format!("{path}.transport"),

@@ -52,8 +52,7 @@ pub fn pause_fraction_max(store: &Store, name: &str, labels: &[(&str, &str)]) ->
         let Kind::Counter(width) = s.kind else {
             continue;
         };
-        let mut pts = s.points().rev();
-        let (Some((t1, v1)), Some((t0, v0))) = (pts.next(), pts.next()) else {
+        let Some(((t0, v0), (t1, v1))) = s.last_two() else {
             continue;
         };
         let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) =
@@ -115,7 +114,7 @@ pub fn gauge_timeline(
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (_, s) in store.select(name, labels) {
-        for (t, v) in s.points() {
+        for (t, v) in s.points_since(since) {
             if t < since {
                 continue;
             }
@@ -210,9 +209,8 @@ pub fn last_two(store: &Store, name: &str, labels: &[(&str, &str)]) -> Vec<LastT
     store
         .select(name, labels)
         .filter_map(|(_, s)| {
-            let mut pts = s.points().rev();
-            let (_, cur) = pts.next()?;
-            let prev = pts.next().map(|(_, v)| v.as_f64());
+            let (_, cur) = s.latest()?;
+            let prev = s.last_two().map(|(p, _)| p.1.as_f64());
             let labels = s
                 .key
                 .labels
@@ -236,8 +234,7 @@ pub fn pause_fraction_by(
         let Kind::Counter(width) = s.kind else {
             continue;
         };
-        let mut pts = s.points().rev();
-        let (Some((t1, v1)), Some((t0, v0))) = (pts.next(), pts.next()) else {
+        let Some(((t0, v0), (t1, v1))) = s.last_two() else {
             continue;
         };
         let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) =

@@ -3,7 +3,10 @@
 
 use super::rate::{self, Rate, Width};
 use super::{Parsed, Sample, SeriesKey, Ts, Value};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+
+mod hist;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -33,7 +36,7 @@ pub struct Series {
     pub key: SeriesKey,
     pub source: SourceId,
     pub kind: Kind,
-    points: VecDeque<Point>,
+    points: hist::Hist,
 }
 
 impl Series {
@@ -45,8 +48,31 @@ impl Series {
         }
     }
 
+    /// Every point, oldest first (decoded: reading the newest ones is cheaper with [`latest`]
+    /// and [`last_two`]).
+    ///
+    /// [`latest`]: Series::latest
+    /// [`last_two`]: Series::last_two
     pub fn points(&self) -> impl DoubleEndedIterator<Item = (Ts, Value)> + '_ {
-        self.points.iter().map(|p| (p.t, self.value_of(p)))
+        let v: Vec<(Ts, Value)> = self
+            .points
+            .iter()
+            .map(|p| (p.t, self.value_of(&p)))
+            .collect();
+        v.into_iter()
+    }
+
+    /// Points from the last one before `since` on, oldest first, decoded as they are read.
+    pub fn points_since(&self, since: Ts) -> impl Iterator<Item = (Ts, Value)> + '_ {
+        self.points
+            .iter_from(since)
+            .map(|p| (p.t, self.value_of(&p)))
+    }
+
+    /// The two newest points, older first.
+    pub fn last_two(&self) -> Option<((Ts, Value), (Ts, Value))> {
+        let (a, b) = self.points.last_two()?;
+        Some(((a.t, self.value_of(&a)), (b.t, self.value_of(&b))))
     }
 
     pub fn len(&self) -> usize {
@@ -58,11 +84,11 @@ impl Series {
     }
 
     pub fn latest(&self) -> Option<(Ts, Value)> {
-        self.points.back().map(|p| (p.t, self.value_of(p)))
+        self.points.last().map(|p| (p.t, self.value_of(&p)))
     }
 
     pub fn last_seen(&self) -> Option<Ts> {
-        self.points.back().map(|p| p.t)
+        self.points.last().map(|p| p.t)
     }
 }
 
@@ -111,12 +137,15 @@ pub struct StoreStats {
     pub series: usize,
     pub points: usize,
     pub dropped_out_of_order: u64,
+    /// Bytes of encoded history (blocks), for the memory benchmark.
+    pub history_bytes: usize,
 }
 
 pub struct Store {
     retention_ms: i64,
     max_points: usize,
-    index: HashMap<SeriesKey, SeriesId>,
+    /// Series by the hash of their key (the key itself is held once, in `series`).
+    index: HashMap<u64, Ids>,
     by_name: HashMap<String, Vec<SeriesId>>,
     series: Vec<Series>,
     sources: Vec<SourceHealth>,
@@ -124,6 +153,38 @@ pub struct Store {
     /// Newest time history was expired at: expiring scans every series, so it runs at most once
     /// per [`EXPIRE_EVERY_MS`] of data time, not on every poll (512 nodes = 512 polls a second).
     last_expire: Option<Ts>,
+    /// Per source, the series of its last poll in sample order: a poll names the same series in
+    /// the same order every time, so a key comparison replaces hashing the key.
+    recent: Vec<Vec<SeriesId>>,
+}
+
+/// The series whose keys share one hash: almost always one.
+#[derive(Debug)]
+enum Ids {
+    One(SeriesId),
+    Many(Vec<SeriesId>),
+}
+
+impl Ids {
+    fn push(&mut self, id: SeriesId) {
+        match self {
+            Ids::One(a) => *self = Ids::Many(vec![*a, id]),
+            Ids::Many(v) => v.push(id),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = SeriesId> + '_ {
+        let (one, many) = match self {
+            Ids::One(a) => (Some(*a), &[][..]),
+            Ids::Many(v) => (None, &v[..]),
+        };
+        one.into_iter().chain(many.iter().copied())
+    }
+}
+
+fn key_hash(k: &SeriesKey) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(k)
 }
 
 /// History may outlive retention by at most this much.
@@ -141,6 +202,7 @@ impl Store {
             sources: Vec::new(),
             dropped_out_of_order: 0,
             last_expire: None,
+            recent: Vec::new(),
         }
     }
 
@@ -182,9 +244,36 @@ impl Store {
             h.unknown_examples.clone_from(&parsed.unknown_examples);
             h.notes.clone_from(&parsed.notes);
         }
-        for s in &parsed.samples {
-            self.push(source, at, s);
+        let mut recent = std::mem::take(
+            self.recent
+                .get_mut(source.0 as usize)
+                .unwrap_or(&mut Vec::new()),
+        );
+        for (i, s) in parsed.samples.iter().enumerate() {
+            let id = match recent.get(i) {
+                Some(&id)
+                    if self
+                        .series
+                        .get(id.0 as usize)
+                        .is_some_and(|x| x.key == s.key) =>
+                {
+                    id
+                }
+                _ => {
+                    let id = self.series_for(source, s);
+                    recent.truncate(i);
+                    recent.push(id);
+                    id
+                }
+            };
+            self.push(id, at, s);
         }
+        recent.truncate(parsed.samples.len());
+        let n = source.0 as usize;
+        if self.recent.len() <= n {
+            self.recent.resize_with(n + 1, Vec::new);
+        }
+        self.recent[n] = recent;
         if self.last_expire.is_none_or(|t| at - t >= EXPIRE_EVERY_MS) {
             self.last_expire = Some(at);
             self.expire(at);
@@ -209,9 +298,9 @@ impl Store {
         }
     }
 
-    fn push(&mut self, source: SourceId, at: Ts, s: &Sample) {
-        let id = match self.index.get(&s.key) {
-            Some(&id) => id,
+    fn series_for(&mut self, source: SourceId, s: &Sample) -> SeriesId {
+        match self.id(&s.key) {
+            Some(id) => id,
             None => {
                 let id = SeriesId(self.series.len() as u32);
                 let kind = match s.value {
@@ -223,20 +312,28 @@ impl Store {
                     key: s.key.clone(),
                     source,
                     kind,
-                    points: VecDeque::new(),
+                    points: hist::Hist::default(),
                 });
-                self.index.insert(s.key.clone(), id);
+                match self.index.entry(key_hash(&s.key)) {
+                    Entry::Vacant(e) => {
+                        e.insert(Ids::One(id));
+                    }
+                    Entry::Occupied(mut e) => e.get_mut().push(id),
+                }
                 self.by_name.entry(s.key.name.clone()).or_default().push(id);
                 id
             }
-        };
+        }
+    }
+
+    fn push(&mut self, id: SeriesId, at: Ts, s: &Sample) {
         let raw = match s.value {
             Value::Counter(v) | Value::Counter32(v) => v,
             Value::Gauge(v) => v.to_bits(),
         };
         let max_points = self.max_points;
         let series = &mut self.series[id.0 as usize];
-        match series.points.back_mut() {
+        match series.points.last() {
             // Out of order: the newer point stays, the older one is dropped and counted.
             Some(last) if at < last.t => {
                 self.dropped_out_of_order += 1;
@@ -244,12 +341,12 @@ impl Store {
             }
             // Same timestamp twice: the newer value replaces the older one, no zero-length interval.
             Some(last) if at == last.t => {
-                last.raw = raw;
+                series.points.replace_last(raw);
                 return;
             }
             _ => {}
         }
-        series.points.push_back(Point { t: at, raw });
+        series.points.push(Point { t: at, raw });
         if series.points.len() > max_points {
             series.points.pop_front();
         }
@@ -258,14 +355,17 @@ impl Store {
     fn expire(&mut self, now: Ts) {
         let cutoff = now - self.retention_ms;
         for s in &mut self.series {
-            while s.points.front().is_some_and(|p| p.t < cutoff) {
-                s.points.pop_front();
-            }
+            s.points.expire(cutoff);
         }
     }
 
     pub fn id(&self, key: &SeriesKey) -> Option<SeriesId> {
-        self.index.get(key).copied()
+        let ids = self.index.get(&key_hash(key))?;
+        ids.iter().find(|id| {
+            self.series
+                .get(id.0 as usize)
+                .is_some_and(|s| s.key == *key)
+        })
     }
 
     pub fn get(&self, id: SeriesId) -> Option<&Series> {
@@ -311,11 +411,7 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return None;
         };
-        let n = s.points.len();
-        if n < 2 {
-            return None;
-        }
-        let (a, b) = (s.points[n - 2], s.points[n - 1]);
+        let (a, b) = s.points.last_two()?;
         if self.gap(s, a.t, b.t) {
             return None;
         }
@@ -331,10 +427,9 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return Vec::new();
         };
-        let start = s.points.partition_point(|p| p.t < since).saturating_sub(1);
-        let mut out = Vec::with_capacity(s.points.len().saturating_sub(start));
+        let mut out = Vec::new();
         let mut prev: Option<Point> = None;
-        for p in s.points.range(start..) {
+        for p in s.points.iter_from(since) {
             if let Some(a) = prev {
                 let r = if self.gap(s, a.t, p.t) {
                     Rate::NoTime
@@ -345,7 +440,7 @@ impl Store {
                     out.push((p.t, r));
                 }
             }
-            prev = Some(*p);
+            prev = Some(p);
         }
         out
     }
@@ -357,15 +452,18 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return None;
         };
-        // Start from the last point at or before `since`, so the first interval counts.
-        let start = s.points.partition_point(|p| p.t <= since).saturating_sub(1);
-        if s.points.back()?.t < since {
+        if s.points.last()?.t < since {
             return Some(0);
         }
-        Some(rate::increase(
-            s.points.range(start..).map(|p| p.raw),
-            width,
-        ))
+        // Start from the last point at or before `since`, so the first interval counts.
+        let mut raws = Vec::new();
+        for p in s.points.iter_from(since) {
+            if p.t <= since {
+                raws.clear();
+            }
+            raws.push(p.raw);
+        }
+        Some(rate::increase(raws, width))
     }
 
     /// Whether the newest interval of a counter was a reset (for the reset mark).
@@ -384,6 +482,7 @@ impl Store {
             series: self.series.len(),
             points: self.series.iter().map(|s| s.points.len()).sum(),
             dropped_out_of_order: self.dropped_out_of_order,
+            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum(),
         }
     }
 

@@ -75,6 +75,7 @@ pub fn config_toml(cfg: &Config) -> String {
     poll.insert("retention".into(), ms(cfg.poll.retention));
     poll.insert("switch_interval".into(), ms(cfg.poll.switch_interval));
     poll.insert("ping_interval".into(), ms(cfg.poll.ping_interval));
+    poll.insert("nic_counters".into(), strings(&cfg.poll.nic_counters));
     top.insert("poll".into(), Value::Table(poll));
 
     let mut ui = Table::new();
@@ -212,6 +213,7 @@ pub fn source_of(info: &SourceInfo, id: SourceId) -> Source {
         // Discovery picks the next poll's requests; a replay makes none.
         discovery: None,
         format_regex: info.format_regex.clone(),
+        nic_counters: Vec::new(),
     }
 }
 

@@ -210,7 +210,12 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
         .sources
         .iter()
         .enumerate()
-        .map(|(i, s)| Arc::new(source_of(s, SourceId(i as u32))))
+        .map(|(i, s)| {
+            let mut src = source_of(s, SourceId(i as u32));
+            // The same NIC counter subset as the live collectors kept.
+            src.nic_counters.clone_from(&config.poll.nic_counters);
+            Arc::new(src)
+        })
         .collect();
     let by_id: HashMap<u32, usize> = header
         .sources

@@ -43,6 +43,7 @@ pub(crate) fn log_source(
         ports: Vec::new(),
         discovery: None,
         format_regex: re.map(str::to_string),
+        nic_counters: Vec::new(),
     }
 }
 

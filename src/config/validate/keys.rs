@@ -22,7 +22,13 @@ pub const SSH: &[&str] = &[
     "keepalive",
     "max_concurrent_connects",
 ];
-pub const POLL: &[&str] = &["interval", "retention", "switch_interval", "ping_interval"];
+pub const POLL: &[&str] = &[
+    "interval",
+    "retention",
+    "switch_interval",
+    "ping_interval",
+    "nic_counters",
+];
 pub const SWITCH: &[&str] = &[
     "name",
     "host",

@@ -127,3 +127,12 @@ fn broken_toml_is_one_clear_message() {
     assert_eq!(p.len(), 1);
     assert!(p[0].contains("line 1"), "{p:?}");
 }
+
+#[test]
+fn a_malformed_nxapi_fingerprint_is_a_config_problem() {
+    let p = problems(
+        "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\ntransport = \"nxapi\"\nnxapi_fingerprint = \"SHA256:nope\"\n",
+    );
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].starts_with("switch[0].nxapi_fingerprint"), "{p:?}");
+}

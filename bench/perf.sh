@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# rocetop against the `watch`-over-SSH baseline, on one machine, over loopback OpenSSH only.
+#
+# Starts N simulated nodes (each its own sysfs tree, `ethtool -S` and SSH connection; nodes share
+# min(N, 8) sshd) and a simulated NX-OS switch (an sshd ForceCommand answering the three `show`
+# commands), with counters bench/perf/fabric.py advances every second. Then, one after another on
+# the same fabric, SECS seconds each at 1 Hz:
+#   export  `rocetop export` headless
+#   tui     the live screen under tmux at 120x40 (bytes to the terminal from tmux pipe-pane)
+#   watch   one `ssh` per source per second: N nodes (sysfs dump + ethtool -S, the same commands
+#           rocetop sends) + 3 switch commands, in parallel (bench/perf/watch.sh)
+#   cm      the same through OpenSSH ControlMaster (one master per host, opened first)
+# and prints per case: monitor CPU seconds per minute (the monitor's process tree, /proc), peak RSS,
+# refresh latency p50/p99 (rocetop: start of a source's poll to its parsed answer, from the
+# `rocetop_poll_duration_seconds` histogram of export; baselines: start of a round to all its ssh
+# done), rounds completed, remote CPU (every sshd process and what it ran), terminal bytes/s, and
+# the monitor-CPU ratio of the watch baseline to each case.
+#
+#   bench/perf.sh                        # N=8, 60 s per case
+#   N=64 SECS=60 bench/perf.sh
+#   N=512 MODES="export tui" bench/perf.sh   (the baselines cannot keep 1 Hz at 512 on a small box)
+#   ROCETOP_BIN=path/to/rocetop bench/perf.sh
+#   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
+#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
+#   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
+# Needs sshd, ssh, tmux, python3, and a release build (cargo build --release). As root it logs in as
+# a user `rocetoptest` with /bin/sh (created if missing), so no shell startup file is measured.
+# Only 127.0.0.1 is contacted; every process started here is ended by its pid.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+N=${N:-8}
+SECS=${SECS:-60}
+MODES=${MODES:-export tui watch cm}
+SSHDS=${SSHDS:-$((N < 8 ? N : 8))}
+BIN=${ROCETOP_BIN:-${CARGO_TARGET_DIR:-target}/release/rocetop}
+[ -x "$BIN" ] || { echo "no binary at $BIN: cargo build --release (or set ROCETOP_BIN)" >&2; exit 1; }
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+for c in sshd ssh tmux python3 curl; do
+  command -v "$c" >/dev/null || [ -x "/usr/sbin/$c" ] || { echo "$c is needed" >&2; exit 1; }
+done
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+W=$(mktemp -d /tmp/rocetop-perf.XXXXXX)
+chmod 755 "$W"
+PIDS=()
+SOCK="rocetop-perf-$$"
+cleanup() {
+  for s in "$W"/cm/*; do [ -S "$s" ] && ssh -o ControlPath="$s" -O exit x >/dev/null 2>&1 || true; done
+  tmux -L "$SOCK" kill-server 2>/dev/null || true
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for f in "$W"/sshd*/sshd.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
+  rm -rf "$W"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+log() { echo "perf: $*" >&2; }
+
+USER_NAME=${BENCH_USER:-$(id -un)}
+if [ -z "${BENCH_USER:-}" ] && [ "$(id -u)" = 0 ]; then
+  id rocetoptest >/dev/null 2>&1 || useradd -M -s /bin/sh rocetoptest
+  USER_NAME=rocetoptest
+fi
+
+# --- the fabric ----------------------------------------------------------------------------------
+python3 bench/perf/fabric.py "$W/fabric" "$N" & PIDS+=($!)
+for _ in $(seq 600); do [ -f "$W/fabric/ready" ] && break; sleep 0.1; done
+[ -f "$W/fabric/ready" ] || { echo "fabric did not start" >&2; exit 1; }
+chmod -R a+rX "$W/fabric"
+mkdir -p /run/sshd "$W/cm"
+ssh-keygen -q -t ed25519 -N "" -f "$W/id"
+chmod 644 "$W/id.pub"
+# start_sshd NAME FORCECOMMAND -> port
+start_sshd() {
+  local d="$W/sshd$1" port
+  mkdir -p "$d"; port=$(free_port)
+  ssh-keygen -q -t ed25519 -N "" -f "$d/hostkey"
+  cp "$W/id.pub" "$d/authorized_keys"; chmod 644 "$d/authorized_keys"
+  cat >"$d/sshd_config" <<CFG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $d/hostkey
+AuthorizedKeysFile $d/authorized_keys
+PidFile $d/sshd.pid
+PasswordAuthentication no
+StrictModes no
+UsePAM no
+MaxStartups 1000:30:1000
+MaxSessions 20
+PermitRootLogin yes
+ForceCommand $2
+CFG
+  /usr/sbin/sshd -f "$d/sshd_config" -E "$d/log"
+  for _ in $(seq 50); do [ -f "$d/sshd.pid" ] && break; sleep 0.1; done
+  echo "[127.0.0.1]:$port $(cut -d' ' -f1-2 "$d/hostkey.pub")" >>"$W/known_hosts"
+  echo "$port"
+}
+NODE_FC="FABRIC=$W/fabric PATH=$ROOT/bench/perf/bin:\$PATH; export FABRIC PATH; eval \"\$SSH_ORIGINAL_COMMAND\""
+SW_PORT=$(start_sshd sw "FABRIC=$W/fabric exec $ROOT/bench/perf/nxos.sh")
+NODE_PORTS=()
+for s in $(seq "$SSHDS"); do NODE_PORTS+=("$(start_sshd "n$s" "$NODE_FC")"); done
+SSHD_PIDS=$(cat "$W"/sshd*/sshd.pid | tr '\n' ' ')
+
+# --- the config rocetop reads, and the baseline's targets (the same commands) ---------------------
+cat >"$W/c.toml" <<T
+demo = false
+[ssh]
+known_hosts = "$W/known_hosts"
+identity_file = "$W/id"
+max_concurrent_connects = 32
+[poll]
+interval = "1s"
+retention = "15m"
+
+[[switch]]
+name = "leaf1"
+host = "127.0.0.1"
+port = $SW_PORT
+user = "$USER_NAME"
+os = "nxos"
+ports = ["Ethernet1/1-32", "ii1/1/1-6"]
+T
+: >"$W/targets"
+for i in $(seq "$N"); do
+  port=${NODE_PORTS[$(((i - 1) % SSHDS))]}
+  sys="$W/fabric/n$i/sys"
+  cat >>"$W/c.toml" <<T
+
+[[node]]
+name = "node$i"
+host = "127.0.0.1"
+port = $port
+user = "$USER_NAME"
+sysfs_root = "$sys"
+devices = ["rocep11s0"]
+netdevs = ["enp${i}s0"]
+T
+  ib="$sys/class/infiniband/rocep11s0/ports/*"
+  printf '%s\t%s\n' "$port" "LC_ALL=C grep -rs . $ib/hw_counters $ib/counters $ib/state $ib/gid_attrs/ndevs $sys/class/net/enp${i}s0/statistics ; true; echo ethtool -S enp${i}s0; LC_ALL=C ethtool -S enp${i}s0" >>"$W/targets"
+done
+for c in "show queuing interface Ethernet1/1-32" "show interface priority-flow-control" "show interface flowcontrol"; do
+  printf '%s\t%s\n' "$SW_PORT" "$c" >>"$W/targets"
+done
+SSH=(-q -i "$W/id" -o UserKnownHostsFile="$W/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
+     -o IdentitiesOnly=yes -o IdentityAgent=none -l "$USER_NAME")
+
+# --- measuring -----------------------------------------------------------------------------------
+RESULTS="$W/results"
+: >"$RESULTS"
+# row NAME CPU_S RSS_KIB P50_MS P99_MS ROUNDS REMOTE_CPU_S BYTES_PER_S
+row() { echo "$*" >>"$RESULTS"; }
+pct() { sort -n "$1" | awk -v q="$2" '{ a[NR] = $1 } END { if (NR == 0) { print "-"; exit } i = int(q * NR + 0.999999); if (i < 1) i = 1; print a[i] }'; }
+all_up() { curl -sf "http://127.0.0.1:$1/metrics" | grep -c '^rocetop_source_up{.*} 1$' || true; }
+# histogram quantile (linear within the bucket, as Prometheus does) of the difference of two scrapes
+hq() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+def read(p):
+    b = {}
+    for l in open(p):
+        m = re.match(r'rocetop_poll_duration_seconds_bucket\{le="([^"]+)"\} (\d+)', l)
+        if m: b[float("inf") if m[1] == "+Inf" else float(m[1])] = int(m[2])
+    return b
+a, b, q = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
+les = sorted(b); d = [b[x] - a.get(x, 0) for x in les]
+tot = d[-1] if d else 0
+if not tot: print("-"); sys.exit()
+want, lo, prev = q * tot, 0.0, 0
+for le, c in zip(les, d):
+    if c >= want:
+        hi = le if le != float("inf") else lo
+        print(f"{(lo + (hi - lo) * (want - prev) / max(1, c - prev)) * 1000:.1f}"); break
+    lo, prev = le, c
+PY
+}
+meter() { python3 bench/perf/meter.py "$@"; }
+
+run_export() {
+  local port; port=$(free_port)
+  "$BIN" export --config "$W/c.toml" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
+  for _ in $(seq 300); do [ "$(all_up "$port")" -ge $((N + 1)) ] && break; sleep 0.2; done
+  sleep 2
+  curl -sf "http://127.0.0.1:$port/metrics" >"$W/m0"
+  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  read -r cpu rss < <(meter "$SECS" "$pid")
+  wait "$rm"; read -r rcpu _ <"$W/remote"
+  curl -sf "http://127.0.0.1:$port/metrics" >"$W/m1"
+  rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+  local up; up=$(grep -c '^rocetop_source_up{.*} 1$' "$W/m1" || true)
+  local ours; ours=$(grep -c '^rocetop_' "$W/m1" || true)
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  log "export: $up/$((N + 1)) sources up, $ours metric lines"
+  row export "$cpu" "$rss" "$(hq "$W/m0" "$W/m1" 0.5)" "$(hq "$W/m0" "$W/m1" 0.99)" "$SECS" "$rcpu" 0
+}
+
+# profile: `rocetop export` under `perf record` (software clock, call graphs) for SECS seconds;
+# the report goes to $PROFILE_OUT (default /tmp/rocetop-perf.report).
+run_profile() {
+  local port; port=$(free_port)
+  perf record -q -e cpu-clock -F 499 -g -o "$W/perf.data" -- \
+    "$BIN" export --config "$W/c.toml" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
+  sleep "$((SECS + 3))"
+  kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+  perf report -i "$W/perf.data" --stdio --children --percent-limit 3 -g none 2>/dev/null >"${PROFILE_OUT:-/tmp/rocetop-perf.report}"
+  log "profile written to ${PROFILE_OUT:-/tmp/rocetop-perf.report}"
+}
+
+run_tui() {
+  local out="$W/tui.out" t0 t1 pid
+  : >"$out"
+  t0=$(date +%s%N)
+  tmux -L "$SOCK" new-session -d -s tui -x 120 -y 40 "exec $BIN --config $W/c.toml"
+  tmux -L "$SOCK" pipe-pane -o -t tui "cat >>'$out'"
+  pid=$(tmux -L "$SOCK" display -p -t tui '#{pane_pid}')
+  local first=-
+  for _ in $(seq 600); do
+    if tmux -L "$SOCK" capture-pane -p -t tui | grep -q "sources $((N + 1)): $((N + 1)) up"; then
+      t1=$(date +%s%N); first=$(((t1 - t0) / 1000000)); break
+    fi
+    sleep 0.05
+  done
+  echo "$first" >"$W/first_screen"
+  sleep 2
+  local b0; b0=$(stat -c %s "$out")
+  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  read -r cpu _ < <(meter "$SECS" "$pid")
+  wait "$rm"; read -r rcpu _ <"$W/remote"
+  local b1; b1=$(stat -c %s "$out")
+  local rss; rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+  tmux -L "$SOCK" capture-pane -p -t tui >"$W/tui.screen"
+  tmux -L "$SOCK" send-keys -t tui q
+  sleep 0.5
+  tmux -L "$SOCK" kill-session -t tui 2>/dev/null || true
+  log "tui: first full screen after ${first} ms"
+  row tui "$cpu" "$rss" - - "$SECS" "$rcpu" $(((b1 - b0) / SECS))
+}
+
+# baseline MODE [ssh options]: watch.sh in a tmux-less shell, output to /dev/null
+run_baseline() {
+  local name=$1; shift
+  : >"$W/rounds.$name"
+  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  read -r cpu rss < <(meter "$SECS" ${MASTERS:-} -- bash bench/perf/watch.sh "$SECS" "$W/targets" "$W/rounds.$name" "${SSH[@]}" "$@")
+  wait "$rm"; read -r rcpu _ <"$W/remote"
+  row "$name" "$cpu" "$rss" "$(pct "$W/rounds.$name" 0.5)" "$(pct "$W/rounds.$name" 0.99)" \
+    "$(wc -l <"$W/rounds.$name")" "$rcpu" 0
+}
+
+run_cm() {
+  local seen="" masters=""
+  while IFS=$'\t' read -r port _; do
+    case " $seen " in *" $port "*) continue ;; esac
+    seen+=" $port"
+    ssh "${SSH[@]}" -o ControlMaster=yes -o ControlPersist=yes -o ControlPath="$W/cm/$port" -p "$port" -fN 127.0.0.1
+    masters+=" $(ssh -o ControlPath="$W/cm/$port" -O check x 2>&1 | grep -o 'pid=[0-9]*' | cut -d= -f2)"
+  done <"$W/targets"
+  MASTERS=$masters run_baseline cm -o ControlPath="$W/cm/%p" -o ControlMaster=no
+}
+
+log "N=$N nodes on $SSHDS sshd + 1 switch, ${SECS}s per case, cases: $MODES; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for m in $MODES; do
+  log "running $m"
+  case $m in
+    export) run_export ;;
+    tui) run_tui ;;
+    watch) run_baseline watch ;;
+    cm) run_cm ;;
+    profile) run_profile ;;
+    prefill)
+      # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
+      ex=$(dirname "$BIN")/examples/store_memory
+      [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
+      "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
+    render)
+      # one frame at 120x40 with 8 and 512 demo nodes (tests/tui_render.rs, release)
+      cargo test --release --quiet --test tui_render render_time -- --ignored --nocapture 2>/dev/null |
+        grep '^render' | tee "$W/render" >&2 ;;
+  esac
+done
+
+# --- the table -----------------------------------------------------------------------------------
+echo
+echo "N=$N nodes + 1 NX-OS switch, 1 Hz, ${SECS}s per case; $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -s "$RESULTS" ] && awk -v secs="$SECS" -v n="$N" '
+  { name[NR] = $1; cpu[NR] = $2 * 60 / secs; rss[NR] = $3 / 1024; p50[NR] = $4; p99[NR] = $5
+    rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8
+    if ($1 == "watch") base = per[NR]; if ($1 == "cm") cm = per[NR] }
+  END {
+    printf "| %-6s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s"
+    printf "|--------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|\n"
+    for (i = 1; i <= NR; i++) {
+      r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
+      c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
+      printf "| %-6s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs, rcpu[i], (name[i] == "tui" ? tb[i] : "-")
+    }
+  }' "$RESULTS"
+[ -f "$W/first_screen" ] && echo "TUI: first full screen (all $((N + 1)) sources up) after $(cat "$W/first_screen") ms"
+exit 0

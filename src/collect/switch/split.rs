@@ -1,0 +1,124 @@
+//! Some switches hang up after each exec, so their commands go in one exec (` ; `-joined) and the
+//! outputs come back glued together with nothing between them. This finds where each command's
+//! output starts, by the header that output always has, so each parser gets only its own part.
+
+use crate::parse::ParseKind;
+use crate::parse::num::is_rule;
+
+/// The line where an output of `kind` starts (its table header, or the rule drawn above it).
+fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
+    let header = |l: &str| {
+        let t = l.trim();
+        match kind {
+            ParseKind::NxosPfc => t.starts_with("Port") && t.contains("Mode") && t.contains("Oper"),
+            ParseKind::NxosFlowcontrol => t.starts_with("Port") && t.contains("FlowControl"),
+            ParseKind::NxosInterface => t.contains(" is up") || t.contains(" is down"),
+            ParseKind::NxosQueuing => {
+                t.starts_with("Egress Queuing for")
+                    || t.starts_with("slot")
+                    || t.ends_with("queuing information:")
+            }
+            ParseKind::SonicPfc => t.starts_with("Port Rx") || t.starts_with("Port Tx"),
+            ParseKind::SonicQueue => t.contains("TxQ") && t.contains("Counter/pkts"),
+            ParseKind::SonicWred => t.contains("TxQ") && t.contains("WredDrp"),
+            _ => false,
+        }
+    };
+    let at = (from..lines.len()).find(|&i| lines.get(i).is_some_and(|l| header(l)))?;
+    // Take the rules and blank lines drawn above the header with it.
+    let mut s = at;
+    while s > from
+        && lines
+            .get(s - 1)
+            .is_some_and(|l| is_rule(l) || l.trim().is_empty())
+    {
+        s -= 1;
+    }
+    Some(s)
+}
+
+/// Split the glued output of commands of `kinds` (in the order they were sent) into one text per
+/// command. A part whose header never appears is empty (missing, not zero).
+pub fn split(kinds: &[ParseKind], text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut starts: Vec<Option<usize>> = Vec::with_capacity(kinds.len());
+    let mut from = 0;
+    for (i, k) in kinds.iter().enumerate() {
+        // The first output starts at the top, whatever it begins with.
+        let s = if i == 0 {
+            Some(0)
+        } else {
+            start_of(*k, &lines, from)
+        };
+        if let Some(s) = s {
+            from = s + 1;
+        }
+        starts.push(s);
+    }
+    (0..kinds.len())
+        .map(|i| {
+            let Some(Some(s)) = starts.get(i) else {
+                return String::new();
+            };
+            let end = starts
+                .iter()
+                .skip(i + 1)
+                .flatten()
+                .next()
+                .copied()
+                .unwrap_or(lines.len());
+            let mut part = lines.get(*s..end).unwrap_or_default().join("\n");
+            part.push('\n');
+            part
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Ctx, parse};
+
+    const Q: &str = "\nEgress Queuing for Ethernet2/1 [System]\n+---+\n|  QOS GROUP 0  |\n+---+\n|  Tx Pkts |   12|\n+---+\n";
+    const PFC: &str = "\n============================================================\nPort               Mode Oper(VL bmap)  RxPPP      TxPPP\n============================================================\n\nEthernet2/1        Auto On  (8)        5          7\n";
+    const FC: &str = "\n--------------------------------------------------------------------------------\nPort         Send FlowControl  Receive FlowControl  RxPause TxPause\n             admin    oper     admin    oper\n--------------------------------------------------------------------------------\nEth2/1       off      off      on       on          3       4\n";
+
+    #[test]
+    fn glued_nxos_outputs_come_apart_and_parse_alone() {
+        let kinds = [
+            ParseKind::NxosQueuing,
+            ParseKind::NxosPfc,
+            ParseKind::NxosFlowcontrol,
+        ];
+        let glued = format!("{Q}{PFC}{FC}");
+        let parts = split(&kinds, &glued);
+        assert_eq!(parts.len(), 3);
+        let ctx = Ctx::named("sw");
+        let pfc = parse(ParseKind::NxosPfc, &parts[1], &ctx);
+        assert_eq!(pfc.unknown_lines, 0, "{:?}", pfc.unknown_examples);
+        assert!(
+            pfc.samples
+                .iter()
+                .any(|s| s.key.name == crate::metrics::names::SW_PFC_TX)
+        );
+        let fc = parse(ParseKind::NxosFlowcontrol, &parts[2], &ctx);
+        assert_eq!(fc.unknown_lines, 0, "{:?}", fc.unknown_examples);
+        assert!(!fc.samples.is_empty());
+        let q = parse(ParseKind::NxosQueuing, &parts[0], &ctx);
+        assert_eq!(q.unknown_lines, 0, "{:?}", q.unknown_examples);
+        assert!(!parts[0].contains("RxPPP") && !parts[1].contains("FlowControl"));
+    }
+
+    #[test]
+    fn a_missing_part_is_empty_not_borrowed() {
+        let kinds = [
+            ParseKind::NxosQueuing,
+            ParseKind::NxosPfc,
+            ParseKind::NxosFlowcontrol,
+        ];
+        let parts = split(&kinds, &format!("{Q}{FC}"));
+        assert!(parts[1].is_empty());
+        assert!(parts[2].contains("Eth2/1"));
+        assert!(split(&kinds, "").iter().skip(1).all(String::is_empty));
+    }
+}

@@ -1,0 +1,96 @@
+//! An NX-OS "switch" behind real OpenSSH (a ForceCommand answering `show` commands from the
+//! repo's fixtures) that hangs up after every exec, polled by `rocetop snapshot` as configured:
+//! the commands go in one exec and each parser still gets its own output back.
+
+#[path = "common/sshd.rs"]
+mod sshd;
+
+use sshd::{Options, Sshd};
+use std::process::Command;
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nxos/synthetic");
+
+fn script() -> String {
+    format!(
+        r#"#!/bin/bash
+IFS=';' read -ra parts <<<"${{SSH_ORIGINAL_COMMAND:-}}"
+for c in "${{parts[@]}}"; do
+  c=$(echo "$c" | sed 's/^ *//; s/ *$//')
+  case "$c" in
+    "show queuing interface"*) cat {FIX}/demo-show-queuing-interface_nxos7_SYNTHETIC.txt ;;
+    "show interface priority-flow-control") cat {FIX}/demo-show-interface-priority-flow-control_SYNTHETIC.txt ;;
+    "show interface flowcontrol") cat {FIX}/demo-show-interface-flowcontrol_SYNTHETIC.txt ;;
+    "") ;;
+    *) echo "% Invalid command at '^' marker." ;;
+  esac
+done
+# Hang up the whole connection once the output is out, as some NX-OS versions do.
+(sleep 0.05; kill "$PPID") >/dev/null 2>&1 &
+"#
+    )
+}
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sh = dir.path().join("nxos.sh");
+    std::fs::write(&sh, script()).expect("script");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&sh)
+        .status()
+        .expect("chmod");
+    let s = Sshd::with(Options {
+        force_command: Some(sh.display().to_string()),
+        ..Options::default()
+    });
+    let kh = s.path("known_hosts");
+    s.trust(&kh, "ed25519");
+    let cfg = format!(
+        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-2\", \"Ethernet1/2/1\", \"ii1/1/1\"]\n",
+        kh.display(),
+        s.port,
+        user(),
+        s.client_key.display()
+    );
+    let path = dir.path().join("rocetop.toml");
+    std::fs::write(&path, cfg).expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args([
+            "snapshot",
+            "--format",
+            "prom",
+            "--interval",
+            "500ms",
+            "--config",
+        ])
+        .arg(&path)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}\n{text}");
+    // Each command's output reached its own parser: queuing, PFC and 802.3x all present.
+    for want in [
+        "rocetop_switch_ingress_dropped_packets_total{port=\"Ethernet1/1/2\",reason=\"mmu\",switch=\"leaf\"} 2213",
+        "rocetop_switch_pfc_rx_frames_total{port=\"ii1/1/1\",priority=\"all\",switch=\"leaf\"} 88412911",
+        "rocetop_switch_flowcontrol_enabled{direction=\"rx\",port=\"Ethernet1/2/1\",switch=\"leaf\"} 1",
+    ] {
+        assert!(text.contains(want), "missing {want}\n{text}");
+    }
+    assert!(!text.contains("rocetop_source_unparsed"), "{text}");
+    let table = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["snapshot", "--interval", "300ms", "--config"])
+        .arg(&path)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("run");
+    let t = String::from_utf8_lossy(&table.stdout);
+    assert!(!t.contains("lines not understood"), "{t}");
+}
