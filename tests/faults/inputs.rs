@@ -40,6 +40,8 @@ pub fn source(kind: ParseKind) -> Source {
         ports: Vec::new(),
         discovery: None,
         format_regex: None,
+        // Every counter: the parsers' whole output is what is checked.
+        nic_counters: Vec::new(),
     }
 }
 
