@@ -311,7 +311,12 @@ pub fn src_state(app: &App, name: &str) -> SrcState {
         Some(h) => match h.up {
             None => SrcState::Waiting,
             Some(false) => {
-                SrcState::Down(h.last_error.clone().unwrap_or_else(|| "no answer".into()))
+                let why = h.last_error.clone().unwrap_or_else(|| "no answer".into());
+                // How old the numbers left on screen are: a hung host can be down for minutes.
+                SrcState::Down(match h.age_ms(now) {
+                    Some(age) => format!("{why}, last data {} ago", fmt::age(age)),
+                    None => why,
+                })
             }
             Some(true) if h.is_stale(now) => SrcState::Stale(h.age_ms(now).unwrap_or(0)),
             Some(true) => SrcState::Up,

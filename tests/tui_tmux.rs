@@ -206,6 +206,52 @@ fn sigterm_restores_the_terminal() {
     s.assert_shell_usable();
 }
 
+/// A hangup (the terminal closed, an ssh session dropped) while recording: the terminal is
+/// restored, the exit code says SIGHUP, and the recording is closed with its `end` record.
+#[test]
+fn sighup_restores_the_terminal_and_closes_the_recording() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Session::new("hup", 100, 30);
+    s.line(&format!(
+        "cd '{}' && {BIN} --demo; echo EXITED-$?",
+        dir.path().display()
+    ));
+    s.wait_for("Overview", 10)
+        .unwrap_or_else(|c| panic!("did not start:\n{c}"));
+    s.send("r");
+    s.wait_for("recording to", 5)
+        .unwrap_or_else(|c| panic!("r did not start a recording:\n{c}"));
+    sleep(Duration::from_secs(3));
+    let pid = s.child_pid().expect("rocetop pid");
+    let ok = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(ok, "kill -HUP {pid}");
+    s.wait_for("EXITED-129", 5)
+        .unwrap_or_else(|c| panic!("SIGHUP did not end it with 129:\n{c}"));
+    s.assert_shell_usable();
+    let rec = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "rec"))
+        .expect("a recording in the working directory");
+    let mut r = rocetop::record::Reader::open(&rec).expect("open");
+    let polls = r.by_ref().count();
+    assert!(polls > 5, "{polls} polls");
+    assert!(r.cut().is_none(), "{:?}", r.cut());
+    assert_eq!(
+        r.end().map(|e| e.polls as usize),
+        Some(polls),
+        "closed with its end record"
+    );
+}
+
 #[test]
 fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     if !have_tmux() {

@@ -39,7 +39,9 @@ impl Summary {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM (or never, where signals cannot be installed).
+/// Resolves on SIGINT, SIGTERM or SIGHUP (or never, where signals cannot be installed). A hangup
+/// (the terminal closed) stops cleanly too, except under `nohup`: a SIGHUP this process was
+/// started ignoring stays ignored.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
@@ -48,9 +50,23 @@ pub async fn shutdown_signal() {
             signal(SignalKind::terminate()),
             signal(SignalKind::interrupt()),
         ) {
+            let mut hup = if sighup_ignored() {
+                None
+            } else {
+                signal(SignalKind::hangup()).ok()
+            };
+            let hangup = async {
+                match &mut hup {
+                    Some(h) => {
+                        h.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
+                _ = hangup => {}
             }
             return;
         }
@@ -58,6 +74,20 @@ pub async fn shutdown_signal() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
+}
+
+/// Whether SIGHUP was ignored when this process started (`nohup`, `trap '' HUP`), read from the
+/// `SigIgn` mask in /proc (no unsafe sigaction call). Elsewhere: not ignored.
+pub fn sighup_ignored() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        })
+        // Signal n is bit n-1; SIGHUP is 1.
+        .is_some_and(|mask| mask & 1 != 0)
 }
 
 /// Record until `duration` passes or a signal arrives; the file is closed cleanly either way.
@@ -69,8 +99,14 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         .collect();
     let mut writer =
         Writer::create(out, cfg, sources.iter().map(|s| &**s)).map_err(|e| e.to_string())?;
+    // Signals are caught from here on, so one during the connects still closes the file.
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
     // Connections are opened before the first poll, as `snapshot` does.
-    super::warm_up(cfg, &sources).await;
+    let mut stopped = tokio::select! {
+        _ = super::warm_up(cfg, &sources) => false,
+        _ = &mut stop => true,
+    };
     let n_sources = sources.len();
     eprintln!(
         "rocetop: recording {n_sources} sources to {}{}; Ctrl-C stops",
@@ -90,10 +126,8 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         }
     };
     tokio::pin!(deadline);
-    let stop = shutdown_signal();
-    tokio::pin!(stop);
     let mut failure = None;
-    loop {
+    while !stopped {
         tokio::select! {
             c = rx.recv() => match c {
                 Some(c) => {
@@ -105,7 +139,7 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
                 None => break,
             },
             _ = &mut deadline => break,
-            _ = &mut stop => break,
+            _ = &mut stop => stopped = true,
         }
     }
     drop(tasks);

@@ -41,6 +41,12 @@ impl Collected {
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
     let mut parsed = Parsed::default();
     for (kind, text) in outputs {
+        // A command that answered nothing is not "all zeros" and not "all fine" either: say so, so
+        // the health bar explains why this source's numbers stopped moving. (A log with no new
+        // lines is normal.)
+        if text.trim().is_empty() && *kind != ParseKind::TrainingLog {
+            parsed.note(format!("{}: empty output", kind.name()));
+        }
         parsed.merge(match (kind, &src.format_regex) {
             // A log with its own line format: the same custom regex as its live follower.
             (ParseKind::TrainingLog, Some(re)) => {

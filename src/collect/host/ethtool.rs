@@ -96,6 +96,18 @@ fn netdev_of_command(line: &str) -> Option<&str> {
     args.get(i + 1).copied().filter(|n| !n.starts_with('-'))
 }
 
+/// A counter name as drivers print them (`rx_prio3_pause`, `port.rx_bytes`, `[0]: rx_ucast_packets`,
+/// `ch0_arm`): printable ASCII, with a letter. Anything else is garbage that happens to hold a
+/// colon and a number, and must not become a series of its own.
+fn plausible_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name.bytes().any(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.:[]/() ".contains(&b))
+}
+
 /// Parse `ethtool -S` of one netdev.
 pub fn parse(text: &str, node: &str, netdev: &str) -> Parsed {
     parse_keeping(text, node, netdev, &|_| true)
@@ -115,7 +127,7 @@ pub fn parse_keeping(text: &str, node: &str, netdev: &str, keep: &dyn Fn(&str) -
         // Values are plain numbers, so the last ':' ends the name (a name may contain ':').
         let split = line.rsplit_once(':').map(|(n, v)| (n.trim(), v.trim()));
         if let Some((name, value)) = split
-            && !name.is_empty()
+            && plausible_name(name)
             && let Some(v) = num::count(value)
         {
             stats.push((name, v));

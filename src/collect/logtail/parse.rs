@@ -165,6 +165,11 @@ impl LineParser {
     pub fn feed(&mut self, line: &str) -> LineOutcome {
         let mut out = LineOutcome::default();
         let line = prefix::truncate(line, MAX_LINE_BYTES);
+        // Binary junk (a core file cat'ed into the log, a corrupted block) can hold a `dt 8` by
+        // chance: such a line is no training script's output, so nothing is read from it.
+        if looks_binary(line) {
+            return out;
+        }
         let clean = prefix::clean(line);
         // A progress bar redraws with CR: each redraw is a line of its own.
         for part in clean.split('\r') {
@@ -341,6 +346,13 @@ impl LineParser {
 /// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
 /// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
 /// counted as unknown; a note says when no progress line was recognised at all.
+/// A line with undecodable bytes (U+FFFD after lossy decoding) or control characters other than
+/// tab, CR (progress bars), a line end and ESC (colours).
+fn looks_binary(line: &str) -> bool {
+    line.chars()
+        .any(|c| c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\r' | '\n' | '\u{1b}')))
+}
+
 pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
     parse_text_with(text, node, log, Vec::new())
 }

@@ -126,3 +126,19 @@ fn junk_is_counted_and_empty_output_is_noted() {
     assert_eq!(p.unknown_lines, 0);
     assert_eq!(p.notes, vec!["lo: ethtool -S printed no counters"]);
 }
+
+#[test]
+fn binary_garbage_with_a_colon_and_a_number_is_no_counter() {
+    // Found by tests/faults_parse.rs: 50 MB of junk made dozens of `rocetop_nic_<junk>_total` series.
+    let p = parse(
+        "\u{fffd}\u{1}Qz\u{7f}k: 4\n\0\0x: 12\n%%: 3\n[0]: rx_ucast_packets: 7\n",
+        "n",
+        "e",
+    );
+    assert_eq!(p.unknown_lines, 3);
+    assert_eq!(p.samples.len(), 1, "{:?}", p.samples);
+    assert_eq!(
+        p.find("rocetop_nic_0_rx_ucast_packets_total", &[]),
+        Some(Value::Counter(7))
+    );
+}
