@@ -6,14 +6,19 @@
 #   scripts/fuzz.sh                 # every target, 60 s each
 #   SECS=600 scripts/fuzz.sh parse_ethtool parse_nxos_queuing
 #
-# cargo-fuzz needs a nightly toolchain (rustup toolchain install nightly; cargo install cargo-fuzz).
+# cargo-fuzz needs `cargo install cargo-fuzz` and nightly features: a nightly toolchain if rustup has
+# one, else the stable one with RUSTC_BOOTSTRAP=1 (FUZZ_TOOLCHAIN picks one explicitly).
 # Without sanitizers (--sanitizer none) the build is quicker and the parsers are safe Rust anyway:
 # what we look for is panics, hangs and memory blow-ups. A summary line per target is printed:
 # "target: N execs, C crashes".
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 SECS=${SECS:-60}
-TOOLCHAIN=${FUZZ_TOOLCHAIN:-nightly}
+if [ -z "${FUZZ_TOOLCHAIN:-}" ] && cargo +nightly --version >/dev/null 2>&1; then
+    FUZZ_TOOLCHAIN=nightly
+fi
+TOOLCHAIN=${FUZZ_TOOLCHAIN:-stable}
+[ "$TOOLCHAIN" = nightly ] || export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/target}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

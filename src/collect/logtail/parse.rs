@@ -343,9 +343,6 @@ impl LineParser {
     }
 }
 
-/// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
-/// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
-/// counted as unknown; a note says when no progress line was recognised at all.
 /// A line with undecodable bytes (U+FFFD after lossy decoding) or control characters other than
 /// tab, CR (progress bars), a line end and ESC (colours).
 fn looks_binary(line: &str) -> bool {
@@ -353,6 +350,9 @@ fn looks_binary(line: &str) -> bool {
         .any(|c| c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\r' | '\n' | '\u{1b}')))
 }
 
+/// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
+/// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
+/// counted as unknown; a note says when no progress line was recognised at all.
 pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
     parse_text_with(text, node, log, Vec::new())
 }
