@@ -11,12 +11,19 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
 
 /// Start `rocetop record --demo` (through `sh -c` so a test can set signal dispositions first),
-/// and wait until it says it records.
+/// and wait until it says it records. An ignored SIGHUP is inherited (the test run itself may be
+/// under `nohup`), so unless `sh_prefix` ignores it on purpose, `env` gives the recorder the
+/// default disposition back: what it sees from a terminal.
 fn start(out: &Path, sh_prefix: &str) -> (Child, std::thread::JoinHandle<String>) {
+    let reset = if sh_prefix.contains("HUP") {
+        ""
+    } else {
+        "env --default-signal=HUP"
+    };
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "{sh_prefix} exec '{BIN}' record --demo --out '{}'",
+            "{sh_prefix} exec {reset} '{BIN}' record --demo --out '{}'",
             out.display()
         ))
         .stdin(Stdio::null())
