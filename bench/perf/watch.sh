@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `watch` baseline of bench/perf.sh: every second, one `ssh` per line of TARGETS (a node's
+# The `watch` baseline of bench/perf.sh: every second (PERIOD seconds), one `ssh` per line of TARGETS (a node's
 # sysfs dump + `ethtool -S`, or one switch `show` command), all in parallel, as four `watch -n1 ssh ...`
 # terminals would; a round that takes longer than a second delays the next (no overlap).
 #   watch.sh SECS TARGETS ROUNDS_OUT [ssh option...]
@@ -21,7 +21,7 @@ while :; do
   wait
   t1=$(date +%s%N)
   echo $(((t1 - t0) / 1000000)) >>"$rounds"
-  next=$((next + 1000000000))
+  next=$((next + ${PERIOD:-1} * 1000000000))
   [ "$next" -lt "$t1" ] && next=$t1
   d=$((next - t1))
   [ "$d" -gt 0 ] && sleep "$(printf '%d.%09d' $((d / 1000000000)) $((d % 1000000000)))"
