@@ -156,6 +156,16 @@ pub struct Store {
     /// Per source, the series of its last poll in sample order: a poll names the same series in
     /// the same order every time, so a key comparison replaces hashing the key.
     recent: Vec<Vec<SeriesId>>,
+    /// Changes with every change of the store ([`next_generation`]).
+    generation: u64,
+}
+
+/// A number never handed out before in this process: the generation of something that just
+/// changed, so views computed from an older state (or another store) never look current.
+pub fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The series whose keys share one hash: almost always one.
@@ -203,11 +213,18 @@ impl Store {
             dropped_out_of_order: 0,
             last_expire: None,
             recent: Vec::new(),
+            generation: next_generation(),
         }
+    }
+
+    /// Changes with every poll, failure or source added.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.
     pub fn add_source(&mut self, name: &str, interval_ms: i64) -> SourceId {
+        self.generation = next_generation();
         self.sources.push(SourceHealth {
             name: name.to_string(),
             interval_ms,
@@ -233,6 +250,7 @@ impl Store {
 
     /// A successful poll: its samples, taken at `at`.
     pub fn ingest(&mut self, source: SourceId, at: Ts, parsed: &Parsed) {
+        self.generation = next_generation();
         if let Some(h) = self.sources.get_mut(source.0 as usize) {
             h.up = Some(true);
             h.last_error = None;
@@ -282,6 +300,7 @@ impl Store {
 
     /// A failed poll: the source is down with `reason`; no point is added anywhere.
     pub fn fail(&mut self, source: SourceId, at: Ts, reason: &str) {
+        self.generation = next_generation();
         let retention = self.retention_ms;
         if let Some(h) = self.sources.get_mut(source.0 as usize) {
             if h.up != Some(false) {

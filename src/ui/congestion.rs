@@ -34,6 +34,41 @@ const COLS: [Col; 10] = [
 const G: [&str; 2] = ["node", "device"];
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let rows = app.view(Tab::Congestion, (area.width, area.height), || rows(app));
+    let base = app.baseline();
+    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let note = format!(
+        "   rates per second, (n) = last 60 s; errors since {} ({since})",
+        fmt::clock(base)
+    );
+    f.render_widget(
+        Paragraph::new(title(
+            app,
+            "ECN / CNP per device (mlx5 hw_counters)".into(),
+            note,
+        )),
+        t,
+    );
+    let sel = grid::draw(
+        f,
+        body,
+        app,
+        grid::Table {
+            tab: Tab::Congestion,
+            cols: &COLS,
+            rows: &rows,
+            empty: "no nodes match",
+            selectable: true,
+        },
+    )?;
+    rows.get(sel)
+        .filter(|r| !r.charts.is_empty())
+        .map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+/// One row per node and device, sorted and filtered.
+fn rows(app: &App) -> Vec<Row> {
     let st = &app.store;
     let now = app.view_now();
     let base = app.baseline();
@@ -138,33 +173,5 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         }
     }
     grid::arrange(app, &mut rows);
-    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
-    let note = format!(
-        "   rates per second, (n) = last 60 s; errors since {} ({since})",
-        fmt::clock(base)
-    );
-    f.render_widget(
-        Paragraph::new(title(
-            app,
-            "ECN / CNP per device (mlx5 hw_counters)".into(),
-            note,
-        )),
-        t,
-    );
-    let sel = grid::draw(
-        f,
-        body,
-        app,
-        grid::Table {
-            tab: Tab::Congestion,
-            cols: &COLS,
-            rows: &rows,
-            empty: "no nodes match",
-            selectable: true,
-        },
-    )?;
-    rows.get(sel)
-        .filter(|r| !r.charts.is_empty())
-        .map(|r| (r.name.clone(), r.charts.clone()))
+    rows
 }
