@@ -475,14 +475,15 @@ impl Store {
             return Some(0);
         }
         // Start from the last point at or before `since`, so the first interval counts.
-        let mut raws = Vec::new();
-        for p in s.points.iter_from(since) {
-            if p.t <= since {
-                raws.clear();
-            }
-            raws.push(p.raw);
+        let mut it = s.points.iter_from(since).peekable();
+        let mut first = it.next()?;
+        while let Some(p) = it.next_if(|p| p.t <= since) {
+            first = p;
         }
-        Some(rate::increase(raws, width))
+        Some(rate::increase(
+            std::iter::once(first.raw).chain(it.map(|p| p.raw)),
+            width,
+        ))
     }
 
     /// Whether the newest interval of a counter was a reset (for the reset mark).

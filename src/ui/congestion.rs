@@ -73,6 +73,10 @@ fn rows(app: &App) -> Vec<Row> {
     let now = app.view_now();
     let base = app.baseline();
     let n = |c: &str| rdma_counter(c);
+    let ecn_n = n("np_ecn_marked_roce_packets");
+    let cnp_n = n("np_cnp_sent");
+    let hdl_n = n("rp_cnp_handled");
+    let oos_n = n("out_of_sequence");
     let ecn = query::rate_by(st, &n("np_ecn_marked_roce_packets"), &[], &G);
     let ecn60 = query::increase_by(
         st,
@@ -160,14 +164,10 @@ fn rows(app: &App) -> Vec<Row> {
                 score: bad as f64 * 1e6 + r(&ecn).unwrap_or(0.0),
                 span: None,
                 charts: vec![
-                    Chart::rate(
-                        "ECN marked/s (np_ecn_marked_roce_packets)",
-                        &n("np_ecn_marked_roce_packets"),
-                        &lbl,
-                    ),
-                    Chart::rate("CNP sent/s (np_cnp_sent)", &n("np_cnp_sent"), &lbl),
-                    Chart::rate("CNP handled/s (rp_cnp_handled)", &n("rp_cnp_handled"), &lbl),
-                    Chart::rate("out_of_sequence/s", &n("out_of_sequence"), &lbl),
+                    Chart::rate("ECN marked/s (np_ecn_marked_roce_packets)", &ecn_n, &lbl),
+                    Chart::rate("CNP sent/s (np_cnp_sent)", &cnp_n, &lbl),
+                    Chart::rate("CNP handled/s (rp_cnp_handled)", &hdl_n, &lbl),
+                    Chart::rate("out_of_sequence/s", &oos_n, &lbl),
                 ],
             });
         }
