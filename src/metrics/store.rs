@@ -203,7 +203,7 @@ pub struct StoreStats {
     pub series: usize,
     pub points: usize,
     pub dropped_out_of_order: u64,
-    /// Bytes of encoded history (blocks), for the memory benchmark.
+    /// Bytes of encoded history (blocks and the sources' clocks), for the memory benchmark.
     pub history_bytes: usize,
 }
 
@@ -607,7 +607,12 @@ impl Store {
             series: self.series.len(),
             points: self.series.iter().map(|s| s.points.len()).sum(),
             dropped_out_of_order: self.dropped_out_of_order,
-            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum(),
+            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum::<usize>()
+                + self
+                    .clocks
+                    .iter()
+                    .map(|c| read(c).times.capacity() * std::mem::size_of::<Ts>())
+                    .sum::<usize>(),
         }
     }
 
