@@ -193,7 +193,7 @@ fn main() {
         st.points
     );
     println!(
-        "new layout (compressed blocks): RSS {:.1} MB (store {:.1} MB over a {:.1} MB start), history {:.1} MB = {:.2} bytes/point",
+        "new layout (per-source clocks, compressed blocks): RSS {:.1} MB (store {:.1} MB over a {:.1} MB start), history {:.1} MB = {:.2} bytes/point",
         rss1 as f64 / 1024.0,
         (rss1 - rss0) as f64 / 1024.0,
         rss0 as f64 / 1024.0,

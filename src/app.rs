@@ -4,6 +4,7 @@
 
 pub mod alerts;
 mod keys;
+pub mod view;
 
 use crate::collect::poll::Collected;
 use crate::config::Config;
@@ -165,6 +166,8 @@ pub struct App {
     pub recording: Option<String>,
     /// Set in `rocetop replay`.
     pub replay: Option<ReplayView>,
+    /// The tabs' computed views (`view.rs`).
+    pub views: view::Views,
 }
 
 impl App {
@@ -203,6 +206,7 @@ impl App {
             message: None,
             recording: None,
             replay: None,
+            views: view::Views::default(),
         }
     }
 

@@ -284,6 +284,9 @@ fn filter_and_sort_change_the_rows() {
 #[test]
 #[ignore]
 fn render_time_8_and_512_nodes() {
+    // Two figures per tab: a frame redrawn with nothing new (a key, a resize), and the first
+    // frame after a second of polls (what the live screen draws most). `App::update` per poll is
+    // timed over that second of polls.
     for nodes in [8usize, 512] {
         let cfg = if nodes == 8 {
             rocetop::config::Config::reference()
@@ -295,19 +298,64 @@ fn render_time_8_and_512_nodes() {
         };
         let mut lab = Lab::with(cfg);
         lab.run(30);
-        for tab in [Tab::Overview, Tab::Congestion, Tab::Pfc] {
+        for tab in Tab::ALL {
             on_tab(&mut lab, tab);
             let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+            t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
             let n = 20;
             let start = std::time::Instant::now();
             for _ in 0..n {
                 t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
             }
-            let per = start.elapsed() / n;
+            let same = start.elapsed() / n;
+            let (mut fresh, mut upd, mut polls) =
+                (std::time::Duration::ZERO, std::time::Duration::ZERO, 0u32);
+            let m = 5;
+            for _ in 0..m {
+                let (d, p) = lab.run_timed(1);
+                upd += d;
+                polls += p;
+                let start = std::time::Instant::now();
+                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+                fresh += start.elapsed();
+            }
             println!(
-                "render {nodes} nodes, {:?} tab, 120x40: {per:?} per frame",
-                tab
+                "render {nodes} nodes, {:<10} 120x40: {same:>10.2?} per frame, {:>10.2?} after new data; App::update {:>8.2?} per poll",
+                format!("{tab:?}"),
+                fresh / m,
+                upd / polls.max(1)
             );
         }
+    }
+}
+
+/// A frame with nothing new computes no tab view again: moving the selection, opening the detail
+/// view or the help only lays out the kept rows; new data, a sort or a filter computes them anew.
+#[test]
+fn unchanged_frames_reuse_the_computed_view() {
+    for tab in [Tab::Overview, Tab::Queues, Tab::Pfc, Tab::Congestion] {
+        let mut lab = busy();
+        on_tab(&mut lab, tab);
+        let before = screen(&lab.app);
+        let n = lab.app.views.computed.get();
+        assert_eq!(screen(&lab.app), before, "{tab:?}");
+        lab.key(KeyCode::Down);
+        screen(&lab.app);
+        lab.key(KeyCode::Enter);
+        screen(&lab.app);
+        lab.key(KeyCode::Esc);
+        lab.key(KeyCode::Up);
+        assert_eq!(screen(&lab.app), before, "{tab:?}");
+        assert_eq!(
+            lab.app.views.computed.get(),
+            n,
+            "{tab:?}: nothing new, nothing computed"
+        );
+        lab.key(KeyCode::Char('s'));
+        screen(&lab.app);
+        assert_eq!(lab.app.views.computed.get(), n + 1, "{tab:?}: sort");
+        lab.run(1);
+        screen(&lab.app);
+        assert_eq!(lab.app.views.computed.get(), n + 2, "{tab:?}: new data");
     }
 }

@@ -79,6 +79,8 @@ pub struct Alerts {
     pub history: VecDeque<Alert>,
     /// Worst active severity per subject (rows look themselves up every frame).
     by_subject: HashMap<Subject, Severity>,
+    /// Changes whenever the alerts may have (`crate::metrics::store::next_generation`).
+    generation: u64,
 }
 
 struct Found {
@@ -117,8 +119,14 @@ impl Alerts {
             .max()
     }
 
+    /// Changes whenever the alerts may have (the tabs' kept views depend on it).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, now: Ts) -> bool {
+        self.generation = crate::metrics::store::next_generation();
         let found = find(store, cfg, now);
         let mut changed = false;
         let mut seen = HashMap::new();

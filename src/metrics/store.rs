@@ -5,6 +5,7 @@ use super::rate::{self, Rate, Width};
 use super::{Parsed, Sample, SeriesKey, Ts, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, RwLock};
 
 mod hist;
 
@@ -31,12 +32,66 @@ pub struct Point {
     raw: u64,
 }
 
+/// The instants one source's polls were taken at. Every series of a source is sampled at the same
+/// instants, so its points name a poll by sequence number and the timestamps are held once, here.
+#[derive(Debug, Default)]
+pub struct Clock {
+    /// Sequence number of `times[0]`.
+    first: i64,
+    times: VecDeque<Ts>,
+}
+
+impl Clock {
+    /// The sequence number of a poll taken at `at`: the newest poll's if `at` is its time, a new
+    /// one if later; `None` if earlier (out of order).
+    fn seq_for(&mut self, at: Ts) -> Option<i64> {
+        match self.times.back() {
+            Some(&t) if t == at => Some(self.first + self.times.len() as i64 - 1),
+            Some(&t) if t > at => None,
+            _ => {
+                self.times.push_back(at);
+                Some(self.first + self.times.len() as i64 - 1)
+            }
+        }
+    }
+
+    fn time(&self, seq: i64) -> Option<Ts> {
+        usize::try_from(seq - self.first)
+            .ok()
+            .and_then(|i| self.times.get(i).copied())
+    }
+
+    /// The first sequence number whose time is at or after `t`.
+    fn seq_from(&self, t: Ts) -> i64 {
+        self.first + self.times.partition_point(|&x| x < t) as i64
+    }
+
+    fn expire(&mut self, cutoff: Ts) {
+        while self.times.front().is_some_and(|&t| t < cutoff) {
+            self.times.pop_front();
+            self.first += 1;
+        }
+    }
+}
+
+type SharedClock = Arc<RwLock<Clock>>;
+
+fn read(c: &SharedClock) -> std::sync::RwLockReadGuard<'_, Clock> {
+    c.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write(c: &SharedClock) -> std::sync::RwLockWriteGuard<'_, Clock> {
+    c.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[derive(Debug)]
 pub struct Series {
     pub key: SeriesKey,
     pub source: SourceId,
     pub kind: Kind,
     points: hist::Hist,
+    /// Its source's clock: the times of its points.
+    clock: SharedClock,
 }
 
 impl Series {
@@ -55,24 +110,35 @@ impl Series {
     /// [`last_two`]: Series::last_two
     pub fn points(&self) -> impl DoubleEndedIterator<Item = (Ts, Value)> + '_ {
         let v: Vec<(Ts, Value)> = self
-            .points
-            .iter()
+            .timed(self.points.iter())
             .map(|p| (p.t, self.value_of(&p)))
             .collect();
         v.into_iter()
     }
 
-    /// Points from the last one before `since` on, oldest first, decoded as they are read.
+    /// Points from the last one before `since` on, oldest first.
     pub fn points_since(&self, since: Ts) -> impl Iterator<Item = (Ts, Value)> + '_ {
-        self.points
-            .iter_from(since)
+        let v: Vec<(Ts, Value)> = self
+            .timed(self.points.iter_from(since))
             .map(|p| (p.t, self.value_of(&p)))
+            .collect();
+        v.into_iter()
+    }
+
+    /// Points with their times from the clock.
+    fn timed<'a>(&'a self, it: hist::Iter<'a>) -> impl Iterator<Item = Point> + 'a {
+        let clock = read(&self.clock);
+        it.filter_map(move |p| clock.time(p.seq).map(|t| Point { t, raw: p.raw }))
     }
 
     /// The two newest points, older first.
     pub fn last_two(&self) -> Option<((Ts, Value), (Ts, Value))> {
-        let (a, b) = self.points.last_two()?;
-        Some(((a.t, self.value_of(&a)), (b.t, self.value_of(&b))))
+        let ((a, ta), (b, tb)) = self.points.last_two()?;
+        Some(((ta, self.value(a.raw)), (tb, self.value(b.raw))))
+    }
+
+    fn value(&self, raw: u64) -> Value {
+        self.value_of(&Point { t: 0, raw })
     }
 
     pub fn len(&self) -> usize {
@@ -84,11 +150,11 @@ impl Series {
     }
 
     pub fn latest(&self) -> Option<(Ts, Value)> {
-        self.points.last().map(|p| (p.t, self.value_of(&p)))
+        self.points.last().map(|(p, t)| (t, self.value(p.raw)))
     }
 
     pub fn last_seen(&self) -> Option<Ts> {
-        self.points.last().map(|p| p.t)
+        self.points.last().map(|(_, t)| t)
     }
 }
 
@@ -137,7 +203,7 @@ pub struct StoreStats {
     pub series: usize,
     pub points: usize,
     pub dropped_out_of_order: u64,
-    /// Bytes of encoded history (blocks), for the memory benchmark.
+    /// Bytes of encoded history (blocks and the sources' clocks), for the memory benchmark.
     pub history_bytes: usize,
 }
 
@@ -156,6 +222,18 @@ pub struct Store {
     /// Per source, the series of its last poll in sample order: a poll names the same series in
     /// the same order every time, so a key comparison replaces hashing the key.
     recent: Vec<Vec<SeriesId>>,
+    /// Per source, the times of its polls.
+    clocks: Vec<SharedClock>,
+    /// Changes with every change of the store ([`next_generation`]).
+    generation: u64,
+}
+
+/// A number never handed out before in this process: the generation of something that just
+/// changed, so views computed from an older state (or another store) never look current.
+pub fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The series whose keys share one hash: almost always one.
@@ -203,11 +281,19 @@ impl Store {
             dropped_out_of_order: 0,
             last_expire: None,
             recent: Vec::new(),
+            clocks: Vec::new(),
+            generation: next_generation(),
         }
+    }
+
+    /// Changes with every poll, failure or source added.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.
     pub fn add_source(&mut self, name: &str, interval_ms: i64) -> SourceId {
+        self.generation = next_generation();
         self.sources.push(SourceHealth {
             name: name.to_string(),
             interval_ms,
@@ -233,6 +319,7 @@ impl Store {
 
     /// A successful poll: its samples, taken at `at`.
     pub fn ingest(&mut self, source: SourceId, at: Ts, parsed: &Parsed) {
+        self.generation = next_generation();
         if let Some(h) = self.sources.get_mut(source.0 as usize) {
             h.up = Some(true);
             h.last_error = None;
@@ -244,6 +331,8 @@ impl Store {
             h.unknown_examples.clone_from(&parsed.unknown_examples);
             h.notes.clone_from(&parsed.notes);
         }
+        let clock = self.clock(source);
+        let seq = write(&clock).seq_for(at);
         let mut recent = std::mem::take(
             self.recent
                 .get_mut(source.0 as usize)
@@ -266,7 +355,7 @@ impl Store {
                     id
                 }
             };
-            self.push(id, at, s);
+            self.push(id, source, at, seq, s);
         }
         recent.truncate(parsed.samples.len());
         let n = source.0 as usize;
@@ -282,6 +371,7 @@ impl Store {
 
     /// A failed poll: the source is down with `reason`; no point is added anywhere.
     pub fn fail(&mut self, source: SourceId, at: Ts, reason: &str) {
+        self.generation = next_generation();
         let retention = self.retention_ms;
         if let Some(h) = self.sources.get_mut(source.0 as usize) {
             if h.up != Some(false) {
@@ -298,6 +388,15 @@ impl Store {
         }
     }
 
+    /// A source's clock (made on its first poll).
+    fn clock(&mut self, source: SourceId) -> SharedClock {
+        let n = source.0 as usize;
+        if self.clocks.len() <= n {
+            self.clocks.resize_with(n + 1, SharedClock::default);
+        }
+        self.clocks[n].clone()
+    }
+
     fn series_for(&mut self, source: SourceId, s: &Sample) -> SeriesId {
         match self.id(&s.key) {
             Some(id) => id,
@@ -308,11 +407,13 @@ impl Store {
                     Value::Counter32(_) => Kind::Counter(Width::W32),
                     Value::Gauge(_) => Kind::Gauge,
                 };
+                let clock = self.clock(source);
                 self.series.push(Series {
                     key: s.key.clone(),
                     source,
                     kind,
                     points: hist::Hist::default(),
+                    clock,
                 });
                 match self.index.entry(key_hash(&s.key)) {
                     Entry::Vacant(e) => {
@@ -326,7 +427,8 @@ impl Store {
         }
     }
 
-    fn push(&mut self, id: SeriesId, at: Ts, s: &Sample) {
+    /// Add a sample taken at `at` by `source`, whose clock named that poll `seq`.
+    fn push(&mut self, id: SeriesId, source: SourceId, at: Ts, seq: Option<i64>, s: &Sample) {
         let raw = match s.value {
             Value::Counter(v) | Value::Counter32(v) => v,
             Value::Gauge(v) => v.to_bits(),
@@ -335,18 +437,30 @@ impl Store {
         let series = &mut self.series[id.0 as usize];
         match series.points.last() {
             // Out of order: the newer point stays, the older one is dropped and counted.
-            Some(last) if at < last.t => {
+            Some((_, t)) if at < t => {
                 self.dropped_out_of_order += 1;
                 return;
             }
             // Same timestamp twice: the newer value replaces the older one, no zero-length interval.
-            Some(last) if at == last.t => {
+            Some((_, t)) if at == t => {
                 series.points.replace_last(raw);
                 return;
             }
             _ => {}
         }
-        series.points.push(Point { t: at, raw });
+        // A series made by another source (the same key from two sources) takes its times from
+        // its own source's clock.
+        let seq = if series.source == source {
+            seq
+        } else {
+            write(&series.clock).seq_for(at)
+        };
+        let Some(seq) = seq else {
+            // Older than its source's newest poll: there is no place for it in the clock.
+            self.dropped_out_of_order += 1;
+            return;
+        };
+        series.points.push(hist::At { seq, raw }, at);
         if series.points.len() > max_points {
             series.points.pop_front();
         }
@@ -354,8 +468,18 @@ impl Store {
 
     fn expire(&mut self, now: Ts) {
         let cutoff = now - self.retention_ms;
+        let from: Vec<i64> = self
+            .clocks
+            .iter()
+            .map(|c| read(c).seq_from(cutoff))
+            .collect();
         for s in &mut self.series {
-            s.points.expire(cutoff);
+            if let Some(&f) = from.get(s.source.0 as usize) {
+                s.points.expire(f);
+            }
+        }
+        for c in &self.clocks {
+            write(c).expire(cutoff);
         }
     }
 
@@ -411,11 +535,11 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return None;
         };
-        let (a, b) = s.points.last_two()?;
-        if self.gap(s, a.t, b.t) {
+        let ((a, ta), (b, tb)) = s.points.last_two()?;
+        if self.gap(s, ta, tb) {
             return None;
         }
-        Some(rate::rate((a.t, a.raw), (b.t, b.raw), width))
+        Some(rate::rate((ta, a.raw), (tb, b.raw), width))
     }
 
     /// Per-interval rates of a counter since `since` (points end at each interval's end).
@@ -429,7 +553,7 @@ impl Store {
         };
         let mut out = Vec::new();
         let mut prev: Option<Point> = None;
-        for p in s.points.iter_from(since) {
+        for p in s.timed(s.points.iter_from(since)) {
             if let Some(a) = prev {
                 let r = if self.gap(s, a.t, p.t) {
                     Rate::NoTime
@@ -452,18 +576,19 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return None;
         };
-        if s.points.last()?.t < since {
+        if s.points.last()?.1 < since {
             return Some(0);
         }
         // Start from the last point at or before `since`, so the first interval counts.
-        let mut raws = Vec::new();
-        for p in s.points.iter_from(since) {
-            if p.t <= since {
-                raws.clear();
-            }
-            raws.push(p.raw);
+        let mut it = s.timed(s.points.iter_from(since)).peekable();
+        let mut first = it.next()?;
+        while let Some(p) = it.next_if(|p| p.t <= since) {
+            first = p;
         }
-        Some(rate::increase(raws, width))
+        Some(rate::increase(
+            std::iter::once(first.raw).chain(it.map(|p| p.raw)),
+            width,
+        ))
     }
 
     /// Whether the newest interval of a counter was a reset (for the reset mark).
@@ -482,7 +607,12 @@ impl Store {
             series: self.series.len(),
             points: self.series.iter().map(|s| s.points.len()).sum(),
             dropped_out_of_order: self.dropped_out_of_order,
-            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum(),
+            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum::<usize>()
+                + self
+                    .clocks
+                    .iter()
+                    .map(|c| read(c).times.capacity() * std::mem::size_of::<Ts>())
+                    .sum::<usize>(),
         }
     }
 

@@ -34,10 +34,49 @@ const COLS: [Col; 10] = [
 const G: [&str; 2] = ["node", "device"];
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let rows = app.view(Tab::Congestion, (area.width, area.height), || rows(app));
+    let base = app.baseline();
+    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let note = format!(
+        "   rates per second, (n) = last 60 s; errors since {} ({since})",
+        fmt::clock(base)
+    );
+    f.render_widget(
+        Paragraph::new(title(
+            app,
+            "ECN / CNP per device (mlx5 hw_counters)".into(),
+            note,
+        )),
+        t,
+    );
+    let sel = grid::draw(
+        f,
+        body,
+        app,
+        grid::Table {
+            tab: Tab::Congestion,
+            cols: &COLS,
+            rows: &rows,
+            empty: "no nodes match",
+            selectable: true,
+        },
+    )?;
+    rows.get(sel)
+        .filter(|r| !r.charts.is_empty())
+        .map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+/// One row per node and device, sorted and filtered.
+fn rows(app: &App) -> Vec<Row> {
     let st = &app.store;
     let now = app.view_now();
     let base = app.baseline();
     let n = |c: &str| rdma_counter(c);
+    let ecn_n = n("np_ecn_marked_roce_packets");
+    let cnp_n = n("np_cnp_sent");
+    let hdl_n = n("rp_cnp_handled");
+    let oos_n = n("out_of_sequence");
     let ecn = query::rate_by(st, &n("np_ecn_marked_roce_packets"), &[], &G);
     let ecn60 = query::increase_by(
         st,
@@ -125,46 +164,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
                 score: bad as f64 * 1e6 + r(&ecn).unwrap_or(0.0),
                 span: None,
                 charts: vec![
-                    Chart::rate(
-                        "ECN marked/s (np_ecn_marked_roce_packets)",
-                        &n("np_ecn_marked_roce_packets"),
-                        &lbl,
-                    ),
-                    Chart::rate("CNP sent/s (np_cnp_sent)", &n("np_cnp_sent"), &lbl),
-                    Chart::rate("CNP handled/s (rp_cnp_handled)", &n("rp_cnp_handled"), &lbl),
-                    Chart::rate("out_of_sequence/s", &n("out_of_sequence"), &lbl),
+                    Chart::rate("ECN marked/s (np_ecn_marked_roce_packets)", &ecn_n, &lbl),
+                    Chart::rate("CNP sent/s (np_cnp_sent)", &cnp_n, &lbl),
+                    Chart::rate("CNP handled/s (rp_cnp_handled)", &hdl_n, &lbl),
+                    Chart::rate("out_of_sequence/s", &oos_n, &lbl),
                 ],
             });
         }
     }
     grid::arrange(app, &mut rows);
-    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
-    let note = format!(
-        "   rates per second, (n) = last 60 s; errors since {} ({since})",
-        fmt::clock(base)
-    );
-    f.render_widget(
-        Paragraph::new(title(
-            app,
-            "ECN / CNP per device (mlx5 hw_counters)".into(),
-            note,
-        )),
-        t,
-    );
-    let sel = grid::draw(
-        f,
-        body,
-        app,
-        grid::Table {
-            tab: Tab::Congestion,
-            cols: &COLS,
-            rows: &rows,
-            empty: "no nodes match",
-            selectable: true,
-        },
-    )?;
-    rows.get(sel)
-        .filter(|r| !r.charts.is_empty())
-        .map(|r| (r.name.clone(), r.charts.clone()))
+    rows
 }

@@ -74,18 +74,57 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     ])
     .areas(area);
 
-    let sel = draw_nodes(f, nodes_a, app, st, now);
-    draw_switches(f, sw_a, app, st, now);
-    f.render_widget(Paragraph::new(training_line(app, st)), train_a);
-    draw_timeline(f, tl_a, app, st, now);
+    let v = app.view(Tab::Overview, (area.width, area.height), || View {
+        rows: node_rows(app, st, now),
+        switches: switch_lines(app, st, now),
+        training: training_line(app, st),
+        timeline: timeline_lines(app, st, now, tl_a),
+    });
+    let sel = draw_nodes(f, nodes_a, app, &v.rows);
+    f.render_widget(Paragraph::new(v.switches.clone()), sw_a);
+    f.render_widget(Paragraph::new(v.training.clone()), train_a);
+    if !v.timeline.is_empty() {
+        f.render_widget(Paragraph::new(v.timeline.clone()), tl_a);
+    }
     draw_alerts(f, al_a, app, now);
     sel
 }
 
-fn draw_nodes(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) -> Detail {
+/// What the tab shows, computed from the store once per change (`app/view.rs`).
+struct View {
+    rows: Vec<Row>,
+    switches: Vec<Line<'static>>,
+    training: Line<'static>,
+    timeline: Vec<Line<'static>>,
+}
+
+fn draw_nodes(f: &mut Frame, area: Rect, app: &App, rows: &[Row]) -> Detail {
     if area.height == 0 {
         return None;
     }
+    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let note = format!(
+        "   rates per second, (n) = events in the last 60 s; {} nodes",
+        rows.len()
+    );
+    f.render_widget(Paragraph::new(title(app, "Nodes".into(), note)), t);
+    let sel = grid::draw(
+        f,
+        body,
+        app,
+        grid::Table {
+            tab: Tab::Overview,
+            cols: &COLS,
+            rows,
+            empty: "no nodes match",
+            selectable: true,
+        },
+    )?;
+    rows.get(sel).map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+/// One row per node, sorted and filtered.
+fn node_rows(app: &App, st: &Store, now: Ts) -> Vec<Row> {
     let g = ["node"];
     let last_min = now - WINDOW_MS;
     let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
@@ -183,25 +222,7 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) -> Deta
         });
     }
     grid::arrange(app, &mut rows);
-    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let note = format!(
-        "   rates per second, (n) = events in the last 60 s; {} nodes",
-        rows.len()
-    );
-    f.render_widget(Paragraph::new(title(app, "Nodes".into(), note)), t);
-    let sel = grid::draw(
-        f,
-        body,
-        app,
-        grid::Table {
-            tab: Tab::Overview,
-            cols: &COLS,
-            rows: &rows,
-            empty: "no nodes match",
-            selectable: true,
-        },
-    )?;
-    rows.get(sel).map(|r| (r.name.clone(), r.charts.clone()))
+    rows
 }
 
 /// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
@@ -238,7 +259,7 @@ fn rtt_by_peer(st: &Store) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
     out
 }
 
-fn draw_switches(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
+fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for sw in &app.cfg.switches {
         let name = sw.name.as_str();
@@ -300,7 +321,7 @@ fn draw_switches(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
         }
         lines.push(Line::from(spans));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    lines
 }
 
 fn sum_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -334,7 +355,7 @@ fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
     (edge, ii)
 }
 
-fn training_line<'a>(app: &App, st: &Store) -> Line<'a> {
+fn training_line(app: &App, st: &Store) -> Line<'static> {
     let mut spans = vec![Span::styled("Training ", app.theme.header)];
     let Some(log) = app.cfg.logs.first() else {
         spans.push(Span::styled("no [[log]] in the config", app.theme.dim));
@@ -400,9 +421,10 @@ fn add(a: Vec<Option<f64>>, b: Vec<Option<f64>>) -> Vec<Option<f64>> {
     a.into_iter().zip(b).map(|(x, y)| sum_opt(x, y)).collect()
 }
 
-fn draw_timeline(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
+/// The timeline's lines for `area` (none below two lines).
+fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'static>> {
     if area.height < 2 {
-        return;
+        return Vec::new();
     }
     let label_w = 26usize;
     let w = (area.width as usize).saturating_sub(label_w + 1).max(1);
@@ -464,7 +486,7 @@ fn draw_timeline(f: &mut Frame, area: Rect, app: &App, st: &Store, now: Ts) {
             Span::styled(spark::line(&tl, w, app.ascii), tone),
         ]));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    lines
 }
 
 fn draw_alerts(f: &mut Frame, area: Rect, app: &App, now: Ts) {

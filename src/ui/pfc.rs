@@ -99,6 +99,168 @@ fn on_off(v: Option<&f64>) -> &'static str {
 }
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let v = app.view(Tab::Pfc, (area.width, area.height), || compute(app));
+    let (rows, hosts, stale) = (&v.rows, &v.hosts, &v.stale);
+    let base = app.baseline();
+    let h = area.height as usize;
+    let top = (rows.len() + 2).min(h / 2).max(h.min(3));
+    let [t1, b1, t2, b2] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(top.saturating_sub(1) as u16),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    let since = if app.mark.is_some() { "mark" } else { "start" };
+    f.render_widget(
+        Paragraph::new(title(
+            app,
+            "Switch PFC per port (RxPPP/TxPPP)".into(),
+            format!(
+                "   {}totals since {} ({since})",
+                stale.concat(),
+                fmt::clock(base)
+            ),
+        )),
+        t1,
+    );
+    let sel = grid::draw(
+        f,
+        b1,
+        app,
+        grid::Table {
+            tab: Tab::Pfc,
+            cols: &SW_COLS,
+            rows,
+            empty: "no switch ports",
+            selectable: true,
+        },
+    );
+    f.render_widget(
+        Paragraph::new(title(
+            app,
+            "Host NIC pause (ethtool -S)".into(),
+            format!(
+                "   pause% = time paused in the newest interval; warn above {}%",
+                app.cfg.alerts.pause_time_percent
+            ),
+        )),
+        t2,
+    );
+    grid::draw(
+        f,
+        b2,
+        app,
+        grid::Table {
+            tab: Tab::Pfc,
+            cols: &HOST_COLS,
+            rows: hosts,
+            empty: "no nodes match",
+            selectable: false,
+        },
+    );
+    let sel = sel?;
+    rows.get(sel)
+        .filter(|r| !r.charts.is_empty())
+        .map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+fn host_rows(app: &App, st: &Store, base: Ts) -> Vec<Row> {
+    const G: [&str; 3] = ["node", "netdev", "priority"];
+    let rx = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &G);
+    let tx = query::rate_by(st, NIC_PFC_TX_PAUSE, &[], &G);
+    let rxt = query::increase_by(st, NIC_PFC_RX_PAUSE, &[], &G, base);
+    let mut frac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &G);
+    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &G) {
+        let e = frac.entry(k).or_insert(v);
+        *e = e.max(v);
+    }
+    let storms = query::increase_by(
+        st,
+        &nic_counter("tx_pause_storm_warning_events"),
+        &[],
+        &["node", "netdev"],
+        base,
+    );
+    let discards = query::increase_by(
+        st,
+        &nic_counter("rx_discards_phy"),
+        &[],
+        &["node", "netdev"],
+        base,
+    );
+    let keys: BTreeSet<&Vec<String>> = rx.keys().chain(tx.keys()).collect();
+    let grouped = super::by_first(keys.iter().copied());
+    let mut rows = Vec::new();
+    for n in &app.cfg.nodes {
+        let name = n.name.as_str();
+        let state = src_state(app, name);
+        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
+        let span = state.span(name).or_else(|| {
+            (mine.is_empty() && state != SrcState::Unknown)
+                .then(|| Cell::tone("waiting for pause counters (none parsed yet)", Tone::Dim))
+        });
+        if let Some(span) = span {
+            let score = if matches!(state, SrcState::Down(_)) {
+                1e12
+            } else {
+                0.0
+            };
+            rows.push(Row {
+                name: name.into(),
+                cells: vec![Cell::new(name)],
+                span: Some((1, span)),
+                score,
+                tone: state.row_tone(),
+                ..Default::default()
+            });
+            continue;
+        }
+        for k in &mine {
+            let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
+            let nk = vec![name.to_string(), at(1).to_string()];
+            let pf = frac.get(*k).copied();
+            let storm = storms.get(&nk).copied();
+            let cells = vec![
+                Cell::new(name),
+                Cell::new(at(1)),
+                Cell::new(at(2)),
+                Cell::new(fmt::rate(rx.get(*k), app.ascii)),
+                Cell::new(fmt::rate(tx.get(*k), app.ascii)),
+                Cell {
+                    text: fmt::percent(pf),
+                    tone: pf
+                        .filter(|p| p * 100.0 > app.cfg.alerts.pause_time_percent)
+                        .map(|_| Tone::Warn),
+                },
+                Cell::new(fmt::count(rxt.get(*k).copied())),
+                Cell {
+                    text: fmt::count(storm),
+                    tone: storm.filter(|s| *s > 0).map(|_| Tone::Warn),
+                },
+                Cell::new(fmt::count(discards.get(&nk).copied())),
+            ];
+            rows.push(Row {
+                name: format!("{name} {}", at(1)),
+                cells,
+                tone: state.row_tone(),
+                score: pf.unwrap_or(0.0) * 1e6 + rx.get(*k).and_then(|a| a.rate).unwrap_or(0.0),
+                ..Default::default()
+            });
+        }
+    }
+    grid::arrange(app, &mut rows);
+    rows
+}
+
+/// What the tab shows, computed from the store once per change (`app/view.rs`).
+struct View {
+    rows: Vec<Row>,
+    hosts: Vec<Row>,
+    stale: Vec<String>,
+}
+
+fn compute(app: &App) -> View {
     let st = &app.store;
     let base = app.baseline();
     let rx = per_port(st, SW_PFC_RX);
@@ -216,153 +378,5 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     }
     grid::arrange(app, &mut rows);
     let hosts = host_rows(app, st, base);
-    let h = area.height as usize;
-    let top = (rows.len() + 2).min(h / 2).max(h.min(3));
-    let [t1, b1, t2, b2] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(top.saturating_sub(1) as u16),
-        Constraint::Length(1),
-        Constraint::Min(0),
-    ])
-    .areas(area);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
-    f.render_widget(
-        Paragraph::new(title(
-            app,
-            "Switch PFC per port (RxPPP/TxPPP)".into(),
-            format!(
-                "   {}totals since {} ({since})",
-                stale.concat(),
-                fmt::clock(base)
-            ),
-        )),
-        t1,
-    );
-    let sel = grid::draw(
-        f,
-        b1,
-        app,
-        grid::Table {
-            tab: Tab::Pfc,
-            cols: &SW_COLS,
-            rows: &rows,
-            empty: "no switch ports",
-            selectable: true,
-        },
-    );
-    f.render_widget(
-        Paragraph::new(title(
-            app,
-            "Host NIC pause (ethtool -S)".into(),
-            format!(
-                "   pause% = time paused in the newest interval; warn above {}%",
-                app.cfg.alerts.pause_time_percent
-            ),
-        )),
-        t2,
-    );
-    grid::draw(
-        f,
-        b2,
-        app,
-        grid::Table {
-            tab: Tab::Pfc,
-            cols: &HOST_COLS,
-            rows: &hosts,
-            empty: "no nodes match",
-            selectable: false,
-        },
-    );
-    let sel = sel?;
-    rows.get(sel)
-        .filter(|r| !r.charts.is_empty())
-        .map(|r| (r.name.clone(), r.charts.clone()))
-}
-
-fn host_rows(app: &App, st: &Store, base: Ts) -> Vec<Row> {
-    const G: [&str; 3] = ["node", "netdev", "priority"];
-    let rx = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &G);
-    let tx = query::rate_by(st, NIC_PFC_TX_PAUSE, &[], &G);
-    let rxt = query::increase_by(st, NIC_PFC_RX_PAUSE, &[], &G, base);
-    let mut frac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &G);
-    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &G) {
-        let e = frac.entry(k).or_insert(v);
-        *e = e.max(v);
-    }
-    let storms = query::increase_by(
-        st,
-        &nic_counter("tx_pause_storm_warning_events"),
-        &[],
-        &["node", "netdev"],
-        base,
-    );
-    let discards = query::increase_by(
-        st,
-        &nic_counter("rx_discards_phy"),
-        &[],
-        &["node", "netdev"],
-        base,
-    );
-    let keys: BTreeSet<&Vec<String>> = rx.keys().chain(tx.keys()).collect();
-    let grouped = super::by_first(keys.iter().copied());
-    let mut rows = Vec::new();
-    for n in &app.cfg.nodes {
-        let name = n.name.as_str();
-        let state = src_state(app, name);
-        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
-        let span = state.span(name).or_else(|| {
-            (mine.is_empty() && state != SrcState::Unknown)
-                .then(|| Cell::tone("waiting for pause counters (none parsed yet)", Tone::Dim))
-        });
-        if let Some(span) = span {
-            let score = if matches!(state, SrcState::Down(_)) {
-                1e12
-            } else {
-                0.0
-            };
-            rows.push(Row {
-                name: name.into(),
-                cells: vec![Cell::new(name)],
-                span: Some((1, span)),
-                score,
-                tone: state.row_tone(),
-                ..Default::default()
-            });
-            continue;
-        }
-        for k in &mine {
-            let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
-            let nk = vec![name.to_string(), at(1).to_string()];
-            let pf = frac.get(*k).copied();
-            let storm = storms.get(&nk).copied();
-            let cells = vec![
-                Cell::new(name),
-                Cell::new(at(1)),
-                Cell::new(at(2)),
-                Cell::new(fmt::rate(rx.get(*k), app.ascii)),
-                Cell::new(fmt::rate(tx.get(*k), app.ascii)),
-                Cell {
-                    text: fmt::percent(pf),
-                    tone: pf
-                        .filter(|p| p * 100.0 > app.cfg.alerts.pause_time_percent)
-                        .map(|_| Tone::Warn),
-                },
-                Cell::new(fmt::count(rxt.get(*k).copied())),
-                Cell {
-                    text: fmt::count(storm),
-                    tone: storm.filter(|s| *s > 0).map(|_| Tone::Warn),
-                },
-                Cell::new(fmt::count(discards.get(&nk).copied())),
-            ];
-            rows.push(Row {
-                name: format!("{name} {}", at(1)),
-                cells,
-                tone: state.row_tone(),
-                score: pf.unwrap_or(0.0) * 1e6 + rx.get(*k).and_then(|a| a.rate).unwrap_or(0.0),
-                ..Default::default()
-            });
-        }
-    }
-    grid::arrange(app, &mut rows);
-    rows
+    View { rows, hosts, stale }
 }

@@ -35,6 +35,46 @@ const COLS: [Col; 10] = [
 const G: [&str; 4] = ["switch", "port", "qos_group", "queue"];
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+    let v = app.view(Tab::Queues, (area.width, area.height), || compute(app));
+    let (rows, notes) = (&v.0, &v.1);
+    let base = app.baseline();
+    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let mut note = format!(
+        "   totals since {} ({since}); (n) = drops in the last 60 s",
+        fmt::clock(base)
+    );
+    if !notes.is_empty() {
+        note = format!("   {}{note}", notes.join(", "));
+    }
+    f.render_widget(
+        Paragraph::new(title(app, "Switch queues: port x QoS group".into(), note)),
+        t,
+    );
+    let empty = if app.cfg.switches.is_empty() {
+        "no [[switch]] in the config"
+    } else {
+        "no rows match the filter"
+    };
+    let sel = grid::draw(
+        f,
+        body,
+        app,
+        grid::Table {
+            tab: Tab::Queues,
+            cols: &COLS,
+            rows,
+            empty,
+            selectable: true,
+        },
+    )?;
+    rows.get(sel)
+        .filter(|r| !r.charts.is_empty())
+        .map(|r| (r.name.clone(), r.charts.clone()))
+}
+
+/// The rows (sorted and filtered) and the stale switches' notes.
+fn compute(app: &App) -> (Vec<Row>, Vec<String>) {
     let st = &app.store;
     let now = app.view_now();
     let base = app.baseline();
@@ -153,37 +193,5 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         }
     }
     grid::arrange(app, &mut rows);
-    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
-    let mut note = format!(
-        "   totals since {} ({since}); (n) = drops in the last 60 s",
-        fmt::clock(base)
-    );
-    if !notes.is_empty() {
-        note = format!("   {}{note}", notes.join(", "));
-    }
-    f.render_widget(
-        Paragraph::new(title(app, "Switch queues: port x QoS group".into(), note)),
-        t,
-    );
-    let empty = if app.cfg.switches.is_empty() {
-        "no [[switch]] in the config"
-    } else {
-        "no rows match the filter"
-    };
-    let sel = grid::draw(
-        f,
-        body,
-        app,
-        grid::Table {
-            tab: Tab::Queues,
-            cols: &COLS,
-            rows: &rows,
-            empty,
-            selectable: true,
-        },
-    )?;
-    rows.get(sel)
-        .filter(|r| !r.charts.is_empty())
-        .map(|r| (r.name.clone(), r.charts.clone()))
+    (rows, notes)
 }

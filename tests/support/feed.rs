@@ -95,6 +95,37 @@ impl Lab {
         }
     }
 
+    /// [`Lab::run`], returning the time spent in `App::update` and the events it was given.
+    pub fn run_timed(&mut self, n: i64) -> (std::time::Duration, u32) {
+        let (mut spent, mut events) = (std::time::Duration::ZERO, 0);
+        for _ in 0..n {
+            self.secs += 1;
+            self.sim.advance_to(self.secs * 1000);
+            let at = self.now();
+            for (name, parsed) in polls(&self.sim, &self.app.cfg, self.secs) {
+                let source = self.id(&name);
+                let c = Collected {
+                    source,
+                    at,
+                    parsed,
+                    raw: Vec::new(),
+                    error: None,
+                };
+                let start = std::time::Instant::now();
+                self.app.update(Event::Collected(c), at);
+                spent += start.elapsed();
+                events += 1;
+            }
+            if self.follow_log {
+                self.send_log_lines();
+            }
+            let start = std::time::Instant::now();
+            self.app.update(Event::Tick, at);
+            spent += start.elapsed();
+        }
+        (spent, events)
+    }
+
     fn send_log_lines(&mut self) {
         let Some(log) = self.sim.logs.first() else {
             return;

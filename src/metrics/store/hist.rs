@@ -1,35 +1,54 @@
-//! One series' history, compressed: points go into blocks of up to [`BLOCK`] points, each block
-//! its first point in full, then per point the change of the time step (delta of delta: a few ms of
-//! jitter on a steady interval) as a zigzag varint whose lowest bit says whether the value changed,
-//! and only then the change of the value (zigzag varint). A counter that did not move costs one byte
-//! a point, one that moves 2-6, instead of 16. The newest point stays unencoded, so a repeated timestamp can replace
-//! it and the two newest points are read without decoding.
+//! One series' history, compressed. Points are named by their poll's sequence number in the
+//! source's clock (`store.rs`: every series of a source is sampled at the same instants, so the
+//! timestamps are kept once per source, not once per series). Points go into blocks of up to
+//! [`BLOCK`] points, each block its first point in full, then tokens: a run of points one poll
+//! apart whose value did not change (one varint however long the run: a counter that does not
+//! move costs nothing per point), one point one poll later with the change of its value (zigzag
+//! varint), or a point after a gap of polls with its change. The newest point stays unencoded, so
+//! a repeated timestamp can replace it and the two newest points are read without decoding.
 
-use super::Point;
 use crate::metrics::Ts;
 use std::collections::VecDeque;
 
-/// Points per block: the first is 32 bytes of header, the rest a few bytes each.
+/// Points per block: the first is held in the header, the rest a few bytes each (or nothing).
 const BLOCK: u32 = 256;
+
+/// Token tags (the lowest two bits of a token's first varint).
+const RUN: u64 = 0;
+const NEXT: u64 = 1;
+const GAP: u64 = 2;
+
+/// A decoded point: its poll's sequence number and its raw value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct At {
+    pub seq: i64,
+    pub raw: u64,
+}
 
 #[derive(Debug)]
 struct Block {
-    t0: Ts,
+    seq0: i64,
     raw0: u64,
+    seq_end: i64,
+    /// Time of the newest point, so the newest two points need no clock and whole blocks are
+    /// skipped by time.
     t_end: Ts,
     raw_end: u64,
     n: u32,
+    /// Where the last token starts, while it is a run that may grow.
+    run_at: Option<u32>,
     bytes: Vec<u8>,
 }
 
 /// Decoder state at one point of a block.
 #[derive(Clone, Copy, Debug)]
 struct Cursor {
-    pos: usize,
+    pos: u32,
     i: u32,
-    t: Ts,
+    /// Points of the current run still to come.
+    run_left: u32,
+    seq: i64,
     raw: u64,
-    dt: i64,
 }
 
 impl Cursor {
@@ -37,9 +56,9 @@ impl Cursor {
         Cursor {
             pos: 0,
             i: 0,
-            t: b.t0,
+            run_left: 0,
+            seq: b.seq0,
             raw: b.raw0,
-            dt: 0,
         }
     }
 
@@ -48,27 +67,41 @@ impl Cursor {
         if self.i + 1 >= b.n {
             return false;
         }
-        let Some(head) = varint(&b.bytes, &mut self.pos) else {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            self.seq += 1;
+            self.i += 1;
+            return true;
+        }
+        let mut pos = self.pos as usize;
+        let Some(head) = varint(&b.bytes, &mut pos) else {
             return false;
         };
-        let dv = if head & 1 == 1 {
-            match varint(&b.bytes, &mut self.pos) {
-                Some(v) => v,
-                None => return false,
+        match head & 3 {
+            RUN => {
+                self.run_left = ((head >> 2) as u32).saturating_sub(1);
+                self.seq += 1;
             }
-        } else {
-            0
-        };
-        self.dt = self.dt.wrapping_add(unzig(head >> 1));
-        self.t = self.t.wrapping_add(self.dt);
-        self.raw = self.raw.wrapping_add(unzig(dv) as u64);
+            NEXT => {
+                self.raw = self.raw.wrapping_add(unzig(head >> 2) as u64);
+                self.seq += 1;
+            }
+            _ => {
+                let Some(dv) = varint(&b.bytes, &mut pos) else {
+                    return false;
+                };
+                self.seq = self.seq.wrapping_add((head >> 2) as i64);
+                self.raw = self.raw.wrapping_add(unzig(dv) as u64);
+            }
+        }
+        self.pos = pos as u32;
         self.i += 1;
         true
     }
 
-    fn point(&self) -> Point {
-        Point {
-            t: self.t,
+    fn point(&self) -> At {
+        At {
+            seq: self.seq,
             raw: self.raw,
         }
     }
@@ -108,82 +141,106 @@ pub(super) struct Hist {
     blocks: VecDeque<Block>,
     /// The first live point, inside `blocks[0]` (points before it have expired).
     front: Option<Cursor>,
-    /// The newest point, not yet encoded.
-    last: Option<Point>,
-    /// Encoder state: the newest encoded point and the time step that led to it.
-    tail_dt: i64,
-    len: usize,
+    /// The newest point, not yet encoded, and its time.
+    last: Option<(At, Ts)>,
+    len: u32,
 }
 
 impl Hist {
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    pub fn last(&self) -> Option<Point> {
+    /// The newest point and its time.
+    pub fn last(&self) -> Option<(At, Ts)> {
         self.last
     }
 
-    /// The two newest points, older first.
-    pub fn last_two(&self) -> Option<(Point, Point)> {
+    /// The two newest points with their times, older first.
+    pub fn last_two(&self) -> Option<((At, Ts), (At, Ts))> {
         let b = self.last?;
-        let a = self.blocks.back().map(|x| Point {
-            t: x.t_end,
-            raw: x.raw_end,
+        let a = self.blocks.back().map(|x| {
+            (
+                At {
+                    seq: x.seq_end,
+                    raw: x.raw_end,
+                },
+                x.t_end,
+            )
         })?;
         Some((a, b))
     }
 
     /// Replace the newest point's value (a repeated timestamp).
     pub fn replace_last(&mut self, raw: u64) {
-        if let Some(l) = &mut self.last {
+        if let Some((l, _)) = &mut self.last {
             l.raw = raw;
         }
     }
 
-    pub fn push(&mut self, p: Point) {
-        if let Some(l) = self.last.replace(p) {
-            self.encode(l);
+    /// Add a point newer than every other (`seq` greater than the newest one's).
+    pub fn push(&mut self, p: At, t: Ts) {
+        if let Some((l, lt)) = self.last.replace((p, t)) {
+            self.encode(l, lt);
         }
         self.len += 1;
     }
 
-    fn encode(&mut self, p: Point) {
+    fn encode(&mut self, p: At, t: Ts) {
         match self.blocks.back_mut() {
             Some(b) if b.n < BLOCK => {
-                let dt = p.t.wrapping_sub(b.t_end);
-                let dv = p.raw.wrapping_sub(b.raw_end);
+                let ds = p.seq.wrapping_sub(b.seq_end);
+                let dv = zig(p.raw.wrapping_sub(b.raw_end) as i64);
                 // Grow by small steps: the open block of every series is never mostly slack.
-                if b.bytes.capacity() - b.bytes.len() < 20 {
-                    b.bytes.reserve_exact(64);
+                if b.bytes.capacity() - b.bytes.len() < 12 {
+                    b.bytes.reserve_exact(32);
                 }
-                let head = zig(dt.wrapping_sub(self.tail_dt)) << 1 | u64::from(dv != 0);
-                put_varint(&mut b.bytes, head);
-                if dv != 0 {
-                    put_varint(&mut b.bytes, zig(dv as i64));
+                if ds == 1 && dv == 0 {
+                    match b.run_at {
+                        Some(at) => {
+                            let mut pos = at as usize;
+                            let r = varint(&b.bytes, &mut pos).map_or(1, |h| h >> 2);
+                            b.bytes.truncate(at as usize);
+                            put_varint(&mut b.bytes, (r + 1) << 2 | RUN);
+                        }
+                        None => {
+                            b.run_at = Some(b.bytes.len() as u32);
+                            put_varint(&mut b.bytes, 1 << 2 | RUN);
+                        }
+                    }
+                } else {
+                    b.run_at = None;
+                    if ds == 1 && dv < 1 << 62 {
+                        put_varint(&mut b.bytes, dv << 2 | NEXT);
+                    } else {
+                        put_varint(&mut b.bytes, (ds as u64) << 2 | GAP);
+                        put_varint(&mut b.bytes, dv);
+                    }
                 }
                 b.n += 1;
-                b.t_end = p.t;
+                b.seq_end = p.seq;
+                b.t_end = t;
                 b.raw_end = p.raw;
-                self.tail_dt = dt;
                 if b.n == BLOCK {
+                    b.run_at = None;
                     b.bytes.shrink_to_fit();
                 }
             }
             _ => {
                 self.blocks.push_back(Block {
-                    t0: p.t,
+                    seq0: p.seq,
                     raw0: p.raw,
-                    t_end: p.t,
+                    seq_end: p.seq,
+                    t_end: t,
                     raw_end: p.raw,
                     n: 1,
+                    run_at: None,
                     bytes: Vec::new(),
                 });
-                self.tail_dt = 0;
                 if self.blocks.len() == 1 {
                     self.front = self.blocks.front().map(Cursor::start);
                 }
@@ -191,11 +248,11 @@ impl Hist {
         }
     }
 
-    /// Time of the oldest point.
-    pub fn front_t(&self) -> Option<Ts> {
+    /// Sequence number of the oldest point.
+    pub fn front_seq(&self) -> Option<i64> {
         match &self.front {
-            Some(c) if !self.blocks.is_empty() => Some(c.t),
-            _ => self.last.map(|p| p.t),
+            Some(c) if !self.blocks.is_empty() => Some(c.seq),
+            _ => self.last.map(|(p, _)| p.seq),
         }
     }
 
@@ -219,18 +276,18 @@ impl Hist {
         }
     }
 
-    /// Drop every point older than `cutoff` (whole blocks first, without decoding them).
-    pub fn expire(&mut self, cutoff: Ts) {
-        while self.blocks.front().is_some_and(|b| b.t_end < cutoff) {
+    /// Drop every point of a poll older than `cutoff` (whole blocks first, without decoding).
+    pub fn expire(&mut self, cutoff: i64) {
+        while self.blocks.front().is_some_and(|b| b.seq_end < cutoff) {
             let gone = match (&self.front, self.blocks.front()) {
-                (Some(c), Some(b)) => (b.n - c.i) as usize,
+                (Some(c), Some(b)) => b.n - c.i,
                 _ => 0,
             };
             self.len -= gone.min(self.len);
             self.blocks.pop_front();
             self.front = self.blocks.front().map(Cursor::start);
         }
-        while self.front_t().is_some_and(|t| t < cutoff) {
+        while self.front_seq().is_some_and(|s| s < cutoff) {
             self.pop_front();
         }
     }
@@ -246,7 +303,7 @@ impl Hist {
         }
     }
 
-    /// Points from the last one before `since` on (all of them when none is before `since`),
+    /// Points from the last one before time `since` on (all of them when none is before it),
     /// skipping whole blocks that end before that, undecoded.
     pub fn iter_from(&self, since: Ts) -> Iter<'_> {
         // The first block holding a point at or after `since`.
@@ -258,8 +315,8 @@ impl Hist {
         if k == 0 {
             return self.iter();
         }
-        let prev = self.blocks.get(k - 1).map(|b| Point {
-            t: b.t_end,
+        let prev = self.blocks.get(k - 1).map(|b| At {
+            seq: b.seq_end,
             raw: b.raw_end,
         });
         Iter {
@@ -286,14 +343,14 @@ pub(super) struct Iter<'a> {
     /// Position in `blocks[block]`, at a point not yet yielded.
     cur: Option<Cursor>,
     /// A point to yield before `cur`.
-    carry: Option<Point>,
+    carry: Option<At>,
     done_last: bool,
 }
 
 impl Iterator for Iter<'_> {
-    type Item = Point;
+    type Item = At;
 
-    fn next(&mut self) -> Option<Point> {
+    fn next(&mut self) -> Option<At> {
         if let Some(p) = self.carry.take() {
             return Some(p);
         }
@@ -313,7 +370,7 @@ impl Iterator for Iter<'_> {
             return None;
         }
         self.done_last = true;
-        self.h.last
+        self.h.last.map(|(p, _)| p)
     }
 }
 
@@ -321,45 +378,57 @@ impl Iterator for Iter<'_> {
 mod tests {
     use super::*;
 
-    fn pts(h: &Hist) -> Vec<(Ts, u64)> {
-        h.iter().map(|p| (p.t, p.raw)).collect()
+    fn pts(h: &Hist) -> Vec<(i64, u64)> {
+        h.iter().map(|p| (p.seq, p.raw)).collect()
+    }
+
+    fn push(h: &mut Hist, seq: i64, raw: u64) {
+        h.push(At { seq, raw }, seq * 1000);
     }
 
     #[test]
-    fn round_trip_with_jitter_resets_and_big_values() {
+    fn round_trip_with_gaps_resets_runs_and_big_values() {
         let mut h = Hist::default();
         let mut want = Vec::new();
         let mut v = 0u64;
+        let mut seq = 10i64;
         for i in 0..1000i64 {
-            let t = 1_700_000_000_000 + i * 1000 + (i * 7919) % 13;
+            // Mostly one poll apart; now and then a gap of polls the series missed.
+            seq += if i % 97 == 0 { 3 } else { 1 };
             v = match i {
                 300 => 3,
                 600 => u64::MAX - 5,
                 601 => 2,
+                // Runs of unchanged values between changes.
+                _ if (i / 10) % 3 == 0 => v,
                 _ => v.wrapping_add((i as u64 * 2654435761) % 100_000),
             };
-            h.push(Point { t, raw: v });
-            want.push((t, v));
+            push(&mut h, seq, v);
+            want.push((seq, v));
         }
         assert_eq!(h.len(), 1000);
         assert_eq!(pts(&h), want);
-        assert!(h.bytes() < 1000 * 6, "{} bytes", h.bytes());
+        assert!(h.bytes() < 1000 * 4, "{} bytes", h.bytes());
         let mut flat = Hist::default();
         for i in 0..1000i64 {
-            flat.push(Point {
-                t: i * 1000 + i % 5,
-                raw: 7,
-            });
+            push(&mut flat, i, 7);
         }
         assert!(
-            flat.bytes() < 1000 + 4 * 100,
-            "unchanged values: a byte a point, {}",
+            flat.bytes() < 4 * 100,
+            "unchanged values one poll apart: a run, {}",
             flat.bytes()
         );
         assert!(flat.iter().all(|p| p.raw == 7) && flat.iter().count() == 1000);
         let (a, b) = h.last_two().expect("two");
-        assert_eq!(((a.t, a.raw), (b.t, b.raw)), (want[998], want[999]));
-        let from: Vec<_> = h.iter_from(want[700].0).map(|p| (p.t, p.raw)).collect();
+        assert_eq!(
+            ((a.0.seq, a.0.raw), (b.0.seq, b.0.raw)),
+            (want[998], want[999])
+        );
+        assert_eq!((a.1, b.1), (want[998].0 * 1000, want[999].0 * 1000));
+        let from: Vec<_> = h
+            .iter_from(want[700].0 * 1000)
+            .map(|p| (p.seq, p.raw))
+            .collect();
         assert!(from.contains(&want[699]) && from.ends_with(&want[700..]));
         assert!(from.len() <= 300 + BLOCK as usize, "whole blocks skipped");
     }
@@ -368,25 +437,22 @@ mod tests {
     fn expiry_and_pop_keep_exact_counts() {
         let mut h = Hist::default();
         for i in 0..600i64 {
-            h.push(Point {
-                t: i * 1000,
-                raw: i as u64,
-            });
+            push(&mut h, i, (i / 50) as u64);
         }
-        h.expire(300_000);
+        h.expire(300);
         assert_eq!(h.len(), 300);
-        assert_eq!(h.front_t(), Some(300_000));
+        assert_eq!(h.front_seq(), Some(300));
         assert_eq!(pts(&h).len(), 300);
-        assert_eq!(pts(&h).first(), Some(&(300_000, 300)));
+        assert_eq!(pts(&h).first(), Some(&(300, 6)));
         for _ in 0..299 {
             h.pop_front();
         }
-        assert_eq!(pts(&h), vec![(599_000, 599)]);
+        assert_eq!(pts(&h), vec![(599, 11)]);
         h.pop_front();
         assert_eq!(h.len(), 0);
         assert!(pts(&h).is_empty());
-        h.push(Point { t: 700_000, raw: 1 });
-        h.push(Point { t: 701_000, raw: 2 });
-        assert_eq!(pts(&h), vec![(700_000, 1), (701_000, 2)]);
+        push(&mut h, 700, 1);
+        push(&mut h, 701, 2);
+        assert_eq!(pts(&h), vec![(700, 1), (701, 2)]);
     }
 }

@@ -1,0 +1,81 @@
+//! What the tabs show, computed once and kept until something it depends on changes.
+//!
+//! A tab's table (hundreds of rows at 512 nodes, each summed over its series, sorted and
+//! filtered) and its charts come from the store; drawing them again when only the selection,
+//! a popup or the status bar changed would redo all of it. So each tab's computed view is kept
+//! here under a [`ViewKey`] of everything it reads: the store's and the alerts' generations (bumped
+//! by every change through `App::update`), the view time, mark, sort, filter, theme and area. A
+//! frame whose key matches draws from the kept view and formats only the rows that fit.
+
+use super::{App, SortBy, Tab};
+use crate::metrics::Ts;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// Everything a tab's computed view depends on, besides the immutable config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewKey {
+    store: u64,
+    alerts: u64,
+    now: Ts,
+    mark: Option<Ts>,
+    baseline: Ts,
+    sort: SortBy,
+    filter: String,
+    ascii: bool,
+    theme: &'static str,
+    no_color: bool,
+    area: (u16, u16),
+}
+
+type Slot = RefCell<Option<(ViewKey, Rc<dyn Any>)>>;
+
+/// One kept view per tab.
+#[derive(Default)]
+pub struct Views {
+    slots: [Slot; 6],
+    /// Views computed so far (a test checks that an unchanged frame computes nothing).
+    pub computed: Cell<u64>,
+}
+
+impl App {
+    fn view_key(&self, area: (u16, u16)) -> ViewKey {
+        ViewKey {
+            store: self.store.generation(),
+            alerts: self.alerts.generation(),
+            now: self.view_now(),
+            mark: self.mark,
+            baseline: self.baseline(),
+            sort: self.sort,
+            filter: self.filter.clone(),
+            ascii: self.ascii,
+            theme: self.theme.name,
+            no_color: self.no_color,
+            area,
+        }
+    }
+
+    /// The view of `tab` for an area of `area` (width, height): the kept one if nothing it
+    /// depends on changed, else `compute`'s.
+    pub fn view<T: 'static>(
+        &self,
+        tab: Tab,
+        area: (u16, u16),
+        compute: impl FnOnce() -> T,
+    ) -> Rc<T> {
+        let key = self.view_key(area);
+        let slot = &self.views.slots[tab.index()];
+        if let Some((k, v)) = &*slot.borrow() {
+            if *k == key {
+                if let Ok(v) = Rc::clone(v).downcast::<T>() {
+                    return v;
+                }
+            }
+        }
+        let v = Rc::new(compute());
+        self.views.computed.set(self.views.computed.get() + 1);
+        *slot.borrow_mut() = Some((key, v.clone() as Rc<dyn Any>));
+        v
+    }
+}
