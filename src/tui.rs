@@ -1,7 +1,8 @@
 //! The terminal side of the live screen: a TTY check, a guard that restores the terminal on every
 //! way out (return, panic in any task, SIGTERM/SIGHUP), and the event loop that feeds `App::update`
 //! and redraws only when something changed, at most `ui.max_fps` times a second, inside a
-//! synchronized update so terminals that support it never show half a frame.
+//! synchronized update so terminals that support it never show half a frame. New data alone
+//! redraws less often when frames are expensive (see [`data_frame`]); keys never wait for that.
 
 use crate::app::{Action, App, Event, ReplayAction, ReplayView};
 use crate::collect::poll::{self, Collected};
@@ -274,7 +275,11 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
 
     let min_frame = Duration::from_millis(1000 / u64::from(max_fps));
     let mut last_draw: Option<Instant> = None;
+    let mut last_cost = Duration::ZERO;
+    // `dirty`: the user did something (key, resize, action): redraw within `min_frame`.
+    // `data_dirty`: only new polls or the clock: redraw within `data_frame(last_cost)`.
     let mut dirty = true;
+    let mut data_dirty = false;
     let mut code = ExitCode::SUCCESS;
     loop {
         let now = feed_now(&feed);
@@ -289,14 +294,23 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                 ended: c.ended,
             });
         }
-        if dirty && last_draw.is_none_or(|t| t.elapsed() >= min_frame) {
+        let frame = if dirty {
+            min_frame
+        } else {
+            data_frame(min_frame, last_cost)
+        };
+        if (dirty || data_dirty) && last_draw.is_none_or(|t| t.elapsed() >= frame) {
+            let t0 = Instant::now();
             if draw(&mut term, &app).is_err() {
                 break;
             }
             dirty = false;
+            data_dirty = false;
+            last_cost = t0.elapsed();
             last_draw = Some(Instant::now());
         }
-        let wait = last_draw.map_or(Duration::ZERO, |t| min_frame.saturating_sub(t.elapsed()));
+        let wait = last_draw.map_or(Duration::ZERO, |t| frame.saturating_sub(t.elapsed()));
+        let pending = dirty || data_dirty;
         let (live_rx, replay_rx) = match &mut feed {
             Feed::Live { rx, .. } => (Some(rx), None),
             Feed::Replay(r) => (None, Some(&mut r.rx)),
@@ -322,12 +336,12 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             },
             Some(c) = next_of(live_rx) => {
                 record(&mut recorder, &mut app, &c);
-                dirty |= app.update(Event::Collected(c), now_ms());
+                data_dirty |= app.update(Event::Collected(c), now_ms());
                 // Take everything already waiting, so a burst of polls costs one frame.
                 if let Feed::Live { rx, .. } = &mut feed {
                     while let Ok(c) = rx.try_recv() {
                         record(&mut recorder, &mut app, &c);
-                        dirty |= app.update(Event::Collected(c), now_ms());
+                        data_dirty |= app.update(Event::Collected(c), now_ms());
                     }
                 }
             }
@@ -349,8 +363,8 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                     }),
                 }
             }
-            _ = tick.tick() => dirty |= app.update(Event::Tick, now),
-            _ = tokio::time::sleep(wait), if dirty => {}
+            _ = tick.tick() => data_dirty |= app.update(Event::Tick, now),
+            _ = tokio::time::sleep(wait), if pending => {}
         }
         if !app.actions.is_empty() {
             dirty = true;
@@ -369,6 +383,14 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     drop(term);
     drop(guard);
     code
+}
+
+/// How long new data alone waits for a redraw: `min_frame`, or longer when the last frame was
+/// expensive, so drawing takes at most ~5 % of a core (with 512 nodes a frame that recomputes the
+/// tables costs ~20 ms and polls arrive every few ms: 2 frames a second instead of `max_fps`).
+/// Never more than a second: a 1 s poll interval still shows every poll.
+fn data_frame(min_frame: Duration, last_cost: Duration) -> Duration {
+    (last_cost * 20).clamp(min_frame, Duration::from_secs(1).max(min_frame))
 }
 
 /// "Now" for the screen: the wall clock live, the recording's clock in a replay.
@@ -489,5 +511,24 @@ async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
             s.recv().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_frame;
+    use std::time::Duration;
+
+    #[test]
+    fn data_frames_slow_down_only_when_drawing_is_expensive() {
+        let ms = Duration::from_millis;
+        // Cheap frames (8 nodes): new data is drawn at max_fps.
+        assert_eq!(data_frame(ms(100), ms(1)), ms(100));
+        // A 25 ms frame (512 nodes): 2 data frames a second, ~5 % of a core.
+        assert_eq!(data_frame(ms(100), ms(25)), ms(500));
+        // However slow, every 1 s poll still reaches the screen.
+        assert_eq!(data_frame(ms(100), ms(400)), ms(1000));
+        // max_fps = 1: never faster than asked.
+        assert_eq!(data_frame(ms(1000), ms(1)), ms(1000));
     }
 }

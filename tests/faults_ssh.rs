@@ -44,9 +44,8 @@ fn sysfs(dir: &Path, run: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
         let mut v = 1_000_000u64;
         while run.load(Ordering::SeqCst) {
             let p = dir.join(CNP);
-            // A FIFO put there by a test stays (the hung node).
-            let parent = p.parent().expect("parent");
-            if std::fs::symlink_metadata(parent).is_ok_and(|m| !m.is_dir()) {
+            // A test about to put a FIFO there (the hung node) freezes this node's counters first.
+            if dir.join("frozen").exists() {
                 return;
             }
             write_atomic(&p, &format!("{v}\n"));
@@ -306,6 +305,9 @@ async fn a_hung_node_times_out_while_keys_are_answered() {
     }
     // The hw_counters directory becomes a FIFO nobody writes: grep, which names it on its
     // command line, blocks reading it (inside a directory grep -r would skip a FIFO).
+    // Stop n1's writer first: it would re-create the directory under the FIFO's name.
+    std::fs::write(root1.join("frozen"), "").expect("freeze");
+    let _ = c.writers.remove(0).join();
     let hw = root1.join(CNP).parent().expect("hw_counters").to_path_buf();
     std::fs::rename(&hw, hw.with_extension("old")).expect("mv");
     let st = std::process::Command::new("mkfifo")
