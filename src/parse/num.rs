@@ -59,9 +59,12 @@ pub fn cells(line: &str) -> Vec<&str> {
 /// True for lines that only draw a table (`-----`, `+----+`, `=====`).
 pub fn is_rule(line: &str) -> bool {
     let t = line.trim();
+    let rule_byte = |b: &u8| matches!(b, b'-' | b'=' | b'+' | b'|' | b' ');
+    // Most lines are ASCII: decide on bytes, and decode characters only for box-drawing ones.
     !t.is_empty()
-        && t.chars()
-            .all(|c| matches!(c, '-' | '=' | '+' | '|' | ' ' | '─' | '━'))
+        && (t.as_bytes().iter().all(rule_byte)
+            || t.chars()
+                .all(|c| matches!(c, '-' | '=' | '+' | '|' | ' ' | '─' | '━')))
 }
 
 #[cfg(test)]

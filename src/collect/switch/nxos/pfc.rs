@@ -24,12 +24,12 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
         (true, Some(b)) => b,
         (true, None) => return,
     };
-    for prio in 0..8u8 {
+    const PRIORITIES: [&str; 8] = ["0", "1", "2", "3", "4", "5", "6", "7"];
+    for (prio, pr) in PRIORITIES.iter().enumerate() {
         let v = f64::from((bits >> prio) & 1);
-        let pr = prio.to_string();
         acc.set(Sample::gauge(
             SW_PFC_ENABLED,
-            &[("switch", sw), ("port", port), ("priority", pr.as_str())],
+            &[("switch", sw), ("port", port), ("priority", pr)],
             v,
         ));
     }
@@ -74,8 +74,13 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
             continue;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();
-        let lower = t.to_ascii_lowercase();
-        if lower.starts_with("port ") && lower.contains("rxppp") {
+        let header = |s: &str| {
+            s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("port "))
+                && s.as_bytes()
+                    .windows(5)
+                    .any(|w| w.eq_ignore_ascii_case(b"rxppp"))
+        };
+        if header(t) {
             continue; // table header
         }
         if let [one] = toks.as_slice()
