@@ -129,13 +129,15 @@ pub fn parse_keeping(
     let mut named: Option<&str> = None;
     let mut stats: Vec<(&str, u64, Option<Pause>)> = Vec::new();
     let mut global = [false, false];
-    for raw in text.lines() {
-        let line = raw.trim_end_matches('\r').trim();
+    for raw in num::lines(text) {
+        let line = num::trim(raw.trim_end_matches('\r'));
         if line.is_empty() {
             continue;
         }
         // Values are plain numbers, so the last ':' ends the name (a name may contain ':').
-        let split = line.rsplit_once(':').map(|(n, v)| (n.trim(), v.trim()));
+        let split = line
+            .rsplit_once(':')
+            .map(|(n, v)| (num::trim(n), num::trim(v)));
         if let Some((name, value)) = split
             && plausible_name(name)
             && let Some(v) = num::count(value)
@@ -178,7 +180,7 @@ pub fn parse_keeping(
             if !keep(name) {
                 continue;
             }
-            let labels = [("node", node), ("netdev", netdev)];
+            let labels = [("netdev", netdev), ("node", node)];
             p.push(Sample::counter(names::nic_counter(name), &labels, v));
             continue;
         };
@@ -199,7 +201,7 @@ pub fn parse_keeping(
             }
             Prio::Global => "global",
         };
-        let labels = [("node", node), ("netdev", netdev), ("priority", prio_label)];
+        let labels = [("netdev", netdev), ("node", node), ("priority", prio_label)];
         p.push(Sample::counter(metric(dir, kind), &labels, v));
     }
     if p.samples.is_empty() {

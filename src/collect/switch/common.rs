@@ -22,6 +22,15 @@ pub struct Acc {
 }
 
 impl Acc {
+    /// Room for `n` samples up front (a big output makes thousands: no regrowing on the way).
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            samples: Vec::with_capacity(n),
+            index: HashMap::with_capacity_and_hasher(n, BuildHasherDefault::default()),
+            chain: Vec::with_capacity(n),
+        }
+    }
+
     /// The sample with this key (whose hash is `h`), if any.
     fn slot(&self, h: u64, key: &SeriesKey) -> Option<usize> {
         let mut i = self.index.get(&h).copied().unwrap_or(u32::MAX);
@@ -168,9 +177,17 @@ pub fn is_prompt_or_echo(line: &str) -> bool {
     if is_cmd(t) {
         return !t.is_empty();
     }
-    match t.bytes().position(|b| b == b'#' || b == b'>') {
-        // The prompt is one word before the `#` (hostnames have no spaces).
-        Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+    // The prompt is one word before the `#` (hostnames have no spaces): look no further than the
+    // first word (ASCII whitespace ends it; other characters are left to the general check).
+    match t.bytes().position(|b| {
+        matches!(b, b'#' | b'>' | b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) || !b.is_ascii()
+    }) {
+        Some(i) if matches!(t.as_bytes()[i], b'#' | b'>') => is_cmd(&t[i + 1..]),
+        Some(i) if t.as_bytes()[i].is_ascii() => false,
+        Some(_) => match t.find(['#', '>']) {
+            Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+            None => false,
+        },
         None => false,
     }
 }
@@ -301,6 +318,28 @@ mod tests {
         assert!(!is_prompt_or_echo("COS QOS Group  PG"));
         assert!(!is_prompt_or_echo("QoS-Group# Bandwidth% PrioLevel"));
         assert!(!is_prompt_or_echo("Ethernet1/1 is up"));
+    }
+
+    fn is_prompt_or_echo_ref(line: &str) -> bool {
+        let t = line.trim();
+        let is_cmd = |s: &str| {
+            let s = s.trim_start();
+            s.starts_with("show ") || s.starts_with("sh ") || s == "show" || s.is_empty()
+        };
+        if is_cmd(t) {
+            return !t.is_empty();
+        }
+        match t.find(['#', '>']) {
+            Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+            None => false,
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prompt_check_agrees_with_the_reference(s in "[a# >\\x0bé\u{a0}showx]{0,12}") {
+            proptest::prop_assert_eq!(is_prompt_or_echo(&s), is_prompt_or_echo_ref(&s));
+        }
     }
 
     #[test]

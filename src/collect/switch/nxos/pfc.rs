@@ -29,7 +29,7 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
         let v = f64::from((bits >> prio) & 1);
         acc.set(Sample::gauge(
             SW_PFC_ENABLED,
-            &[("switch", sw), ("port", port), ("priority", pr)],
+            &[("port", port), ("priority", pr), ("switch", sw)],
             v,
         ));
     }
@@ -38,7 +38,7 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
 fn ppp(acc: &mut Acc, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
     acc.set(Sample::counter(
         name,
-        &[("switch", sw), ("port", port), ("priority", prio)],
+        &[("port", port), ("priority", prio), ("switch", sw)],
         v,
     ));
 }
@@ -68,8 +68,8 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
     // detail layout state
     let mut port: Option<String> = None;
     let mut oper: Option<bool> = None;
-    for raw in text.lines() {
-        let t = raw.trim();
+    for raw in crate::parse::num::lines(text) {
+        let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) || crate::collect::switch::common::is_prompt_or_echo(t) {
             continue;
         }

@@ -70,15 +70,16 @@ pub fn parse(text: &str, sw: &str) -> Parsed {
         port: None,
         qg: None,
         sec: Sec::None,
-        acc: Acc::default(),
+        // About one sample per 135 bytes of the 7.x layout.
+        acc: Acc::with_capacity((text.len() / 128).min(8192)),
         p: Parsed::default(),
         toks: Vec::new(),
         cells: Vec::new(),
         box_memo: Vec::new(),
         line_memo: Vec::new(),
     };
-    for raw in text.lines() {
-        let t = raw.trim();
+    for raw in crate::parse::num::lines(text) {
+        let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) {
             continue;
         }
@@ -256,7 +257,11 @@ impl<'a> St<'a> {
     fn box_line(&mut self, t: &'a str) -> bool {
         let mut cells = std::mem::take(&mut self.cells);
         cells.clear();
-        cells.extend(t.split('|').map(str::trim).filter(|c| !c.is_empty()));
+        cells.extend(
+            t.split('|')
+                .map(crate::parse::num::trim)
+                .filter(|c| !c.is_empty()),
+        );
         let ok = self.box_cells(&cells);
         self.cells = cells;
         ok
@@ -312,18 +317,27 @@ impl<'a> St<'a> {
             let (Some(sum), Some(port), Some(qg)) = (sum, &self.port, &self.qg) else {
                 continue;
             };
-            let mut labels = [
-                ("switch", self.sw),
-                ("port", port.as_str()),
-                ("qos_group", qg.as_str()),
-                ("reason", ""),
-            ];
-            let labels = match &stat.reason {
+            // In label-name order, so that the key needs no sorting.
+            let with_reason;
+            let without;
+            let labels: &[(&str, &str)] = match &stat.reason {
                 Some(r) => {
-                    labels[3].1 = r.as_str();
-                    &labels[..]
+                    with_reason = [
+                        ("port", port.as_str()),
+                        ("qos_group", qg.as_str()),
+                        ("reason", r.as_str()),
+                        ("switch", self.sw),
+                    ];
+                    &with_reason
                 }
-                None => &labels[..3],
+                None => {
+                    without = [
+                        ("port", port.as_str()),
+                        ("qos_group", qg.as_str()),
+                        ("switch", self.sw),
+                    ];
+                    &without
+                }
             };
             let s = if stat.gauge {
                 Sample::gauge(stat.name, labels, sum as f64)
@@ -396,9 +410,9 @@ impl<'a> St<'a> {
             ok = true;
             if let Some(v) = count(v) {
                 let l = [
-                    ("switch", self.sw),
                     ("port", port.as_str()),
                     ("priority", "all"),
+                    ("switch", self.sw),
                 ];
                 self.acc.set(Sample::counter(name, &l, v));
             }
@@ -430,9 +444,9 @@ impl<'a> St<'a> {
         for (i, name) in [(tx_i, SW_PFC_TX), (rx_i, SW_PFC_RX)] {
             if let Some(v) = toks.get(i + 1).and_then(|s| count(s)) {
                 let l = [
-                    ("switch", self.sw),
                     ("port", port.as_str()),
                     ("priority", cos),
+                    ("switch", self.sw),
                 ];
                 self.acc.set(Sample::counter(name, &l, v));
             }
