@@ -81,6 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         discovery: None,
         format_regex: None,
         nic_counters: Vec::new(),
+        nic_memo: Default::default(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let task = tokio::spawn(follow::run(Arc::new(src), tx));

@@ -36,8 +36,11 @@ impl SeriesKey {
     pub fn new(name: impl Into<String>, labels: &[(LabelName, &str)]) -> Self {
         let mut labels: Vec<(LabelName, String)> =
             labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
-        labels.sort_by(|a, b| a.0.cmp(b.0));
-        labels.dedup_by(|a, b| a.0 == b.0);
+        // Parsers mostly pass their labels in order, with no name twice: then there is nothing to do.
+        if !labels.windows(2).all(|w| w[0].0 < w[1].0) {
+            labels.sort_by(|a, b| a.0.cmp(b.0));
+            labels.dedup_by(|a, b| a.0 == b.0);
+        }
         Self {
             name: name.into(),
             labels,

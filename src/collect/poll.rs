@@ -40,6 +40,7 @@ impl Collected {
 /// Parse raw outputs of a source as a poll would: used by polls and by replay.
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
     let mut parsed = Parsed::default();
+    let mut keeper = src.nic_memo.keeper(&src.nic_counters);
     for (kind, text) in outputs {
         // A command that answered nothing is not "all zeros" and not "all fine" either: say so, so
         // the health bar explains why this source's numbers stopped moving. (A log with no new
@@ -55,25 +56,33 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             }
             // Only the counters of the subset become samples.
             (ParseKind::Ethtool, _) if !src.nic_counters.is_empty() => {
-                crate::collect::host::ethtool::parse_keeping(text, &src.ctx.name, "", &|c| {
-                    super::source::keep_nic(c, &src.nic_counters)
+                crate::collect::host::ethtool::parse_keeping(text, &src.ctx.name, "", &mut |c| {
+                    keeper.keep_nic(c)
                 })
             }
             _ => parse::parse(*kind, text, &src.ctx),
         });
     }
     if !src.nic_counters.is_empty() {
-        let keep = &src.nic_counters;
-        parsed
-            .samples
-            .retain(|s| super::source::keep_counter(&s.key.name, keep));
+        parsed.samples.retain(|s| keeper.keep_counter(&s.key.name));
     }
+    drop(keeper);
     if !src.ports.is_empty() {
         // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
+        // Samples come port by port: the last port's verdict answers most of them.
+        let ports = &src.ports;
+        let (mut last, mut last_keep) = (None::<String>, false);
         parsed.samples.retain(|s| {
-            s.key
-                .label("port")
-                .is_none_or(|p| src.ports.iter().any(|x| x == p))
+            let Some(p) = s.key.label("port") else {
+                return true;
+            };
+            if last.as_deref() != Some(p) {
+                last_keep = ports.iter().any(|x| x == p);
+                let buf = last.get_or_insert_with(String::new);
+                buf.clear();
+                buf.push_str(p);
+            }
+            last_keep
         });
     }
     parsed

@@ -214,6 +214,7 @@ pub fn source_of(info: &SourceInfo, id: SourceId) -> Source {
         discovery: None,
         format_regex: info.format_regex.clone(),
         nic_counters: Vec::new(),
+        nic_memo: Default::default(),
     }
 }
 

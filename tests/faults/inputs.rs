@@ -42,6 +42,7 @@ pub fn source(kind: ParseKind) -> Source {
         format_regex: None,
         // Every counter: the parsers' whole output is what is checked.
         nic_counters: Vec::new(),
+        nic_memo: Default::default(),
     }
 }
 

@@ -44,6 +44,7 @@ pub(crate) fn log_source(
         discovery: None,
         format_regex: re.map(str::to_string),
         nic_counters: Vec::new(),
+        nic_memo: Default::default(),
     }
 }
 

@@ -38,9 +38,12 @@ enum Prio {
     Global,
 }
 
+/// What a pause counter counts.
+type Pause = (Dir, Prio, Kind);
+
 /// The structure of an mlx5 pause counter name, matched exactly:
 /// `<rx|tx>_prio<p>_pause[_duration|_transition]` and `<rx|tx>_global_pause[_duration|_transition]`.
-fn pause_name(name: &str) -> Option<(Dir, Prio, Kind)> {
+fn pause_name(name: &str) -> Option<Pause> {
     let (dir, rest) = if let Some(r) = name.strip_prefix("rx_") {
         (Dir::Rx, r)
     } else {
@@ -110,27 +113,40 @@ fn plausible_name(name: &str) -> bool {
 
 /// Parse `ethtool -S` of one netdev.
 pub fn parse(text: &str, node: &str, netdev: &str) -> Parsed {
-    parse_keeping(text, node, netdev, &|_| true)
+    parse_keeping(text, node, netdev, &mut |_| true)
 }
 
 /// [`parse`], making samples only of the non-pause counters `keep` accepts (the live collectors'
 /// `nic_counters` subset: a mlx5 port prints ~750 counters, and most would be made to be dropped).
-pub fn parse_keeping(text: &str, node: &str, netdev: &str, keep: &dyn Fn(&str) -> bool) -> Parsed {
+/// `keep` is asked about each non-pause counter once, in the order of the output.
+pub fn parse_keeping(
+    text: &str,
+    node: &str,
+    netdev: &str,
+    keep: &mut dyn FnMut(&str) -> bool,
+) -> Parsed {
     let mut p = Parsed::default();
     let mut named: Option<&str> = None;
-    let mut stats: Vec<(&str, u64)> = Vec::new();
-    for raw in text.lines() {
-        let line = raw.trim_end_matches('\r').trim();
+    let mut stats: Vec<(&str, u64, Option<Pause>)> = Vec::new();
+    let mut global = [false, false];
+    for raw in num::lines(text) {
+        let line = num::trim(raw.trim_end_matches('\r'));
         if line.is_empty() {
             continue;
         }
         // Values are plain numbers, so the last ':' ends the name (a name may contain ':').
-        let split = line.rsplit_once(':').map(|(n, v)| (n.trim(), v.trim()));
+        let split = line
+            .rsplit_once(':')
+            .map(|(n, v)| (num::trim(n), num::trim(v)));
         if let Some((name, value)) = split
             && plausible_name(name)
             && let Some(v) = num::count(value)
         {
-            stats.push((name, v));
+            let pause = pause_name(name);
+            if let Some((d, Prio::Global, Kind::Pause)) = pause {
+                global[usize::from(d == Dir::Tx)] = true;
+            }
+            stats.push((name, v, pause));
             continue;
         }
         if let Some(n) = netdev_of_command(line) {
@@ -153,15 +169,9 @@ pub fn parse_keeping(text: &str, node: &str, netdev: &str, keep: &dyn Fn(&str) -
     } else {
         netdev
     };
-    let has_global = |d: Dir| {
-        stats
-            .iter()
-            .any(|(n, _)| pause_name(n) == Some((d, Prio::Global, Kind::Pause)))
-    };
-    let global = [has_global(Dir::Rx), has_global(Dir::Tx)];
     let mut per_priority = false;
-    for (name, v) in stats {
-        let pause = pause_name(name).or_else(|| {
+    for (name, v, pause) in stats {
+        let pause = pause.or_else(|| {
             ctrl_pause_name(name)
                 .filter(|d| !global[usize::from(*d == Dir::Tx)])
                 .map(|d| (d, Prio::Global, Kind::Pause))
@@ -170,22 +180,28 @@ pub fn parse_keeping(text: &str, node: &str, netdev: &str, keep: &dyn Fn(&str) -
             if !keep(name) {
                 continue;
             }
-            let labels = [("node", node), ("netdev", netdev)];
+            let labels = [("netdev", netdev), ("node", node)];
             p.push(Sample::counter(names::nic_counter(name), &labels, v));
             continue;
         };
+        const PRIORITIES: [&str; 16] = [
+            "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+        ];
+        let owned;
         let prio_label = match prio {
             Prio::P(n) => {
                 per_priority |= kind == Kind::Pause;
-                n.to_string()
+                match PRIORITIES.get(usize::from(n)) {
+                    Some(s) => *s,
+                    None => {
+                        owned = n.to_string();
+                        owned.as_str()
+                    }
+                }
             }
-            Prio::Global => "global".to_string(),
+            Prio::Global => "global",
         };
-        let labels = [
-            ("node", node),
-            ("netdev", netdev),
-            ("priority", prio_label.as_str()),
-        ];
+        let labels = [("netdev", netdev), ("node", node), ("priority", prio_label)];
         p.push(Sample::counter(metric(dir, kind), &labels, v));
     }
     if p.samples.is_empty() {

@@ -124,7 +124,13 @@ enum Line<'a> {
 /// this parser knows. Values may contain ':' (`4: ACTIVE`) and '/' (`25 Gb/sec`), and a root prefix
 /// may contain ':' (`/sys/devices/pci0000:00/...`); sysfs file names never do.
 fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
-    if !(line.contains("infiniband/") || line.contains("net/")) {
+    // `contains("infiniband/") || contains("net/")`, looking only at the '/'s.
+    let b = line.as_bytes();
+    let known_dir = memchr::memchr_iter(b'/', b).any(|i| {
+        let before = &b[..i];
+        before.ends_with(b"net") || before.ends_with(b"infiniband")
+    });
+    if !known_dir {
         return None;
     }
     // A real path has a handful of ':' at most (PCI addresses); bounding the tries keeps a junk
@@ -137,6 +143,42 @@ fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
 
 /// Recognise the sysfs structure of a path, from the right, so any root prefix works.
 fn classify(path: &str) -> Option<Line<'_>> {
+    // The last components, right to left, without a vector for the usual short paths.
+    const N: usize = 16;
+    let mut last = [""; N];
+    let mut n = 0;
+    // Split at '/' right to left with a plain byte loop ('/' is ASCII, so every cut is a char
+    // boundary); empty components are skipped as `split('/').filter(..)` does.
+    let b = path.as_bytes();
+    let mut end = b.len();
+    for i in (0..=b.len()).rev() {
+        if i > 0 && b[i - 1] != b'/' {
+            continue;
+        }
+        if i < end {
+            if n == N {
+                return classify_long(path);
+            }
+            last[N - 1 - n] = path.get(i..end).unwrap_or("");
+            n += 1;
+        }
+        end = i.saturating_sub(1);
+    }
+    let c = &last[N - n..];
+    for i in (0..c.len()).rev() {
+        // Every structure starts at an `infiniband` or `net` component: try only those.
+        if !matches!(c.get(i), Some(&("infiniband" | "net"))) {
+            continue;
+        }
+        if let Some(l) = classify_at(c.get(i..)?) {
+            return Some(l);
+        }
+    }
+    None
+}
+
+/// [`classify`] of a path with many components.
+fn classify_long(path: &str) -> Option<Line<'_>> {
     let c: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     for i in (0..c.len()).rev() {
         if let Some(l) = classify_at(c.get(i..)?) {
@@ -212,46 +254,58 @@ fn add(slot: &mut Option<u64>, v: u64) {
     *slot = Some(slot.unwrap_or(0).saturating_add(v));
 }
 
+/// Note a device (and whether it has congestion counters) without allocating for one seen before.
+fn see(devices: &mut BTreeMap<String, bool>, dev: &str, dcqcn: bool) {
+    match devices.get_mut(dev) {
+        Some(d) => *d |= dcqcn,
+        None => {
+            devices.insert(dev.to_string(), dcqcn);
+        }
+    }
+}
+
 /// Parse a sysfs dump of one node.
 pub fn parse(text: &str, node: &str) -> Parsed {
     let mut p = Parsed::default();
     // device → whether it has any np_/rp_ congestion counter
     let mut devices: BTreeMap<String, bool> = BTreeMap::new();
     let mut ports: BTreeMap<(String, String), PortBytes> = BTreeMap::new();
-    for raw in text.lines() {
+    for raw in num::lines(text) {
         let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() {
+        if num::trim(line).is_empty() {
             continue;
         }
         let Some((kind, value)) = split_line(line) else {
             p.unknown(line);
             continue;
         };
-        let value = value.trim();
+        let value = num::trim(value);
         match kind {
             Line::Attr { dev } => {
-                devices.entry(dev.to_string()).or_default();
+                see(&mut devices, dev, false);
             }
             Line::Hw { dev, port, name } => {
                 let dcqcn = name.starts_with("np_") || name.starts_with("rp_");
-                *devices.entry(dev.to_string()).or_default() |= dcqcn;
+                see(&mut devices, dev, dcqcn);
                 let Some(v) = num::count(value) else {
                     p.unknown(line);
                     continue;
                 };
-                let mut labels = vec![("node", node), ("device", dev)];
-                if let Some(port) = port {
-                    labels.push(("rdma_port", port));
-                }
+                let all = [
+                    ("device", dev),
+                    ("node", node),
+                    ("rdma_port", port.unwrap_or("")),
+                ];
+                let labels = &all[..if port.is_some() { 3 } else { 2 }];
                 if name == "lifespan" {
                     p.push(Sample::gauge(
                         names::RDMA_HW_COUNTERS_LIFESPAN,
-                        &labels,
+                        labels,
                         v as f64 / 1000.0,
                     ));
                     continue;
                 }
-                p.push(rdma_sample(name, &labels, v));
+                p.push(rdma_sample(name, labels, v));
                 if let (Some(port), Some(d)) = (port, byte_counter_direction(name)) {
                     let e = ports
                         .entry((dev.to_string(), port.to_string()))
@@ -260,12 +314,12 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                 }
             }
             Line::Ib { dev, port, name } => {
-                devices.entry(dev.to_string()).or_default();
+                see(&mut devices, dev, false);
                 let Some(v) = num::count(value) else {
                     p.unknown(line);
                     continue;
                 };
-                let labels = [("node", node), ("device", dev), ("rdma_port", port)];
+                let labels = [("device", dev), ("node", node), ("rdma_port", port)];
                 p.push(rdma_sample(name, &labels, v));
                 let d = match name {
                     "port_xmit_data" => TX,
@@ -278,18 +332,18 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                 add(&mut e.words[d], v);
             }
             Line::State { dev, port } => {
-                devices.entry(dev.to_string()).or_default();
+                see(&mut devices, dev, false);
                 // `4: ACTIVE`: the number is the state; the word is for people.
                 let n = value.split(':').next().and_then(num::count);
                 let Some(n) = n else {
                     p.unknown(line);
                     continue;
                 };
-                let labels = [("node", node), ("device", dev), ("rdma_port", port)];
+                let labels = [("device", dev), ("node", node), ("rdma_port", port)];
                 p.push(Sample::gauge(names::RDMA_PORT_STATE, &labels, n as f64));
             }
             Line::Ndev { dev, port, idx } => {
-                devices.entry(dev.to_string()).or_default();
+                see(&mut devices, dev, false);
                 if value.is_empty() {
                     p.unknown(line);
                     continue;
@@ -402,3 +456,26 @@ pub fn ports(text: &str) -> Vec<PortInfo> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn classify_agrees_with_the_plain_split(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "", "infiniband", "net", "mlx5_0", "ports", "1", "hw_counters", "counters",
+                    "state", "gid_attrs", "ndevs", "0", "statistics", "rx_bytes", "np_cnp_sent",
+                    "rate", "fw_ver", "sys", "é",
+                ]),
+                0..20,
+            ),
+            lead in proptest::bool::ANY,
+        ) {
+            let path = format!("{}{}", if lead { "/" } else { "" }, parts.join("/"));
+            proptest::prop_assert_eq!(classify(&path), classify_long(&path), "{}", path);
+        }
+    }
+}

@@ -5,51 +5,164 @@ use crate::metrics::{Parsed, Sample, SeriesKey};
 use crate::parse::num;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// One value per series: a later `set` replaces, `add` sums (several cells of one counter).
+///
+/// Each key lives once, in its sample: the index maps a key's hash to its first sample, and
+/// samples whose keys share a hash are chained, so no key is cloned and hashing is cheap (a switch
+/// poll sets a few thousand samples).
 #[derive(Default)]
 pub struct Acc {
     samples: Vec<Sample>,
-    index: HashMap<SeriesKey, usize>,
+    /// Hash of a key → the first sample with that hash.
+    index: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    /// Per sample: the next sample with the same key hash (`u32::MAX`: none).
+    chain: Vec<u32>,
 }
 
 impl Acc {
+    /// Room for `n` samples up front (a big output makes thousands: no regrowing on the way).
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            samples: Vec::with_capacity(n),
+            index: HashMap::with_capacity_and_hasher(n, BuildHasherDefault::default()),
+            chain: Vec::with_capacity(n),
+        }
+    }
+
+    /// The sample with this key (whose hash is `h`), if any.
+    fn slot(&self, h: u64, key: &SeriesKey) -> Option<usize> {
+        let mut i = self.index.get(&h).copied().unwrap_or(u32::MAX);
+        while i != u32::MAX {
+            let n = i as usize;
+            if self.samples.get(n).is_some_and(|s| s.key == *key) {
+                return Some(n);
+            }
+            i = self.chain.get(n).copied().unwrap_or(u32::MAX);
+        }
+        None
+    }
+
+    fn insert(&mut self, h: u64, s: Sample) {
+        let n = self.samples.len() as u32;
+        let head = self.index.insert(h, n).unwrap_or(u32::MAX);
+        self.chain.push(head);
+        self.samples.push(s);
+    }
+
     pub fn set(&mut self, s: Sample) {
-        match self.index.get(&s.key) {
-            Some(&i) => {
+        self.set_hashed(key_hash(&s.key), s);
+    }
+
+    fn set_hashed(&mut self, h: u64, s: Sample) {
+        match self.slot(h, &s.key) {
+            Some(i) => {
                 if let Some(slot) = self.samples.get_mut(i) {
                     *slot = s;
                 }
             }
-            None => {
-                self.index.insert(s.key.clone(), self.samples.len());
-                self.samples.push(s);
-            }
+            None => self.insert(h, s),
         }
     }
 
     pub fn add(&mut self, s: Sample) {
         use crate::metrics::Value as V;
-        match self
-            .index
-            .get(&s.key)
-            .and_then(|&i| self.samples.get_mut(i))
-        {
-            Some(slot) => {
-                slot.value = match (slot.value, s.value) {
-                    (V::Counter(a), V::Counter(b)) => V::Counter(a.saturating_add(b)),
-                    (V::Counter32(a), V::Counter32(b)) => V::Counter32(a.saturating_add(b)),
-                    (V::Gauge(a), V::Gauge(b)) => V::Gauge(a + b),
-                    (_, b) => b,
-                };
+        let h = key_hash(&s.key);
+        match self.slot(h, &s.key) {
+            Some(i) => {
+                if let Some(slot) = self.samples.get_mut(i) {
+                    slot.value = match (slot.value, s.value) {
+                        (V::Counter(a), V::Counter(b)) => V::Counter(a.saturating_add(b)),
+                        (V::Counter32(a), V::Counter32(b)) => V::Counter32(a.saturating_add(b)),
+                        (V::Gauge(a), V::Gauge(b)) => V::Gauge(a + b),
+                        (_, b) => b,
+                    };
+                }
             }
-            None => self.set(s),
+            None => self.insert(h, s),
         }
     }
 
     pub fn into_parsed(self, mut p: Parsed) -> Parsed {
-        p.samples.extend(self.samples);
+        if p.samples.is_empty() {
+            p.samples = self.samples;
+        } else {
+            p.samples.extend(self.samples);
+        }
         p
+    }
+}
+
+/// A fast, non-cryptographic hash of a series key (FxHash's mixing, 8 bytes at a time): the keys
+/// come from one device's output, and a collision only costs a key comparison.
+fn key_hash(k: &SeriesKey) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(k.name.as_bytes());
+    for (n, v) in &k.labels {
+        h.write_u8(0xff);
+        h.write(n.as_bytes());
+        h.write_u8(0xfe);
+        h.write(v.as_bytes());
+    }
+    h.finish()
+}
+
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn mix(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.mix(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.mix(u64::from(b));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// For maps keyed by a hash already computed.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -64,9 +177,17 @@ pub fn is_prompt_or_echo(line: &str) -> bool {
     if is_cmd(t) {
         return !t.is_empty();
     }
-    match t.find(['#', '>']) {
-        // The prompt is one word before the `#` (hostnames have no spaces).
-        Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+    // The prompt is one word before the `#` (hostnames have no spaces): look no further than the
+    // first word (ASCII whitespace ends it; other characters are left to the general check).
+    match t.bytes().position(|b| {
+        matches!(b, b'#' | b'>' | b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) || !b.is_ascii()
+    }) {
+        Some(i) if matches!(t.as_bytes()[i], b'#' | b'>') => is_cmd(&t[i + 1..]),
+        Some(i) if t.as_bytes()[i].is_ascii() => false,
+        Some(_) => match t.find(['#', '>']) {
+            Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+            None => false,
+        },
         None => false,
     }
 }
@@ -171,10 +292,14 @@ pub fn snake(s: &str) -> String {
 
 /// `on`/`off` as 1/0; anything else (`desired`, `NA`) is unknown.
 pub fn on_off(s: &str) -> Option<f64> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "enabled" | "yes" | "true" => Some(1.0),
-        "off" | "disabled" | "no" | "false" => Some(0.0),
-        _ => None,
+    let s = s.trim();
+    let is = |words: &[&str]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
+    if is(&["on", "enabled", "yes", "true"]) {
+        Some(1.0)
+    } else if is(&["off", "disabled", "no", "false"]) {
+        Some(0.0)
+    } else {
+        None
     }
 }
 
@@ -193,6 +318,28 @@ mod tests {
         assert!(!is_prompt_or_echo("COS QOS Group  PG"));
         assert!(!is_prompt_or_echo("QoS-Group# Bandwidth% PrioLevel"));
         assert!(!is_prompt_or_echo("Ethernet1/1 is up"));
+    }
+
+    fn is_prompt_or_echo_ref(line: &str) -> bool {
+        let t = line.trim();
+        let is_cmd = |s: &str| {
+            let s = s.trim_start();
+            s.starts_with("show ") || s.starts_with("sh ") || s == "show" || s.is_empty()
+        };
+        if is_cmd(t) {
+            return !t.is_empty();
+        }
+        match t.find(['#', '>']) {
+            Some(i) => !t[..i].contains(char::is_whitespace) && is_cmd(&t[i + 1..]),
+            None => false,
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prompt_check_agrees_with_the_reference(s in "[a# >\\x0bé\u{a0}showx]{0,12}") {
+            proptest::prop_assert_eq!(is_prompt_or_echo(&s), is_prompt_or_echo_ref(&s));
+        }
     }
 
     #[test]
@@ -217,5 +364,25 @@ mod tests {
         let p = a.into_parsed(Parsed::default());
         assert_eq!(p.find("m", &[]), Some(crate::metrics::Value::Counter(5)));
         assert_eq!(p.find("n", &[]), Some(crate::metrics::Value::Counter(4)));
+    }
+
+    #[test]
+    fn acc_keys_sharing_a_hash_stay_apart() {
+        let mut a = Acc::default();
+        for (i, v) in [(1, 10), (2, 20), (3, 30), (2, 21), (1, 11)] {
+            let i = i.to_string();
+            a.set_hashed(7, Sample::counter("m", &[("p", i.as_str())], v));
+        }
+        let p = a.into_parsed(Parsed::default());
+        let got: Vec<_> = p.samples.iter().map(|s| s.value).collect();
+        use crate::metrics::Value::Counter as C;
+        assert_eq!(got, vec![C(11), C(21), C(30)]);
+        let mut b = Acc::default();
+        for i in 0..5000u64 {
+            b.set(Sample::counter("m", &[("p", &(i % 2500).to_string())], i));
+        }
+        let p = b.into_parsed(Parsed::default());
+        assert_eq!(p.samples.len(), 2500);
+        assert_eq!(p.find("m", &[("p", "7")]), Some(C(2507)));
     }
 }

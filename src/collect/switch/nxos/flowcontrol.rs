@@ -42,8 +42,8 @@ fn emit(acc: &mut Acc, sw: &str, r: &Row) {
 pub fn parse_text(text: &str, sw: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut acc = Acc::default();
-    for raw in text.lines() {
-        let t = raw.trim();
+    for raw in crate::parse::num::lines(text) {
+        let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) {
             continue;
         }

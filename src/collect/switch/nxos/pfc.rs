@@ -24,12 +24,12 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
         (true, Some(b)) => b,
         (true, None) => return,
     };
-    for prio in 0..8u8 {
+    const PRIORITIES: [&str; 8] = ["0", "1", "2", "3", "4", "5", "6", "7"];
+    for (prio, pr) in PRIORITIES.iter().enumerate() {
         let v = f64::from((bits >> prio) & 1);
-        let pr = prio.to_string();
         acc.set(Sample::gauge(
             SW_PFC_ENABLED,
-            &[("switch", sw), ("port", port), ("priority", pr.as_str())],
+            &[("port", port), ("priority", pr), ("switch", sw)],
             v,
         ));
     }
@@ -38,7 +38,7 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
 fn ppp(acc: &mut Acc, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
     acc.set(Sample::counter(
         name,
-        &[("switch", sw), ("port", port), ("priority", prio)],
+        &[("port", port), ("priority", prio), ("switch", sw)],
         v,
     ));
 }
@@ -68,14 +68,19 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
     // detail layout state
     let mut port: Option<String> = None;
     let mut oper: Option<bool> = None;
-    for raw in text.lines() {
-        let t = raw.trim();
+    for raw in crate::parse::num::lines(text) {
+        let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) || crate::collect::switch::common::is_prompt_or_echo(t) {
             continue;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();
-        let lower = t.to_ascii_lowercase();
-        if lower.starts_with("port ") && lower.contains("rxppp") {
+        let header = |s: &str| {
+            s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("port "))
+                && s.as_bytes()
+                    .windows(5)
+                    .any(|w| w.eq_ignore_ascii_case(b"rxppp"))
+        };
+        if header(t) {
             continue; // table header
         }
         if let [one] = toks.as_slice()

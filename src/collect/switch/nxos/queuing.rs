@@ -28,6 +28,27 @@ enum Sec {
     N5kStats,
 }
 
+/// The sample a `label  value` line of a statistics section makes, worked out once per label.
+#[derive(Clone, Debug)]
+struct LineStat {
+    name: &'static str,
+    /// The `reason` label, if the metric has one.
+    reason: Option<String>,
+    /// Whether the sample carries `qos_group="all"` (port egress statistics).
+    qos_all: bool,
+}
+
+/// A box row label's meaning: the metric and its `reason` label.
+#[derive(Clone, Debug)]
+struct BoxStat {
+    name: &'static str,
+    reason: Option<String>,
+    gauge: bool,
+}
+
+/// Priorities as label values, without formatting a number per sample.
+const PRIORITIES: [&str; 8] = ["0", "1", "2", "3", "4", "5", "6", "7"];
+
 struct St<'a> {
     sw: &'a str,
     port: Option<String>,
@@ -35,6 +56,12 @@ struct St<'a> {
     sec: Sec,
     acc: Acc,
     p: Parsed,
+    /// Buffers reused line after line.
+    toks: Vec<&'a str>,
+    cells: Vec<&'a str>,
+    /// Labels seen before (the same few repeat for every port and group) and what they mean.
+    box_memo: Vec<(&'a str, Option<BoxStat>)>,
+    line_memo: Vec<(Sec, &'a str, Option<LineStat>)>,
 }
 
 pub fn parse(text: &str, sw: &str) -> Parsed {
@@ -43,11 +70,16 @@ pub fn parse(text: &str, sw: &str) -> Parsed {
         port: None,
         qg: None,
         sec: Sec::None,
-        acc: Acc::default(),
+        // About one sample per 135 bytes of the 7.x layout.
+        acc: Acc::with_capacity((text.len() / 128).min(8192)),
         p: Parsed::default(),
+        toks: Vec::new(),
+        cells: Vec::new(),
+        box_memo: Vec::new(),
+        line_memo: Vec::new(),
     };
-    for raw in text.lines() {
-        let t = raw.trim();
+    for raw in crate::parse::num::lines(text) {
+        let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) {
             continue;
         }
@@ -68,38 +100,63 @@ pub fn parse(text: &str, sw: &str) -> Parsed {
     st.acc.into_parsed(st.p)
 }
 
-impl St<'_> {
+/// ASCII case-insensitive `starts_with`.
+fn starts_ci(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// ASCII case-insensitive `ends_with`.
+fn ends_ci(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+/// ASCII case-insensitive `contains` of a lower-case needle.
+fn contains_ci(s: &str, needle: &str) -> bool {
+    s.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+const SECTIONS: &[(&str, Sec)] = &[
+    ("port egress statistics", Sec::PortEgress),
+    ("port ingress statistics", Sec::PortIngress),
+    ("per port ingress statistics", Sec::PortIngress),
+    ("per slice ingress statistics", Sec::SliceIngress),
+    ("pfc statistics", Sec::Pfc),
+    ("tx queuing", Sec::N5kTx),
+    ("rx queuing", Sec::N5kRx),
+    ("statistics:", Sec::N5kStats),
+];
+
+impl<'a> St<'a> {
     /// Handle one non-blank line; false when it was not understood.
-    fn line(&mut self, t: &str) -> bool {
-        let lower = t.to_ascii_lowercase();
+    fn line(&mut self, t: &'a str) -> bool {
         if t.starts_with('|') {
             return self.box_line(t);
         }
-        for (prefix, sec) in [
-            ("egress queuing for ", Sec::Config),
-            ("ingress queuing for ", Sec::Config),
-        ] {
-            if let Some(rest) = lower.strip_prefix(prefix) {
-                let name = t.get(prefix.len()..).unwrap_or(rest);
-                return self.set_port(name.split_whitespace().next(), sec);
+        for prefix in ["egress queuing for ", "ingress queuing for "] {
+            if starts_ci(t, prefix) {
+                let name = t.get(prefix.len()..).unwrap_or("");
+                return self.set_port(name.split_whitespace().next(), Sec::Config);
             }
         }
-        if let Some(name) = lower.strip_suffix(" queuing information:") {
-            return self.set_port(t.get(..name.len()), Sec::None);
+        const N5K_HEADER: &str = " queuing information:";
+        if ends_ci(t, N5K_HEADER) {
+            return self.set_port(t.get(..t.len() - N5K_HEADER.len()), Sec::None);
         }
-        match lower.as_str() {
-            "port egress statistics" => return self.enter(Sec::PortEgress),
-            "port ingress statistics" | "per port ingress statistics" => {
-                return self.enter(Sec::PortIngress);
-            }
-            "per slice ingress statistics" => return self.enter(Sec::SliceIngress),
-            "pfc statistics" => return self.enter(Sec::Pfc),
-            "tx queuing" => return self.enter(Sec::N5kTx),
-            "rx queuing" => return self.enter(Sec::N5kRx),
-            "statistics:" => return self.enter(Sec::N5kStats),
-            _ => {}
+        if let Some((_, sec)) = SECTIONS.iter().find(|(s, _)| t.eq_ignore_ascii_case(s)) {
+            return self.enter(*sec);
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let mut toks = std::mem::take(&mut self.toks);
+        toks.clear();
+        toks.extend(t.split_whitespace());
+        let ok = self.line_toks(t, &toks);
+        self.toks = toks;
+        ok
+    }
+
+    fn line_toks(&mut self, t: &'a str, toks: &[&'a str]) -> bool {
         let first = toks.first().copied().unwrap_or("");
         if first.eq_ignore_ascii_case("slot") && toks.len() == 2 {
             return true;
@@ -109,15 +166,15 @@ impl St<'_> {
             return self.enter(Sec::Config);
         }
         if first.eq_ignore_ascii_case("qos-group") {
-            return self.n5k_qos_group(&toks);
+            return self.n5k_qos_group(toks);
         }
-        if lower.starts_with("txppp") || lower.starts_with("rxppp") {
+        if starts_ci(t, "txppp") || starts_ci(t, "rxppp") {
             return self.ppp(t);
         }
         match self.sec {
-            Sec::Config => config_row(&toks),
+            Sec::Config => config_row(toks),
             Sec::PortEgress | Sec::PortIngress | Sec::SliceIngress => self.stat_line(t),
-            Sec::Pfc => self.pfc_row(&toks),
+            Sec::Pfc => self.pfc_row(toks),
             Sec::N5kTx => first.bytes().all(|b| b.is_ascii_digit()) && !first.is_empty(),
             Sec::N5kRx => t.contains(':'),
             Sec::N5kStats => self.n5k_stat(t),
@@ -155,143 +212,186 @@ impl St<'_> {
         l
     }
 
+    /// What a box row label means (memoised: the same few labels repeat for every group).
+    fn box_stat(&mut self, label: &'a str) -> usize {
+        if let Some(i) = self.box_memo.iter().position(|(l, _)| *l == label) {
+            return i;
+        }
+        let stat = queue_stat(label).map(|q| match q {
+            QStat::TxPkts => BoxStat {
+                name: SW_QUEUE_TX_PACKETS,
+                reason: None,
+                gauge: false,
+            },
+            QStat::TxBytes => BoxStat {
+                name: SW_QUEUE_TX_BYTES,
+                reason: None,
+                gauge: false,
+            },
+            QStat::Depth => BoxStat {
+                name: SW_QUEUE_DEPTH,
+                reason: None,
+                gauge: true,
+            },
+            QStat::EcnMarked => BoxStat {
+                name: SW_QUEUE_ECN_MARKED,
+                reason: None,
+                gauge: false,
+            },
+            QStat::Dropped { reason, bytes } => BoxStat {
+                name: if bytes {
+                    SW_QUEUE_DROPPED_BYTES
+                } else {
+                    SW_QUEUE_DROPPED
+                },
+                reason: Some(reason),
+                gauge: false,
+            },
+        });
+        self.box_memo.push((label, stat));
+        self.box_memo.len() - 1
+    }
+
     /// A line inside a box: a QOS GROUP title, the column header, or stat/value cells (a row may
     /// hold two stat/value pairs).
-    fn box_line(&mut self, t: &str) -> bool {
-        let cells: Vec<&str> = t
-            .split('|')
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .collect();
-        if let [title] = cells.as_slice()
+    fn box_line(&mut self, t: &'a str) -> bool {
+        let mut cells = std::mem::take(&mut self.cells);
+        cells.clear();
+        cells.extend(
+            t.split('|')
+                .map(crate::parse::num::trim)
+                .filter(|c| !c.is_empty()),
+        );
+        let ok = self.box_cells(&cells);
+        self.cells = cells;
+        ok
+    }
+
+    fn box_cells(&mut self, cells: &[&'a str]) -> bool {
+        if let [title] = cells
             && let Some(g) = qos_group_title(title)
         {
             self.qg = Some(g);
             self.sec = Sec::Box;
             return true;
         }
-        if !cells.is_empty()
-            && cells
-                .iter()
-                .all(|c| c.to_ascii_lowercase().contains("cast"))
-        {
+        if !cells.is_empty() && cells.iter().all(|c| contains_ci(c, "cast")) {
             return true;
         }
-        // Group the cells into (label, values).
-        let mut pairs: Vec<(&str, Vec<Option<u64>>)> = Vec::new();
-        for c in &cells {
-            let is_value = count(c).is_some() || matches!(*c, "-" | "N/A" | "NA");
-            match (is_value, pairs.last_mut()) {
-                (true, Some((_, vals))) => vals.push(count(c)),
-                (true, None) => return false,
-                (false, _) => pairs.push((c, Vec::new())),
-            }
+        let value = |c: &str| match count(c) {
+            Some(v) => Some(Some(v)),
+            None if matches!(c, "-" | "N/A" | "NA") => Some(None),
+            None => None,
+        };
+        // The cells are (label, values...) groups; a row that starts with a value is not one.
+        match cells.first() {
+            None => return false,
+            Some(c) if value(c).is_some() => return false,
+            Some(_) => {}
         }
-        if pairs.is_empty() {
-            return false;
-        }
-        let (Some(port), Some(qg)) = (self.port.clone(), self.qg.clone()) else {
+        if self.port.is_none() || self.qg.is_none() {
             self.p
                 .note("queue statistics without an interface or QoS group header were skipped");
             return false;
-        };
+        }
         let mut ok = true;
-        for (label, vals) in pairs {
-            let Some(stat) = queue_stat(label) else {
+        let mut i = 0;
+        while let Some(&label) = cells.get(i) {
+            // Sum the label's values; every column `-` is missing, not zero.
+            let mut sum: Option<u64> = None;
+            i += 1;
+            while let Some(v) = cells.get(i).and_then(|c| value(c)) {
+                if let Some(v) = v {
+                    sum = Some(sum.unwrap_or(0).saturating_add(v));
+                }
+                i += 1;
+            }
+            let m = self.box_stat(label);
+            let Some((_, stat)) = self.box_memo.get(m) else {
+                continue;
+            };
+            let Some(stat) = stat else {
                 ok = false;
                 continue;
             };
-            let present: Vec<u64> = vals.iter().flatten().copied().collect();
-            if present.is_empty() {
-                continue; // every column was `-`: missing, not zero
-            }
-            let sum = present.iter().fold(0u64, |a, b| a.saturating_add(*b));
-            let base = [("qos_group", qg.as_str())];
-            let s = match stat {
-                QStat::TxPkts => {
-                    Sample::counter(SW_QUEUE_TX_PACKETS, &self.labels(&port, &base), sum)
+            let (Some(sum), Some(port), Some(qg)) = (sum, &self.port, &self.qg) else {
+                continue;
+            };
+            // In label-name order, so that the key needs no sorting.
+            let with_reason;
+            let without;
+            let labels: &[(&str, &str)] = match &stat.reason {
+                Some(r) => {
+                    with_reason = [
+                        ("port", port.as_str()),
+                        ("qos_group", qg.as_str()),
+                        ("reason", r.as_str()),
+                        ("switch", self.sw),
+                    ];
+                    &with_reason
                 }
-                QStat::TxBytes => {
-                    Sample::counter(SW_QUEUE_TX_BYTES, &self.labels(&port, &base), sum)
+                None => {
+                    without = [
+                        ("port", port.as_str()),
+                        ("qos_group", qg.as_str()),
+                        ("switch", self.sw),
+                    ];
+                    &without
                 }
-                QStat::Depth => {
-                    Sample::gauge(SW_QUEUE_DEPTH, &self.labels(&port, &base), sum as f64)
-                }
-                QStat::EcnMarked => {
-                    Sample::counter(SW_QUEUE_ECN_MARKED, &self.labels(&port, &base), sum)
-                }
-                QStat::Dropped { reason, bytes } => {
-                    let name = if bytes {
-                        SW_QUEUE_DROPPED_BYTES
-                    } else {
-                        SW_QUEUE_DROPPED
-                    };
-                    let l = self.labels(
-                        &port,
-                        &[("qos_group", qg.as_str()), ("reason", reason.as_str())],
-                    );
-                    Sample::counter(name, &l, sum)
-                }
+            };
+            let s = if stat.gauge {
+                Sample::gauge(stat.name, labels, sum as f64)
+            } else {
+                Sample::counter(stat.name, labels, sum)
             };
             self.acc.set(s);
         }
         ok
     }
 
+    /// What a `label  value` line of a statistics section means (memoised per section and label).
+    fn line_stat(&mut self, label: &'a str) -> Option<LineStat> {
+        let sec = self.sec;
+        if let Some((_, _, r)) = self
+            .line_memo
+            .iter()
+            .find(|(s, l, _)| *s == sec && *l == label)
+        {
+            return r.clone();
+        }
+        let r = line_stat(sec, label);
+        self.line_memo.push((sec, label, r.clone()));
+        r
+    }
+
     /// `WRED Drop Pkts   9`, `Ingress MMU Drop Bytes 1024`, `Ingress Overflow Drop Pkts 19490`.
-    fn stat_line(&mut self, t: &str) -> bool {
+    fn stat_line(&mut self, t: &'a str) -> bool {
         let Some((label, v)) = label_value(t) else {
             return false;
         };
-        let Some(port) = self.port.clone() else {
-            return false;
-        };
-        let lower = label.to_ascii_lowercase();
-        let (stem, bytes) = match lower.rsplit_once(' ') {
-            Some((s, "pkts" | "packets")) => (s, false),
-            Some((s, "bytes" | "byts")) => (s, true),
-            _ => return false,
-        };
-        if self.sec == Sec::PortEgress {
-            if stem.contains("ecn") && stem.contains("mark") && !bytes {
-                let l = self.labels(&port, &[("qos_group", "all")]);
-                self.acc.set(Sample::counter(SW_QUEUE_ECN_MARKED, &l, v));
-                return true;
-            }
-            if !stem.contains("drop") {
-                return false;
-            }
-            let reason = drop_reason(stem);
-            let name = if bytes {
-                SW_QUEUE_DROPPED_BYTES
-            } else {
-                SW_QUEUE_DROPPED
-            };
-            let l = self.labels(&port, &[("qos_group", "all"), ("reason", reason.as_str())]);
-            self.acc.set(Sample::counter(name, &l, v));
-            return true;
-        }
-        if !stem.contains("drop") {
+        if self.port.is_none() {
             return false;
         }
-        let mut reason = drop_reason(stem);
-        if self.sec == Sec::SliceIngress {
-            // A slice counter is shared by every port of the slice: keep it apart from the port's own.
-            reason.push_str("_slice");
-        }
-        let name = if bytes {
-            SW_INGRESS_DROPPED_BYTES
-        } else {
-            SW_INGRESS_DROPPED
+        let Some(ls) = self.line_stat(label) else {
+            return false;
         };
-        let l = self.labels(&port, &[("reason", reason.as_str())]);
-        self.acc.set(Sample::counter(name, &l, v));
+        let Some(port) = &self.port else {
+            return false;
+        };
+        let mut labels = vec![("switch", self.sw), ("port", port.as_str())];
+        if ls.qos_all {
+            labels.push(("qos_group", "all"));
+        }
+        if let Some(r) = &ls.reason {
+            labels.push(("reason", r.as_str()));
+        }
+        self.acc.set(Sample::counter(ls.name, &labels, v));
         true
     }
 
     /// `TxPPP:   19133, RxPPP:   1021` → port totals.
     fn ppp(&mut self, t: &str) -> bool {
-        let Some(port) = self.port.clone() else {
+        let Some(port) = &self.port else {
             return false;
         };
         let mut ok = false;
@@ -299,14 +399,21 @@ impl St<'_> {
             let Some((k, v)) = part.split_once(':') else {
                 continue;
             };
-            let name = match k.trim().to_ascii_lowercase().as_str() {
-                "txppp" => SW_PFC_TX,
-                "rxppp" => SW_PFC_RX,
-                _ => continue,
+            let k = k.trim();
+            let name = if k.eq_ignore_ascii_case("txppp") {
+                SW_PFC_TX
+            } else if k.eq_ignore_ascii_case("rxppp") {
+                SW_PFC_RX
+            } else {
+                continue;
             };
             ok = true;
             if let Some(v) = count(v) {
-                let l = self.labels(&port, &[("priority", "all")]);
+                let l = [
+                    ("port", port.as_str()),
+                    ("priority", "all"),
+                    ("switch", self.sw),
+                ];
                 self.acc.set(Sample::counter(name, &l, v));
             }
         }
@@ -317,28 +424,30 @@ impl St<'_> {
     /// `PFC_COS QOS_Group TxPause TxCount RxPause RxCount` (9.x): the counts follow the states.
     fn pfc_row(&mut self, toks: &[&str]) -> bool {
         let first = toks.first().copied().unwrap_or("");
-        let header = ["cos", "pfc_cos"].contains(&first.to_ascii_lowercase().as_str());
-        if header {
-            return true;
+        if first.eq_ignore_ascii_case("cos") || first.eq_ignore_ascii_case("pfc_cos") {
+            return true; // header
         }
         let Some(cos) = count(first).filter(|c| *c < 8) else {
             return false;
         };
-        let state = |s: &str| matches!(s.to_ascii_lowercase().as_str(), "active" | "inactive");
-        let idx: Vec<usize> = toks
+        let state =
+            |s: &&str| s.eq_ignore_ascii_case("active") || s.eq_ignore_ascii_case("inactive");
+        let mut idx = toks
             .iter()
             .enumerate()
             .filter(|(_, s)| state(s))
-            .map(|(i, _)| i)
-            .collect();
-        let (Some(&tx_i), Some(&rx_i), Some(port)) = (idx.first(), idx.get(1), self.port.clone())
-        else {
+            .map(|(i, _)| i);
+        let (Some(tx_i), Some(rx_i), Some(port)) = (idx.next(), idx.next(), &self.port) else {
             return false;
         };
-        let cos = cos.to_string();
+        let cos = PRIORITIES.get(cos as usize).copied().unwrap_or("");
         for (i, name) in [(tx_i, SW_PFC_TX), (rx_i, SW_PFC_RX)] {
             if let Some(v) = toks.get(i + 1).and_then(|s| count(s)) {
-                let l = self.labels(&port, &[("priority", cos.as_str())]);
+                let l = [
+                    ("port", port.as_str()),
+                    ("priority", cos),
+                    ("switch", self.sw),
+                ];
                 self.acc.set(Sample::counter(name, &l, v));
             }
         }
@@ -400,6 +509,55 @@ impl St<'_> {
             _ => false,
         }
     }
+}
+
+/// What the label of a statistics-section line means, or None when it is not a counter rocetop
+/// keeps (`Pause Flush Drop Pkts` in port egress, `Ingress MMU Drop Bytes` in port ingress, ...).
+fn line_stat(sec: Sec, label: &str) -> Option<LineStat> {
+    let lower = label.to_ascii_lowercase();
+    let (stem, bytes) = match lower.rsplit_once(' ') {
+        Some((s, "pkts" | "packets")) => (s, false),
+        Some((s, "bytes" | "byts")) => (s, true),
+        _ => return None,
+    };
+    if sec == Sec::PortEgress {
+        if stem.contains("ecn") && stem.contains("mark") && !bytes {
+            return Some(LineStat {
+                name: SW_QUEUE_ECN_MARKED,
+                reason: None,
+                qos_all: true,
+            });
+        }
+        if !stem.contains("drop") {
+            return None;
+        }
+        return Some(LineStat {
+            name: if bytes {
+                SW_QUEUE_DROPPED_BYTES
+            } else {
+                SW_QUEUE_DROPPED
+            },
+            reason: Some(drop_reason(stem)),
+            qos_all: true,
+        });
+    }
+    if !stem.contains("drop") {
+        return None;
+    }
+    let mut reason = drop_reason(stem);
+    if sec == Sec::SliceIngress {
+        // A slice counter is shared by every port of the slice: keep it apart from the port's own.
+        reason.push_str("_slice");
+    }
+    Some(LineStat {
+        name: if bytes {
+            SW_INGRESS_DROPPED_BYTES
+        } else {
+            SW_INGRESS_DROPPED
+        },
+        reason: Some(reason),
+        qos_all: false,
+    })
 }
 
 #[cfg(test)]
