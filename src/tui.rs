@@ -385,12 +385,14 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     code
 }
 
-/// How long new data alone waits for a redraw: `min_frame`, or longer when the last frame was
-/// expensive, so drawing takes at most ~5 % of a core (with 512 nodes a frame that recomputes the
-/// tables costs ~20 ms and polls arrive every few ms: 2 frames a second instead of `max_fps`).
-/// Never more than a second: a 1 s poll interval still shows every poll.
+/// How long new data alone waits for a redraw: at least 250 ms (sources poll staggered over the
+/// interval, so with 9 sources a frame per poll would be 9 frames a second of one-row changes),
+/// and longer when the last frame was expensive, so drawing takes at most ~5 % of a core (with
+/// 512 nodes a frame that recomputes the tables costs ~20 ms: 2 frames a second). Never more than
+/// a second: a 1 s poll interval still shows every poll. Keys and resizes do not wait for this.
 fn data_frame(min_frame: Duration, last_cost: Duration) -> Duration {
-    (last_cost * 20).clamp(min_frame, Duration::from_secs(1).max(min_frame))
+    let floor = min_frame.max(Duration::from_millis(250));
+    (last_cost * 20).clamp(floor, Duration::from_secs(1).max(floor))
 }
 
 /// "Now" for the screen: the wall clock live, the recording's clock in a replay.
@@ -522,8 +524,8 @@ mod tests {
     #[test]
     fn data_frames_slow_down_only_when_drawing_is_expensive() {
         let ms = Duration::from_millis;
-        // Cheap frames (8 nodes): new data is drawn at max_fps.
-        assert_eq!(data_frame(ms(100), ms(1)), ms(100));
+        // Cheap frames (8 nodes): new data is drawn 4 times a second.
+        assert_eq!(data_frame(ms(100), ms(1)), ms(250));
         // A 25 ms frame (512 nodes): 2 data frames a second, ~5 % of a core.
         assert_eq!(data_frame(ms(100), ms(25)), ms(500));
         // However slow, every 1 s poll still reaches the screen.

@@ -133,6 +133,50 @@ async fn parallel_requests_share_the_connection_within_the_channel_limit() {
     assert_eq!(s.accepted(), 1);
 }
 
+/// A node's requests of one poll go in ONE exec (one "Starting session" in sshd's log), and each
+/// comes back as its own answer: the sysfs dump, a failing `ethtool -S` as its own error, a tail.
+#[tokio::test]
+async fn a_nodes_requests_share_one_exec_and_keep_their_own_answers() {
+    let (s, _kh, tr) = trusted();
+    let root = s.path("sys");
+    let hc = root.join("class/infiniband/mlx5_0/ports/1/hw_counters");
+    std::fs::create_dir_all(&hc).expect("mkdir");
+    std::fs::write(hc.join("np_cnp_sent"), "42\n").expect("write");
+    let log = s.path("train.log");
+    std::fs::write(&log, "step 1\nstep 2\n").expect("log");
+    let reqs = vec![
+        Request::SysfsDump {
+            root: root.display().to_string(),
+            devices: vec!["mlx5_0".into()],
+            netdevs: vec![],
+        },
+        Request::Ethtool {
+            netdev: "rocetopnosuch0".into(),
+        },
+        Request::Tail {
+            path: log.display().to_string(),
+            lines: 1,
+        },
+    ];
+    let before = s.log().matches("Starting session").count();
+    let out = tr.run_all(&reqs, T).await;
+    let dump = out[0].as_deref().expect("dump");
+    assert!(dump.contains("hw_counters/np_cnp_sent:42"), "{dump}");
+    assert!(!dump.contains("@@rocetop"), "{dump}");
+    // No such netdev (or no ethtool at all): an error of its own, with the reason.
+    match &out[1] {
+        Err(CollectError::Command { status, stderr }) => {
+            assert_ne!(status, "exit 0");
+            assert!(!stderr.is_empty(), "{status}");
+        }
+        other => panic!("ethtool of a missing netdev: {other:?}"),
+    }
+    assert_eq!(out[2].as_deref().expect("tail"), "step 2\n");
+    let sessions = s.log().matches("Starting session").count() - before;
+    assert_eq!(sessions, 1, "{}", s.log());
+    assert_eq!(s.accepted(), 1);
+}
+
 #[tokio::test]
 async fn agent_auth() {
     let s = Sshd::start();

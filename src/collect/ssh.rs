@@ -5,6 +5,7 @@
 
 mod alias;
 mod auth;
+mod batch;
 mod conn;
 mod hostkey;
 
@@ -262,7 +263,8 @@ impl Transport for SshTransport {
         self.run_cmd(&req.shell(), timeout).await
     }
 
-    /// Requests run in parallel, one exec channel each (at most `max_channels` at once).
+    /// A host's requests run in one exec (batch.rs); a switch's in parallel, one exec channel
+    /// each (at most `max_channels` at once).
     /// A switch that closes the connection after each exec gets its CLI commands in ONE exec,
     /// joined by " ; ", on a fresh connection per poll: the whole output is returned in the
     /// first slot and the others are empty (NX-OS prints nothing between the commands'
@@ -275,6 +277,21 @@ impl Transport for SshTransport {
         let all_cli = reqs.iter().all(|r| matches!(r, Request::Cli(_)));
         if self.target.switch_mode && all_cli && self.closes_after_exec() && reqs.len() > 1 {
             return self.run_joined(reqs, timeout).await;
+        }
+        // A Linux host's requests of one poll: one exec, one shell (see batch.rs).
+        let host_reqs = reqs.iter().all(|r| {
+            matches!(
+                r,
+                Request::SysfsDump { .. } | Request::Ethtool { .. } | Request::Tail { .. }
+            )
+        });
+        if !self.target.switch_mode && host_reqs && reqs.len() > 1 {
+            let nonce = batch::nonce();
+            let cmds: Vec<String> = reqs.iter().map(Request::shell).collect();
+            return match self.run_cmd(&batch::join(&cmds, &nonce), timeout).await {
+                Ok(out) => batch::split(&out, &nonce, reqs.len()),
+                Err(e) => vec![Err(e); reqs.len()],
+            };
         }
         let mut out = futures::future::join_all(reqs.iter().map(|r| self.run(r, timeout))).await;
         // Learned during this poll: redo what the hang-up cut off, joined.
