@@ -8,6 +8,7 @@
 //!
 //!   store_memory [NODES=512] [MINUTES=15] [default|all]
 
+use rocetop::collect::demo::sim::MLX5_HW_COUNTERS;
 use rocetop::collect::source::keep_counter;
 use rocetop::config::DEFAULT_NIC_COUNTERS;
 use rocetop::metrics::{Parsed, Store, Value};
@@ -17,38 +18,6 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 const ETHTOOL: &str = include_str!("../bench/perf/ethtool-S_mlx5.txt");
-const HW: &[&str] = &[
-    "duplicate_request",
-    "implied_nak_seq_err",
-    "lifespan",
-    "local_ack_timeout_err",
-    "np_cnp_sent",
-    "np_ecn_marked_roce_packets",
-    "out_of_buffer",
-    "out_of_sequence",
-    "packet_seq_err",
-    "req_cqe_error",
-    "req_cqe_flush_error",
-    "req_remote_access_errors",
-    "req_remote_invalid_request",
-    "resp_cqe_error",
-    "resp_cqe_flush_error",
-    "resp_local_length_error",
-    "resp_remote_access_errors",
-    "rnr_nak_retry_err",
-    "roce_adp_retrans",
-    "roce_adp_retrans_to",
-    "roce_slow_restart",
-    "roce_slow_restart_cnps",
-    "roce_slow_restart_trans",
-    "rp_cnp_handled",
-    "rp_cnp_ignored",
-    "rx_atomic_requests",
-    "rx_dct_connect",
-    "rx_icrc_encapsulated",
-    "rx_read_requests",
-    "rx_write_requests",
-];
 const IB: &[&str] = &[
     "port_rcv_data",
     "port_xmit_data",
@@ -93,7 +62,7 @@ fn node_poll(i: usize, patterns: &[String]) -> Parsed {
     let port = format!("{root}/class/infiniband/rocep11s0/ports/1");
     let nd = format!("enp{i}s0");
     let mut dump = String::new();
-    for (k, n) in HW.iter().enumerate() {
+    for (k, n) in MLX5_HW_COUNTERS.iter().enumerate() {
         let _ = writeln!(dump, "{port}/hw_counters/{n}:{}", 1000 * i + k);
     }
     for (k, n) in IB.iter().enumerate() {

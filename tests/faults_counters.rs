@@ -7,7 +7,7 @@ mod inputs;
 
 use async_trait::async_trait;
 use inputs::{good_outputs, source, store_with};
-use rocetop::collect::poll::{Collected, parse_outputs, poll_once};
+use rocetop::collect::poll::poll_once;
 use rocetop::collect::source::Probe;
 use rocetop::collect::transport::{CollectError, Request, Transport};
 use rocetop::metrics::rate::Rate;
@@ -103,15 +103,7 @@ impl Template {
 }
 
 fn apply(st: &mut Store, kind: ParseKind, text: String, at: i64) {
-    let raw = vec![(kind, text)];
-    Collected {
-        source: SourceId(0),
-        at,
-        parsed: parse_outputs(&source(kind), &raw),
-        raw,
-        error: None,
-    }
-    .apply(st);
+    inputs::poll(kind, &text, at).apply(st);
 }
 
 /// Rates of every counter over the newest interval.

@@ -6,24 +6,12 @@
 #[path = "faults/inputs.rs"]
 mod inputs;
 
-use inputs::{good_outputs, source, store_with};
-use rocetop::collect::poll::{Collected, parse_outputs};
+use inputs::{good_outputs, poll, source, store_with};
+use rocetop::collect::poll::parse_outputs;
 use rocetop::metrics::store::SourceId;
 use rocetop::metrics::{Parsed, SeriesKey, Store, Value};
 use rocetop::parse::ParseKind;
 use std::collections::HashMap;
-
-/// A successful poll (the command answered) with this output, as `poll_once` builds it.
-fn poll(kind: ParseKind, text: &str, at: i64) -> Collected {
-    let raw = vec![(kind, text.to_string())];
-    Collected {
-        source: SourceId(0),
-        at,
-        parsed: parse_outputs(&source(kind), &raw),
-        raw,
-        error: None,
-    }
-}
 
 fn latest_values(st: &Store) -> HashMap<SeriesKey, Value> {
     st.all()

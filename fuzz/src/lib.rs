@@ -1,29 +1,9 @@
-//! What every fuzz target checks, shared by the cargo-fuzz targets (fuzz_targets/) and the
-//! coverage-less runner (src/bin/fuzz_plain.rs). A check that fails panics, which is the crash.
+//! What every fuzz target checks, shared by the cargo-fuzz targets (fuzz_targets/). A check that
+//! fails panics, which is the crash.
 
 use rocetop::metrics::{Store, Value};
 use rocetop::parse::{Ctx, ParseKind};
 use std::io::Write;
-
-/// Every parse kind, in the order of `ParseKind`.
-pub const KINDS: [ParseKind; 16] = [
-    ParseKind::NxosQueuing,
-    ParseKind::NxosPfc,
-    ParseKind::NxosFlowcontrol,
-    ParseKind::NxosInterface,
-    ParseKind::SonicPfc,
-    ParseKind::SonicQueue,
-    ParseKind::SonicWred,
-    ParseKind::EosPfc,
-    ParseKind::EosQueue,
-    ParseKind::EosEcn,
-    ParseKind::EosInterface,
-    ParseKind::RdmaStatistic,
-    ParseKind::HwCounters,
-    ParseKind::Ethtool,
-    ParseKind::TrainingLog,
-    ParseKind::Ping,
-];
 
 /// Parse `data` as `kind`, then put the result through a store twice and read every rate back:
 /// no panic anywhere, bounded examples, finite gauges, 32-bit counters that fit, sane rates.

@@ -2,7 +2,7 @@
 //! them through, for the fault suite.
 #![allow(dead_code)]
 
-use rocetop::collect::poll::poll_once;
+use rocetop::collect::poll::{Collected, parse_outputs, poll_once};
 use rocetop::collect::source::{Source, SourceKind, Unavailable, build};
 use rocetop::collect::transport::CollectError;
 use rocetop::config::Config;
@@ -43,6 +43,18 @@ pub fn source(kind: ParseKind) -> Source {
         // Every counter: the parsers' whole output is what is checked.
         nic_counters: Vec::new(),
         nic_memo: Default::default(),
+    }
+}
+
+/// A successful poll (the command answered) with this output, as `poll_once` builds it.
+pub fn poll(kind: ParseKind, text: &str, at: i64) -> Collected {
+    let raw = vec![(kind, text.to_string())];
+    Collected {
+        source: SourceId(0),
+        at,
+        parsed: parse_outputs(&source(kind), &raw),
+        raw,
+        error: None,
     }
 }
 

@@ -134,7 +134,8 @@ pub struct LogSim {
     pub written: u64,
 }
 
-const HW: &[&str] = &[
+/// The hw_counters files of a ConnectX (mlx5) port, as the demo nodes and the store benchmark have them.
+pub const MLX5_HW_COUNTERS: &[&str] = &[
     "duplicate_request",
     "implied_nak_seq_err",
     "lifespan",
@@ -246,7 +247,7 @@ impl Sim {
                         .map(|(i, d)| DevSim {
                             name: d.clone(),
                             netdev: n.netdevs.get(i).cloned(),
-                            hw: HW
+                            hw: MLX5_HW_COUNTERS
                                 .iter()
                                 .map(|&c| {
                                     let v = match c {

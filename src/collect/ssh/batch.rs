@@ -61,27 +61,13 @@ pub fn split(out: &str, nonce: &str, n: usize) -> Vec<Result<String, CollectErro
         } else {
             Err(CollectError::Command {
                 status: format!("exit {status}"),
-                stderr: tail(text),
+                // The same message an unbatched command would give.
+                stderr: super::conn::tail_text(b"", text.as_bytes()),
             })
         });
         rest = next;
     }
     res
-}
-
-/// The last few lines a failing part printed (its error message), bounded.
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let start = lines.len().saturating_sub(3);
-    let mut t = lines[start..].join("; ");
-    if t.len() > 300 {
-        let mut cut = 300;
-        while !t.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        t.truncate(cut);
-    }
-    t
 }
 
 #[cfg(test)]

@@ -295,7 +295,7 @@ async fn follow(
 }
 
 /// The last lines of stderr (or stdout when stderr is empty), trimmed to a readable size.
-fn tail_text(err: &[u8], out: &[u8]) -> String {
+pub(super) fn tail_text(err: &[u8], out: &[u8]) -> String {
     let src = if err.iter().any(|b| !b.is_ascii_whitespace()) {
         err
     } else {
