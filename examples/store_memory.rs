@@ -9,9 +9,9 @@
 //!   store_memory [NODES=512] [MINUTES=15] [default|all]
 
 use rocetop::collect::demo::sim::MLX5_HW_COUNTERS;
-use rocetop::collect::source::keep_counter;
 use rocetop::config::DEFAULT_NIC_COUNTERS;
 use rocetop::metrics::{Parsed, Store, Value};
+use rocetop::parse::keep::keep_counter;
 use rocetop::parse::{Ctx, ParseKind, parse};
 use std::collections::VecDeque;
 use std::fmt::Write as _;

@@ -3,6 +3,7 @@
 
 pub mod duration;
 pub mod expand;
+pub mod fingerprint;
 mod raw;
 mod validate;
 
@@ -320,5 +321,35 @@ mod tests {
         assert_eq!(c.nodes_behind("Ethernet1/1/1").len(), 3);
         assert_eq!(c.logs.len(), 1);
         assert_eq!(c.poll.interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn default_nic_counter_subset() {
+        let pats: Vec<String> = DEFAULT_NIC_COUNTERS
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        for (name, kept) in [
+            ("rocetop_nic_rx_discards_phy_total", true),
+            ("rocetop_nic_tx_pause_storm_warning_events_total", true),
+            ("rocetop_nic_rx_bytes_total", true),
+            ("rocetop_nic_rx0_bytes_total", false),
+            ("rocetop_nic_rx3_wqe_err_total", false),
+            ("rocetop_nic_tx7_dropped_total", false),
+            ("rocetop_nic_rx_crc_errors_phy_total", true),
+            ("rocetop_nic_rx_65_to_127_bytes_phy_total", false),
+            ("rocetop_nic_ch3_events_total", false),
+            ("rocetop_nic_pfc_rx_pause_frames_total", true),
+            ("rocetop_node_kernel_bytes_total", true),
+            ("rocetop_node_kernel_rx_dropped_total", true),
+            ("rocetop_node_kernel_collisions_total", false),
+            ("rocetop_rdma_np_cnp_sent_total", true),
+        ] {
+            assert_eq!(
+                crate::parse::keep::keep_counter(name, &pats),
+                kept,
+                "{name}"
+            );
+        }
     }
 }

@@ -1,9 +1,13 @@
 //! The parse kinds of DESIGN.md §5 and the one dispatch every path uses: live collectors, the demo,
 //! replay and `rocetop parse`. Every parser is pure (`&str` in, [`Parsed`] out) and never panics.
 
+pub mod host;
+pub mod keep;
 pub mod num;
+pub mod ping;
+pub mod switch;
+pub mod training;
 
-use crate::collect::{host, logtail, switch};
 use crate::metrics::Parsed;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -26,7 +30,7 @@ pub enum ParseKind {
     HwCounters,
     Ethtool,
     TrainingLog,
-    /// A ping source's report of its window (collect::ping::report).
+    /// A ping source's report of its window (parse::ping).
     Ping,
 }
 
@@ -91,7 +95,7 @@ pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::RdmaStatistic => host::rdma_stat::parse(text, name),
         ParseKind::HwCounters => host::hw_counters::parse(text, name),
         ParseKind::Ethtool => host::ethtool::parse(text, name, ""),
-        ParseKind::TrainingLog => logtail::parse::parse_text(text, name, &ctx.log),
-        ParseKind::Ping => crate::collect::ping::parse(text, name),
+        ParseKind::TrainingLog => training::parse_text(text, name, &ctx.log),
+        ParseKind::Ping => ping::parse(text, name),
     }
 }

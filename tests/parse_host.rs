@@ -2,9 +2,9 @@
 //! InfiniBand tree, `ethtool -S` of mlx5 ports, `rdma statistic show` in both layouts.
 
 use proptest::prelude::*;
-use rocetop::collect::host::{ethtool, hw_counters, rdma_stat};
 use rocetop::metrics::names::*;
 use rocetop::metrics::{Parsed, Sample, Value};
+use rocetop::parse::host::{ethtool, hw_counters, rdma_stat};
 use rocetop::parse::{Ctx, ParseKind};
 use std::collections::BTreeMap;
 use std::path::Path;

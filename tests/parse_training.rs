@@ -3,10 +3,8 @@
 //! notation, custom formats, highlight classes; plus a no-panic proptest.
 
 use proptest::prelude::*;
-use rocetop::collect::logtail::parse::{
-    CustomFormat, Highlight, LineParser, TrainRecord, parse_text,
-};
 use rocetop::metrics::{Value, names};
+use rocetop::parse::training::{CustomFormat, Highlight, LineParser, TrainRecord, parse_text};
 
 fn fixture(name: &str) -> String {
     let path = format!(

@@ -2,6 +2,7 @@
 //! spawned without a shell, files read natively.
 
 use super::transport::{CollectError, Request, StreamEvent, Transport};
+use crate::config::expand::expand_home;
 use async_trait::async_trait;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,14 +56,6 @@ impl Transport for LocalTransport {
 
     fn describe(&self) -> String {
         "local".into()
-    }
-}
-
-/// `~/x` → `$HOME/x`.
-pub fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
-        _ => PathBuf::from(path),
     }
 }
 

@@ -2,4 +2,3 @@
 
 pub mod follow;
 pub mod local;
-pub mod parse;

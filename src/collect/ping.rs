@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use report::parse;
+pub use crate::parse::ping::parse;
 
 /// Where `rocetop pingd` listens unless told otherwise (the port `ib_send_lat` uses).
 pub const DEFAULT_PORT: u16 = 18515;

@@ -3,9 +3,8 @@
 
 use super::source::{Source, SourceKind};
 use super::transport::CollectError;
-use crate::collect::logtail::parse::{CustomFormat, parse_text_with};
-use crate::metrics::store::SourceId;
-use crate::metrics::{Parsed, Store, Ts, now_ms};
+use crate::metrics::{Parsed, now_ms};
+use crate::parse::training::{CustomFormat, parse_text_with};
 use crate::parse::{self, ParseKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,28 +13,7 @@ use tokio::task::JoinSet;
 
 pub mod timing;
 
-/// What one poll of one source produced.
-#[derive(Clone, Debug)]
-pub struct Collected {
-    pub source: SourceId,
-    /// When the answers were taken (midpoint of the poll), from the collector's clock.
-    pub at: Ts,
-    pub parsed: Parsed,
-    /// Raw outputs, for recordings (replay parses them again).
-    pub raw: Vec<(ParseKind, String)>,
-    /// Set when the source's main request failed: the source is down for this poll.
-    pub error: Option<String>,
-}
-
-impl Collected {
-    /// Put this poll into the store: samples, or a failure that leaves a gap.
-    pub fn apply(&self, store: &mut Store) {
-        match &self.error {
-            None => store.ingest(self.source, self.at, &self.parsed),
-            Some(e) => store.fail(self.source, self.at, e),
-        }
-    }
-}
+pub use super::collected::Collected;
 
 /// Parse raw outputs of a source as a poll would: used by polls and by replay.
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
@@ -56,7 +34,7 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             }
             // Only the counters of the subset become samples.
             (ParseKind::Ethtool, _) if !src.nic_counters.is_empty() => {
-                crate::collect::host::ethtool::parse_keeping(text, &src.ctx.name, "", &mut |c| {
+                crate::parse::host::ethtool::parse_keeping(text, &src.ctx.name, "", &mut |c| {
                     keeper.keep_nic(c)
                 })
             }
@@ -118,7 +96,7 @@ fn unglue(
     }
     for (i, part) in ok
         .into_iter()
-        .zip(super::switch::split::split(&kinds, &text))
+        .zip(crate::parse::switch::split::split(&kinds, &text))
     {
         if let Some(slot) = results.get_mut(i) {
             *slot = Ok(part);

@@ -1,6 +1,8 @@
 //! Ranges and host lists as people write them: `Ethernet1/1/1-4`, `ubunturdma[1-8]`, `gpu[01-16]`,
 //! `n[1,3,5-7]`, and MPI hostfiles (`host slots=4`, `host:4`, `# comments`).
 
+use std::path::{Path, PathBuf};
+
 /// Largest expansion accepted from one pattern, so a typo cannot allocate millions of names.
 pub const MAX_EXPANSION: u64 = 10_000;
 
@@ -93,6 +95,14 @@ pub fn parse_hostfile(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `~/x` → `$HOME/x`.
+pub fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
 }
 
 #[cfg(test)]

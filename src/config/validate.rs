@@ -6,7 +6,7 @@ use super::{
     Alerts, Config, HostKeyPolicy, Log, Node, Ping, Poll, Secret, Ssh, Switch, SwitchOs,
     SwitchTransport, Ui, duration, expand,
 };
-use crate::collect::switch::normalize_port;
+use crate::parse::switch::normalize_port;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -160,7 +160,7 @@ fn array<T: DeserializeOwned + Default>(
 }
 
 fn path_of(s: &str, base: Option<&Path>) -> PathBuf {
-    let expanded = crate::collect::local::expand_home(s);
+    let expanded = super::expand::expand_home(s);
     match base {
         Some(b) if expanded.is_relative() => b.join(expanded),
         _ => expanded,
@@ -427,7 +427,7 @@ fn build_switch(p: &mut Problems, path: &str, r: RawSwitch, base: Option<&Path>)
         }
     };
     if let Some(fp) = &r.nxapi_fingerprint {
-        if let Err(e) = crate::collect::nxapi::tls::parse_fingerprint(fp) {
+        if let Err(e) = super::fingerprint::parse_fingerprint(fp) {
             p.add(&format!("{path}.nxapi_fingerprint"), e);
         }
     }

@@ -12,11 +12,11 @@
 pub mod batch;
 pub mod resume;
 
-use super::parse::{CustomFormat, LineParser};
-use crate::collect::poll::Collected;
+use crate::collect::collected::Collected;
 use crate::collect::source::Source;
 use crate::collect::transport::{Request, StreamEvent};
 use crate::metrics::now_ms;
+use crate::parse::training::{CustomFormat, LineParser};
 use batch::Batch;
 use resume::{RESUME_LINES, Resume};
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 //! (switches ship self-signed certificates), a CA file, or the system roots. A refused
 //! certificate carries its fingerprint, so the error can tell the user what to pin.
 
+pub use crate::config::fingerprint::parse_fingerprint;
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use base64::engine::general_purpose::STANDARD_NO_PAD;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, aws_lc_rs};
@@ -46,36 +47,6 @@ fn reason_suffix(r: &str) -> String {
 /// `SHA256:<base64, no padding>` of a DER certificate (the form OpenSSH uses for keys).
 pub fn fingerprint(der: &[u8]) -> String {
     format!("SHA256:{}", STANDARD_NO_PAD.encode(Sha256::digest(der)))
-}
-
-/// Parse `SHA256:base64` (padded or not) or 64 hex digits with or without colons.
-pub fn parse_fingerprint(s: &str) -> Result<[u8; 32], String> {
-    let t = s.trim();
-    let bad = || {
-        format!(
-            "nxapi_fingerprint {t:?}: expected SHA256:<base64> or 64 hex digits (colons allowed)"
-        )
-    };
-    let bytes = if let Some(b64) = t
-        .strip_prefix("SHA256:")
-        .or_else(|| t.strip_prefix("sha256:"))
-    {
-        let b64 = b64.trim_end_matches('=');
-        STANDARD_NO_PAD
-            .decode(b64)
-            .or_else(|_| STANDARD.decode(b64))
-            .map_err(|_| bad())?
-    } else {
-        let hex: String = t.chars().filter(|c| *c != ':').collect();
-        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(bad());
-        }
-        (0..32)
-            .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or(""), 16))
-            .collect::<Result<Vec<u8>, _>>()
-            .map_err(|_| bad())?
-    };
-    bytes.try_into().map_err(|_| bad())
 }
 
 fn provider() -> Arc<CryptoProvider> {

@@ -1,5 +1,5 @@
-//! The text a ping source answers each poll, and its parser (parse kind `ping`). Going through text
-//! like every other source means recordings store it and replay parses it again.
+//! The text a ping source answers each poll (its parser, parse kind `ping`, is `parse::ping`). Going
+//! through text like every other source means recordings store it and replay parses it again.
 //!
 //! ```text
 //! transport tcp
@@ -16,7 +16,7 @@
 //! ```
 
 use super::stats::Summary;
-use crate::metrics::{Parsed, Sample, names};
+use crate::parse::ping::QUANTILES;
 use std::fmt::Write as _;
 
 /// One transport's totals and window, ready to render.
@@ -27,8 +27,6 @@ pub struct Section<'a> {
     pub lost: u64,
     pub summary: Option<Summary>,
 }
-
-const QUANTILES: [&str; 5] = ["0", "0.5", "0.99", "0.999", "1"];
 
 /// Seconds to the nanosecond: `0.000014370`, not `0.000014369999999999998`.
 fn secs(ns: f64) -> String {
@@ -65,96 +63,11 @@ pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {
     out
 }
 
-fn float(s: &str) -> Option<f64> {
-    let v: f64 = s.parse().ok()?;
-    (v.is_finite() && v >= 0.0).then_some(v)
-}
-
-fn safe_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 16
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-}
-
-/// Parse a ping report of `peer`. Never panics; lines it does not understand are counted.
-pub fn parse(text: &str, peer: &str) -> Parsed {
-    let mut p = Parsed::default();
-    let mut transport: Option<String> = None;
-    for raw in text.lines() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
-        let rest = rest.trim();
-        if key == "note" && !rest.is_empty() {
-            p.note(rest);
-            continue;
-        }
-        if key == "transport" {
-            transport = safe_token(rest).then(|| rest.to_string());
-            if transport.is_none() {
-                p.unknown(raw);
-            }
-            continue;
-        }
-        let Some(t) = transport.as_deref() else {
-            p.unknown(raw);
-            continue;
-        };
-        let l = [("peer", peer), ("transport", t)];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let sample = match (key, f.as_slice()) {
-            ("sent", [v]) => v
-                .parse()
-                .ok()
-                .map(|v| Sample::counter(names::PING_SENT, &l, v)),
-            ("answered", [v]) => v
-                .parse()
-                .ok()
-                .map(|v| Sample::counter(names::PING_ANSWERED, &l, v)),
-            ("lost", [v]) => v
-                .parse()
-                .ok()
-                .map(|v| Sample::counter(names::PING_LOST, &l, v)),
-            ("rtt", [q, v]) => QUANTILES.iter().find(|x| *x == q).and_then(|q| {
-                float(v).map(|v| {
-                    Sample::gauge(
-                        names::PING_RTT_SECONDS,
-                        &[("peer", peer), ("transport", t), ("quantile", q)],
-                        v,
-                    )
-                })
-            }),
-            ("window", [v]) => float(v).map(|v| Sample::gauge(names::PING_WINDOW_PROBES, &l, v)),
-            ("mean", [v]) => float(v).map(|v| Sample::gauge(names::PING_RTT_MEAN, &l, v)),
-            ("stdev", [v]) => float(v).map(|v| Sample::gauge(names::PING_RTT_STDEV, &l, v)),
-            ("jitter", [v]) => float(v).map(|v| Sample::gauge(names::PING_JITTER, &l, v)),
-            ("bucket", [i, le, n]) if i.len() == 2 && i.bytes().all(|b| b.is_ascii_digit()) => {
-                match (float(le), n.parse::<u64>()) {
-                    (Some(le), Ok(n)) => {
-                        let bl = [("peer", peer), ("transport", t), ("bucket", *i)];
-                        p.push(Sample::gauge(names::PING_BUCKET_LE, &bl, le));
-                        Some(Sample::gauge(names::PING_BUCKET_PROBES, &bl, n as f64))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        match sample {
-            Some(s) => p.push(s),
-            None => p.unknown(raw),
-        }
-    }
-    p
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Value;
+    use crate::metrics::{Value, names};
+    use crate::parse::ping::parse;
     use proptest::prelude::*;
 
     fn sample_report() -> String {

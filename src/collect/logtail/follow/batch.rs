@@ -6,11 +6,11 @@
 //! through [`Batch::replay`] gives the same samples as the live follower produced.
 
 use crate::collect::logtail::local::{MAX_LINE, linebuf::CUT_MARK};
-use crate::collect::logtail::parse::{Highlight, LineParser, record_samples};
 use crate::collect::poll::Collected;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Parsed, Sample, Ts, names};
 use crate::parse::ParseKind;
+use crate::parse::training::{Highlight, LineParser, record_samples};
 
 /// The highlight classes counted, in label order.
 pub const CLASSES: [(Highlight, &str); 5] = [

@@ -2,11 +2,11 @@
 //! row kind), the `detail` layout (Admin/Oper Mode, VL bitmap, per-priority Rx/Tx rows) and JSON
 //! (`TABLE_pfc_interface.ROW_pfc_interface`: if_name_str, admin, oper, rx-stats, tx-stats).
 
-use crate::collect::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
+use crate::parse::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies};
+use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
 /// The VL bitmap is hex: `(8)` = priority 3, `(9)` = 0 and 3, `(20)` = 5.
@@ -70,7 +70,7 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
     let mut oper: Option<bool> = None;
     for raw in crate::parse::num::lines(text) {
         let t = crate::parse::num::trim(raw);
-        if t.is_empty() || is_rule(t) || crate::collect::switch::common::is_prompt_or_echo(t) {
+        if t.is_empty() || is_rule(t) || crate::parse::switch::common::is_prompt_or_echo(t) {
             continue;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();

@@ -6,10 +6,10 @@
 //! `enqueuedPackets/Bytes`, `droppedPackets/Bytes` are summed over unicast/multicast and drop
 //! precedences (only `countersSum` where the device gives one).
 
-use crate::collect::switch::common::{Acc, jnum};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
+use crate::parse::switch::common::{Acc, jnum};
+use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
 #[derive(Clone, Copy, PartialEq)]

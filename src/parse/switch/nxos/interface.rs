@@ -3,11 +3,11 @@
 //! `0 Rx pause`; Arista EOS: `12 packets input, 3456 bytes`, `0 PAUSE input`). Descriptive lines
 //! inside a block are understood; lines outside any block are not. JSON: NX-API `TABLE_interface`.
 
-use crate::collect::switch::common::{Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::count;
+use crate::parse::switch::common::{Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies};
+use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
 /// An interface header: starts at column 0, the first word names an interface, then ` is `.

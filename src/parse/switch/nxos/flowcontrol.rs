@@ -3,13 +3,13 @@
 //! port, send admin/oper, receive admin/oper, RxPause, TxPause; and JSON
 //! (`TABLE_flowcontrol.ROW_flowcontrol`).
 
-use crate::collect::switch::common::{
-    Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies, on_off,
-};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
+use crate::parse::switch::common::{
+    Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies, on_off,
+};
+use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
 struct Row<'a> {

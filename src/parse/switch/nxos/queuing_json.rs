@@ -3,10 +3,10 @@
 //! TABLE_ingress_stats_entry, tx-ppp / rx-ppp and TABLE_pfc_stats.
 
 use super::{QStat, drop_reason, queue_stat};
-use crate::collect::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies, rows};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
+use crate::parse::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies, rows};
+use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
 pub fn parse(doc: &Value, sw: &str) -> Parsed {

@@ -1,8 +1,8 @@
 //! Single-line recognisers of the queuing text parser: box titles, config-table rows,
 //! `label  value` lines and the interface an echoed command names.
 
-use crate::collect::switch::normalize_port;
 use crate::parse::num::count;
+use crate::parse::switch::normalize_port;
 
 /// `QOS GROUP 3` → 3, `CONTROL QOS GROUP` → control, `SPAN QOS GROUP` → span, `CPU QOS GROUP` → cpu.
 pub(super) fn qos_group_title(cell: &str) -> Option<String> {

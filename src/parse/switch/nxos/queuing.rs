@@ -4,11 +4,11 @@
 //! overflow) and the N5K legacy layout (`EthernetX queuing information:`, `Statistics:`).
 
 use super::{QStat, drop_reason, queue_stat};
-use crate::collect::switch::common::{Acc, is_prompt_or_echo};
-use crate::collect::switch::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
+use crate::parse::switch::common::{Acc, is_prompt_or_echo};
+use crate::parse::switch::normalize_port;
 use lines::{config_row, echoed_interface, label_value, qos_group_title};
 
 mod lines;
