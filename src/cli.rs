@@ -5,10 +5,27 @@ use crate::parse::ParseKind;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// `rocetop --version`: the release, the commit it was built from, and whether the RDMA verbs
+/// pinger is in (a build without it pings over TCP only).
+#[cfg(feature = "verbs")]
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("ROCETOP_GIT_COMMIT"),
+    ", verbs pinger: yes)"
+);
+#[cfg(not(feature = "verbs"))]
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("ROCETOP_GIT_COMMIT"),
+    ", verbs pinger: no, TCP pings only)"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rocetop",
-    version,
+    version = VERSION,
     about = "Live terminal monitor for RoCEv2/RDMA training fabrics: switch queues, PFC, ECN/CNP, latency and the training log on one screen"
 )]
 pub struct Cli {
@@ -103,6 +120,21 @@ pub enum Command {
         #[arg(long, default_value = "200ms", value_parser = parse_duration)]
         spin: std::time::Duration,
     },
+    /// Print a shell completion script (bash: save as ~/.local/share/bash-completion/completions/rocetop).
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff), generated from this command line: `rocetop man | man -l -`.
+    Man,
+}
+
+/// Shells `rocetop completions` writes a script for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -1,6 +1,7 @@
 //! One module per command that prints and exits; the TUI lives in `app` and `ui`.
 
 pub mod check;
+pub mod docs;
 pub mod export;
 pub mod parse;
 pub mod pingd;

@@ -153,6 +153,14 @@ pub fn run(cli: Cli) -> ExitCode {
             },
             spin,
         }),
+        Some(Command::Completions { shell }) => write_stdout(&cmd::docs::completions(shell)),
+        Some(Command::Man) => match cmd::docs::man_page() {
+            Ok(page) => write_stdout(&page),
+            Err(e) => {
+                eprintln!("rocetop: cannot render the man page: {e}");
+                ExitCode::from(1)
+            }
+        },
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {
@@ -160,5 +168,19 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(2)
             }
         },
+    }
+}
+
+/// Write a whole document to stdout; a closed pipe (`| head`) ends quietly, as coreutils do.
+fn write_stdout(bytes: &[u8]) -> ExitCode {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rocetop: cannot write to standard output: {e}");
+            ExitCode::from(1)
+        }
     }
 }
