@@ -43,10 +43,10 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             name,
         }) => match cmd::parse::run(kind, &file, format, &name) {
-            Ok(out) => {
-                print!("{out}");
-                ExitCode::SUCCESS
-            }
+            Ok(out) => match output::stdout::print(&out) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(code) => code,
+            },
             Err(e) => {
                 eprintln!("rocetop: {e}");
                 ExitCode::from(2)
@@ -58,7 +58,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let r = rt.block_on(cmd::check::run(&cfg));
-            print!("{}", r.text);
+            if let Err(code) = output::stdout::print(&r.text) {
+                return code;
+            }
             if r.failures == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -71,7 +73,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
-            print!("{}", out.text);
+            if let Err(code) = output::stdout::print(&out.text) {
+                return code;
+            }
             for f in &out.failed {
                 eprintln!("rocetop: source failed: {f}");
             }
@@ -112,10 +116,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 return ExitCode::from(1);
             };
             match rt.block_on(cmd::record::replay_print(&file, format)) {
-                Ok(out) => {
-                    print!("{out}");
-                    ExitCode::SUCCESS
-                }
+                Ok(out) => match output::stdout::print(&out) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(code) => code,
+                },
                 Err(e) => {
                     eprintln!("rocetop: {e}");
                     ExitCode::from(2)
