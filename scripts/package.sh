@@ -15,7 +15,7 @@ command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # shellcheck source=scripts/libclang.sh
 . scripts/libclang.sh
-libclang_dir >/dev/null || need+=(libclang-dev)
+libclang_dir >/dev/null || need+=("$(libclang_package)")
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/package.sh: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

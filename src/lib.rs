@@ -43,10 +43,10 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             name,
         }) => match cmd::parse::run(kind, &file, format, &name) {
-            Ok(out) => {
-                print!("{out}");
-                ExitCode::SUCCESS
-            }
+            Ok(out) => match output::stdout::print(&out) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(code) => code,
+            },
             Err(e) => {
                 eprintln!("rocetop: {e}");
                 ExitCode::from(2)
@@ -58,7 +58,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let r = rt.block_on(cmd::check::run(&cfg));
-            print!("{}", r.text);
+            if let Err(code) = output::stdout::print(&r.text) {
+                return code;
+            }
             if r.failures == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -71,7 +73,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
-            print!("{}", out.text);
+            if let Err(code) = output::stdout::print(&out.text) {
+                return code;
+            }
             for f in &out.failed {
                 eprintln!("rocetop: source failed: {f}");
             }
@@ -112,10 +116,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 return ExitCode::from(1);
             };
             match rt.block_on(cmd::record::replay_print(&file, format)) {
-                Ok(out) => {
-                    print!("{out}");
-                    ExitCode::SUCCESS
-                }
+                Ok(out) => match output::stdout::print(&out) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(code) => code,
+                },
                 Err(e) => {
                     eprintln!("rocetop: {e}");
                     ExitCode::from(2)
@@ -153,9 +157,9 @@ pub fn run(cli: Cli) -> ExitCode {
             },
             spin,
         }),
-        Some(Command::Completions { shell }) => write_stdout(&cmd::docs::completions(shell)),
+        Some(Command::Completions { shell }) => print_or_exit(&cmd::docs::completions(shell)),
         Some(Command::Man) => match cmd::docs::man_page() {
-            Ok(page) => write_stdout(&page),
+            Ok(page) => print_or_exit(&page),
             Err(e) => {
                 eprintln!("rocetop: cannot render the man page: {e}");
                 ExitCode::from(1)
@@ -171,16 +175,11 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Write a whole document to stdout; a closed pipe (`| head`) ends quietly, as coreutils do.
-fn write_stdout(bytes: &[u8]) -> ExitCode {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
+
+/// A whole document to stdout (generated text: UTF-8), ending quietly on a closed pipe.
+fn print_or_exit(doc: &[u8]) -> ExitCode {
+    match output::stdout::print(&String::from_utf8_lossy(doc)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("rocetop: cannot write to standard output: {e}");
-            ExitCode::from(1)
-        }
+        Err(code) => code,
     }
 }

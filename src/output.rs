@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod prom;
+pub mod stdout;
 pub mod table;
 
 use clap::ValueEnum;

@@ -111,5 +111,10 @@ fn docs_end_quietly_on_a_closed_pipe() {
     let out = child.wait_with_output().expect("wait");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
-    assert!(out.status.success(), "{:?} {err}", out.status);
+    // 141 is what a shell shows for SIGPIPE (output::stdout); 0 if the page fit the pipe buffer.
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(141)),
+        "{:?} {err}",
+        out.status
+    );
 }
