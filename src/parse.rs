@@ -56,6 +56,54 @@ impl ParseKind {
         }
     }
 
+    /// The layout this kind reads, as a user would recognise it in their capture.
+    pub fn expects(self) -> &'static str {
+        match self {
+            ParseKind::NxosQueuing => {
+                "NX-OS `show queuing interface` (N5K `RX/TX Queuing` + `qos-group N`, 7.x/9.x `Egress Queuing for EthernetX` tables, or NX-API JSON)"
+            }
+            ParseKind::NxosPfc => {
+                "NX-OS `show interface priority-flow-control` (a `Port  Mode Oper(VL bmap)  RxPPP  TxPPP` table, or NX-API JSON)"
+            }
+            ParseKind::NxosFlowcontrol => {
+                "NX-OS `show interface flowcontrol` (a `Port  Send FlowControl  Receive FlowControl  RxPause TxPause` table, or NX-API JSON)"
+            }
+            ParseKind::NxosInterface => {
+                "NX-OS `show interface` (`EthernetX is up` blocks with RX/TX counters, or NX-API JSON)"
+            }
+            ParseKind::SonicPfc => "SONiC `show pfc counters` (`Port Rx  PFC0 ... PFC7` tables)",
+            ParseKind::SonicQueue => {
+                "SONiC `show queue counters` (`Port TxQ Counter/pkts Counter/bytes Drop/pkts Drop/bytes` rows, or --json)"
+            }
+            ParseKind::SonicWred => {
+                "SONiC `show queue wredcounters` (`Port TxQ WredDrp/pkts WredDrp/bytes ...` rows)"
+            }
+            ParseKind::EosPfc => {
+                "Arista EOS `show priority-flow-control counters` (CLI table or eAPI JSON)"
+            }
+            ParseKind::EosQueue => {
+                "Arista EOS `show interfaces counters queue` (CLI table or eAPI JSON)"
+            }
+            ParseKind::EosEcn => {
+                "Arista EOS `show qos interfaces ecn counters queue` (CLI table or eAPI JSON)"
+            }
+            ParseKind::EosInterface => "Arista EOS `show interfaces` (eAPI JSON or CLI blocks)",
+            ParseKind::RdmaStatistic => {
+                "`rdma statistic show` (`link mlx5_0/1 counter value ...` lines)"
+            }
+            ParseKind::HwCounters => {
+                "`grep -r . /sys/class/infiniband/<dev>/ports/<n>/hw_counters` (`path:value` lines)"
+            }
+            ParseKind::Ethtool => {
+                "`ethtool -S <netdev>` (`NIC statistics:` then `name: value` lines)"
+            }
+            ParseKind::TrainingLog => {
+                "a training log (iteration/step lines with loss or step time, nccl-tests tables, NCCL_DEBUG transport lines)"
+            }
+            ParseKind::Ping => "a rocetop ping report",
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<Self> {
         <Self as ValueEnum>::from_str(s, true).ok()
     }
@@ -75,6 +123,59 @@ impl Ctx {
             log: String::new(),
         }
     }
+}
+
+/// What a live source adds to the kind: a log's own line format (`[[log]] format_regex`) and the
+/// `nic_counters` subset it keeps. `rocetop parse` uses the defaults (every line format, every
+/// counter).
+#[derive(Default)]
+pub struct Options<'a, 'k> {
+    pub format_regex: Option<&'a str>,
+    pub keeper: Option<&'a mut keep::NicKeeper<'k>>,
+}
+
+/// Parse one output of `kind` as a live source with `opts` reads it: the one entry point of
+/// collectors, replay and `rocetop parse` (no caller special-cases a kind).
+pub fn parse_with(kind: ParseKind, text: &str, ctx: &Ctx, opts: &mut Options) -> Parsed {
+    let mut parsed = match (kind, opts.format_regex, opts.keeper.as_deref_mut()) {
+        (ParseKind::TrainingLog, Some(re), _) => {
+            let custom = training::CustomFormat::new("config", re)
+                .into_iter()
+                .collect();
+            training::parse_text_with(text, &ctx.name, &ctx.log, custom)
+        }
+        // Only the counters of the subset become samples (skipped before they are built).
+        (ParseKind::Ethtool, _, Some(k)) if k.filters() => {
+            host::ethtool::parse_keeping(text, &ctx.name, "", &mut |c| k.keep_nic(c))
+        }
+        _ => parse(kind, text, ctx),
+    };
+    if let Some(k) = opts.keeper.as_deref_mut().filter(|k| k.filters()) {
+        parsed.samples.retain(|s| k.keep_counter(&s.key.name));
+    }
+    parsed
+}
+
+/// Why an output that gave no sample could not be read: the layout `kind` expects and the first
+/// line that was there, so "rocetop read nothing" is never mistaken for "all zeros".
+pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    let mut msg = match first {
+        None => format!("{}: the input is empty", kind.name()),
+        Some(l) => format!(
+            "{}: no sample read; expected {}; first line: {:?}",
+            kind.name(),
+            kind.expects(),
+            l.chars().take(120).collect::<String>()
+        ),
+    };
+    if parsed.unknown_lines > 0 {
+        msg.push_str(&format!("; {} lines not understood", parsed.unknown_lines));
+    }
+    for n in &parsed.notes {
+        msg.push_str(&format!("; note: {n}"));
+    }
+    msg
 }
 
 /// Parse one captured output of `kind`.

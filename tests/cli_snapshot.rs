@@ -167,8 +167,14 @@ fn parse_counts_what_it_does_not_understand() {
     let dir = tempfile::tempdir().expect("tempdir");
     let p = dir.path().join("junk.txt");
     std::fs::write(&p, "this is not\na switch output\n").expect("write");
-    let (code, out, _) = rocetop(&["parse", "nxos-queuing", p.to_str().expect("path")]);
-    assert_eq!(code, 0);
-    assert!(out.contains("# 2 lines not understood"), "{out}");
+    let (code, out, err) = rocetop(&["parse", "nxos-queuing", p.to_str().expect("path")]);
+    // Nothing read is no success: exit 2, the layout it expected and what came first.
+    assert_eq!(code, 2, "{out}");
     assert!(!out.contains("rocetop_switch"), "no zeros invented: {out}");
+    assert!(
+        err.contains("expected NX-OS `show queuing interface`"),
+        "{err}"
+    );
+    assert!(err.contains("first line: \"this is not\""), "{err}");
+    assert!(err.contains("2 lines not understood"), "{err}");
 }

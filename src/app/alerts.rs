@@ -301,6 +301,7 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
 
     flow_states(store, cfg, &mut out);
     rtt(store, cfg, now, &mut out);
+    training(store, &mut out);
 
     for (_, h) in store.sources() {
         let subject = Subject::Source(h.name.clone());
@@ -331,6 +332,42 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
         }
     }
     out
+}
+
+/// A job whose loss went NaN/inf (the step that most needs a human), and NCCL that fell back to
+/// sockets (the job runs, but not over RoCE).
+fn training(store: &Store, out: &mut Vec<Found>) {
+    let label =
+        |s: &crate::metrics::store::Series, k: &str| s.key.label(k).unwrap_or("").to_string();
+    for (_, s) in store.select(TRAIN_LOSS, &[]) {
+        let Some((_, v)) = s.latest() else { continue };
+        let x = v.as_f64();
+        if !x.is_finite() {
+            let (node, log) = (label(s, "node"), label(s, "log"));
+            out.push(found(
+                format!("loss {node} {log} {}", label(s, "rank")),
+                Severity::Crit,
+                Tab::Log,
+                Subject::Node(node),
+                format!("training loss is {x} ({log})"),
+                HOLD_MS,
+            ));
+        }
+    }
+    for (_, s) in store.select(NCCL_TRANSPORT_INFO, &[("transport", "socket")]) {
+        let (node, log, rank) = (label(s, "node"), label(s, "log"), label(s, "rank"));
+        out.push(found(
+            format!("nccl socket {node} {log}"),
+            Severity::Crit,
+            Tab::Log,
+            Subject::Node(node),
+            format!(
+                "NCCL uses sockets, not RDMA (rank {rank}, {}; {log})",
+                label(s, "device")
+            ),
+            HOLD_MS,
+        ));
+    }
 }
 
 fn found(
@@ -684,6 +721,38 @@ mod tests {
         assert!(
             al.active().iter().any(|a| a.what.starts_with("stale")
                 && a.subject == Subject::Source("ubunturdma6".into()))
+        );
+    }
+
+    #[test]
+    fn a_nan_loss_and_nccl_on_sockets_are_critical() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("ubunturdma1", 1000);
+        let text = "Iteration 7 | Loss: 2.5 | Total: 100ms\n\
+                    n1:1:1 [0] NCCL INFO NET/IB : Using [0]rocep19s0:1/RoCE\n";
+        let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
+        st.ingest(src, 1_000, &parsed);
+        let mut a = Alerts::default();
+        a.evaluate(&st, &cfg(), 1_000);
+        assert!(a.active().is_empty(), "{:?}", a.active());
+        let text = "Iteration 8 | Loss: nan | Total: 100ms\n\
+                    n2:2:2 [0] NCCL INFO NET/Socket : Using [0]ens224:10.0.0.2<0>\n";
+        let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
+        st.ingest(src, 2_000, &parsed);
+        a.evaluate(&st, &cfg(), 2_000);
+        let what: Vec<_> = a
+            .active()
+            .iter()
+            .map(|x| (x.severity, x.what.clone()))
+            .collect();
+        assert!(
+            what.contains(&(Severity::Crit, "training loss is NaN (t.log)".to_string())),
+            "{what:?}"
+        );
+        assert!(
+            what.iter().any(|(s, w)| *s == Severity::Crit
+                && w.starts_with("NCCL uses sockets, not RDMA (rank n2:2, ens224")),
+            "{what:?}"
         );
     }
 }

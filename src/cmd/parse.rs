@@ -17,14 +17,30 @@ pub fn run(kind: ParseKind, file: &str, format: Format, name: &str) -> Result<St
     // Binary or odd encodings are parsed as text: invalid bytes become U+FFFD, never a failure.
     let text = String::from_utf8_lossy(&bytes);
     let log = if file == "-" { "stdin" } else { file };
+    render(kind, &text, format, name, log)
+}
+
+/// One output through its parser, rendered as `rocetop parse` prints it (the fixture runner's
+/// expected files are this text). `Err` when nothing in it could be read: which layout was
+/// expected and what came first, never an empty success.
+pub fn render(
+    kind: ParseKind,
+    text: &str,
+    format: Format,
+    name: &str,
+    log: &str,
+) -> Result<String, String> {
     let parsed = parse(
         kind,
-        &text,
+        text,
         &Ctx {
             name: name.to_string(),
             log: log.to_string(),
         },
     );
+    if parsed.samples.is_empty() {
+        return Err(crate::parse::unreadable(kind, text, &parsed));
+    }
     let mut out = match format {
         Format::Json => serde_json::to_string_pretty(&parsed).map_err(|e| e.to_string())?,
         Format::Prom | Format::Table => {

@@ -4,7 +4,6 @@
 use super::source::{Source, SourceKind};
 use super::transport::CollectError;
 use crate::metrics::{Parsed, now_ms};
-use crate::parse::training::{CustomFormat, parse_text_with};
 use crate::parse::{self, ParseKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,23 +25,11 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
         if text.trim().is_empty() && *kind != ParseKind::TrainingLog {
             parsed.note(format!("{}: empty output", kind.name()));
         }
-        parsed.merge(match (kind, &src.format_regex) {
-            // A log with its own line format: the same custom regex as its live follower.
-            (ParseKind::TrainingLog, Some(re)) => {
-                let custom = CustomFormat::new("config", re).into_iter().collect();
-                parse_text_with(text, &src.ctx.name, &src.ctx.log, custom)
-            }
-            // Only the counters of the subset become samples.
-            (ParseKind::Ethtool, _) if !src.nic_counters.is_empty() => {
-                crate::parse::host::ethtool::parse_keeping(text, &src.ctx.name, "", &mut |c| {
-                    keeper.keep_nic(c)
-                })
-            }
-            _ => parse::parse(*kind, text, &src.ctx),
-        });
-    }
-    if !src.nic_counters.is_empty() {
-        parsed.samples.retain(|s| keeper.keep_counter(&s.key.name));
+        let mut opts = parse::Options {
+            format_regex: src.format_regex.as_deref(),
+            keeper: Some(&mut keeper),
+        };
+        parsed.merge(parse::parse_with(*kind, text, &src.ctx, &mut opts));
     }
     drop(keeper);
     if !src.ports.is_empty() {

@@ -53,6 +53,9 @@ pub const TRAIN_ALLREDUCE_SECONDS: &str = "rocetop_train_allreduce_seconds";
 pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
 /// Highlighted training-log lines {node,log,class=warn|error|nccl|traceback|timeout}, counted by the
 /// follower since it started (a traceback counts once), so alerts can fire on an increase.
+/// Which network NCCL uses {node,log,rank,transport=ib_roce|ib|socket,device} (gauge 1), from
+/// NCCL_DEBUG=INFO lines.
+pub const NCCL_TRANSPORT_INFO: &str = "rocetop_nccl_transport_info";
 pub const TRAIN_LOG_HIGHLIGHTS: &str = "rocetop_train_log_highlights_total";
 
 // ping

@@ -43,6 +43,11 @@ pub struct NicKeeper<'a> {
 }
 
 impl NicKeeper<'_> {
+    /// Whether any pattern narrows the counters (none: every counter is kept).
+    pub fn filters(&self) -> bool {
+        !self.patterns.is_empty()
+    }
+
     /// Whether an `ethtool -S` / netdev statistics counter name is in the `nic_counters` subset.
     pub fn keep_nic(&mut self, counter: &str) -> bool {
         if self.patterns.is_empty() {

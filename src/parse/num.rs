@@ -65,7 +65,12 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
 pub fn float(s: &str) -> Option<f64> {
     let s = s.trim().trim_end_matches([',', ';', '|']);
     let v: f64 = s.replace(',', "").parse().ok()?;
-    v.is_finite().then_some(v)
+    // `1e-400` parses as 0: an underflow, not a measured zero.
+    let underflow = v == 0.0
+        && s.bytes()
+            .take_while(|c| !matches!(c, b'e' | b'E'))
+            .any(|c| matches!(c, b'1'..=b'9'));
+    (v.is_finite() && !underflow).then_some(v)
 }
 
 /// A duration with an optional unit (`45.2ms`, `0.080s`, `156.3 ms`, `12us`) in seconds. A bare

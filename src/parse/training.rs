@@ -14,6 +14,7 @@ mod custom;
 mod highlight;
 mod kv;
 mod nccl;
+pub mod nccl_net;
 mod prefix;
 mod timers;
 
@@ -123,6 +124,8 @@ pub struct LineOutcome {
     /// The line belongs to a known format (a record, a timer line, an nccl-tests table, the lab's
     /// `→` lines, a trainer summary); false for free text.
     pub recognised: bool,
+    /// Networks NCCL said it uses (NCCL_DEBUG=INFO lines).
+    pub nccl: Vec<nccl_net::NcclTransport>,
 }
 
 /// A record that waits for the line that completes it (a timer line, DeepSpeed's throughput line).
@@ -234,6 +237,13 @@ impl LineParser {
         }
 
         let rank = prefix_rank.or_else(|| prefix::body_rank(body));
+        let nets = nccl_net::read(body, rank);
+        if !nets.is_empty() {
+            out.recognised = true;
+            out.nccl.extend(nets);
+            self.age(out);
+            return;
+        }
         if timers::is_block_start(body) {
             self.timer_block = Some(timers::Block::new(rank));
             out.recognised = true;
@@ -363,9 +373,14 @@ pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomForm
     let mut parser = LineParser::new(custom);
     let mut records = 0usize;
     for line in text.lines() {
-        for rec in parser.feed(line).records {
+        let out = parser.feed(line);
+        for rec in out.records {
             records += 1;
             p.samples.extend(record_samples(&rec, node, log));
+        }
+        for t in &out.nccl {
+            records += 1;
+            p.samples.push(transport_sample(t, node, log));
         }
     }
     for rec in parser.flush() {
@@ -376,6 +391,18 @@ pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomForm
         p.note("no training progress lines recognised");
     }
     p
+}
+
+/// `rocetop_nccl_transport_info{node,log,rank,transport,device} 1`.
+pub fn transport_sample(t: &nccl_net::NcclTransport, node: &str, log: &str) -> Sample {
+    let labels = [
+        ("node", node),
+        ("log", log),
+        ("rank", t.rank.as_str()),
+        ("transport", t.transport),
+        ("device", t.device.as_str()),
+    ];
+    Sample::gauge(names::NCCL_TRANSPORT_INFO, &labels, 1.0)
 }
 
 /// The gauges of one record (only the fields it has), labelled {node, log} and `rank` where known.

@@ -262,16 +262,60 @@ pub fn find_rows<'a>(v: &'a Value, table: &str, out: &mut Vec<&'a Value>) {
     }
 }
 
-/// A counter from JSON: an integer, an integral float, or a string as devices print it.
+/// A counter from JSON: an integer, an integral float, or a string as devices print it. Values no
+/// counter holds (see [`jcount`]) are `None`.
 pub fn jnum(v: &Value) -> Option<u64> {
+    match jcount(v) {
+        JCount::Count(n) => Some(n),
+        JCount::Missing | JCount::Bad(_) => None,
+    }
+}
+
+/// A JSON counter judged: a count, a value the device marks as not counted (`"-"`, `"N/A"`), or
+/// something no counter holds, with why.
+#[derive(Debug, PartialEq)]
+pub enum JCount {
+    Count(u64),
+    Missing,
+    Bad(&'static str),
+}
+
+/// Floats from 2^53 up are not exact integers any more: a device that prints one has saturated
+/// (`1e300`, `2^64`) rather than counted, and u64::MAX is -1 or a saturated register. Either as a
+/// counter would make a giant rate; they are refused, never clamped.
+pub fn jcount(v: &Value) -> JCount {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     match v {
-        Value::Number(n) => n.as_u64().or_else(|| {
-            n.as_f64()
-                .filter(|f| *f >= 0.0 && f.fract() == 0.0)
-                .map(|f| f as u64)
-        }),
-        Value::String(s) => num::count(s),
-        _ => None,
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u64::MAX), ..) => JCount::Bad("u64::MAX (saturated or -1)"),
+            (Some(u), ..) => JCount::Count(u),
+            (None, Some(_), _) => JCount::Bad("negative"),
+            (None, None, Some(f)) if f < 0.0 => JCount::Bad("negative"),
+            (None, None, Some(f)) if f >= EXACT => JCount::Bad("beyond any counter (saturated)"),
+            (None, None, Some(f)) if f.fract() == 0.0 => JCount::Count(f as u64),
+            _ => JCount::Bad("not an integer"),
+        },
+        Value::String(s) => match num::count(s) {
+            Some(u64::MAX) => JCount::Bad("u64::MAX (saturated or -1)"),
+            Some(n) => JCount::Count(n),
+            None if matches!(num::trim(s), "-" | "" | "N/A" | "NA" | "n/a") => JCount::Missing,
+            None => JCount::Bad("not a count"),
+        },
+        Value::Bool(_) => JCount::Bad("a boolean"),
+        Value::Null => JCount::Bad("null"),
+        Value::Array(_) | Value::Object(_) => JCount::Bad("not a number"),
+    }
+}
+
+/// [`jcount`] where a bad value is a line not understood (`what` names the field).
+pub fn jtake(p: &mut Parsed, what: impl FnOnce() -> String, v: &Value) -> Option<u64> {
+    match jcount(v) {
+        JCount::Count(n) => Some(n),
+        JCount::Missing => None,
+        JCount::Bad(why) => {
+            p.unknown(&format!("{}: {why}: {v}", what()));
+            None
+        }
     }
 }
 
@@ -352,6 +396,35 @@ mod tests {
         assert_eq!(r.first().and_then(|x| x.get("k")).and_then(jnum), Some(7));
         assert!(json_doc("Port Mode").is_none());
         assert!(matches!(json_doc("{ broken"), Some(Err(_))));
+    }
+
+    #[test]
+    fn json_counts_that_no_counter_holds_are_refused() {
+        let j = |t: &str| jcount(&serde_json::from_str(t).unwrap_or(Value::Null));
+        assert_eq!(j("12"), JCount::Count(12));
+        assert_eq!(j("12.0"), JCount::Count(12));
+        assert_eq!(j("\"1,234\""), JCount::Count(1234));
+        assert_eq!(j("\"-\""), JCount::Missing);
+        for bad in [
+            "1e300",
+            "18446744073709551616",
+            "18446744073709551615",
+            "-1",
+            "-0.5",
+            "1.5",
+            "true",
+            "null",
+            "\"NaN\"",
+            "\"inf\"",
+        ] {
+            assert!(matches!(j(bad), JCount::Bad(_)), "{bad}: {:?}", j(bad));
+        }
+        let mut p = Parsed::default();
+        assert_eq!(
+            jtake(&mut p, || "Et1 rxFrames".into(), &Value::Bool(true)),
+            None
+        );
+        assert_eq!(p.unknown_lines, 1);
     }
 
     #[test]

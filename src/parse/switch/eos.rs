@@ -5,7 +5,7 @@
 
 mod queue;
 
-use super::common::{Acc, jnum, json_doc};
+use super::common::{Acc, json_doc, jtake};
 use super::normalize_port;
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
@@ -53,7 +53,8 @@ pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
         for (intf, c) in m {
             let port = normalize_port(intf);
             for (key, name) in [("rxFrames", SW_PFC_RX), ("txFrames", SW_PFC_TX)] {
-                if let Some(n) = c.get(key).and_then(jnum) {
+                let Some(v) = c.get(key) else { continue };
+                if let Some(n) = jtake(&mut p, || format!("{intf} {key}"), v) {
                     let l = [
                         ("switch", switch),
                         ("port", port.as_str()),
@@ -97,8 +98,8 @@ pub fn parse_ecn(text: &str, switch: &str) -> Parsed {
                 continue;
             };
             for (tc, val) in q {
-                // `"-"`: the queue is not counted; jnum gives None, so no sample.
-                if let Some(n) = jnum(val) {
+                // `"-"`: the queue is not counted, so no sample (and nothing to report).
+                if let Some(n) = jtake(&mut p, || format!("{intf} TC{tc}"), val) {
                     let queue = format!("TC{tc}");
                     let l = [
                         ("switch", switch),
@@ -146,12 +147,15 @@ fn interface_json(v: &Value, switch: &str) -> Parsed {
             continue;
         };
         let port = normalize_port(intf);
-        let sum = |keys: &[&str]| -> Option<u64> {
+        let mut sum = |keys: &[&str]| -> Option<u64> {
             let vals: Vec<u64> = keys
                 .iter()
-                .filter_map(|k| c.get(*k).and_then(jnum))
+                .filter_map(|k| c.get(*k).map(|v| (k, v)))
+                .filter_map(|(k, v)| jtake(&mut p, || format!("{intf} {k}"), v))
                 .collect();
-            (!vals.is_empty()).then(|| vals.iter().sum())
+            // A sum past u64 is no count either (refused, not wrapped or clamped).
+            let total = vals.iter().try_fold(0u64, |a, b| a.checked_add(*b));
+            (!vals.is_empty()).then_some(total).flatten()
         };
         let rows: [(&str, Option<&str>, Option<u64>); 6] = [
             (SW_PORT_RX_BYTES, None, sum(&["inOctets"])),

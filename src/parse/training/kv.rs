@@ -103,7 +103,7 @@ impl Acc {
                 Unit::None => scale(p.value, unit_from_key.unwrap_or(1.0)),
                 _ => return None,
             };
-            (s >= 0.0).then_some(s)
+            (s.is_finite() && s >= 0.0).then_some(s)
         };
         let key_unit = key_unit(key).1;
         match field {
@@ -112,7 +112,10 @@ impl Acc {
                 &mut self.rec.rank,
                 whole(p.value).and_then(|v| u32::try_from(v).ok()),
             ),
-            Field::Epoch => set_once(&mut self.rec.epoch, (p.value >= 0.0).then_some(p.value)),
+            Field::Epoch => set_once(
+                &mut self.rec.epoch,
+                (p.value.is_finite() && p.value >= 0.0).then_some(p.value),
+            ),
             Field::Loss => set_once(&mut self.rec.loss, plain(p)),
             Field::Step => {
                 if key.starts_with("elapsed time per iteration") {
@@ -127,7 +130,7 @@ impl Acc {
                 &mut self.rec.samples_per_second,
                 matches!(p.unit, Unit::None | Unit::SamplesPerSecond)
                     .then_some(p.value)
-                    .filter(|v| *v >= 0.0),
+                    .filter(|v| v.is_finite() && *v >= 0.0),
             ),
             Field::Summary => {}
         }

@@ -147,3 +147,55 @@ fn binary_junk_lines_give_no_records() {
     let p = parse_text("\u{1b}[32mstep_time_ms=250 step=3\u{1b}[0m\r\n", "n", "l");
     assert!(!p.samples.is_empty(), "colour and CRLF are text");
 }
+
+#[test]
+fn a_diverged_loss_is_recorded_and_an_underflow_is_no_zero() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "Iteration 10 | Loss: nan | Total: 156.3ms",
+            "step 11 loss=inf step_time=1e-400ms",
+            "{'loss': -Infinity, 'epoch': inf}",
+        ],
+    );
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    assert!(recs[0].loss.is_some_and(f64::is_nan));
+    assert!(
+        recs[0]
+            .step_seconds
+            .is_some_and(|s| (s - 0.1563).abs() < 1e-12)
+    );
+    assert_eq!(recs[1].loss, Some(f64::INFINITY));
+    assert_eq!(recs[1].step_seconds, None, "1e-400ms is not a step of 0");
+    assert_eq!(recs[2].loss, Some(f64::NEG_INFINITY));
+    assert_eq!(recs[2].epoch, None, "only a loss may be non-finite");
+    // `nan` inside a word is no value.
+    let none = feed_all(&mut p, &["loss: nano 3"]);
+    assert!(
+        none.iter().all(|r| r.loss.is_none_or(f64::is_finite)),
+        "{none:?}"
+    );
+}
+
+#[test]
+fn nccl_transport_lines_become_info_samples() {
+    let text = "node1:11:12 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB ens1:10.0.0.1<0>\n\
+                node2:21:22 [0] NCCL INFO NET/Socket : Using [0]ens1:10.0.0.2<0>\n";
+    let p = parse_text(text, "n", "l");
+    let info = |t: &str, d: &str| {
+        p.find(
+            names::NCCL_TRANSPORT_INFO,
+            &[("transport", t), ("device", d)],
+        )
+    };
+    assert_eq!(
+        info("ib_roce", "mlx5_0:1"),
+        Some(crate::metrics::Value::Gauge(1.0))
+    );
+    assert_eq!(
+        info("socket", "ens1"),
+        Some(crate::metrics::Value::Gauge(1.0))
+    );
+    assert!(!p.notes.iter().any(|n| n.contains("no training progress")));
+}

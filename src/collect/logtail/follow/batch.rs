@@ -10,7 +10,7 @@ use crate::collect::poll::Collected;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Parsed, Sample, Ts, names};
 use crate::parse::ParseKind;
-use crate::parse::training::{Highlight, LineParser, record_samples};
+use crate::parse::training::{Highlight, LineParser, record_samples, transport_sample};
 
 /// The highlight classes counted, in label order.
 pub const CLASSES: [(Highlight, &str); 5] = [
@@ -69,6 +69,10 @@ impl Batch {
         for rec in &out.records {
             self.samples
                 .extend(record_samples(rec, &self.node, &self.log));
+        }
+        for t in &out.nccl {
+            self.samples
+                .push(transport_sample(t, &self.node, &self.log));
         }
         let h = out.highlight;
         let counts = !(h == Highlight::Traceback && self.last == Highlight::Traceback);

@@ -8,7 +8,7 @@
 
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
-use crate::parse::switch::common::{Acc, jnum};
+use crate::parse::switch::common::{Acc, jtake};
 use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
@@ -36,10 +36,10 @@ fn is_intf(k: &str) -> bool {
         && k.chars().any(|c| c.is_ascii_digit())
 }
 
-fn walk(v: &Value, ctx: &Ctx, sw: &str, acc: &mut Acc, hits: &mut usize) {
+fn walk(v: &Value, ctx: &Ctx, sw: &str, acc: &mut Acc, hits: &mut usize, p: &mut Parsed) {
     let Value::Object(m) = v else { return };
     if let Some(sum) = m.get("countersSum") {
-        return walk(sum, ctx, sw, acc, hits);
+        return walk(sum, ctx, sw, acc, hits, p);
     }
     for (k, child) in m {
         let mut c = ctx.clone();
@@ -51,13 +51,21 @@ fn walk(v: &Value, ctx: &Ctx, sw: &str, acc: &mut Acc, hits: &mut usize) {
             _ => {}
         }
         if child.is_object() {
-            walk(child, &c, sw, acc, hits);
+            walk(child, &c, sw, acc, hits, p);
             continue;
         }
         let (Some(port), Some(tc)) = (ctx.port.as_deref(), ctx.tc.as_deref()) else {
             continue;
         };
-        let Some(n) = jnum(child) else { continue };
+        if !matches!(
+            k.as_str(),
+            "enqueuedPackets" | "enqueuedBytes" | "droppedPackets" | "droppedBytes"
+        ) {
+            continue;
+        }
+        let Some(n) = jtake(p, || format!("{port} {tc} {k}"), child) else {
+            continue;
+        };
         let base = [("switch", sw), ("port", port), ("queue", tc)];
         let s = match (ctx.dir.unwrap_or(Dir::Egress), k.as_str()) {
             (Dir::Egress, "enqueuedPackets") => Sample::counter(SW_QUEUE_TX_PACKETS, &base, n),
@@ -93,7 +101,7 @@ pub fn parse(v: &Value, sw: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut acc = Acc::default();
     let mut hits = 0;
-    walk(v, &Ctx::default(), sw, &mut acc, &mut hits);
+    walk(v, &Ctx::default(), sw, &mut acc, &mut hits, &mut p);
     if hits == 0 {
         p.unknown("JSON without per-interface traffic-class queue counters");
     }

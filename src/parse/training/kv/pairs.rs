@@ -86,6 +86,19 @@ impl<'a> Iterator for Pairs<'a> {
         while self.i < b.len() {
             let i = self.i;
             let c = b[i];
+            if (i == 0 || !is_word(b[i - 1]))
+                && let Some((value, end)) = non_finite(self.s, i)
+            {
+                let (key, sep) = key_before(&self.s[self.key_start..i]);
+                self.key_start = end;
+                self.i = end;
+                return Some(Pair {
+                    key,
+                    sep,
+                    value,
+                    unit: Unit::None,
+                });
+            }
             let starts = c.is_ascii_digit()
                 || (matches!(c, b'-' | b'+' | b'.')
                     && b.get(i + 1).is_some_and(u8::is_ascii_digit));
@@ -101,7 +114,13 @@ impl<'a> Iterator for Pairs<'a> {
                         unit,
                     });
                 }
-                // not a number after all (`0x1f`, `8a000`, `1.2.3`): skip the word
+                // not a number after all (`0x1f`, `8a000`, `1.2.3`, `1e-400`): skip the token,
+                // exponent sign included, so its tail is not read as a number of its own
+                self.i += 1;
+                while self.i < b.len() && (is_word(b[self.i]) || matches!(b[self.i], b'-' | b'+')) {
+                    self.i += 1;
+                }
+                continue;
             }
             if is_word(c) || starts {
                 self.i += 1;
@@ -142,6 +161,38 @@ fn key_before(text: &str) -> (&str, bool) {
         return ("", false);
     }
     (key, sep)
+}
+
+/// `nan`, `inf`, `-inf`, `infinity` (any case) as a whole word at `i`: what Python prints for a loss
+/// that diverged. Only a loss takes it; every other field refuses a value that is not finite.
+fn non_finite(s: &str, i: usize) -> Option<(f64, usize)> {
+    let b = s.as_bytes();
+    let (neg, j) = match b.get(i) {
+        Some(b'-') => (true, i + 1),
+        Some(b'+') => (false, i + 1),
+        _ => (false, i),
+    };
+    let n = b
+        .get(j..)?
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    if n == 0 || b.get(j + n).is_some_and(|c| is_word(*c) && *c != b'.') {
+        return None;
+    }
+    let word = s.get(j..j + n)?;
+    let v = if word.eq_ignore_ascii_case("nan") {
+        f64::NAN
+    } else if word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity") {
+        if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        return None;
+    };
+    Some((v, j + n))
 }
 
 /// A number at `i`: its value, unit and where it ends. `1/ 1000` (Megatron) and `1/3` (epochs) read
@@ -192,7 +243,8 @@ fn number(s: &str, i: usize) -> Option<(f64, Unit, usize)> {
     } else {
         text.parse().ok()?
     };
-    if !value.is_finite() {
+    // `1e-400` underflows to 0: it is no measurement of zero.
+    if !value.is_finite() || (value == 0.0 && underflowed(text)) {
         return None;
     }
     // `1/ 1000`, `13100.0/13240.9`: keep the first number
@@ -211,6 +263,13 @@ fn number(s: &str, i: usize) -> Option<(f64, Unit, usize)> {
     }
     let (unit, end) = unit_after(s, end)?;
     Some((value, unit, end))
+}
+
+/// Whether a number that parsed as 0 had a non-zero digit before its exponent.
+pub(crate) fn underflowed(text: &str) -> bool {
+    text.bytes()
+        .take_while(|c| !matches!(c, b'e' | b'E'))
+        .any(|c| matches!(c, b'1'..=b'9'))
 }
 
 /// The unit right after a number, glued (`45.2ms`, `0.080s`) or after spaces (`398 samples/sec`).

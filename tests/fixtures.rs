@@ -1,0 +1,204 @@
+//! The data-driven parser test: every capture under tests/fixtures/ goes through the parser its
+//! path names (see tests/fixtures/README.md) and must print exactly its expected file beside it:
+//! `NAME.expected.prom` (what `rocetop parse KIND NAME --name fixture` prints) or, for a capture
+//! that holds no sample, `NAME.expected.err` (the message `rocetop parse` exits 2 with).
+//!
+//! Adding a real output is adding two files. `ROCETOP_BLESS=1 cargo test --test fixtures` writes
+//! the missing and changed expected files; read the diff before committing it.
+
+use rocetop::cmd::parse::render;
+use rocetop::output::Format;
+use rocetop::parse::ParseKind;
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// Command slugs a capture's file name starts with (after an optional `demo-`, `nxapi-`,
+/// `eapi-` prefix), per vendor directory; the longest match wins.
+const RULES: &[(&str, &str, ParseKind)] = &[
+    ("nxos", "show-queuing-interface", ParseKind::NxosQueuing),
+    ("nxos", "show-queueing-interface", ParseKind::NxosQueuing),
+    ("nxos", "show-queuing-summary", ParseKind::NxosQueuing),
+    (
+        "nxos",
+        "show-interface-priority-flow-control",
+        ParseKind::NxosPfc,
+    ),
+    (
+        "nxos",
+        "show-interface-flowcontrol",
+        ParseKind::NxosFlowcontrol,
+    ),
+    ("nxos", "show-interface", ParseKind::NxosInterface),
+    ("sonic", "show-pfc-counters", ParseKind::SonicPfc),
+    ("sonic", "show-queue-counters", ParseKind::SonicQueue),
+    ("sonic", "show-queue-wredcounters", ParseKind::SonicWred),
+    (
+        "arista",
+        "show-priority-flow-control-counters",
+        ParseKind::EosPfc,
+    ),
+    (
+        "arista",
+        "show-interfaces-counters-queue",
+        ParseKind::EosQueue,
+    ),
+    (
+        "arista",
+        "show-qos-interfaces-ecn-counters",
+        ParseKind::EosEcn,
+    ),
+    ("arista", "show-interfaces", ParseKind::EosInterface),
+    ("linux", "ethtool-S", ParseKind::Ethtool),
+    ("linux", "rdma-stat", ParseKind::RdmaStatistic),
+    ("linux", "hw-counters", ParseKind::HwCounters),
+    ("training", "", ParseKind::TrainingLog),
+];
+
+/// Files in the fixture tree that are not captures of a parse kind, and why.
+fn not_a_capture(rel: &str) -> Option<&'static str> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if name.ends_with(".md") {
+        Some("documentation")
+    } else if name.contains(".expected.") {
+        Some("an expected output")
+    } else if name.ends_with(".ttar") {
+        Some("a sysfs tree (tests/parse_host.rs unpacks it)")
+    } else {
+        None
+    }
+}
+
+pub fn kind_of(rel: &str) -> Option<ParseKind> {
+    let (dir, rest) = rel.split_once('/')?;
+    let name = rest.rsplit('/').next().unwrap_or(rest);
+    let slug = ["demo-", "nxapi-", "eapi-"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(name);
+    RULES
+        .iter()
+        .filter(|(d, prefix, _)| *d == dir && slug.starts_with(prefix))
+        .max_by_key(|(_, prefix, _)| prefix.len())
+        .map(|(_, _, k)| *k)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// What `rocetop parse` prints for this capture: its stdout, or `error: ` and its message.
+fn actual(kind: ParseKind, rel: &str, bytes: &[u8]) -> (String, &'static str) {
+    let text = String::from_utf8_lossy(bytes);
+    match render(kind, &text, Format::Prom, "fixture", rel) {
+        Ok(out) => (out, "prom"),
+        Err(e) => (format!("{e}\n"), "err"),
+    }
+}
+
+#[test]
+fn every_fixture_prints_its_expected_output() {
+    let bless = std::env::var_os("ROCETOP_BLESS").is_some();
+    let mut files = Vec::new();
+    walk(Path::new(ROOT), &mut files);
+    files.sort();
+    let (mut checked, mut problems) = (0, Vec::new());
+    for path in &files {
+        let rel = path
+            .strip_prefix(ROOT)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if not_a_capture(&rel).is_some() {
+            continue;
+        }
+        let Some(kind) = kind_of(&rel) else {
+            problems.push(format!(
+                "{rel}: no parse kind (name it as tests/fixtures/README.md says)"
+            ));
+            continue;
+        };
+        let bytes = std::fs::read(path).unwrap_or_default();
+        let (out, ext) = actual(kind, &rel, &bytes);
+        let want_path = PathBuf::from(format!("{}.expected.{ext}", path.display()));
+        let other = if ext == "prom" { "err" } else { "prom" };
+        let stale = PathBuf::from(format!("{}.expected.{other}", path.display()));
+        checked += 1;
+        if bless {
+            if std::fs::read_to_string(&want_path).ok().as_deref() != Some(out.as_str()) {
+                let _ = std::fs::write(&want_path, &out);
+            }
+            let _ = std::fs::remove_file(&stale);
+            continue;
+        }
+        match std::fs::read_to_string(&want_path) {
+            Ok(want) if want == out => {}
+            Ok(want) => problems.push(format!(
+                "{rel} ({}): output differs from {}\n{}",
+                kind.name(),
+                want_path.display(),
+                diff(&want, &out)
+            )),
+            Err(_) if stale.exists() => problems.push(format!(
+                "{rel} ({}): expected {} but it printed {ext}:\n{out}",
+                kind.name(),
+                stale.display()
+            )),
+            Err(_) => problems.push(format!(
+                "{rel} ({}): no {} (ROCETOP_BLESS=1 writes it)",
+                kind.name(),
+                want_path.display()
+            )),
+        }
+    }
+    assert!(checked >= 20, "only {checked} fixtures found under {ROOT}");
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The first lines that differ, with line numbers (enough to see what changed).
+fn diff(want: &str, got: &str) -> String {
+    let (w, g): (Vec<_>, Vec<_>) = (want.lines().collect(), got.lines().collect());
+    let mut out = Vec::new();
+    for i in 0..w.len().max(g.len()) {
+        let (a, b) = (w.get(i), g.get(i));
+        if a != b {
+            out.push(format!(
+                "  line {}: want {:?}\n           got  {:?}",
+                i + 1,
+                a.unwrap_or(&""),
+                b.unwrap_or(&"")
+            ));
+        }
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out.join("\n")
+}
+
+#[test]
+fn fixture_names_map_to_kinds() {
+    assert_eq!(
+        kind_of("nxos/show-interface-priority-flow-control_n5k.txt"),
+        Some(ParseKind::NxosPfc)
+    );
+    assert_eq!(
+        kind_of("nxos/synthetic/nxapi-show-queuing-interface_x.json"),
+        Some(ParseKind::NxosQueuing)
+    );
+    assert_eq!(
+        kind_of("nxos/show-interface_n9k.txt"),
+        Some(ParseKind::NxosInterface)
+    );
+    assert_eq!(kind_of("training/any.log"), Some(ParseKind::TrainingLog));
+    assert_eq!(kind_of("sonic/show-interface.txt"), None);
+}
