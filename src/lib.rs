@@ -59,7 +59,7 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             let r = rt.block_on(cmd::check::run(&cfg));
             print!("{}", r.text);
-            if r.failures == 0 {
+            if r.ok() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
