@@ -61,7 +61,7 @@ pub fn run(cli: Cli) -> ExitCode {
             if let Err(code) = output::stdout::print(&r.text) {
                 return code;
             }
-            if r.failures == 0 {
+            if r.ok() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -1,38 +1,35 @@
-//! `rocetop check`: for every source, connect, authenticate, run its first harmless read, and say
-//! OK or exactly what failed and how to fix it; then check the RoCE settings agree across layers.
+//! `rocetop check`: for every source, connect, authenticate, run its reads once, and say OK only
+//! when it returned the data its tabs need (`data`); otherwise what failed, why, and the fix
+//! (`advice`). Then the RoCE settings across layers (`roce`), called consistent only when every
+//! source gave its data. Exit status non-zero on any failure.
 
-use crate::collect::poll::poll_once;
+mod advice;
+mod data;
+pub mod roce;
+
+use crate::collect::poll::poll_all;
 use crate::collect::source::{Source, SourceKind};
 use crate::config::Config;
 use crate::metrics::query::label_values;
+use crate::metrics::store::SourceId;
 use crate::metrics::{Store, names};
+use futures::StreamExt;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 pub struct Report {
     pub text: String,
+    /// Sources that failed or returned less than their tabs need.
     pub failures: usize,
+    /// RoCE settings that disagree between layers.
+    pub problems: usize,
 }
 
-/// The fix that goes with an error, in the words of the error.
-fn advice(err: &str) -> &'static str {
-    let e = err.to_ascii_lowercase();
-    if e.contains("unknown host") {
-        "verify the fingerprint, then add the key as the message says (or host_key_policy = \"accept-new\")"
-    } else if e.contains("host key changed") || e.contains("changed") && e.contains("host key") {
-        "the host's key differs from known_hosts: find out why before removing the old line"
-    } else if e.contains("auth") {
-        "load the key into ssh-agent (ssh-add KEY) or set identity_file; switches: password_env/password_command"
-    } else if e.contains("refused") {
-        "nothing listens there: is sshd running, and is the port right?"
-    } else if e.contains("timed out") {
-        "the host or network is slow or down: check reachability, or raise ssh.command_timeout"
-    } else if e.contains("no ssh transport") || e.contains("not available") {
-        "this source cannot be reached from this build or config"
-    } else if e.contains("no such file") {
-        "the path does not exist on that host: check [[log]] path or sysfs_root"
-    } else {
-        "see the message; rocetop parse KIND can show what the output looks like"
+impl Report {
+    /// Every source gave its data and the layers agree: the exit status says so.
+    pub fn ok(&self) -> bool {
+        self.failures == 0 && self.problems == 0
     }
 }
 
@@ -79,145 +76,148 @@ fn summary(kind: SourceKind, store: &Store, src: &Source) -> String {
     s
 }
 
-/// RoCE settings that must agree between switch and hosts.
-fn consistency(cfg: &Config, store: &Store) -> Vec<String> {
-    let mut out = Vec::new();
-    // PFC priorities the switch has on, per port.
-    for (_, s) in store.select(names::SW_PFC_ENABLED, &[]) {
-        let (Some(port), Some(prio)) = (s.key.label("port"), s.key.label("priority")) else {
-            continue;
-        };
-        let on = s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5);
-        if !on {
-            continue;
-        }
-        for n in cfg.nodes_behind(port) {
-            let seen = store
-                .select(
-                    names::NIC_PFC_RX_PAUSE,
-                    &[("node", n.name.as_str()), ("priority", prio)],
-                )
-                .next()
-                .is_some();
-            if !seen
-                && store
-                    .source_by_name(&n.name)
-                    .is_some_and(|(_, h)| h.up == Some(true))
-            {
-                out.push(format!(
-                    "{port} has PFC on priority {prio}, but {} shows no rx_prio{prio}_pause counter (PFC off on the host NIC, or a VF)",
-                    n.name
-                ));
-            }
-        }
-    }
-    if let Some(want) = &cfg.alerts.flowcontrol {
-        let want_on = want == "on";
-        for (_, s) in store.select(names::SW_FLOWCONTROL_ENABLED, &[]) {
-            let on = s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5);
-            if on != want_on {
-                out.push(format!(
-                    "{} {} 802.3x flowcontrol ({}) is {}, config expects {want}",
-                    s.key.label("switch").unwrap_or("?"),
-                    s.key.label("port").unwrap_or("?"),
-                    s.key.label("direction").unwrap_or("?"),
-                    if on { "on" } else { "off" }
-                ));
-            }
-        }
-    }
-    for (_, s) in store.select(names::RDMA_HW_COUNTERS_LIFESPAN, &[]) {
-        let lifespan = s.latest().map_or(0.0, |(_, v)| v.as_f64());
-        if cfg.poll.interval.as_secs_f64() < lifespan {
-            out.push(format!(
-                "{} {}: poll.interval {:?} is shorter than the hw_counters lifespan {lifespan} s: rates would repeat",
-                s.key.label("node").unwrap_or("?"),
-                s.key.label("device").unwrap_or("?"),
-                cfg.poll.interval
-            ));
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 pub async fn run(cfg: &Config) -> Report {
     let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 8);
     let sources: Vec<Arc<Source>> = super::build_sources(cfg, &mut store, super::remote())
         .into_iter()
         .map(Arc::new)
         .collect();
-    super::warm_up(cfg, &sources).await;
-    let mut set = tokio::task::JoinSet::new();
-    for s in &sources {
-        let s = s.clone();
-        set.spawn(async move { poll_once(&s).await });
-    }
-    while let Some(Ok(c)) = set.join_next().await {
+    // check runs once: a connection that failed is reported as it failed, not re-tried within
+    // a backoff window (which would add "retrying in N s" to a command that never retries).
+    let refused = connect_all(cfg, &sources).await;
+    let polled: Vec<Arc<Source>> = sources
+        .iter()
+        .filter(|s| !refused.contains_key(&s.id))
+        .cloned()
+        .collect();
+    for c in poll_all(&polled).await {
         c.apply(&mut store);
     }
+    // A node learns its netdevs from its first dump and a pinger needs a moment for its first
+    // answers: poll once more what came back incomplete.
+    let again: Vec<Arc<Source>> = polled
+        .iter()
+        .filter(|s| error_of(&store, s).is_none() && !data::missing(s, &store).is_empty())
+        .cloned()
+        .collect();
+    if !again.is_empty() {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        for c in poll_all(&again).await {
+            c.apply(&mut store);
+        }
+    }
+    render(cfg, &sources, &store, &refused)
+}
+
+/// Connect every distinct transport once, `max_concurrent_connects` at a time; the sources
+/// whose connection failed, with the error.
+async fn connect_all(cfg: &Config, sources: &[Arc<Source>]) -> HashMap<SourceId, String> {
+    let mut distinct: Vec<Arc<Source>> = Vec::new();
+    for s in sources {
+        if !distinct
+            .iter()
+            .any(|d| Arc::ptr_eq(&d.transport, &s.transport))
+        {
+            distinct.push(s.clone());
+        }
+    }
+    let failed: Vec<(Arc<Source>, String)> = futures::stream::iter(distinct)
+        .map(|s| async move {
+            let r = s.transport.warm_up().await;
+            r.err().map(|e| (s, e.to_string()))
+        })
+        .buffer_unordered(cfg.ssh.max_concurrent_connects.max(1))
+        .filter_map(|x| async move { x })
+        .collect()
+        .await;
+    let mut out = HashMap::new();
+    for s in sources {
+        if let Some((_, e)) = failed
+            .iter()
+            .find(|(f, _)| Arc::ptr_eq(&f.transport, &s.transport))
+        {
+            out.insert(s.id, e.clone());
+        }
+    }
+    out
+}
+
+/// A message on one line, so each source's report stays under its name.
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+fn error_of(store: &Store, s: &Source) -> Option<String> {
+    store.source(s.id).and_then(|h| h.last_error.clone())
+}
+
+fn render(
+    cfg: &Config,
+    sources: &[Arc<Source>],
+    store: &Store,
+    refused: &HashMap<SourceId, String>,
+) -> Report {
     let mut text = String::new();
     let mut failures = 0;
     let _ = writeln!(text, "{:<28} {:<7} {:<40} result", "source", "kind", "how");
-    for s in &sources {
-        let h = store.source(s.id);
+    let fix_indent = "";
+    for s in sources {
         let kind = format!("{:?}", s.kind).to_lowercase();
-        match h.and_then(|h| h.last_error.clone()) {
-            None => {
-                let _ = writeln!(
-                    text,
-                    "{:<28} {:<7} {:<40} OK: {}",
-                    s.name,
-                    kind,
-                    s.transport.describe(),
-                    summary(s.kind, &store, s)
-                );
-            }
-            Some(e) => {
-                failures += 1;
-                let _ = writeln!(
-                    text,
-                    "{:<28} {:<7} {:<40} FAILED: {e}\n{:<77} fix: {}",
-                    s.name,
-                    kind,
-                    s.transport.describe(),
-                    "",
-                    advice(&e)
-                );
-            }
+        let head = format!("{:<28} {:<7} {:<40}", s.name, kind, s.transport.describe());
+        let error = refused.get(&s.id).cloned().or_else(|| error_of(store, s));
+        if let Some(e) = error.as_deref().map(one_line) {
+            failures += 1;
+            let fix = advice::for_error(s.kind, &e);
+            let _ = writeln!(text, "{head} FAILED: {e}\n{fix_indent:<77} fix: {fix}");
+            continue;
+        }
+        let missing = data::missing(s, store);
+        if missing.is_empty() {
+            let _ = writeln!(text, "{head} OK: {}", summary(s.kind, store, s));
+            continue;
+        }
+        failures += 1;
+        for (i, m) in missing.iter().enumerate() {
+            let lead = if i == 0 { head.as_str() } else { "" };
+            let _ = writeln!(
+                text,
+                "{lead:<77} FAILED: no {}: {}\n{fix_indent:<77} fix: {}",
+                m.what,
+                one_line(&m.cause),
+                m.fix
+            );
         }
     }
-    let issues = consistency(cfg, &store);
-    let _ = writeln!(
-        text,
-        "\nRoCE settings: {}",
-        if issues.is_empty() {
-            "consistent".to_string()
-        } else {
-            format!("{} problem(s)", issues.len())
-        }
-    );
+    let issues = roce::findings(cfg, store);
+    let verdict = match (failures, issues.len()) {
+        (0, 0) => "consistent".to_string(),
+        (0, n) => format!("{n} problem(s)"),
+        (f, 0) => format!("not verified: {f} source(s) gave no data or only part of it"),
+        (f, n) => format!(
+            "{n} problem(s) in the data that came; the rest not verified: {f} source(s) gave no data or only part of it"
+        ),
+    };
+    let _ = writeln!(text, "\nRoCE settings: {verdict}");
     for i in &issues {
         let _ = writeln!(text, "  - {i}");
     }
     for w in &cfg.warnings {
         let _ = writeln!(text, "warning: {w}");
     }
-    Report { text, failures }
+    Report {
+        text,
+        failures,
+        problems: issues.len(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn advice_matches_the_failure() {
-        assert!(advice("connection refused by 127.0.0.1:22").contains("sshd running"));
-        assert!(advice("auth failed: user versa (tried: agent)").contains("ssh-agent"));
-        assert!(advice("timed out after 5 s").contains("command_timeout"));
-        assert!(advice("host key: unknown host [127.0.0.1]:2222").contains("fingerprint"));
-    }
 
     #[tokio::test]
     async fn the_demo_lab_checks_out_and_names_its_flowcontrol_glitch_only_when_it_happens() {
