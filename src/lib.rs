@@ -141,6 +141,7 @@ pub fn run(cli: Cli) -> ExitCode {
             ib_port,
             gid_index,
             traffic_class,
+            sl,
             spin,
         }) => cmd::pingd::run(cmd::pingd::Options {
             listen,
@@ -149,6 +150,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 port: ib_port,
                 gid_index,
                 traffic_class,
+                sl,
                 ..Default::default()
             },
             spin,
