@@ -104,20 +104,25 @@ pub enum Command {
         /// Address to listen on (the peer's address on the RDMA network, for real use).
         #[arg(long, default_value = "127.0.0.1:18515")]
         listen: String,
-        /// RDMA device (default: the first).
+        /// RDMA device (default: per session, the one whose RoCE v2 GID is the address the
+        /// pinger connected to).
         #[arg(long)]
         device: Option<String>,
-        /// RDMA port of the device.
+        /// RDMA port of a pinned device.
         #[arg(long, default_value_t = 1)]
         ib_port: u8,
-        /// GID index (default: the RoCE v2 GID of the port, from sysfs).
+        /// GID index of a pinned device (default: its RoCE v2 GID equal to that address).
         #[arg(long)]
         gid_index: Option<u8>,
         /// IP traffic class of the RDMA replies (106 = DSCP 26 with ECT(0), the lossless class).
         #[arg(long, default_value_t = 106)]
         traffic_class: u8,
-        /// Busy-poll the CQ this long after each probe (exact RTTs); 0 polls every 50 µs.
-        #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+        /// Service level of the RDMA replies.
+        #[arg(long, default_value_t = 0)]
+        sl: u8,
+        /// Busy-poll the CQ at most this long after each probe (each pinger says its period; pingd
+        /// spins 1.25 periods, so probes are caught by the spin); 0 polls every 50 µs.
+        #[arg(long, default_value = "1s", value_parser = parse_duration)]
         spin: std::time::Duration,
     },
     /// Print a shell completion script (bash: save as ~/.local/share/bash-completion/completions/rocetop).

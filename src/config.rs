@@ -143,6 +143,12 @@ pub struct Ping {
     pub peer: String,
     pub address: String,
     pub rate: f64,
+    /// RDMA pins (default: device and GID from the route to the peer).
+    pub device: Option<String>,
+    pub ib_port: u8,
+    pub gid_index: Option<u8>,
+    pub traffic_class: u8,
+    pub sl: u8,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

@@ -145,6 +145,7 @@ pub fn run(cli: Cli) -> ExitCode {
             ib_port,
             gid_index,
             traffic_class,
+            sl,
             spin,
         }) => cmd::pingd::run(cmd::pingd::Options {
             listen,
@@ -153,6 +154,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 port: ib_port,
                 gid_index,
                 traffic_class,
+                sl,
                 ..Default::default()
             },
             spin,

@@ -16,11 +16,12 @@ use tokio::task::JoinSet;
 pub struct Options {
     pub listen: String,
     pub verbs: VerbsOptions,
-    /// RDMA: how long the CQ is busy-polled after each probe before polling every 50 µs.
+    /// RDMA: the most the CQ is busy-polled after each probe (each session spins 1.25 of its
+    /// pinger's period, up to this) before polling every 50 µs.
     pub spin: Duration,
 }
 
-/// "RDMA: rocep11s0 port 1, GID index 3 (RoCE v2)", or why there is none.
+/// "RDMA: devices rocep19s0; device and GID chosen per session ...", or why there is none.
 pub fn rdma_status(opts: &VerbsOptions) -> String {
     #[cfg(feature = "verbs")]
     let s = crate::collect::ping::verbs::describe(opts);
@@ -71,13 +72,29 @@ async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
     }
 }
 
+/// What RDMA sessions cost pingd, for its start line.
+pub fn spin_cost(spin: Duration) -> String {
+    if spin.is_zero() {
+        "RDMA sessions poll every 50 µs (replies up to ~0.1 ms late)".into()
+    } else {
+        format!(
+            "each RDMA session busy-polls a core for 1.25 probe periods (at most {spin:?}) after \
+             each probe: a whole core per pinger sending every {:?} or faster",
+            spin.mul_f64(0.8)
+        )
+    }
+}
+
 #[cfg(feature = "verbs")]
 async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
+    use crate::collect::ping::verbs;
+    let peer = s.peer_addr()?;
     let std = s.into_std()?;
     std.set_nonblocking(false)?;
-    let (verbs, spin) = (opts.verbs.clone(), opts.spin);
+    let (device, spin) = (verbs::Verbs(opts.verbs.clone()), opts.spin);
     tokio::task::spawn_blocking(move || {
-        crate::collect::ping::verbs::serve(std, &verbs, spin).map_err(io::Error::other)
+        let log = |l: String| eprintln!("pingd: {peer}: {l}");
+        verbs::serve(std, &device, spin, &log).map_err(io::Error::other)
     })
     .await
     .map_err(io::Error::other)?
@@ -112,7 +129,11 @@ pub fn run(opts: Options) -> ExitCode {
         let addr = listener
             .local_addr()
             .map_or(opts.listen.clone(), |a| a.to_string());
-        eprintln!("pingd listening on {addr}; {}", rdma_status(&opts.verbs));
+        eprintln!(
+            "pingd listening on {addr}; {}; {}",
+            rdma_status(&opts.verbs),
+            spin_cost(opts.spin)
+        );
         match serve(listener, Arc::new(opts)).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -138,6 +159,16 @@ mod tests {
         } else {
             assert_eq!(s, "RDMA: built without verbs");
         }
+    }
+
+    #[test]
+    fn the_start_line_says_what_spinning_costs() {
+        assert_eq!(
+            spin_cost(Duration::from_secs(1)),
+            "each RDMA session busy-polls a core for 1.25 probe periods (at most 1s) after each \
+             probe: a whole core per pinger sending every 800ms or faster"
+        );
+        assert!(spin_cost(Duration::ZERO).contains("every 50 µs"));
     }
 
     #[tokio::test]

@@ -43,13 +43,16 @@ pub const NO_VERBS: &str = "RDMA pings: built without verbs";
 /// How the RDMA side picks its device and marks its packets.
 #[derive(Clone, Debug)]
 pub struct VerbsOptions {
-    /// RDMA device (default: the first with an active port).
+    /// RDMA device (default: the one whose RoCE v2 GID is the source address toward the peer).
     pub device: Option<String>,
+    /// Port of a pinned device.
     pub port: u8,
-    /// GID index (default: the first "RoCE v2" GID of the port with an address, from sysfs).
+    /// GID index of a pinned device (default: its RoCE v2 GID equal to the source address).
     pub gid_index: Option<u8>,
     /// IP traffic class of the pings (default 106: DSCP 26, ECT(0) — the lab's lossless class).
     pub traffic_class: u8,
+    /// Service level (default 0).
+    pub sl: u8,
     pub sysfs_root: String,
 }
 
@@ -60,6 +63,7 @@ impl Default for VerbsOptions {
             port: 1,
             gid_index: None,
             traffic_class: 106,
+            sl: 0,
             sysfs_root: "/sys".into(),
         }
     }
@@ -330,11 +334,18 @@ pub fn request(peer: &str) -> Request {
 pub fn transport(p: &config::Ping, demo: Option<&DemoCluster>) -> Arc<dyn Transport> {
     match demo {
         Some(d) => Arc::new(demo::DemoPing::new(d.clone(), &p.peer, p.rate)),
-        None => Arc::new(PingTransport::new(
-            &p.peer,
-            &p.address,
-            Options::with_rate(p.rate),
-        )),
+        None => {
+            let mut o = Options::with_rate(p.rate);
+            o.verbs = VerbsOptions {
+                device: p.device.clone(),
+                port: p.ib_port,
+                gid_index: p.gid_index,
+                traffic_class: p.traffic_class,
+                sl: p.sl,
+                ..VerbsOptions::default()
+            };
+            Arc::new(PingTransport::new(&p.peer, &p.address, o))
+        }
     }
 }
 

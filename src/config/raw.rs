@@ -85,6 +85,11 @@ pub struct RawPing {
     pub peer: Option<String>,
     pub address: Option<String>,
     pub rate: Option<f64>,
+    pub device: Option<String>,
+    pub ib_port: Option<i64>,
+    pub gid_index: Option<i64>,
+    pub traffic_class: Option<i64>,
+    pub sl: Option<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

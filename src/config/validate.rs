@@ -660,10 +660,34 @@ fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Ping> {
             format!("{rate} pings/s is outside 0.1..10000"),
         );
     }
+    let mut byte = |key: &str, v: Option<i64>, max: i64| -> Option<u8> {
+        let v = v?;
+        if (0..=max).contains(&v) {
+            Some(v as u8)
+        } else {
+            p.add(&format!("{path}.{key}"), format!("{v} is outside 0..{max}"));
+            None
+        }
+    };
+    let ib_port = byte("ib_port", r.ib_port, 255).unwrap_or(1);
+    let gid_index = byte("gid_index", r.gid_index, 255);
+    let traffic_class = byte("traffic_class", r.traffic_class, 255).unwrap_or(106);
+    let sl = byte("sl", r.sl, 15).unwrap_or(0);
+    if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
+        p.add(
+            &format!("{path}.device"),
+            "ib_port and gid_index pin a port of a device: set device too".to_string(),
+        );
+    }
     Some(Ping {
         peer,
         address,
         rate,
+        device: r.device,
+        ib_port,
+        gid_index,
+        traffic_class,
+        sl,
     })
 }
 

@@ -124,14 +124,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     let notes: Vec<String> = st
         .sources()
         .flat_map(|(_, h)| h.notes.iter())
-        .filter(|n| n.contains("RDMA unavailable") || n.contains("verbs"))
+        // Why RDMA is unavailable, and per peer the device/GID its pings use or why they stopped.
+        .filter(|n| n.starts_with("RDMA") || n.contains("verbs"))
         .cloned()
         .collect();
     let h = area.height as usize;
     let hist_h = if h >= 14 { 7 } else { 0 };
     let [t, notes_a, body, hist] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(notes.len().min(2) as u16),
+        Constraint::Length(notes.len().min(4) as u16),
         Constraint::Min(0),
         Constraint::Length(hist_h),
     ])

@@ -2,7 +2,8 @@
 //!
 //! 1. the pinger sends a [`Hello`] (8 bytes: `RTPING`, version, mode);
 //! 2. mode `T` (TCP ping): the pinger sends fixed-size [`Probe`]s, the responder echoes every byte;
-//! 3. mode `R` (RDMA RC ping-pong): the pinger sends [`Msg::Info`] with its QP number, PSN, LID and GID;
+//! 3. mode `R` (RDMA RC ping-pong): the pinger sends [`Msg::Period`] (its probe period, so the
+//!    responder knows how long to busy-poll) and [`Msg::Info`] with its QP number, PSN, LID and GID;
 //!    the responder answers with its own `Info` or a [`Msg::Refuse`] saying why it cannot
 //!    ("RDMA unavailable on this host: no devices"). The TCP connection stays open as the session's
 //!    lifeline: when it closes, the responder tears its QP down.
@@ -152,7 +153,11 @@ const INFO_LEN: usize = 1 + 4 + 4 + 2 + 16 + 1;
 pub enum Msg {
     Info(ConnInfo),
     Refuse(String),
+    /// The pinger's probe period in ns (sent before its `Info`; a responder may go without it).
+    Period(u64),
 }
+
+const PERIOD_LEN: usize = 9;
 
 impl Msg {
     pub fn encode(&self) -> Result<Vec<u8>, ProtoError> {
@@ -168,6 +173,11 @@ impl Msg {
                 b.extend_from_slice(&i.lid.to_be_bytes());
                 b.extend_from_slice(&i.gid);
                 b.push(i.mtu);
+                Ok(b)
+            }
+            Msg::Period(ns) => {
+                let mut b = vec![b'P'];
+                b.extend_from_slice(&ns.to_be_bytes());
                 Ok(b)
             }
             Msg::Refuse(r) => {
@@ -209,6 +219,12 @@ impl Msg {
                     }),
                     INFO_LEN,
                 ))
+            }
+            b'P' => {
+                let m = b.get(1..PERIOD_LEN).ok_or(ProtoError::Incomplete)?;
+                let mut x = [0u8; 8];
+                x.copy_from_slice(m);
+                Ok((Msg::Period(u64::from_be_bytes(x)), PERIOD_LEN))
             }
             b'E' => {
                 let len = b.get(1..3).ok_or(ProtoError::Incomplete)?;
@@ -307,6 +323,11 @@ mod tests {
         let mut r = std::io::Cursor::new(b);
         assert_eq!(Msg::read_from(&mut r).expect("reads"), m);
         assert_eq!(Msg::decode(b"Zjunk"), Err(ProtoError::Tag(b'Z')));
+        let p = Msg::Period(100_000_000);
+        let b = p.encode().expect("encodes");
+        assert_eq!(b, b"P\x00\x00\x00\x00\x05\xf5\xe1\x00");
+        assert_eq!(Msg::decode(&b), Ok((p, 9)));
+        assert_eq!(Msg::decode(&b[..8]), Err(ProtoError::Incomplete));
         assert_eq!(Msg::decode(b"E\x00\x02\xff\xfe"), Err(ProtoError::Utf8));
         let mut bad = info();
         bad.psn = 0x0100_0000;

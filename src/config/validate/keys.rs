@@ -59,7 +59,16 @@ pub const NODE: &[&str] = &[
     "local",
 ];
 pub const LOG: &[&str] = &["node", "path", "format_regex", "lines"];
-pub const PING: &[&str] = &["peer", "address", "rate"];
+pub const PING: &[&str] = &[
+    "peer",
+    "address",
+    "rate",
+    "device",
+    "ib_port",
+    "gid_index",
+    "traffic_class",
+    "sl",
+];
 pub const SIM: &[&str] = &["seed"];
 pub const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
 pub const ALERTS: &[&str] = &[

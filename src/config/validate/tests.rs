@@ -136,3 +136,47 @@ fn a_malformed_nxapi_fingerprint_is_a_config_problem() {
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].starts_with("switch[0].nxapi_fingerprint"), "{p:?}");
 }
+
+#[test]
+fn ping_rdma_pins_are_read_and_checked() {
+    let base = "[[node]]\nname = \"n2\"\n[[ping]]\npeer = \"n2\"\naddress = \"10.0.0.2\"\n";
+    let c = build(
+        &format!("{base}device = \"rocep19s0\"\nib_port = 2\ngid_index = 3\ntraffic_class = 104\nsl = 3\n"),
+        None,
+    )
+    .expect("valid");
+    let g = &c.pings[0];
+    assert_eq!(
+        (
+            g.device.as_deref(),
+            g.ib_port,
+            g.gid_index,
+            g.traffic_class,
+            g.sl
+        ),
+        (Some("rocep19s0"), 2, Some(3), 104, 3)
+    );
+    let d = build(base, None).expect("valid");
+    let g = &d.pings[0];
+    assert_eq!(
+        (
+            g.device.as_deref(),
+            g.ib_port,
+            g.gid_index,
+            g.traffic_class,
+            g.sl
+        ),
+        (None, 1, None, 106, 0),
+        "defaults: chosen from the route"
+    );
+    let p = problems(&format!(
+        "{base}gid_index = 3\nsl = 16\ntraffic_class = -1\n"
+    ));
+    assert_eq!(p.len(), 3, "{p:?}");
+    assert!(
+        p.iter()
+            .any(|s| s.starts_with("ping[0].sl: 16 is outside 0..15")),
+        "{p:?}"
+    );
+    assert!(p.iter().any(|s| s.starts_with("ping[0].device: ")), "{p:?}");
+}

@@ -1,0 +1,270 @@
+//! Device/GID selection on fake sysfs trees laid out as the kernel's (mlx5 RoCE ports: index 0/1 the
+//! IPv6 link-local GID as RoCE v1/v2, 2/3 the netdev's IPv4 address, VLAN netdevs after).
+
+use super::*;
+use std::net::Ipv4Addr;
+
+struct Tree(tempfile::TempDir);
+
+const LL: &str = "fe80:0000:0000:0000:020c:29ff:fe5b:1a2c";
+
+fn mapped(a: [u8; 4]) -> String {
+    let [x, y, z, w] = a;
+    format!("0000:0000:0000:0000:0000:ffff:{x:02x}{y:02x}:{z:02x}{w:02x}")
+}
+
+impl Tree {
+    fn new() -> Self {
+        Tree(tempfile::tempdir().expect("tmp"))
+    }
+
+    fn root(&self) -> &str {
+        self.0.path().to_str().expect("utf8")
+    }
+
+    fn port(&self, dev: &str, port: u8, state: &str, link: &str) -> &Self {
+        let p = self.dir(dev, port);
+        for d in ["gids", "gid_attrs/types", "gid_attrs/ndevs"] {
+            std::fs::create_dir_all(p.join(d)).expect("mkdir");
+        }
+        std::fs::write(p.join("state"), format!("{state}\n")).expect("w");
+        std::fs::write(p.join("link_layer"), format!("{link}\n")).expect("w");
+        self
+    }
+
+    fn gid(&self, dev: &str, port: u8, idx: u8, ty: &str, gid: &str, ndev: &str) -> &Self {
+        let p = self.dir(dev, port);
+        std::fs::write(p.join(format!("gid_attrs/types/{idx}")), format!("{ty}\n")).expect("w");
+        std::fs::write(p.join(format!("gids/{idx}")), format!("{gid}\n")).expect("w");
+        std::fs::write(
+            p.join(format!("gid_attrs/ndevs/{idx}")),
+            format!("{ndev}\n"),
+        )
+        .expect("w");
+        self
+    }
+
+    fn dir(&self, dev: &str, port: u8) -> PathBuf {
+        self.0
+            .path()
+            .join(format!("class/infiniband/{dev}/ports/{port}"))
+    }
+
+    /// A RoCE port whose netdev holds `v4`: the kernel's usual four GIDs.
+    fn roce(&self, dev: &str, netdev: &str, v4: [u8; 4]) -> &Self {
+        self.port(dev, 1, "4: ACTIVE", "Ethernet")
+            .gid(dev, 1, 0, "IB/RoCE v1", LL, netdev)
+            .gid(dev, 1, 1, "RoCE v2", LL, netdev)
+            .gid(dev, 1, 2, "IB/RoCE v1", &mapped(v4), netdev)
+            .gid(dev, 1, 3, "RoCE v2", &mapped(v4), netdev)
+    }
+}
+
+fn route(a: [u8; 4], netdev: &str) -> Route {
+    Route {
+        src: IpAddr::V4(Ipv4Addr::from(a)),
+        netdev: Some(netdev.into()),
+    }
+}
+
+fn pick(t: &Tree, r: &Route, pin: &Pin) -> Result<(String, u8, u8), String> {
+    select(t.root(), r, pin).map(|c| (c.device, c.port, c.gid_index))
+}
+
+fn two_rails() -> Tree {
+    let t = Tree::new();
+    t.roce("rocep11s0", "ens192", [10, 0, 0, 1]);
+    t.roce("rocep19s0", "ens224", [192, 168, 250, 201]);
+    t
+}
+
+#[test]
+fn each_route_picks_the_rail_it_leaves_through() {
+    let t = two_rails();
+    let none = Pin::default();
+    assert_eq!(
+        pick(&t, &route([192, 168, 250, 201], "ens224"), &none),
+        Ok(("rocep19s0".into(), 1, 3)),
+        "not the first device of the list"
+    );
+    assert_eq!(
+        pick(&t, &route([10, 0, 0, 1], "ens192"), &none),
+        Ok(("rocep11s0".into(), 1, 3))
+    );
+    let c = select(t.root(), &route([10, 0, 0, 1], "ens192"), &none).expect("choice");
+    assert_eq!(
+        c.to_string(),
+        "rocep11s0 port 1 GID 3 (RoCE v2 ::ffff:10.0.0.1 on ens192)"
+    );
+    // Without the netdev (getifaddrs failed) the address alone still decides.
+    let r = Route {
+        src: "192.168.250.201".parse().expect("ip"),
+        netdev: None,
+    };
+    assert_eq!(pick(&t, &r, &none), Ok(("rocep19s0".into(), 1, 3)));
+}
+
+#[test]
+fn an_inactive_port_is_skipped_and_said() {
+    let t = two_rails();
+    t.port("rocep19s0", 1, "1: DOWN", "Ethernet");
+    let e = pick(&t, &route([192, 168, 250, 201], "ens224"), &Pin::default())
+        .expect_err("no fallback to the other rail");
+    assert!(e.contains("rocep19s0 port 1 is 1: DOWN"), "{e}");
+    assert!(e.contains("::ffff:192.168.250.201 on ens224"), "{e}");
+}
+
+#[test]
+fn only_a_roce_v2_gid_equal_to_the_source_will_do() {
+    let t = Tree::new();
+    t.port("mlx5_0", 1, "4: ACTIVE", "Ethernet")
+        .gid("mlx5_0", 1, 0, "IB/RoCE v1", LL, "ens3")
+        .gid("mlx5_0", 1, 1, "RoCE v2", LL, "ens3")
+        .gid("mlx5_0", 1, 2, "IB/RoCE v1", &mapped([10, 1, 1, 1]), "ens3");
+    let e = pick(&t, &route([10, 1, 1, 1], "ens3"), &Pin::default())
+        .expect_err("RoCE v1 and index 0 are not a fallback");
+    assert!(
+        e.starts_with("no active port has a RoCE v2 GID ::ffff:10.1.1.1"),
+        "{e}"
+    );
+    t.gid("mlx5_0", 1, 3, "RoCE v2", &mapped([10, 1, 1, 1]), "ens3");
+    assert_eq!(
+        pick(&t, &route([10, 1, 1, 1], "ens3"), &Pin::default()),
+        Ok(("mlx5_0".into(), 1, 3))
+    );
+}
+
+#[test]
+fn ipv6_sources_use_their_own_gid_and_link_local_is_never_picked() {
+    let t = Tree::new();
+    t.roce("mlx5_0", "ens3", [169, 254, 3, 4]).gid(
+        "mlx5_0",
+        1,
+        5,
+        "RoCE v2",
+        "2001:0db8:0000:0000:0000:0000:0000:0005",
+        "ens3",
+    );
+    let v6 = Route {
+        src: "2001:db8::5".parse().expect("ip"),
+        netdev: Some("ens3".into()),
+    };
+    assert_eq!(pick(&t, &v6, &Pin::default()), Ok(("mlx5_0".into(), 1, 5)));
+    let e = pick(&t, &route([169, 254, 3, 4], "ens3"), &Pin::default())
+        .expect_err("169.254 does not route");
+    assert!(e.contains("link-local"), "{e}");
+    let ll = Route {
+        src: "fe80::20c:29ff:fe5b:1a2c".parse().expect("ip"),
+        netdev: Some("ens3".into()),
+    };
+    assert!(pick(&t, &ll, &Pin::default()).is_err(), "fe80:: neither");
+}
+
+#[test]
+fn a_gid_of_another_vlan_netdev_is_skipped() {
+    let t = Tree::new();
+    t.roce("rocep19s0", "ens224", [192, 168, 250, 201])
+        // The same address on two VLANs over the port: only the route's netdev is the path.
+        .gid(
+            "rocep19s0",
+            1,
+            5,
+            "RoCE v2",
+            &mapped([10, 100, 0, 1]),
+            "ens224.200",
+        )
+        .gid(
+            "rocep19s0",
+            1,
+            7,
+            "RoCE v2",
+            &mapped([10, 100, 0, 1]),
+            "ens224.100",
+        );
+    assert_eq!(
+        pick(&t, &route([10, 100, 0, 1], "ens224.100"), &Pin::default()),
+        Ok(("rocep19s0".into(), 1, 7))
+    );
+    assert!(
+        pick(&t, &route([10, 100, 0, 1], "ens224.300"), &Pin::default()).is_err(),
+        "no GID on that VLAN"
+    );
+}
+
+#[test]
+fn pins_are_obeyed_and_a_pin_on_the_wrong_rail_is_an_error() {
+    let t = two_rails();
+    let r = route([192, 168, 250, 201], "ens224");
+    let dev = |d: &str| Pin {
+        device: Some(d.into()),
+        ..Pin::default()
+    };
+    assert_eq!(
+        pick(&t, &r, &dev("rocep19s0")),
+        Ok(("rocep19s0".into(), 1, 3))
+    );
+    let e = pick(&t, &r, &dev("rocep11s0")).expect_err("wrong rail");
+    assert!(e.contains("::ffff:192.168.250.201 on ens224"), "{e}");
+    let e = pick(&t, &r, &dev("mlx5_9")).expect_err("absent");
+    assert_eq!(e, "no RDMA device mlx5_9 (have rocep11s0, rocep19s0)");
+    let both = Pin {
+        device: Some("rocep11s0".into()),
+        port: Some(1),
+        gid_index: Some(1),
+    };
+    assert_eq!(
+        pick(&t, &r, &both),
+        Ok(("rocep11s0".into(), 1, 1)),
+        "as told"
+    );
+    let gid_only = Pin {
+        gid_index: Some(3),
+        ..Pin::default()
+    };
+    assert!(pick(&t, &r, &gid_only).is_err());
+    let port2 = Pin {
+        device: Some("rocep19s0".into()),
+        port: Some(2),
+        gid_index: None,
+    };
+    let e = pick(&t, &r, &port2).expect_err("no port 2");
+    assert!(e.contains("rocep19s0 port 2 is missing"), "{e}");
+}
+
+#[test]
+fn infiniband_ports_use_gid_0_when_pinned() {
+    let t = Tree::new();
+    t.port("mlx5_ib0", 1, "4: ACTIVE", "InfiniBand").gid(
+        "mlx5_ib0",
+        1,
+        0,
+        "IB/RoCE v1",
+        "fe80:0000:0000:0000:0002:c903:0001:2345",
+        "",
+    );
+    let r = route([10, 2, 0, 1], "ib0");
+    assert!(pick(&t, &r, &Pin::default()).is_err(), "IB is not guessed");
+    let dev = Pin {
+        device: Some("mlx5_ib0".into()),
+        ..Pin::default()
+    };
+    assert_eq!(pick(&t, &r, &dev), Ok(("mlx5_ib0".into(), 1, 0)));
+}
+
+#[test]
+fn no_devices_and_netdev_lookup() {
+    let t = Tree::new();
+    assert_eq!(
+        pick(&t, &route([10, 0, 0, 1], "x"), &Pin::default()),
+        Err("RDMA unavailable on this host: no devices".into())
+    );
+    let addrs = vec![
+        ("lo".to_string(), "127.0.0.1".parse().expect("ip")),
+        ("ens224".to_string(), "192.168.250.201".parse().expect("ip")),
+    ];
+    assert_eq!(
+        netdev_of("192.168.250.201".parse().expect("ip"), &addrs),
+        Some("ens224".into())
+    );
+    assert_eq!(netdev_of("10.9.9.9".parse().expect("ip"), &addrs), None);
+}

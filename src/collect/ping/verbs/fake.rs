@@ -1,0 +1,228 @@
+//! An in-memory stand-in for the verbs endpoint, clock and control connection, so the pinger's and
+//! pingd's loops run in tests without RDMA hardware. A device's endpoints read from `rx` and write
+//! to `tx`: the same queue for an echoing peer, crossed queues for a pinger/pingd pair.
+
+use super::super::Link;
+use super::super::proto::{ConnInfo, PROBE_LEN, Probe};
+use super::pinger::{Clock, Control, Dialer};
+use super::{Device, Endpoint};
+use std::collections::VecDeque;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub type Queue = Arc<Mutex<VecDeque<[u8; PROBE_LEN]>>>;
+
+/// Each poll of a fake endpoint advances the fake clock this much (so an echo has an RTT of
+/// exactly this, and an empty CQ lets time pass).
+pub const POLL_NS: u64 = 10_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ev {
+    Now(u64),
+    /// A probe posted: its seq and the send time it carries.
+    Send(u64, u64),
+}
+
+/// Virtual time: moves only when slept on or polled. Every read is logged.
+#[derive(Clone, Default)]
+pub struct FakeClock {
+    pub t: Arc<Mutex<u64>>,
+    pub log: Arc<Mutex<Vec<Ev>>>,
+}
+
+impl FakeClock {
+    fn advance(&self, d: u64) {
+        *self.t.lock().expect("clock") += d;
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> u64 {
+        let t = *self.t.lock().expect("clock");
+        self.log.lock().expect("log").push(Ev::Now(t));
+        t
+    }
+
+    fn sleep_until(&self, t: u64) {
+        let mut g = self.t.lock().expect("clock");
+        *g = (*g).max(t);
+    }
+}
+
+/// What the fake device does; counters the tests read.
+#[derive(Default)]
+pub struct Script {
+    pub fail_open: Vec<String>,
+    pub fail_connect: Option<String>,
+    /// Endpoints opened from now on whose sends vanish (a reset device): this many.
+    pub blackhole_opens: u32,
+    /// The next poll after this many sends (in all) fails with an error completion, once.
+    pub fail_poll_after: Option<u64>,
+    pub event: Option<String>,
+    /// Set `stop` after this many sends in all.
+    pub stop_after: Option<u64>,
+    pub opens: u64,
+    pub sends: u64,
+    pub sources: Vec<IpAddr>,
+}
+
+#[derive(Clone)]
+pub struct FakeDevice {
+    pub script: Arc<Mutex<Script>>,
+    pub rx: Queue,
+    pub tx: Queue,
+    pub clock: Option<FakeClock>,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl FakeDevice {
+    /// A device whose peer echoes every probe at once.
+    pub fn echo(clock: Option<FakeClock>, stop: Arc<AtomicBool>) -> Self {
+        let q = Queue::default();
+        Self {
+            script: Arc::default(),
+            rx: q.clone(),
+            tx: q,
+            clock,
+            stop,
+        }
+    }
+
+    /// Two devices wired to each other.
+    pub fn pair(stop: Arc<AtomicBool>) -> (Self, Self) {
+        let (a, b) = (Queue::default(), Queue::default());
+        let d = |rx: &Queue, tx: &Queue| Self {
+            script: Arc::default(),
+            rx: rx.clone(),
+            tx: tx.clone(),
+            clock: None,
+            stop: stop.clone(),
+        };
+        (d(&a, &b), d(&b, &a))
+    }
+}
+
+pub struct FakeEp {
+    dev: FakeDevice,
+    blackhole: bool,
+    qpn: u32,
+}
+
+impl Device for FakeDevice {
+    type Ep = FakeEp;
+
+    fn open(&self, src: IpAddr) -> Result<FakeEp, String> {
+        let mut s = self.script.lock().expect("script");
+        s.opens += 1;
+        s.sources.push(src);
+        if !s.fail_open.is_empty() {
+            return Err(s.fail_open.remove(0));
+        }
+        let blackhole = s.blackhole_opens > 0;
+        s.blackhole_opens = s.blackhole_opens.saturating_sub(1);
+        Ok(FakeEp {
+            dev: self.clone(),
+            blackhole,
+            qpn: 0x100 + s.opens as u32,
+        })
+    }
+}
+
+impl Endpoint for FakeEp {
+    fn info(&self) -> ConnInfo {
+        ConnInfo {
+            qpn: self.qpn,
+            psn: 0x42,
+            lid: 0,
+            gid: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1],
+            mtu: 3,
+        }
+    }
+
+    fn connect(&mut self, _remote: &ConnInfo) -> Result<(), String> {
+        match &self.dev.script.lock().expect("script").fail_connect {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
+        let p = Probe::decode(data);
+        if let Some(c) = &self.dev.clock {
+            c.log.lock().expect("log").push(Ev::Send(p.seq, p.sent_ns));
+        }
+        let mut s = self.dev.script.lock().expect("script");
+        s.sends += 1;
+        if s.stop_after.is_some_and(|n| s.sends >= n) {
+            self.dev.stop.store(true, Ordering::Relaxed);
+        }
+        if !self.blackhole {
+            self.dev.tx.lock().expect("q").push_back(*data);
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, out: &mut Vec<[u8; PROBE_LEN]>) -> Result<usize, String> {
+        if let Some(c) = &self.dev.clock {
+            c.advance(POLL_NS);
+        }
+        {
+            let mut s = self.dev.script.lock().expect("script");
+            if s.fail_poll_after.is_some_and(|n| s.sends >= n) {
+                s.fail_poll_after = None;
+                return Err("completion failed: transport retry counter exceeded".into());
+            }
+        }
+        let mut q = self.dev.rx.lock().expect("q");
+        let n = q.len();
+        out.extend(q.drain(..));
+        Ok(n)
+    }
+
+    fn event(&mut self) -> Option<String> {
+        self.dev.script.lock().expect("script").event.take()
+    }
+
+    fn describe(&self) -> String {
+        "fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo)".into()
+    }
+}
+
+/// Dials fail this many times first; each dial records the link's notes (why the last session
+/// ended).
+#[derive(Clone, Default)]
+pub struct FakeDialer {
+    pub fails: Arc<Mutex<u32>>,
+    pub link: Option<Arc<Mutex<Link>>>,
+    pub notes_at_dial: Arc<Mutex<Vec<Vec<String>>>>,
+}
+
+pub struct FakeControl;
+
+impl Dialer for FakeDialer {
+    type C = FakeControl;
+
+    fn dial(&self) -> Result<(FakeControl, IpAddr), String> {
+        if let Some(l) = &self.link {
+            let notes = l.lock().expect("link").notes.clone();
+            self.notes_at_dial.lock().expect("notes").push(notes);
+        }
+        let mut f = self.fails.lock().expect("fails");
+        if *f > 0 {
+            *f -= 1;
+            return Err("no answer from peer: connection refused".into());
+        }
+        Ok((FakeControl, "10.0.0.1".parse().expect("ip")))
+    }
+}
+
+impl Control for FakeControl {
+    fn handshake(&mut self, _period_ns: u64, mine: &ConnInfo) -> Result<ConnInfo, String> {
+        Ok(*mine)
+    }
+
+    fn alive(&mut self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,483 @@
+//! The real endpoint: libibverbs through rdma-sys. Objects are created as rc_pingpong's
+//! `pp_init_ctx` does and destroyed in reverse order; every post/modify error carries the return
+//! code (verbs return it; errno is not set reliably).
+
+use super::super::VerbsOptions;
+use super::super::gid::{self, Choice, Pin, Route};
+use super::super::proto::{ConnInfo, PROBE_LEN};
+use super::{Device, Endpoint, UNAVAILABLE, attr};
+use rdma_sys::*;
+use std::ffi::CStr;
+use std::net::IpAddr;
+use std::ptr;
+
+const RECV_SLOTS: usize = 16;
+const SLOT: usize = 64;
+const SEND_WR_ID: u64 = u64::MAX;
+
+/// Names of the RDMA devices of this host, or why there are none. With no RDMA in the kernel
+/// `ibv_get_device_list` returns NULL (ENOSYS), not an empty list.
+pub fn devices() -> Result<Vec<String>, String> {
+    let mut n: i32 = 0;
+    // SAFETY: `n` is a valid out-pointer; the list is freed below and never used after.
+    let list = unsafe { ibv_get_device_list(&mut n) };
+    if list.is_null() {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(38) | Some(2) | Some(0) | None => UNAVAILABLE.to_string(), // ENOSYS, ENOENT
+            _ => format!("RDMA unavailable on this host: {e}"),
+        });
+    }
+    let mut names = Vec::new();
+    for i in 0..n.max(0) as usize {
+        // SAFETY: the list holds `n` valid device pointers; the name is a NUL-terminated string
+        // owned by the device, copied before the list is freed.
+        let name = unsafe {
+            let dev = *list.add(i);
+            CStr::from_ptr(ibv_get_device_name(dev))
+                .to_string_lossy()
+                .into_owned()
+        };
+        names.push(name);
+    }
+    // SAFETY: `list` came from ibv_get_device_list and is freed exactly once.
+    unsafe { ibv_free_device_list(list) };
+    if names.is_empty() {
+        return Err(UNAVAILABLE.to_string());
+    }
+    Ok(names)
+}
+
+/// For pingd's start line: the devices, and that each session picks its own from the route.
+pub fn describe(opts: &VerbsOptions) -> String {
+    match devices() {
+        Err(e) => e,
+        Ok(names) => {
+            let pinned = match (&opts.device, opts.gid_index) {
+                (Some(d), Some(g)) => format!("pinned to {d} port {} GID {g}", opts.port),
+                (Some(d), None) => format!("pinned to {d} port {}", opts.port),
+                _ => "device and GID chosen per session from the route to the pinger".into(),
+            };
+            format!("devices {}; {pinned}", names.join(", "))
+        }
+    }
+}
+
+/// The local interface addresses (getifaddrs): which netdev holds a source address.
+fn interface_addrs() -> Vec<(String, IpAddr)> {
+    let mut out = Vec::new();
+    let mut head: *mut libc::ifaddrs = ptr::null_mut();
+    // SAFETY: `head` is a valid out-pointer; on success the list is walked read-only and freed once.
+    unsafe {
+        if libc::getifaddrs(&mut head) != 0 {
+            return out;
+        }
+        let mut p = head;
+        while !p.is_null() {
+            let ifa = &*p;
+            p = ifa.ifa_next;
+            if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+                continue;
+            }
+            let name = CStr::from_ptr(ifa.ifa_name).to_string_lossy().into_owned();
+            let ip = match (*ifa.ifa_addr).sa_family as i32 {
+                libc::AF_INET => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes())
+                }
+                libc::AF_INET6 => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    IpAddr::from(sa.sin6_addr.s6_addr)
+                }
+                _ => continue,
+            };
+            out.push((name, ip));
+        }
+        libc::freeifaddrs(head);
+    }
+    out
+}
+
+/// The real device: picks device, port and GID from the route (or the pins) at each open.
+#[derive(Clone, Debug)]
+pub struct Verbs(pub VerbsOptions);
+
+impl Device for Verbs {
+    type Ep = Rc;
+
+    fn open(&self, src: IpAddr) -> Result<Rc, String> {
+        let o = &self.0;
+        let route = Route {
+            src,
+            netdev: gid::netdev_of(src, &interface_addrs()),
+        };
+        let pin = Pin {
+            device: o.device.clone(),
+            port: (o.device.is_some()).then_some(o.port),
+            gid_index: o.gid_index,
+        };
+        let choice = gid::select(&o.sysfs_root, &route, &pin)?;
+        Rc::open(choice, o.traffic_class, o.sl)
+    }
+}
+
+/// The verbs objects of one RC endpoint, destroyed in reverse order on drop.
+pub struct Rc {
+    choice: Choice,
+    local: attr::Local,
+    ctx: *mut ibv_context,
+    pd: *mut ibv_pd,
+    cq: *mut ibv_cq,
+    qp: *mut ibv_qp,
+    mr: *mut ibv_mr,
+    buf: Vec<u8>,
+    gid: [u8; 16],
+    lid: u16,
+}
+
+// SAFETY: an Rc is used by one thread at a time (it is moved into its session's thread); the verbs
+// objects it owns are not tied to the thread that created them.
+unsafe impl Send for Rc {}
+
+impl Drop for Rc {
+    fn drop(&mut self) {
+        // SAFETY: each pointer is either null or a live object created by `open`, owned only here;
+        // children are destroyed before their parents (QP, CQ, MR before PD before the context).
+        unsafe {
+            if !self.qp.is_null() {
+                ibv_destroy_qp(self.qp);
+            }
+            if !self.cq.is_null() {
+                ibv_destroy_cq(self.cq);
+            }
+            if !self.mr.is_null() {
+                ibv_dereg_mr(self.mr);
+            }
+            if !self.pd.is_null() {
+                ibv_dealloc_pd(self.pd);
+            }
+            if !self.ctx.is_null() {
+                ibv_close_device(self.ctx);
+            }
+        }
+    }
+}
+
+/// A start PSN that differs between sessions (24 bits).
+fn initial_psn() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    (t ^ std::process::id().rotate_left(12)) & 0x00ff_ffff
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// A verbs call's nonzero return code as an error (the code is an errno value).
+pub fn rc_err(what: &str, rc: i32) -> String {
+    format!("{what}: {}", std::io::Error::from_raw_os_error(rc.abs()))
+}
+
+impl Rc {
+    /// Open the chosen device, create PD, MR, CQ and an RC QP in INIT with every receive posted.
+    fn open(choice: Choice, traffic_class: u8, sl: u8) -> Result<Self, String> {
+        let mut ep = Rc {
+            local: attr::Local {
+                port: choice.port,
+                gid_index: choice.gid_index,
+                traffic_class,
+                sl,
+                mtu: ibv_mtu::IBV_MTU_1024 as u8,
+                psn: initial_psn(),
+            },
+            choice,
+            ctx: ptr::null_mut(),
+            pd: ptr::null_mut(),
+            cq: ptr::null_mut(),
+            qp: ptr::null_mut(),
+            mr: ptr::null_mut(),
+            buf: vec![0u8; SLOT * (RECV_SLOTS + 1)],
+            gid: [0; 16],
+            lid: 0,
+        };
+        ep.ctx = open_device(&ep.choice.device)?;
+        let (port, what) = (ep.local.port, ep.choice.to_string());
+        // SAFETY: ibv_port_attr is plain data (integers); all-zero is a valid value to be filled.
+        let mut pa: ibv_port_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: ctx is a live context; `pa` is a valid out-pointer of the right size.
+        let rc = unsafe { ___ibv_query_port(ep.ctx, port, &mut pa) };
+        if rc != 0 {
+            return Err(rc_err(&format!("{what}: query port"), rc));
+        }
+        if pa.state != ibv_port_state::IBV_PORT_ACTIVE {
+            return Err(format!("{what}: port is not active"));
+        }
+        ep.lid = pa.lid;
+        ep.local.mtu = pa.active_mtu as u8;
+        // SAFETY: ibv_gid is a 16-byte union; zero is valid.
+        let mut g: ibv_gid = unsafe { std::mem::zeroed() };
+        // SAFETY: ctx is live; `g` is a valid out-pointer.
+        let rc = unsafe { ibv_query_gid(ep.ctx, port, ep.local.gid_index as i32, &mut g) };
+        if rc != 0 {
+            return Err(rc_err(&format!("{what}: query GID"), rc));
+        }
+        // SAFETY: every bit pattern of the union is a valid [u8; 16].
+        ep.gid = unsafe { g.raw };
+        ep.create()?;
+        let (mut a, m) = attr::init(port);
+        ep.modify(&mut a, m, "QP to INIT")?;
+        for slot in 0..RECV_SLOTS {
+            ep.post_recv(slot)?;
+        }
+        Ok(ep)
+    }
+
+    fn create(&mut self) -> Result<(), String> {
+        // SAFETY: ctx is live; the returned pointers are checked and owned by `self` (freed in Drop).
+        unsafe {
+            self.pd = ibv_alloc_pd(self.ctx);
+            if self.pd.is_null() {
+                return Err(os_err("ibv_alloc_pd"));
+            }
+            // The buffer lives in `self` (a Vec never resized) as long as the MR that covers it.
+            self.mr = ibv_reg_mr(
+                self.pd,
+                self.buf.as_mut_ptr().cast(),
+                self.buf.len(),
+                ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0 as i32,
+            );
+            if self.mr.is_null() {
+                return Err(os_err("ibv_reg_mr"));
+            }
+            let cqe = 2 * (RECV_SLOTS as i32 + 16);
+            self.cq = ibv_create_cq(self.ctx, cqe, ptr::null_mut(), ptr::null_mut(), 0);
+            if self.cq.is_null() {
+                return Err(os_err("ibv_create_cq"));
+            }
+            let mut init: ibv_qp_init_attr = std::mem::zeroed();
+            init.send_cq = self.cq;
+            init.recv_cq = self.cq;
+            init.qp_type = ibv_qp_type::IBV_QPT_RC;
+            init.cap.max_send_wr = 16;
+            init.cap.max_recv_wr = RECV_SLOTS as u32;
+            init.cap.max_send_sge = 1;
+            init.cap.max_recv_sge = 1;
+            init.cap.max_inline_data = SLOT as u32;
+            self.qp = ibv_create_qp(self.pd, &mut init);
+            if self.qp.is_null() {
+                return Err(os_err("ibv_create_qp"));
+            }
+        }
+        Ok(())
+    }
+
+    fn modify(&self, a: &mut ibv_qp_attr, m: ibv_qp_attr_mask, what: &str) -> Result<(), String> {
+        // SAFETY: qp is live; `a` is a valid, initialised ibv_qp_attr for the duration of the call.
+        let rc = unsafe { ibv_modify_qp(self.qp, a, m.0 as i32) };
+        if rc != 0 {
+            return Err(rc_err(what, rc));
+        }
+        Ok(())
+    }
+
+    fn post_recv(&mut self, slot: usize) -> Result<(), String> {
+        let mut sge = ibv_sge {
+            addr: self.buf.as_ptr() as u64 + (slot * SLOT) as u64,
+            length: SLOT as u32,
+            // SAFETY: mr is live.
+            lkey: unsafe { (*self.mr).lkey },
+        };
+        let mut wr = ibv_recv_wr {
+            wr_id: slot as u64,
+            next: ptr::null_mut(),
+            sg_list: &mut sge,
+            num_sge: 1,
+        };
+        let mut bad = ptr::null_mut();
+        // SAFETY: qp is live; `wr` and `sge` are valid for the call (the provider copies them);
+        // the slot lies inside the registered buffer, which outlives the QP.
+        let rc = unsafe { ibv_post_recv(self.qp, &mut wr, &mut bad) };
+        if rc != 0 {
+            return Err(rc_err("ibv_post_recv", rc));
+        }
+        Ok(())
+    }
+}
+
+impl Endpoint for Rc {
+    fn info(&self) -> ConnInfo {
+        ConnInfo {
+            // SAFETY: qp is live for the endpoint's life.
+            qpn: unsafe { (*self.qp).qp_num },
+            psn: self.local.psn,
+            lid: self.lid,
+            gid: self.gid,
+            mtu: self.local.mtu,
+        }
+    }
+
+    fn connect(&mut self, remote: &ConnInfo) -> Result<(), String> {
+        let (mut a, m) = attr::rtr(&self.local, remote);
+        self.modify(&mut a, m, "QP to RTR")?;
+        let (mut a, m) = attr::rts(self.local.psn);
+        self.modify(&mut a, m, "QP to RTS")
+    }
+
+    /// Inline (the provider copies the bytes at post time) and signaled, so the send queue drains
+    /// through the CQ.
+    fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
+        let off = RECV_SLOTS * SLOT;
+        self.buf[off..off + PROBE_LEN].copy_from_slice(data);
+        let mut sge = ibv_sge {
+            addr: self.buf.as_ptr() as u64 + off as u64,
+            length: PROBE_LEN as u32,
+            // SAFETY: mr is live.
+            lkey: unsafe { (*self.mr).lkey },
+        };
+        // SAFETY: ibv_send_wr is plain data (ints, pointers, unions of those); zero is valid.
+        let mut wr: ibv_send_wr = unsafe { std::mem::zeroed() };
+        wr.wr_id = SEND_WR_ID;
+        wr.sg_list = &mut sge;
+        wr.num_sge = 1;
+        wr.opcode = ibv_wr_opcode::IBV_WR_SEND;
+        wr.send_flags = (ibv_send_flags::IBV_SEND_INLINE | ibv_send_flags::IBV_SEND_SIGNALED).0;
+        let mut bad = ptr::null_mut();
+        // SAFETY: qp is live; wr/sge are valid for the call; inline data is copied by the provider.
+        let rc = unsafe { ibv_post_send(self.qp, &mut wr, &mut bad) };
+        if rc != 0 {
+            return Err(rc_err("ibv_post_send", rc));
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, out: &mut Vec<[u8; PROBE_LEN]>) -> Result<usize, String> {
+        // SAFETY: ibv_wc is plain data; zero is valid and poll_cq overwrites what it returns.
+        let mut wcs: [ibv_wc; 8] = unsafe { std::mem::zeroed() };
+        // SAFETY: cq is live; `wcs` has room for 8 entries.
+        let n = unsafe { ibv_poll_cq(self.cq, wcs.len() as i32, wcs.as_mut_ptr()) };
+        if n < 0 {
+            return Err(rc_err("ibv_poll_cq", n));
+        }
+        let mut got = 0;
+        for wc in wcs.iter().take(n as usize) {
+            if wc.status != ibv_wc_status::IBV_WC_SUCCESS {
+                // SAFETY: ibv_wc_status_str returns a static string for any status.
+                let why = unsafe { CStr::from_ptr(ibv_wc_status_str(wc.status)) };
+                return Err(format!("completion failed: {}", why.to_string_lossy()));
+            }
+            if wc.wr_id == SEND_WR_ID || wc.opcode != ibv_wc_opcode::IBV_WC_RECV {
+                continue;
+            }
+            let slot = wc.wr_id as usize;
+            let mut p = [0u8; PROBE_LEN];
+            if let Some(b) = self.buf.get(slot * SLOT..slot * SLOT + PROBE_LEN) {
+                p.copy_from_slice(b);
+                out.push(p);
+                got += 1;
+            }
+            self.post_recv(slot)?;
+        }
+        Ok(got)
+    }
+
+    fn event(&mut self) -> Option<String> {
+        // SAFETY: ctx is live; its async_fd is the device's event descriptor, polled without waiting.
+        let mut pfd = libc::pollfd {
+            fd: unsafe { (*self.ctx).async_fd },
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, zero timeout.
+        if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
+            return None;
+        }
+        // SAFETY: ibv_async_event is plain data; zero is valid and is overwritten on success.
+        let mut ev: ibv_async_event = unsafe { std::mem::zeroed() };
+        // SAFETY: ctx is live; an event is ready, so the call does not block; every event got is
+        // acknowledged once (destroying the QP/CQ waits for the acks).
+        let (ty, port) = unsafe {
+            if ibv_get_async_event(self.ctx, &mut ev) != 0 {
+                return None;
+            }
+            let port = ev.element.port_num;
+            ibv_ack_async_event(&mut ev);
+            (ev.event_type, port)
+        };
+        use ibv_event_type::*;
+        let ours = port == self.local.port as i32;
+        let fatal = match ty {
+            IBV_EVENT_DEVICE_FATAL
+            | IBV_EVENT_QP_FATAL
+            | IBV_EVENT_QP_REQ_ERR
+            | IBV_EVENT_QP_ACCESS_ERR
+            | IBV_EVENT_CQ_ERR => true,
+            IBV_EVENT_PORT_ERR | IBV_EVENT_GID_CHANGE => ours,
+            _ => false,
+        };
+        // SAFETY: ibv_event_type_str returns a static string for any event type.
+        let name = unsafe { CStr::from_ptr(ibv_event_type_str(ty)) };
+        fatal.then(|| format!("{}: {}", self.choice.device, name.to_string_lossy()))
+    }
+
+    fn describe(&self) -> String {
+        self.choice.to_string()
+    }
+}
+
+fn open_device(name: &str) -> Result<*mut ibv_context, String> {
+    let mut n: i32 = 0;
+    // SAFETY: valid out-pointer; the list is freed after the device is opened, as verbs require.
+    unsafe {
+        let list = ibv_get_device_list(&mut n);
+        if list.is_null() {
+            return Err(UNAVAILABLE.to_string());
+        }
+        let mut ctx = ptr::null_mut();
+        for i in 0..n.max(0) as usize {
+            let dev = *list.add(i);
+            if CStr::from_ptr(ibv_get_device_name(dev)).to_string_lossy() == name {
+                ctx = ibv_open_device(dev);
+                break;
+            }
+        }
+        ibv_free_device_list(list);
+        if ctx.is_null() {
+            return Err(os_err(&format!("cannot open {name}")));
+        }
+        Ok(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn return_codes_become_the_error_text() {
+        assert_eq!(
+            rc_err("ibv_post_send", 12),
+            "ibv_post_send: Cannot allocate memory (os error 12)"
+        );
+        assert_eq!(
+            rc_err("QP to RTR", -22),
+            "QP to RTR: Invalid argument (os error 22)"
+        );
+    }
+
+    #[test]
+    fn without_rdma_in_the_kernel_the_reason_is_clear() {
+        // On hosts with RDMA this test has nothing to check.
+        if std::path::Path::new("/sys/class/infiniband").exists() {
+            return;
+        }
+        assert_eq!(devices(), Err(UNAVAILABLE.to_string()));
+        assert_eq!(describe(&VerbsOptions::default()), UNAVAILABLE);
+        let e = Verbs(VerbsOptions::default())
+            .open("127.0.0.1".parse().expect("ip"))
+            .err();
+        assert_eq!(e, Some(UNAVAILABLE.to_string()));
+    }
+}

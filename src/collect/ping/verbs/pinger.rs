@@ -1,0 +1,364 @@
+//! The pinger's RDMA loop, on its own OS thread (never on the async runtime's workers): one probe in
+//! flight, sent on a fixed schedule of slots, the CQ busy-polled until its echo or its deadline.
+//!
+//! - The send time is read right before the post; the shared [`Link`] is touched only after the
+//!   probe is settled, and then with `try_lock` (a report being built never delays a probe; the
+//!   tally waits for the next probe instead).
+//! - Every slot counts: one that passes while the session is down (retry wait, failed dial, device
+//!   open or handshake) is sent and lost, as in the TCP pinger.
+//! - [`STALL_PROBES`] unanswered in a row, an error completion, a device event or a closed control
+//!   connection tear the session down; it is rebuilt after [`RETRY`].
+
+use super::super::proto::{ConnInfo, Hello, Mode, Msg, PROBE_LEN, Probe};
+use super::super::stats::rtt_ns;
+use super::super::{Link, Status, VerbsOptions, lock, ns, tcp};
+use super::{Device, Endpoint, RETRY, SLACK_NS, STALL_PROBES, Verbs, devices};
+use std::io::Write;
+use std::net::{IpAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+/// The pinger's time, in ns since the plan's epoch.
+pub trait Clock: Send {
+    fn now(&self) -> u64;
+    fn sleep_until(&self, t: u64);
+}
+
+/// The control connection to pingd, as the loop uses it.
+pub trait Control: Send {
+    /// Say the probe period and this side's QP; the peer's QP, or its refusal as an error.
+    fn handshake(&mut self, period_ns: u64, mine: &ConnInfo) -> Result<ConnInfo, String>;
+    /// False once the peer has closed the connection.
+    fn alive(&mut self) -> bool;
+}
+
+pub trait Dialer: Send {
+    type C: Control;
+    /// Connect to pingd: the control connection and this side's address on it (the source address
+    /// the kernel picked toward the peer).
+    fn dial(&self) -> Result<(Self::C, IpAddr), String>;
+}
+
+/// What happened since the last publish, kept off the shared link.
+#[derive(Debug, Default)]
+struct Tally {
+    sent: u64,
+    lost: u64,
+    late: u64,
+    answers: Vec<(u64, u64)>,
+}
+
+pub struct Pinger<D, N, C> {
+    pub device: D,
+    pub dialer: N,
+    pub clock: C,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
+    /// The peer, for messages.
+    pub addr: String,
+    pub link: Arc<Mutex<Link>>,
+    pub stop: Arc<AtomicBool>,
+    t0: u64,
+    next: u64,
+    seq: u64,
+    tally: Tally,
+}
+
+impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        device: D,
+        dialer: N,
+        clock: C,
+        period: Duration,
+        deadline: Duration,
+        addr: &str,
+        link: Arc<Mutex<Link>>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            device,
+            dialer,
+            clock,
+            period_ns: period.as_nanos().max(1) as u64,
+            deadline_ns: deadline.as_nanos() as u64,
+            addr: addr.to_string(),
+            link,
+            stop,
+            t0: 0,
+            next: 0,
+            seq: 0,
+            tally: Tally::default(),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Ping until `stop`.
+    pub fn run(&mut self) {
+        self.t0 = self.clock.now();
+        while !self.stopped() {
+            if let Err(why) = self.session() {
+                self.flush(true);
+                let note = format!("RDMA ping to {}: {why}", self.addr);
+                lock(&self.link, |l| {
+                    l.notes = vec![note];
+                    l.status = Status::Down(why);
+                });
+                self.wait_retry();
+            }
+        }
+        self.flush(true);
+    }
+
+    /// One session's life: Ok when stopped, else why it ended (its endpoint is dropped on return:
+    /// QP, CQ, MR, PD and context destroyed before the next one is built).
+    fn session(&mut self) -> Result<(), String> {
+        let (mut ctl, src) = self.dialer.dial()?;
+        let mut ep = self.device.open(src)?;
+        let remote = ctl.handshake(self.period_ns, &ep.info())?;
+        ep.connect(&remote)?;
+        let note = format!("RDMA to {} via {}", self.addr, ep.describe());
+        lock(&self.link, |l| {
+            l.status = Status::Up;
+            l.notes = vec![note];
+        });
+        self.skip_missed();
+        let mut got = Vec::new();
+        let mut unanswered = 0u32;
+        while !self.stopped() {
+            if !ctl.alive() {
+                return Err("control connection closed by peer".into());
+            }
+            if let Some(ev) = ep.event() {
+                return Err(format!("device event {ev}"));
+            }
+            if self.probe(&mut ep, &mut got)? {
+                unanswered = 0;
+            } else {
+                unanswered += 1;
+            }
+            self.flush(false);
+            if unanswered >= STALL_PROBES {
+                return Err(format!(
+                    "{unanswered} probes in a row unanswered although posted (device reset?): \
+                     rebuilding the session"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Send the next slot's probe and wait for its echo: whether it was answered in time.
+    fn probe(&mut self, ep: &mut D::Ep, got: &mut Vec<[u8; PROBE_LEN]>) -> Result<bool, String> {
+        let slot = self.t0 + self.next.saturating_mul(self.period_ns);
+        self.next += 1;
+        self.clock.sleep_until(slot);
+        self.tally.sent += 1;
+        if self.clock.now().saturating_sub(slot) > self.deadline_ns {
+            // So late (the thread was stopped, the machine suspended) that no answer could count.
+            self.tally.lost += 1;
+            return Ok(false);
+        }
+        let seq = self.seq;
+        self.seq += 1;
+        let mut b = Probe {
+            seq,
+            intended_ns: slot,
+            sent_ns: 0,
+        }
+        .encode();
+        let sent = self.clock.now();
+        b[16..].copy_from_slice(&sent.to_be_bytes());
+        if let Err(e) = ep.send(&b) {
+            self.tally.lost += 1;
+            return Err(e);
+        }
+        let give_up = sent.saturating_add(self.deadline_ns);
+        loop {
+            got.clear();
+            let n = match ep.poll(got) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.tally.lost += 1;
+                    return Err(e);
+                }
+            };
+            let recv = self.clock.now();
+            let mut mine = false;
+            for p in got.iter().take(n).map(Probe::decode) {
+                if p.seq == seq && recv <= give_up {
+                    let rtt = rtt_ns(p.intended_ns, p.sent_ns, recv, SLACK_NS);
+                    self.tally.answers.push((recv, rtt));
+                    mine = true;
+                } else {
+                    self.tally.late += 1;
+                }
+            }
+            if mine {
+                return Ok(true);
+            }
+            if recv >= give_up {
+                self.tally.lost += 1;
+                return Ok(false);
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Count the slots that passed unsent (session down or being built) as sent and lost.
+    fn skip_missed(&mut self) {
+        let since = self.clock.now().saturating_sub(self.t0);
+        let due = since.div_ceil(self.period_ns);
+        if due > self.next {
+            self.tally.sent += due - self.next;
+            self.tally.lost += due - self.next;
+            self.next = due;
+        }
+    }
+
+    fn wait_retry(&mut self) {
+        let until = self.clock.now().saturating_add(RETRY.as_nanos() as u64);
+        let tick = 100_000_000;
+        while !self.stopped() {
+            let now = self.clock.now();
+            if now >= until {
+                break;
+            }
+            self.clock.sleep_until(now.saturating_add(tick).min(until));
+            self.skip_missed();
+            self.flush(true);
+        }
+    }
+
+    /// Move the tally to the shared link; unless `wait`, only if nobody holds it now.
+    fn flush(&mut self, wait: bool) {
+        let mut g = match self.link.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) if wait => {
+                self.link.lock().unwrap_or_else(|p| p.into_inner())
+            }
+            Err(TryLockError::WouldBlock) => return,
+        };
+        let t = std::mem::take(&mut self.tally);
+        g.window.sent += t.sent;
+        g.window.lost += t.lost;
+        g.window.late += t.late;
+        for (at, rtt) in t.answers {
+            g.window.record(at, rtt);
+        }
+    }
+}
+
+/// Monotonic time since the plan's epoch; sleeps most of a wait and spins the last stretch, so a
+/// probe leaves on time.
+pub struct RealClock(pub Instant);
+
+impl Clock for RealClock {
+    fn now(&self) -> u64 {
+        ns(self.0, Instant::now())
+    }
+
+    fn sleep_until(&self, t: u64) {
+        let spin = 300_000;
+        let now = self.now();
+        if t > now + spin {
+            std::thread::sleep(Duration::from_nanos(t - now - spin));
+        }
+        while self.now() < t {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+pub struct TcpDialer(pub String);
+pub struct TcpControl(TcpStream);
+
+impl Dialer for TcpDialer {
+    type C = TcpControl;
+
+    fn dial(&self) -> Result<(TcpControl, IpAddr), String> {
+        let addr = &self.0;
+        let sa = addr
+            .to_socket_addrs()
+            .map_err(|e| format!("{addr}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{addr}: no address"))?;
+        let s = TcpStream::connect_timeout(&sa, tcp::CONNECT_TIMEOUT)
+            .map_err(|e| format!("no answer from {addr}: {}", tcp::why(&e)))?;
+        s.set_nodelay(true).map_err(|e| e.to_string())?;
+        let src = s.local_addr().map_err(|e| e.to_string())?.ip();
+        Ok((TcpControl(s), src))
+    }
+}
+
+fn io(e: std::io::Error) -> String {
+    format!("control connection: {}", tcp::why(&e))
+}
+
+impl Control for TcpControl {
+    fn handshake(&mut self, period_ns: u64, mine: &ConnInfo) -> Result<ConnInfo, String> {
+        let c = &mut self.0;
+        let mut b = Hello { mode: Mode::Rdma }.encode().to_vec();
+        b.extend(Msg::Period(period_ns).encode().map_err(|e| e.to_string())?);
+        b.extend(Msg::Info(*mine).encode().map_err(|e| e.to_string())?);
+        c.write_all(&b).map_err(io)?;
+        c.set_read_timeout(Some(Duration::from_secs(5)))
+            .map_err(io)?;
+        let remote = match Msg::read_from(c).map_err(io)? {
+            Msg::Info(i) => i,
+            Msg::Refuse(why) => return Err(format!("peer says: {why}")),
+            Msg::Period(_) => return Err("control connection: unexpected message".into()),
+        };
+        c.set_nonblocking(true).map_err(io)?;
+        Ok(remote)
+    }
+
+    fn alive(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        match self.0.peek(&mut b) {
+            Ok(0) => false,
+            Ok(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// The RDMA side of the pinger: says right away if this host has no RDMA, else pings on a thread.
+pub fn start_pinger(
+    plan: tcp::Plan,
+    opts: VerbsOptions,
+    link: Arc<Mutex<Link>>,
+    stop: Arc<AtomicBool>,
+) {
+    if let Err(why) = devices() {
+        lock(&link, |l| l.notes = vec![why]);
+        return;
+    }
+    let mut p = Pinger::new(
+        Verbs(opts),
+        TcpDialer(plan.addr.clone()),
+        RealClock(plan.epoch),
+        plan.period,
+        plan.deadline,
+        &plan.addr,
+        link.clone(),
+        stop,
+    );
+    let spawned = std::thread::Builder::new()
+        .name("rocetop-rdma-ping".into())
+        .spawn(move || p.run());
+    if let Err(e) = spawned {
+        lock(&link, |l| {
+            l.notes = vec![format!("RDMA pinger: cannot start a thread: {e}")]
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "pinger_tests.rs"]
+mod tests;

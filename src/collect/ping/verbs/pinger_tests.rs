@@ -1,0 +1,212 @@
+//! The pinger loop on the fake device and a virtual clock: every count below is exact.
+
+use super::super::fake::{Ev, FakeClock, FakeDevice, FakeDialer, POLL_NS};
+use super::*;
+use crate::collect::ping::Options;
+
+const MS: u64 = 1_000_000;
+
+struct Run {
+    link: Arc<Mutex<Link>>,
+    dev: FakeDevice,
+    dialer: FakeDialer,
+    clock: FakeClock,
+    stop: Arc<AtomicBool>,
+}
+
+/// 10 probes/s, 50 ms deadline, an echoing peer; the script is set before `go`.
+fn setup() -> Run {
+    let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(10.0))));
+    let clock = FakeClock::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let dialer = FakeDialer {
+        link: Some(link.clone()),
+        ..FakeDialer::default()
+    };
+    Run {
+        dev: FakeDevice::echo(Some(clock.clone()), stop.clone()),
+        link,
+        dialer,
+        clock,
+        stop,
+    }
+}
+
+impl Run {
+    fn pinger(&self) -> Pinger<FakeDevice, FakeDialer, FakeClock> {
+        Pinger::new(
+            self.dev.clone(),
+            self.dialer.clone(),
+            self.clock.clone(),
+            Duration::from_millis(100),
+            Duration::from_millis(50),
+            "peer:18515",
+            self.link.clone(),
+            self.stop.clone(),
+        )
+    }
+
+    fn go(&self) {
+        self.pinger().run();
+    }
+
+    fn totals(&self) -> (u64, u64, u64) {
+        lock(&self.link, |l| {
+            (l.window.sent, l.window.answered, l.window.lost)
+        })
+    }
+
+    fn script<T>(&self, f: impl FnOnce(&mut super::super::fake::Script) -> T) -> T {
+        f(&mut self.dev.script.lock().expect("script"))
+    }
+
+    /// Why each rebuilt session's predecessor ended.
+    fn reasons(&self) -> Vec<Vec<String>> {
+        self.dialer.notes_at_dial.lock().expect("notes").clone()
+    }
+}
+
+#[test]
+fn the_send_time_is_read_right_before_the_post_and_rtts_are_exact() {
+    let r = setup();
+    r.script(|s| s.stop_after = Some(3));
+    r.go();
+    assert_eq!(r.totals(), (3, 3, 0));
+    let log = r.clock.log.lock().expect("log").clone();
+    let sends: Vec<usize> = (0..log.len())
+        .filter(|&i| matches!(log[i], Ev::Send(..)))
+        .collect();
+    assert_eq!(sends.len(), 3);
+    for (k, &i) in sends.iter().enumerate() {
+        let Ev::Send(seq, sent) = log[i] else {
+            unreachable!()
+        };
+        assert_eq!(seq, k as u64);
+        assert_eq!(
+            log[i - 1],
+            Ev::Now(sent),
+            "the last clock read before the post is the stamp the probe carries"
+        );
+        assert_eq!(sent, k as u64 * 100 * MS, "each probe leaves in its slot");
+    }
+    let s = lock(&r.link, |l| l.window.summary()).expect("answers");
+    assert_eq!(
+        (s.min_ns, s.max_ns),
+        (POLL_NS, POLL_NS),
+        "RTT = the echo's delay"
+    );
+    let notes = lock(&r.link, |l| l.notes.clone());
+    assert_eq!(
+        notes,
+        vec!["RDMA to peer:18515 via fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo)"]
+    );
+    assert_eq!(
+        r.script(|s| s.sources.clone()),
+        vec!["10.0.0.1".parse::<IpAddr>().expect("ip")]
+    );
+}
+
+#[test]
+fn slots_while_the_peer_or_device_is_unreachable_are_lost() {
+    let r = setup();
+    *r.dialer.fails.lock().expect("fails") = 1;
+    r.script(|s| {
+        s.fail_open = vec!["no active port has a RoCE v2 GID ::ffff:10.0.0.1".into()];
+        s.stop_after = Some(2);
+    });
+    r.go();
+    // Dial fails at 0 s, the device open at 1 s: slots 0..19 pass unsent; slots 20, 21 answered.
+    assert_eq!(r.totals(), (22, 2, 20));
+    let why = r.reasons();
+    assert_eq!(why.len(), 3);
+    assert_eq!(
+        why[1],
+        vec!["RDMA ping to peer:18515: no answer from peer: connection refused"]
+    );
+    assert_eq!(
+        why[2],
+        vec!["RDMA ping to peer:18515: no active port has a RoCE v2 GID ::ffff:10.0.0.1"]
+    );
+}
+
+#[test]
+fn an_error_completion_tears_the_session_down_and_it_is_rebuilt() {
+    let r = setup();
+    r.script(|s| {
+        s.fail_poll_after = Some(3);
+        s.stop_after = Some(6);
+    });
+    r.go();
+    // Slots 0, 1 answered; 2 in flight when the error came (lost); 3..12 pass during the 1 s retry;
+    // 13, 14, 15 answered on the new session.
+    assert_eq!(r.totals(), (16, 5, 11));
+    assert_eq!(r.script(|s| s.opens), 2);
+    assert_eq!(
+        r.reasons()[1],
+        vec!["RDMA ping to peer:18515: completion failed: transport retry counter exceeded"]
+    );
+}
+
+#[test]
+fn a_cq_that_stays_empty_gets_the_session_rebuilt() {
+    let r = setup();
+    r.script(|s| {
+        s.blackhole_opens = 1;
+        s.stop_after = Some(STALL_PROBES as u64 + 2);
+    });
+    r.go();
+    // Slots 0..4 posted and never answered; the rebuild waits 1 s from slot 4's deadline (450 ms):
+    // slots 5..14 pass; 15 and 16 answered on the new session.
+    assert_eq!(r.totals(), (17, 2, 15));
+    assert_eq!(r.script(|s| s.opens), 2);
+    let why = &r.reasons()[1][0];
+    assert!(
+        why.contains("5 probes in a row unanswered although posted (device reset?)"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_device_event_ends_the_session() {
+    let r = setup();
+    r.script(|s| {
+        s.event = Some("fake0: local catastrophic error".into());
+        s.stop_after = Some(1);
+    });
+    r.go();
+    assert_eq!(r.script(|s| s.opens), 2);
+    assert_eq!(
+        r.reasons()[1],
+        vec!["RDMA ping to peer:18515: device event fake0: local catastrophic error"]
+    );
+}
+
+#[test]
+fn a_held_report_lock_never_holds_a_probe_back() {
+    let r = setup();
+    r.script(|s| s.stop_after = Some(1_000_000));
+    let mut p = r.pinger();
+    let t = std::thread::spawn(move || p.run());
+    let sends = || r.script(|s| s.sends);
+    // Wait for the session, then hold the link as a slow report would.
+    while lock(&r.link, |l| l.status != Status::Up) {
+        std::thread::yield_now();
+    }
+    let held = r.link.lock().expect("link");
+    let before = sends();
+    let mut spins = 0u64;
+    while sends() < before + 20 && spins < 50_000_000 {
+        spins += 1;
+        std::thread::yield_now();
+    }
+    assert!(
+        sends() >= before + 20,
+        "probes kept leaving while the report held the link"
+    );
+    drop(held);
+    r.stop.store(true, Ordering::Relaxed);
+    t.join().expect("pinger");
+    let (sent, answered, lost) = r.totals();
+    assert_eq!(sent, sends(), "the tally reached the link once it was free");
+    assert_eq!((answered, lost), (sent, 0));
+}

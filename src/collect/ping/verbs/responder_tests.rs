@@ -1,0 +1,187 @@
+//! pingd's RDMA session over a real loopback control connection, with fake endpoints; and the whole
+//! pinger ↔ pingd handshake (Hello, Period, Info) over real TCP.
+
+use super::super::fake::FakeDevice;
+use super::super::pinger::{Pinger, RealClock, TcpDialer};
+use super::*;
+use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode, Probe};
+use crate::collect::ping::{Link, Options, lock};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+type Served = JoinHandle<(Result<(), String>, Vec<String>)>;
+
+/// pingd's session on one accepted connection (the hello already read, as pingd's accept loop
+/// does), on its own thread; and the pinger's end of the connection.
+fn pingd(dev: FakeDevice, bound: Duration) -> (Served, TcpStream) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().expect("accept");
+        let mut h = [0u8; HELLO_LEN];
+        s.read_exact(&mut h).expect("hello");
+        let lines = Mutex::new(Vec::new());
+        let r = serve(s, &dev, bound, &|l| lines.lock().expect("lines").push(l));
+        (r, lines.into_inner().expect("lines"))
+    });
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.write_all(&Hello { mode: Mode::Rdma }.encode())
+        .expect("hello");
+    (t, c)
+}
+
+fn request(c: &mut TcpStream, period: Option<u64>) -> Msg {
+    let mut b = Vec::new();
+    if let Some(p) = period {
+        b.extend(Msg::Period(p).encode().expect("enc"));
+    }
+    let me = ConnInfo {
+        qpn: 7,
+        psn: 1,
+        lid: 0,
+        gid: [0; 16],
+        mtu: 3,
+    };
+    b.extend(Msg::Info(me).encode().expect("enc"));
+    c.write_all(&b).expect("write");
+    Msg::read_from(c).expect("answer")
+}
+
+fn stop() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
+}
+
+#[test]
+fn probes_are_echoed_until_the_pinger_leaves() {
+    let (mine, theirs) = FakeDevice::pair(stop());
+    let (t, mut c) = pingd(theirs.clone(), Duration::from_secs(1));
+    assert!(matches!(request(&mut c, Some(100_000_000)), Msg::Info(i) if i.qpn == 0x101));
+    let p = Probe {
+        seq: 9,
+        intended_ns: 5,
+        sent_ns: 6,
+    }
+    .encode();
+    mine.tx.lock().expect("q").push_back(p);
+    let mut spins = 0u64;
+    while mine.rx.lock().expect("q").is_empty() && spins < 100_000_000 {
+        spins += 1;
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        mine.rx.lock().expect("q").pop_front(),
+        Some(p),
+        "echoed unchanged"
+    );
+    drop(c);
+    let (r, lines) = t.join().expect("pingd");
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        lines,
+        vec![
+            "RDMA via fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo); probe period 100ms: \
+             busy-polls 125ms after each probe (a whole core while the pinger runs)"
+        ]
+    );
+    let src = theirs.script.lock().expect("s").sources.clone();
+    assert_eq!(
+        src,
+        vec!["127.0.0.1".parse::<std::net::IpAddr>().expect("ip")],
+        "the rail the connection came on"
+    );
+}
+
+#[test]
+fn an_rtr_failure_is_refused_with_its_reason() {
+    let (_, theirs) = FakeDevice::pair(stop());
+    theirs.script.lock().expect("s").fail_connect =
+        Some("QP to RTR: Invalid argument (os error 22)".into());
+    let (t, mut c) = pingd(theirs, Duration::from_secs(1));
+    let why = "pingd fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo): \
+               QP to RTR: Invalid argument (os error 22)";
+    assert_eq!(request(&mut c, None), Msg::Refuse(why.into()));
+    assert_eq!(t.join().expect("pingd").0, Err(why.into()));
+}
+
+#[test]
+fn a_device_that_cannot_open_is_refused_with_its_reason() {
+    let (_, theirs) = FakeDevice::pair(stop());
+    theirs.script.lock().expect("s").fail_open = vec![super::super::UNAVAILABLE.into()];
+    let (t, mut c) = pingd(theirs, Duration::from_secs(1));
+    assert_eq!(
+        request(&mut c, Some(1)),
+        Msg::Refuse(super::super::UNAVAILABLE.into())
+    );
+    assert!(t.join().expect("pingd").0.is_err());
+}
+
+#[test]
+fn an_error_completion_ends_the_session() {
+    let (_, theirs) = FakeDevice::pair(stop());
+    theirs.script.lock().expect("s").fail_poll_after = Some(0);
+    let (t, mut c) = pingd(theirs, Duration::ZERO);
+    assert!(matches!(request(&mut c, None), Msg::Info(_)));
+    let (r, lines) = t.join().expect("pingd");
+    assert_eq!(
+        r,
+        Err("completion failed: transport retry counter exceeded".into())
+    );
+    assert!(
+        lines[0].ends_with("busy-polls 0ns after each probe (the pinger did not say its period)"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn the_session_line_says_what_polling_costs() {
+    let p = |ms| Some(Duration::from_millis(ms));
+    let line = session_line("d", p(2000), Duration::from_secs(1));
+    assert!(
+        line.ends_with("probe period 2s: busy-polls 1s after each probe (then polls every 50 µs: replies up to ~0.1 ms late)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn pinger_and_pingd_meet_over_tcp_and_probes_come_back() {
+    let s = stop();
+    let (mine, theirs) = FakeDevice::pair(s.clone());
+    mine.script.lock().expect("s").stop_after = Some(5);
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    let t = std::thread::spawn(move || {
+        // pingd's accept loop reads the hello, then hands the connection over.
+        let (mut c, _) = l.accept().expect("accept");
+        let mut h = [0u8; HELLO_LEN];
+        c.read_exact(&mut h).expect("hello");
+        assert_eq!(Hello::decode(&h), Ok(Hello { mode: Mode::Rdma }));
+        let lines = Mutex::new(Vec::new());
+        let r = serve(c, &theirs, Duration::from_secs(1), &|l| {
+            lines.lock().expect("l").push(l)
+        });
+        (r, lines.into_inner().expect("l"))
+    });
+    let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(100.0))));
+    Pinger::new(
+        mine,
+        TcpDialer(addr.clone()),
+        RealClock(std::time::Instant::now()),
+        Duration::from_millis(10),
+        Duration::from_secs(2),
+        &addr,
+        link.clone(),
+        s,
+    )
+    .run();
+    let (r, lines) = t.join().expect("pingd");
+    assert_eq!(r, Ok(()), "the pinger's leaving ends the session");
+    assert!(
+        lines[0].contains("probe period 10ms: busy-polls 12.5ms after each probe"),
+        "{lines:?}"
+    );
+    let (sent, answered, lost) = lock(&link, |l| (l.window.sent, l.window.answered, l.window.lost));
+    assert_eq!(answered, 5, "every posted probe came back");
+    assert_eq!(sent, answered + lost);
+}
