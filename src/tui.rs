@@ -352,10 +352,14 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                         let at = c.at.max(now);
                         app.update(Event::Collected(c), at);
                     }
-                    ReplayFeed::Reset { .. } => {
+                    ReplayFeed::Reset { at } => {
                         if let Feed::Replay(r) = &feed {
-                            app.reset_store(r.new_store());
+                            let store = crate::app::NewStore(r.new_store());
+                            app.update(Event::Rewind { store, at }, at);
                         }
+                    }
+                    ReplayFeed::Seeked { at } => {
+                        app.update(Event::Seeked { at }, at);
                     }
                     ReplayFeed::End { cut, .. } => app.say(match cut {
                         Some(c) => format!("end of recording (cut short: {c})"),
@@ -498,6 +502,7 @@ fn on_terminal_event(app: &mut App, ev: TermEvent, now: i64) -> bool {
     match ev {
         TermEvent::Key(k) if k.kind != KeyEventKind::Release => app.update(Event::Key(k), now),
         TermEvent::Resize(w, h) => app.update(Event::Resize(w, h), now),
+        TermEvent::Mouse(m) => app.update(Event::Mouse(m), now),
         _ => false,
     }
 }

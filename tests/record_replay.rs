@@ -88,7 +88,7 @@ async fn drain(path: &Path) -> (Vec<Collected>, Store, Option<String>) {
                 c.apply(&mut store);
                 got.push(c);
             }
-            Some(Feed::Reset { .. }) => panic!("no reset without a seek"),
+            Some(Feed::Reset { .. } | Feed::Seeked { .. }) => panic!("no reset without a seek"),
             Some(Feed::End { cut, .. }) => return (got, store, cut),
             None => panic!("feed closed before End"),
         }
@@ -355,6 +355,7 @@ fn pacing_pause_step_seek_and_speed() {
         // Seek back to the start: Reset, then the feed starts over from the first poll.
         r.control.seek(start);
         assert!(matches!(next(&mut r, 1000).await, Some(Feed::Reset { at }) if at == start));
+        assert!(matches!(next(&mut r, 1000).await, Some(Feed::Seeked { at }) if at == start));
         r.control.step();
         let Some(Feed::Data(again)) = next(&mut r, 1000).await else {
             panic!("no poll after seek")

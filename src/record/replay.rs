@@ -28,6 +28,9 @@ pub enum Feed {
     Reset { at: Ts },
     /// One poll, parsed again, with its recorded timestamp: `Collected::apply` it as a live one.
     Data(Collected),
+    /// A seek delivered the history up to its target `at`: the state at the cursor is complete
+    /// (the screen evaluates alerts again from here, not from the history's polls one by one).
+    Seeked { at: Ts },
     /// No more records (a seek can still rewind). `cut` says why the file ended early, if it did.
     End { at: Ts, cut: Option<String> },
 }
@@ -506,10 +509,13 @@ impl Feeder {
             self.deliver(i)?;
             i += 1;
         }
-        let mut st = self.state();
-        st.rec = target;
-        st.wall = Instant::now();
-        st.ended = false;
+        {
+            let mut st = self.state();
+            st.rec = target;
+            st.wall = Instant::now();
+            st.ended = false;
+        }
+        self.send(Feed::Seeked { at: target })?;
         Ok(i)
     }
 }
