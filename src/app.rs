@@ -84,6 +84,10 @@ pub enum Event {
     Seeked {
         at: Ts,
     },
+    /// A replay reached the end of its recording (`cut`: why it ended early, if it did).
+    Ended {
+        cut: Option<String>,
+    },
 }
 
 /// A store handed to [`Event::Rewind`].
@@ -296,6 +300,13 @@ impl App {
         match ev {
             Event::Rewind { store, at } => {
                 self.rewind(store.0, at);
+                true
+            }
+            Event::Ended { cut } => {
+                self.say(match cut {
+                    Some(c) => format!("end of recording (cut short: {c})"),
+                    None => "end of recording".to_string(),
+                });
                 true
             }
             Event::Seeked { at } => {

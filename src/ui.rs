@@ -202,7 +202,8 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     }
     let sort = sort_word(app);
     if let Some((t, msg)) = &app.message {
-        if app.now - t < 15_000 {
+        // A message from a later time (before a replay seeked back) is not shown.
+        if (0..15_000).contains(&(app.now - t)) {
             spans.push(Span::raw(" | "));
             spans.push(Span::styled(msg.clone(), app.theme.accent));
         }

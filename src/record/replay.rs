@@ -155,6 +155,27 @@ pub struct Replay {
 
 impl Replay {
     /// A store with the recorded sources declared: the ids of the feed's `Collected` point into it.
+    /// What the screen makes of a feed item, and the recording time it happened at: the one
+    /// mapping the TUI and the tests share.
+    pub fn event(&self, f: Feed) -> (crate::app::Event, Ts) {
+        use crate::app::{Event, NewStore};
+        match f {
+            Feed::Data(c) => {
+                let at = c.at;
+                (Event::Collected(c), at)
+            }
+            Feed::Reset { at } => (
+                Event::Rewind {
+                    store: NewStore(self.new_store()),
+                    at,
+                },
+                at,
+            ),
+            Feed::Seeked { at } => (Event::Seeked { at }, at),
+            Feed::End { at, cut } => (Event::Ended { cut }, at),
+        }
+    }
+
     pub fn new_store(&self) -> Store {
         let retention = self.config.poll.retention.as_millis() as i64;
         let min_interval = self
