@@ -4,15 +4,17 @@
 
 pub mod alerts;
 mod keys;
+pub mod table;
 pub mod view;
+pub mod vm;
 
 use crate::collect::poll::Collected;
 use crate::config::Config;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Store, Ts};
 use crate::theme::Theme;
-use crossterm::event::KeyEvent;
-use std::cell::Cell;
+use crossterm::event::{KeyEvent, MouseEvent};
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,6 +63,8 @@ impl Tab {
 pub enum Event {
     Collected(Collected),
     Key(KeyEvent),
+    /// Clicks and the wheel, where `ui.mouse = true`.
+    Mouse(MouseEvent),
     Resize(u16, u16),
     /// Once a second: ages, staleness and alerts move on even when no data arrives.
     Tick,
@@ -70,6 +74,29 @@ pub enum Event {
         lines: Vec<String>,
     },
     Shutdown,
+    /// A replay seeks backwards: start over from an empty store whose history up to `at` (the
+    /// cursor) follows at once. The screen's clock goes back to `at`.
+    Rewind {
+        store: NewStore,
+        at: Ts,
+    },
+    /// A seek's history is all delivered: the state at the cursor is complete.
+    Seeked {
+        at: Ts,
+    },
+    /// A replay reached the end of its recording (`cut`: why it ended early, if it did).
+    Ended {
+        cut: Option<String>,
+    },
+}
+
+/// A store handed to [`Event::Rewind`].
+pub struct NewStore(pub Store);
+
+impl std::fmt::Debug for NewStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NewStore")
+    }
 }
 
 /// Side effects a key asks for. `App` does no I/O: the event loop carries these out.
@@ -103,11 +130,22 @@ pub struct ReplayView {
     pub ended: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortBy {
-    /// The worst offender first (drops, pauses, errors, rates).
-    Worst,
-    Name,
+/// A tab's selected row: the item it stands for (so it follows the item across re-sorts, filters
+/// and new rows), and where it was, used while the item is not shown (filtered out).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    pub id: Option<table::RowId>,
+    pub index: usize,
+}
+
+/// Where the last draw put what a click can hit (the one thing drawing tells the state).
+#[derive(Clone, Debug, Default)]
+pub struct Hits {
+    /// Tab bar: (first column, last column + 1, tab).
+    pub tabs: Vec<(u16, u16, Tab)>,
+    pub tab_bar_y: u16,
+    /// The selectable table's body: first row's y, rows drawn, first row index, x range.
+    pub table: Option<(u16, u16, usize, u16, u16)>,
 }
 
 /// Raw log lines kept for the Log tab.
@@ -131,8 +169,11 @@ pub struct App {
     pub store: Store,
     pub tab: Tab,
     /// Selected row per tab.
-    pub selected: [usize; 6],
-    pub sort: SortBy,
+    pub selected: [Selection; 6],
+    /// Row order per tab (worst first, or a column; `<`/`>` pick, `s` flips).
+    pub sorts: [table::Sort; 6],
+    /// Columns scrolled in per tab (←/→) when some are hidden.
+    pub hscroll: [usize; 6],
     /// Case-insensitive substring on row names; empty shows everything.
     pub filter: String,
     pub filter_editing: bool,
@@ -153,9 +194,10 @@ pub struct App {
     pub log: LogView,
     pub size: (u16, u16),
     pub quit: bool,
-    /// Rows each tab showed at the last draw: the one thing drawing tells the state (so moving
-    /// the selection stops at the last row). Zero until drawn.
-    pub rows: [Cell<usize>; 6],
+    /// What the last draw put where (mouse clicks).
+    pub hits: RefCell<Hits>,
+    /// Until a seek's history is delivered (`Seeked`), polls rebuild the state without alerts.
+    rewinding: Option<Ts>,
     /// Source ids by name (a screen of 512 nodes looks each up every frame).
     source_ids: HashMap<String, SourceId>,
     /// Side effects asked for by keys, taken by the event loop.
@@ -181,8 +223,9 @@ impl App {
             cfg,
             store,
             tab: Tab::Overview,
-            selected: [0; 6],
-            sort: SortBy::Worst,
+            selected: Default::default(),
+            sorts: Default::default(),
+            hscroll: [0; 6],
             filter: String::new(),
             filter_editing: false,
             frozen: None,
@@ -200,7 +243,8 @@ impl App {
             log: LogView::default(),
             size: (0, 0),
             quit: false,
-            rows: Default::default(),
+            hits: RefCell::default(),
+            rewinding: None,
             source_ids,
             actions: Vec::new(),
             message: None,
@@ -210,16 +254,26 @@ impl App {
         }
     }
 
-    /// Replace the store (a replay seeking backwards starts over).
-    pub fn reset_store(&mut self, store: Store) {
+    /// Replace the store and go back to `at` (a replay seeking backwards starts over): nothing
+    /// of the later time stays (alerts, messages, log lines), and no alert is evaluated until the
+    /// history up to `at` is in (`Seeked`), so a seek raises nothing by itself.
+    fn rewind(&mut self, store: Store, at: Ts) {
         self.source_ids = store
             .sources()
             .map(|(id, h)| (h.name.clone(), id))
             .collect();
         self.store = store;
         self.alerts = alerts::Alerts::default();
+        self.last_alert_eval = None;
         self.log = LogView::default();
         self.held.clear();
+        self.message = None;
+        self.now = at;
+        if self.frozen.is_some() {
+            self.frozen = Some(at);
+        }
+        self.mark = self.mark.filter(|m| *m <= at);
+        self.rewinding = Some(at);
     }
 
     /// Show a message in the status bar for a while.
@@ -239,8 +293,33 @@ impl App {
 
     /// Apply one event at `now`; returns whether the screen should be redrawn.
     pub fn update(&mut self, ev: Event, now: Ts) -> bool {
-        self.now = self.now.max(now);
+        // While rewinding, the clock stays at the cursor: the history arriving is older.
+        if self.rewinding.is_none() {
+            self.now = self.now.max(now);
+        }
         match ev {
+            Event::Rewind { store, at } => {
+                self.rewind(store.0, at);
+                true
+            }
+            Event::Ended { cut } => {
+                self.say(match cut {
+                    Some(c) => format!("end of recording (cut short: {c})"),
+                    None => "end of recording".to_string(),
+                });
+                true
+            }
+            Event::Seeked { at } => {
+                self.rewinding = None;
+                self.now = self.now.max(at);
+                self.eval_alerts();
+                true
+            }
+            Event::Collected(c) if self.rewinding.is_some() => {
+                self.push_log(log_lines(&c));
+                c.apply(&mut self.store);
+                true
+            }
             Event::Collected(_) | Event::LogLines { .. } if self.frozen.is_some() => {
                 self.hold(ev);
                 false
@@ -259,13 +338,18 @@ impl App {
                 keys::handle(self, k);
                 true
             }
+            Event::Mouse(m) => keys::mouse(self, m),
             Event::Resize(w, h) => {
                 self.size = (w, h);
                 true
             }
             Event::Tick => {
-                if self.frozen.is_some() {
+                if self.rewinding.is_some() {
                     return false;
+                }
+                if self.frozen.is_some() {
+                    // The header shows how old the held view is.
+                    return true;
                 }
                 let changed = self.eval_alerts();
                 // Ages are shown only for stale and down sources, so only they need a redraw.
@@ -369,9 +453,23 @@ impl App {
         }
     }
 
-    /// The row a tab has selected, clamped to `rows`.
-    pub fn selected_row(&self, tab: Tab, rows: usize) -> usize {
-        self.selected[tab.index()].min(rows.saturating_sub(1))
+    /// The row of `view` that `tab` has selected: its item wherever it is now, else (the item is
+    /// filtered out or gone) the row at the position it had; `None` for an empty table.
+    pub fn selected_in(&self, tab: Tab, view: &table::TabView) -> Option<usize> {
+        if view.rows.is_empty() {
+            return None;
+        }
+        let s = &self.selected[tab.index()];
+        s.id.as_ref()
+            .and_then(|id| view.position(id))
+            .or(Some(s.index.min(view.rows.len() - 1)))
+    }
+
+    /// The row the current tab has selected, in what was last drawn.
+    pub fn selected_row(&self) -> Option<table::Row> {
+        let v = self.shown(self.tab);
+        self.selected_in(self.tab, &v)
+            .and_then(|i| v.rows.get(i).cloned())
     }
 
     /// Whether a row name passes the filter.

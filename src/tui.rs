@@ -9,7 +9,7 @@ use crate::collect::poll::{self, Collected};
 use crate::collect::source::Source;
 use crate::config::Config;
 use crate::metrics::{Store, now_ms};
-use crate::record::{Feed as ReplayFeed, Replay};
+use crate::record::Replay;
 use crate::theme::{Theme, no_color_env};
 use crate::{cmd, collect, ui};
 use crossterm::event::{
@@ -347,20 +347,9 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             }
             Some(f) = next_of(replay_rx) => {
                 dirty = true;
-                match f {
-                    ReplayFeed::Data(c) => {
-                        let at = c.at.max(now);
-                        app.update(Event::Collected(c), at);
-                    }
-                    ReplayFeed::Reset { .. } => {
-                        if let Feed::Replay(r) = &feed {
-                            app.reset_store(r.new_store());
-                        }
-                    }
-                    ReplayFeed::End { cut, .. } => app.say(match cut {
-                        Some(c) => format!("end of recording (cut short: {c})"),
-                        None => "end of recording".to_string(),
-                    }),
+                if let Feed::Replay(r) = &feed {
+                    let (ev, at) = r.event(f);
+                    app.update(ev, at.max(now));
                 }
             }
             _ = tick.tick() => data_dirty |= app.update(Event::Tick, now),
@@ -498,6 +487,7 @@ fn on_terminal_event(app: &mut App, ev: TermEvent, now: i64) -> bool {
     match ev {
         TermEvent::Key(k) if k.kind != KeyEventKind::Release => app.update(Event::Key(k), now),
         TermEvent::Resize(w, h) => app.update(Event::Resize(w, h), now),
+        TermEvent::Mouse(m) => app.update(Event::Mouse(m), now),
         _ => false,
     }
 }

@@ -19,7 +19,7 @@ pub mod queues;
 pub mod spark;
 
 use crate::app::alerts::Severity;
-use crate::app::{App, SortBy, Tab};
+use crate::app::{App, Tab};
 use grid::{Chart, Tone};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -28,9 +28,6 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 /// One bucket per second on every time axis, so sparklines of all tabs line up.
 pub const STEP_MS: i64 = 1000;
-
-/// What the selected row offers the detail view: its name and its charts.
-pub type Detail = Option<(String, Vec<Chart>)>;
 
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
@@ -50,7 +47,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     ])
     .areas(area);
     tab_bar(f, tabs, app);
-    let detail = match app.tab {
+    app.hits.borrow_mut().table = None;
+    match app.tab {
         Tab::Overview => overview::draw(f, body, app),
         Tab::Queues => queues::draw(f, body, app),
         Tab::Pfc => pfc::draw(f, body, app),
@@ -59,9 +57,12 @@ pub fn draw(f: &mut Frame, app: &App) {
         Tab::Log => log::draw(f, body, app),
     };
     status_bar(f, status, app);
-    if app.detail {
-        if let Some((name, charts)) = detail {
-            detail_popup(f, body, app, &name, &charts);
+    if app.detail && app.tab != Tab::Log {
+        let v = app.table(app.tab);
+        if let Some(r) = app.selected_in(app.tab, &v).and_then(|i| v.rows.get(i)) {
+            if !r.charts.is_empty() {
+                detail_popup(f, body, app, &r.name, &r.charts);
+            }
         }
     }
     if app.help {
@@ -73,6 +74,8 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     let full: usize = Tab::ALL.iter().map(|t| t.title().len() + 5).sum();
     let short = full > area.width as usize;
     let mut spans = Vec::new();
+    let mut hits = Vec::new();
+    let mut x = area.x;
     for (i, t) in Tab::ALL.iter().enumerate() {
         let title = if short {
             t.title().chars().take(3).collect()
@@ -84,7 +87,11 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         } else {
             app.theme.normal
         };
-        spans.push(Span::styled(format!(" {} {title}", i + 1), st));
+        let label = format!(" {} {title}", i + 1);
+        let w = label.chars().count() as u16 + 2;
+        hits.push((x, x + w, *t));
+        x += w;
+        spans.push(Span::styled(label, st));
         let (mark, tone) = match app.alerts.worst_in(*t) {
             Some(Severity::Crit) => ("!!", Tone::Crit),
             Some(Severity::Warn) => ("! ", Tone::Warn),
@@ -111,8 +118,12 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     if app.recording.is_some() {
         right.push("REC".to_string());
     }
-    if app.frozen.is_some() {
-        right.push(format!("FROZEN ({} polls held)", app.held_count()));
+    if let Some(at) = app.frozen {
+        right.push(format!(
+            "FROZEN {} old ({} polls held)",
+            fmt::age(app.now - at),
+            app.held_count()
+        ));
     }
     if let Some(m) = app.mark {
         right.push(format!("mark {}", fmt::clock(m)));
@@ -122,6 +133,11 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     if !r.is_empty() && used + r.len() + 2 <= area.width as usize {
         spans.push(Span::raw(" ".repeat(area.width as usize - used - r.len())));
         spans.push(Span::styled(r, app.theme.warn));
+    }
+    {
+        let mut h = app.hits.borrow_mut();
+        h.tabs = hits;
+        h.tab_bar_y = area.y;
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -184,12 +200,10 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     if w > 0 {
         spans.push(Span::styled(format!("{w} WARN"), app.theme.warn));
     }
-    let sort = match app.sort {
-        SortBy::Worst => "worst",
-        SortBy::Name => "name",
-    };
+    let sort = sort_word(app);
     if let Some((t, msg)) = &app.message {
-        if app.now - t < 15_000 {
+        // A message from a later time (before a replay seeked back) is not shown.
+        if (0..15_000).contains(&(app.now - t)) {
             spans.push(Span::raw(" | "));
             spans.push(Span::styled(msg.clone(), app.theme.accent));
         }
@@ -201,6 +215,20 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     tail.push_str(&format!(" | {} | ? help  q quit", fmt::clock(now)));
     spans.push(Span::styled(tail, app.theme.dim));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// "worst", or the sorted column and its direction.
+fn sort_word(app: &App) -> String {
+    let s = app.sorts[app.tab.index()];
+    let flip = if s.flipped { " (flipped)" } else { "" };
+    match s.col {
+        None => format!("worst{flip}"),
+        Some(c) => {
+            let v = app.shown(app.tab);
+            let name = v.cols.get(c).map_or("?", |c| c.title);
+            format!("{name}{flip}")
+        }
+    }
 }
 
 /// A rectangle of at most `w`×`h` centred in `area`.
@@ -219,8 +247,9 @@ const HELP: &[(&str, &str)] = &[
     ("1-6, Tab, S-Tab", "switch tabs"),
     ("Up/Down, j/k, PgUp/PgDn", "move (Log: scroll)"),
     ("g/G, Home/End", "first/last (Log: top / follow)"),
-    ("Enter", "detail chart of the selected row"),
-    ("s", "sort: worst offender first / by name"),
+    ("Enter", "charts of the selected row"),
+    ("< / >, s", "sort by the column left/right; s flips"),
+    ("Left/Right, h/l", "show hidden columns"),
     ("/", "filter rows (Log: lines); Esc clears"),
     ("f", "freeze the view (collection goes on)"),
     ("m / M", "mark a baseline: totals count from now / clear it"),
@@ -233,7 +262,7 @@ const HELP: &[(&str, &str)] = &[
 ];
 
 fn help_popup(f: &mut Frame, area: Rect, app: &App) {
-    let r = centered(area, 64, HELP.len() as u16 + 6);
+    let r = centered(area, 72, HELP.len() as u16 + 6);
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
@@ -254,7 +283,7 @@ fn help_popup(f: &mut Frame, area: Rect, app: &App) {
     )));
     f.render_widget(Clear, r);
     let block = Block::bordered()
-        .title(" keys (any key closes) ")
+        .title(" keys (any key closes this, and does nothing else) ")
         .border_style(app.theme.border);
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
@@ -267,7 +296,7 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Char
     let now = app.view_now();
     let mut lines = Vec::new();
     for c in charts {
-        let tl = c.timeline(app, now, STEP_MS, spark_w);
+        let tl = c.timeline(&app.store, now, STEP_MS, spark_w);
         let (last, max) = spark::last_and_max(&tl);
         lines.push(Line::from(vec![
             Span::styled(c.label.clone(), app.theme.header),
@@ -293,82 +322,11 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Char
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
-/// How a source is doing, for rows that show its data.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SrcState {
-    /// No such source in the config.
-    Unknown,
-    Waiting,
-    Up,
-    Stale(i64),
-    Down(String),
-}
+pub use crate::app::table::SrcState;
 
+/// How a source is doing at the view time.
 pub fn src_state(app: &App, name: &str) -> SrcState {
-    let now = app.view_now();
-    match app.source(name) {
-        None => SrcState::Unknown,
-        Some(h) => match h.up {
-            None => SrcState::Waiting,
-            Some(false) => {
-                let why = h.last_error.clone().unwrap_or_else(|| "no answer".into());
-                // How old the numbers left on screen are: a hung host can be down for minutes.
-                SrcState::Down(match h.age_ms(now) {
-                    Some(age) => format!("{why}, last data {} ago", fmt::age(age)),
-                    None => why,
-                })
-            }
-            Some(true) if h.is_stale(now) => SrcState::Stale(h.age_ms(now).unwrap_or(0)),
-            Some(true) => SrcState::Up,
-        },
-    }
-}
-
-impl SrcState {
-    /// A row's tone and, for sources without data, the text spanning where the data would be.
-    pub fn row_tone(&self) -> Tone {
-        match self {
-            SrcState::Stale(_) => Tone::Stale,
-            _ => Tone::Normal,
-        }
-    }
-
-    pub fn span(&self, what: &str) -> Option<grid::Cell> {
-        match self {
-            SrcState::Waiting => Some(grid::Cell::tone(
-                format!("waiting for the first poll of {what}"),
-                Tone::Dim,
-            )),
-            SrcState::Down(e) => Some(grid::Cell::tone(format!("{what} down: {e}"), Tone::Crit)),
-            _ => None,
-        }
-    }
-
-    /// Short state text: "ok", "stale 12s", "down", "waiting".
-    pub fn word(&self) -> String {
-        match self {
-            SrcState::Unknown => "-".into(),
-            SrcState::Waiting => "waiting".into(),
-            SrcState::Up => "ok".into(),
-            SrcState::Stale(ms) => format!("stale {}", fmt::age(*ms)),
-            SrcState::Down(_) => "down".into(),
-        }
-    }
-}
-
-/// Row keys (label values, the first one a switch or node name) grouped by that first value, so
-/// tables of hundreds of nodes find their rows without a scan per node.
-pub fn by_first<'a>(
-    keys: impl IntoIterator<Item = &'a Vec<String>>,
-) -> std::collections::HashMap<&'a str, Vec<&'a Vec<String>>> {
-    let mut m: std::collections::HashMap<&str, Vec<&Vec<String>>> =
-        std::collections::HashMap::new();
-    for k in keys {
-        m.entry(k.first().map_or("", String::as_str))
-            .or_default()
-            .push(k);
-    }
-    m
+    SrcState::of(app.source(name), app.view_now())
 }
 
 /// A section title line: text in the header style, with an optional dim note.
@@ -377,4 +335,13 @@ pub fn title<'a>(app: &App, text: String, note: String) -> Line<'a> {
         Span::styled(text, app.theme.header),
         Span::styled(note, app.theme.dim),
     ])
+}
+
+/// "   3 columns hidden (←/→)" for a title line, or nothing when every column fits.
+pub fn hidden_note(app: &App, cols: &[grid::Col], width: u16) -> String {
+    match grid::hidden(app, cols, width) {
+        0 => String::new(),
+        1 => "   1 column hidden (←/→)".into(),
+        n => format!("   {n} columns hidden (←/→)"),
+    }
 }

@@ -88,7 +88,7 @@ async fn drain(path: &Path) -> (Vec<Collected>, Store, Option<String>) {
                 c.apply(&mut store);
                 got.push(c);
             }
-            Some(Feed::Reset { .. }) => panic!("no reset without a seek"),
+            Some(Feed::Reset { .. } | Feed::Seeked { .. }) => panic!("no reset without a seek"),
             Some(Feed::End { cut, .. }) => return (got, store, cut),
             None => panic!("feed closed before End"),
         }
@@ -355,6 +355,7 @@ fn pacing_pause_step_seek_and_speed() {
         // Seek back to the start: Reset, then the feed starts over from the first poll.
         r.control.seek(start);
         assert!(matches!(next(&mut r, 1000).await, Some(Feed::Reset { at }) if at == start));
+        assert!(matches!(next(&mut r, 1000).await, Some(Feed::Seeked { at }) if at == start));
         r.control.step();
         let Some(Feed::Data(again)) = next(&mut r, 1000).await else {
             panic!("no poll after seek")
@@ -389,3 +390,83 @@ fn pacing_pause_step_seek_and_speed() {
         assert!(r.control.clock().ended);
     });
 }
+
+/// Seeking back in a replay rebuilds the state at the cursor from the recording, through the same
+/// feed → event mapping as the TUI (`Replay::event` into `App::update`): no source turns stale, no
+/// alert is raised by the seek, the clock is the cursor's, and "end of recording" is not shown.
+#[test]
+fn seeking_back_rebuilds_the_cursor_and_raises_nothing() {
+    use rocetop::app::{App, Event};
+    use rocetop::metrics::query;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = recording(dir.path(), 7.5);
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    rt.block_on(async {
+        let mut r = replay_feed(&path, f64::INFINITY).expect("open");
+        let theme = rocetop::theme::Theme::named("dark").expect("theme");
+        let mut app = App::new(r.config.clone(), r.new_store(), theme, r.start);
+        app.started = r.start;
+        // Play to the end, as fast as it reads.
+        loop {
+            let f = next(&mut r, 20_000).await.expect("feed stalls");
+            let end = matches!(f, Feed::End { .. });
+            let (ev, at) = r.event(f);
+            app.update(ev, at);
+            if end {
+                break;
+            }
+        }
+        assert!(
+            app.message
+                .as_ref()
+                .is_some_and(|(_, m)| m.contains("end of recording"))
+        );
+        let active_at_end = app.alerts.active().len();
+        // Back to 2 s after the start, paused there.
+        r.control.pause();
+        let cursor = r.start + 2000;
+        r.control.seek(cursor);
+        let mut rewound = false;
+        loop {
+            let f = next(&mut r, 20_000).await.expect("no Seeked after a seek");
+            rewound |= matches!(f, Feed::Reset { .. });
+            let done = matches!(f, Feed::Seeked { .. });
+            let (ev, at) = r.event(f);
+            app.update(ev, at);
+            if done {
+                break;
+            }
+        }
+        assert!(rewound, "a seek backwards starts over");
+        app.update(Event::Tick, r.control.clock().at);
+        assert_eq!(app.view_now(), cursor, "the screen's clock is the cursor's");
+        let stale: Vec<_> = app
+            .alerts
+            .active()
+            .iter()
+            .map(|a| format!("{} {}", a.subject.describe(), a.what))
+            .filter(|a| a.contains("stale") || a.contains("down"))
+            .collect();
+        assert!(stale.is_empty(), "the seek raised {stale:?}");
+        for (_, h) in app.store.sources() {
+            if h.up.is_some() {
+                assert!(!h.is_stale(cursor), "{} stale at the cursor", h.name);
+            }
+        }
+        assert!(
+            app.alerts.active().len() <= active_at_end,
+            "no alert is raised by seeking"
+        );
+        let msg = app.message.as_ref().map(|(_, m)| m.clone());
+        assert!(msg.is_none(), "{msg:?} still shown at the cursor");
+        // The state is the recording's up to the cursor: nothing from after it.
+        let newest = query::latest(&app.store, SW_PFC_RX_NAME, &[]).map(|(t, _)| t);
+        assert!(
+            newest.is_some_and(|t| t <= cursor && t > r.start),
+            "{newest:?} vs cursor {cursor}"
+        );
+        r.control.stop();
+    });
+}
+
+const SW_PFC_RX_NAME: &str = rocetop::metrics::names::SW_PFC_RX;

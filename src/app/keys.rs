@@ -1,10 +1,15 @@
-//! Key routing: a filter being typed takes every key; help and detail close on Esc; the rest are
-//! the keys of issue 3 (1–6, Tab, arrows/j/k, Enter, s, /, f, m, t, ?, q, Ctrl-C).
+//! Key and mouse routing: a filter being typed takes every key; an open overlay (help, the detail
+//! chart) is closed by the next key, which then does nothing else; the rest are the tab keys.
+//! Moving the selection acts on the rows as last drawn and remembers the item, not the position.
 
-use super::{Action, App, ReplayAction, SortBy, Tab};
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use super::{Action, App, ReplayAction, Selection, Tab};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
-const PAGE: usize = 10;
+const PAGE: isize = 10;
+/// Rows per wheel notch.
+const WHEEL: isize = 3;
 
 pub(super) fn handle(app: &mut App, k: KeyEvent) {
     if k.kind == KeyEventKind::Release {
@@ -30,61 +35,44 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         }
         return;
     }
-    if app.help {
-        // Any key closes help; q still quits.
-        app.help = false;
-        if k.code != KeyCode::Char('q') {
-            return;
-        }
+    if close_overlay(app) {
+        return;
     }
     let tab = app.tab.index();
     match k.code {
         KeyCode::Char('q') => app.quit = true,
-        KeyCode::Char(c @ '1'..='6') => {
-            let i = c as usize - '1' as usize;
-            app.tab = Tab::ALL[i];
-            app.detail = false;
-        }
-        KeyCode::Tab => {
-            app.tab = app.tab.step(1);
-            app.detail = false;
-        }
-        KeyCode::BackTab => {
-            app.tab = app.tab.step(-1);
-            app.detail = false;
-        }
+        KeyCode::Char(c @ '1'..='6') => app.tab = Tab::ALL[c as usize - '1' as usize],
+        KeyCode::Tab => app.tab = app.tab.step(1),
+        KeyCode::BackTab => app.tab = app.tab.step(-1),
         KeyCode::Down | KeyCode::Char('j') => move_sel(app, 1),
         KeyCode::Up | KeyCode::Char('k') => move_sel(app, -1),
-        KeyCode::PageDown => move_sel(app, PAGE as isize),
-        KeyCode::PageUp => move_sel(app, -(PAGE as isize)),
+        KeyCode::PageDown => move_sel(app, PAGE),
+        KeyCode::PageUp => move_sel(app, -PAGE),
         KeyCode::Home | KeyCode::Char('g') => {
             if app.tab == Tab::Log {
                 app.log.scroll = app.log.lines.len();
             } else {
-                app.selected[tab] = 0;
+                move_sel(app, isize::MIN / 2);
             }
         }
         KeyCode::End | KeyCode::Char('G') => {
             if app.tab == Tab::Log {
                 app.log.scroll = 0;
             } else {
-                app.selected[tab] = app.rows[tab].get().saturating_sub(1);
+                move_sel(app, isize::MAX / 2);
             }
         }
-        KeyCode::Enter => app.detail = !app.detail,
-        KeyCode::Esc => {
-            if app.detail {
-                app.detail = false;
-            } else {
-                app.filter.clear();
-            }
+        KeyCode::Left | KeyCode::Char('h') => app.hscroll[tab] = app.hscroll[tab].saturating_sub(1),
+        // Bounded when drawn (ui/grid.rs clamps to the hidden columns).
+        KeyCode::Right | KeyCode::Char('l') => app.hscroll[tab] = (app.hscroll[tab] + 1).min(32),
+        KeyCode::Enter => {
+            // The chart is of the item selected now: pin it, so new data cannot swap it.
+            move_sel(app, 0);
+            app.detail = true;
         }
-        KeyCode::Char('s') => {
-            app.sort = match app.sort {
-                SortBy::Worst => SortBy::Name,
-                SortBy::Name => SortBy::Worst,
-            }
-        }
+        KeyCode::Esc => app.filter.clear(),
+        KeyCode::Char('s') => app.sorts[tab].flipped = !app.sorts[tab].flipped,
+        KeyCode::Char(c @ ('<' | '>')) => pick_sort(app, if c == '<' { -1 } else { 1 }),
         KeyCode::Char('/') => {
             app.filter_editing = true;
             app.filter.clear();
@@ -92,25 +80,7 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('f') => app.toggle_freeze(),
         KeyCode::Char('r') if app.replay.is_none() => app.actions.push(Action::ToggleRecord),
         KeyCode::Char('S') => app.actions.push(Action::Bundle),
-        KeyCode::Char(' ') if app.replay.is_some() => {
-            app.actions.push(Action::Replay(ReplayAction::TogglePause))
-        }
-        KeyCode::Char('.') if app.replay.is_some() => {
-            app.actions.push(Action::Replay(ReplayAction::Step))
-        }
-        KeyCode::Char(c @ ('[' | ']' | '{' | '}')) if app.replay.is_some() => {
-            let ms = match c {
-                '[' => -10_000,
-                ']' => 10_000,
-                '{' => -60_000,
-                _ => 60_000,
-            };
-            app.actions.push(Action::Replay(ReplayAction::SeekBy(ms)))
-        }
-        KeyCode::Char(c @ ('-' | '+' | '=')) if app.replay.is_some() => {
-            let x = if c == '-' { 0.5 } else { 2.0 };
-            app.actions.push(Action::Replay(ReplayAction::Speed(x)))
-        }
+        KeyCode::Char(c) if app.replay.is_some() && replay_key(app, c) => {}
         KeyCode::Char('m') => app.mark = Some(app.view_now()),
         KeyCode::Char('M') => app.mark = None,
         KeyCode::Char('t') => app.theme = app.theme.next(app.no_color),
@@ -119,6 +89,48 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
     }
 }
 
+/// Close the open overlay, if any: the key (or click) that does so does nothing else.
+fn close_overlay(app: &mut App) -> bool {
+    if app.help || app.detail {
+        app.help = false;
+        app.detail = false;
+        return true;
+    }
+    false
+}
+
+/// The replay controls (`rocetop replay`); false for any other key.
+fn replay_key(app: &mut App, c: char) -> bool {
+    let a = match c {
+        ' ' => ReplayAction::TogglePause,
+        '.' => ReplayAction::Step,
+        '[' => ReplayAction::SeekBy(-10_000),
+        ']' => ReplayAction::SeekBy(10_000),
+        '{' => ReplayAction::SeekBy(-60_000),
+        '}' => ReplayAction::SeekBy(60_000),
+        '-' => ReplayAction::Speed(0.5),
+        '+' | '=' => ReplayAction::Speed(2.0),
+        _ => return false,
+    };
+    app.actions.push(Action::Replay(a));
+    true
+}
+
+/// `<`/`>`: sort by the previous/next column; before the first column is "worst first".
+fn pick_sort(app: &mut App, by: isize) {
+    let i = app.tab.index();
+    let cols = app.shown(app.tab).cols.len() as isize;
+    if cols == 0 {
+        return;
+    }
+    // Positions: -1 = worst first, 0.. = columns.
+    let cur = app.sorts[i].col.map_or(-1, |c| c as isize);
+    let next = (cur + by).clamp(-1, cols - 1);
+    app.sorts[i].col = (next >= 0).then_some(next as usize);
+    app.sorts[i].flipped = false;
+}
+
+/// Move the current tab's selection by `by` rows of what was last drawn (0 pins the item there).
 fn move_sel(app: &mut App, by: isize) {
     if app.tab == Tab::Log {
         // Up scrolls back in the log, down towards its end.
@@ -126,14 +138,58 @@ fn move_sel(app: &mut App, by: isize) {
         app.log.scroll = s.clamp(0, app.log.lines.len() as isize) as usize;
         return;
     }
-    let i = app.tab.index();
-    // Row counts come from the last draw; before any draw, moving down is not bounded.
-    let rows = app.rows[i].get();
-    let max = if rows == 0 {
-        isize::MAX
-    } else {
-        rows as isize - 1
+    let tab = app.tab;
+    let view = app.shown(tab);
+    let Some(cur) = app.selected_in(tab, &view) else {
+        return;
     };
-    let cur = (app.selected[i] as isize).min(max);
-    app.selected[i] = (cur + by).clamp(0, max) as usize;
+    let to = (cur as isize)
+        .saturating_add(by)
+        .clamp(0, view.rows.len() as isize - 1) as usize;
+    app.selected[tab.index()] = Selection {
+        id: view.rows.get(to).map(|r| r.id.clone()),
+        index: to,
+    };
+}
+
+/// Clicks select tabs and rows; the wheel moves the selection (Log: scrolls). Returns whether the
+/// screen changed.
+pub(super) fn mouse(app: &mut App, m: MouseEvent) -> bool {
+    match m.kind {
+        MouseEventKind::ScrollDown => move_sel(app, WHEEL),
+        MouseEventKind::ScrollUp => move_sel(app, -WHEEL),
+        MouseEventKind::Down(MouseButton::Left) => {
+            if close_overlay(app) {
+                return true;
+            }
+            click(app, m.column, m.row);
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn click(app: &mut App, x: u16, y: u16) {
+    let hits = app.hits.borrow().clone();
+    if y == hits.tab_bar_y {
+        if let Some((_, _, t)) = hits.tabs.iter().find(|(a, b, _)| (*a..*b).contains(&x)) {
+            app.tab = *t;
+        }
+        return;
+    }
+    let Some((y0, n, first, x0, x1)) = hits.table else {
+        return;
+    };
+    if y < y0 || y >= y0 + n || x < x0 || x >= x1 {
+        return;
+    }
+    let tab = app.tab;
+    let view = app.shown(tab);
+    let i = first + (y - y0) as usize;
+    if let Some(r) = view.rows.get(i) {
+        app.selected[tab.index()] = Selection {
+            id: Some(r.id.clone()),
+            index: i,
+        };
+    }
 }

@@ -7,7 +7,8 @@
 //! by every change through `App::update`), the view time, mark, sort, filter, theme and area. A
 //! frame whose key matches draws from the kept view and formats only the rows that fit.
 
-use super::{App, SortBy, Tab};
+use super::table::{Sort, TabView};
+use super::{App, Tab};
 use crate::metrics::Ts;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -21,7 +22,7 @@ pub struct ViewKey {
     now: Ts,
     mark: Option<Ts>,
     baseline: Ts,
-    sort: SortBy,
+    sort: Sort,
     filter: String,
     ascii: bool,
     theme: &'static str,
@@ -31,23 +32,27 @@ pub struct ViewKey {
 
 type Slot = RefCell<Option<(ViewKey, Rc<dyn Any>)>>;
 
-/// One kept view per tab.
+/// A tab's table as computed for a key.
+type TableSlot = RefCell<Option<(ViewKey, Rc<TabView>)>>;
+
+/// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct Views {
+    tables: [TableSlot; 6],
     slots: [Slot; 6],
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
 }
 
 impl App {
-    fn view_key(&self, area: (u16, u16)) -> ViewKey {
+    fn view_key(&self, tab: Tab, area: (u16, u16)) -> ViewKey {
         ViewKey {
             store: self.store.generation(),
             alerts: self.alerts.generation(),
             now: self.view_now(),
             mark: self.mark,
             baseline: self.baseline(),
-            sort: self.sort,
+            sort: self.sorts[tab.index()],
             filter: self.filter.clone(),
             ascii: self.ascii,
             theme: self.theme.name,
@@ -64,7 +69,10 @@ impl App {
         area: (u16, u16),
         compute: impl FnOnce() -> T,
     ) -> Rc<T> {
-        let key = self.view_key(area);
+        let mut key = self.view_key(tab, area);
+        // Charts and lines besides the table do not depend on its order or filter.
+        key.sort = Sort::default();
+        key.filter.clear();
         let slot = &self.views.slots[tab.index()];
         if let Some((k, v)) = &*slot.borrow() {
             if *k == key {
@@ -77,5 +85,34 @@ impl App {
         self.views.computed.set(self.views.computed.get() + 1);
         *slot.borrow_mut() = Some((key, v.clone() as Rc<dyn Any>));
         v
+    }
+}
+
+impl App {
+    /// `tab`'s table at the view time: the kept one if nothing it depends on changed.
+    pub fn table(&self, tab: Tab) -> Rc<TabView> {
+        // Rows do not depend on the area, the theme or ASCII: they hold values, not text.
+        let mut key = self.view_key(tab, (0, 0));
+        key.ascii = false;
+        key.theme = "";
+        key.no_color = false;
+        let slot = &self.views.tables[tab.index()];
+        if let Some((k, v)) = &*slot.borrow() {
+            if *k == key {
+                return v.clone();
+            }
+        }
+        let v = Rc::new(super::vm::compute(tab, &self.ctx(tab)));
+        self.views.computed.set(self.views.computed.get() + 1);
+        *slot.borrow_mut() = Some((key, v.clone()));
+        v
+    }
+
+    /// The table as last drawn (what the user sees, so keys act on it), computed if never drawn.
+    pub fn shown(&self, tab: Tab) -> Rc<TabView> {
+        if let Some((_, v)) = &*self.views.tables[tab.index()].borrow() {
+            return v.clone();
+        }
+        self.table(tab)
     }
 }

@@ -178,6 +178,7 @@ pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
                 polls += 1;
             }
             Feed::Reset { .. } => store = r.new_store(),
+            Feed::Seeked { .. } => {}
             Feed::End { cut: c, .. } => {
                 cut = c;
                 break;

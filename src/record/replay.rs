@@ -28,6 +28,9 @@ pub enum Feed {
     Reset { at: Ts },
     /// One poll, parsed again, with its recorded timestamp: `Collected::apply` it as a live one.
     Data(Collected),
+    /// A seek delivered the history up to its target `at`: the state at the cursor is complete
+    /// (the screen evaluates alerts again from here, not from the history's polls one by one).
+    Seeked { at: Ts },
     /// No more records (a seek can still rewind). `cut` says why the file ended early, if it did.
     End { at: Ts, cut: Option<String> },
 }
@@ -152,6 +155,27 @@ pub struct Replay {
 
 impl Replay {
     /// A store with the recorded sources declared: the ids of the feed's `Collected` point into it.
+    /// What the screen makes of a feed item, and the recording time it happened at: the one
+    /// mapping the TUI and the tests share.
+    pub fn event(&self, f: Feed) -> (crate::app::Event, Ts) {
+        use crate::app::{Event, NewStore};
+        match f {
+            Feed::Data(c) => {
+                let at = c.at;
+                (Event::Collected(c), at)
+            }
+            Feed::Reset { at } => (
+                Event::Rewind {
+                    store: NewStore(self.new_store()),
+                    at,
+                },
+                at,
+            ),
+            Feed::Seeked { at } => (Event::Seeked { at }, at),
+            Feed::End { at, cut } => (Event::Ended { cut }, at),
+        }
+    }
+
     pub fn new_store(&self) -> Store {
         let retention = self.config.poll.retention.as_millis() as i64;
         let min_interval = self
@@ -506,10 +530,13 @@ impl Feeder {
             self.deliver(i)?;
             i += 1;
         }
-        let mut st = self.state();
-        st.rec = target;
-        st.wall = Instant::now();
-        st.ended = false;
+        {
+            let mut st = self.state();
+            st.rec = target;
+            st.wall = Instant::now();
+            st.ended = false;
+        }
+        self.send(Feed::Seeked { at: target })?;
         Ok(i)
     }
 }

@@ -81,52 +81,10 @@ pub fn clock(t: Ts) -> String {
 
 /// An age: "12s", "4m10s", "2h05m".
 pub fn age(ms: i64) -> String {
-    let s = ms.max(0) / 1000;
-    if s < 60 {
-        format!("{s}s")
-    } else if s < 3600 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    }
+    crate::app::table::age_text(ms)
 }
 
-/// Node names with their common prefix written once: "ubunturdma5,7,8".
-pub fn short_names(names: &[&str]) -> String {
-    let Some(first) = names.first() else {
-        return "-".into();
-    };
-    if names.len() == 1 {
-        return (*first).to_string();
-    }
-    let prefix_len = first
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(first.len()))
-        .filter(|&i| {
-            let p = &first[..i];
-            !p.ends_with(|c: char| c.is_ascii_digit()) && names.iter().all(|n| n.starts_with(p))
-        })
-        .max()
-        .unwrap_or(0);
-    let prefix = &first[..prefix_len];
-    let rest: Vec<&str> = names
-        .iter()
-        .map(|n| &n[prefix_len.min(n.len())..])
-        .collect();
-    format!("{prefix}{}", rest.join(","))
-}
-
-/// Order names as people do: ubunturdma2 before ubunturdma10.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    fn split(s: &str) -> (&str, Option<u64>) {
-        let i = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        (&s[..i], s[i..].parse().ok())
-    }
-    let (pa, na) = split(a);
-    let (pb, nb) = split(b);
-    pa.cmp(pb).then(na.cmp(&nb)).then(a.cmp(b))
-}
+pub use crate::app::table::{natural_cmp, short_names};
 
 /// Cut a string to at most `w` characters.
 pub fn fit(s: &str, w: usize) -> String {

@@ -1,29 +1,18 @@
 //! The table every tab uses: fixed-width columns drawn as text lines, so a failing source's error
-//! can span the row where its numbers would be. Sorting (worst first or by name), the `/` filter,
-//! the selection and scrolling live here; only visible rows are drawn.
+//! can span the row where its numbers would be. The rows come sorted and filtered from the tab's
+//! view model (app/vm); here: formatting the values, the columns that fit (by priority, ←/→
+//! scroll the hidden ones in), keeping the selection in view; only visible rows are drawn.
 
-use super::fmt::{fit, natural_cmp};
-use crate::app::alerts::Severity;
-use crate::app::{App, SortBy, Tab};
-use crate::metrics::Ts;
-use crate::metrics::query;
+use super::fmt::{self, fit};
+pub use crate::app::table::{
+    Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, lcol,
+};
+use crate::app::{App, Tab};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Tone {
-    #[default]
-    Normal,
-    Dim,
-    Stale,
-    Ok,
-    Warn,
-    Crit,
-    Accent,
-}
 
 impl Tone {
     pub fn style(self, app: &App) -> Style {
@@ -38,144 +27,18 @@ impl Tone {
             Tone::Accent => t.accent,
         }
     }
-
-    pub fn of(sev: Option<Severity>) -> Tone {
-        match sev {
-            Some(Severity::Crit) => Tone::Crit,
-            Some(Severity::Warn) => Tone::Warn,
-            None => Tone::Normal,
-        }
-    }
 }
 
-pub struct Col {
-    pub title: &'static str,
-    pub width: usize,
-    pub left: bool,
-}
-
-pub const fn col(title: &'static str, width: usize) -> Col {
-    Col {
-        title,
-        width,
-        left: false,
-    }
-}
-
-pub const fn lcol(title: &'static str, width: usize) -> Col {
-    Col {
-        title,
-        width,
-        left: true,
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Cell {
-    pub text: String,
-    /// `None`: the row's tone.
-    pub tone: Option<Tone>,
-}
-
-impl Cell {
-    pub fn new(text: impl Into<String>) -> Cell {
-        Cell {
-            text: text.into(),
-            tone: None,
-        }
-    }
-    pub fn tone(text: impl Into<String>, tone: Tone) -> Cell {
-        Cell {
-            text: text.into(),
-            tone: Some(tone),
-        }
-    }
-    /// A count that must stand out from the first event (drops): critical when > 0.
-    pub fn crit_if(text: String, bad: bool) -> Cell {
-        Cell {
-            text,
-            tone: bad.then_some(Tone::Crit),
-        }
-    }
-}
-
-/// What the detail view (Enter) charts for a row.
-#[derive(Clone, Debug)]
-pub struct Chart {
-    pub label: String,
-    pub name: String,
-    pub labels: Vec<(&'static str, String)>,
-    pub kind: ChartKind,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ChartKind {
-    /// Per-second rate summed over the matching series.
-    Rate,
-    /// Gauge values (the largest of the matching series), multiplied by the factor.
-    Gauge(f64),
-}
-
-impl Chart {
-    pub fn rate(label: &str, name: &str, labels: &[(&'static str, &str)]) -> Chart {
-        Chart::new(label, name, labels, ChartKind::Rate)
-    }
-    pub fn new(label: &str, name: &str, labels: &[(&'static str, &str)], kind: ChartKind) -> Chart {
-        Chart {
-            label: label.into(),
-            name: name.into(),
-            labels: labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect(),
-            kind,
-        }
-    }
-
-    /// The chart's values on the shared time axis ending at `now`.
-    pub fn timeline(&self, app: &App, now: Ts, step: i64, width: usize) -> Vec<Option<f64>> {
-        let labels: Vec<(&str, &str)> = self.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let since = axis_start(now, step, width);
-        match self.kind {
-            ChartKind::Rate => {
-                query::rate_timeline(&app.store, &self.name, &labels, since, step, width)
-            }
-            ChartKind::Gauge(f) => {
-                query::gauge_timeline(&app.store, &self.name, &labels, since, step, width)
-                    .into_iter()
-                    .map(|v| v.map(|x| x * f))
-                    .collect()
-            }
-        }
-    }
-}
-
-/// Start of a time axis of `width` buckets of `step` ms whose last bucket holds `now`.
-pub fn axis_start(now: Ts, step: i64, width: usize) -> Ts {
-    let step = step.max(1);
-    (now.div_euclid(step) - width as i64 + 1) * step
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Row {
-    /// For sorting by name and the filter.
-    pub name: String,
-    pub cells: Vec<Cell>,
-    pub tone: Tone,
-    /// Larger is worse (sort worst first).
-    pub score: f64,
-    /// Text drawn across the columns after the first `span_from` cells (an error, "waiting").
-    pub span: Option<(usize, Cell)>,
-    pub charts: Vec<Chart>,
-}
-
-/// Sort and filter rows as the app asks.
-pub fn arrange(app: &App, rows: &mut Vec<Row>) {
-    rows.retain(|r| app.matches(&r.name));
-    match app.sort {
-        SortBy::Worst => rows.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| natural_cmp(&a.name, &b.name))
-        }),
-        SortBy::Name => rows.sort_by(|a, b| natural_cmp(&a.name, &b.name)),
+/// A value as text: one formatter per kind of value (`fmt`).
+pub fn text(v: &Val, ascii: bool) -> String {
+    match v {
+        Val::Text(s) => s.clone(),
+        Val::Rate(a) => fmt::rate(a.as_ref(), ascii),
+        Val::Sparse(a, n) => fmt::sparse(a.as_ref(), *n, ascii),
+        Val::Count(n) => fmt::count(*n),
+        Val::Num(v) => fmt::num(*v),
+        Val::Secs(v) => fmt::secs(*v),
+        Val::Percent(v) => fmt::percent(*v),
     }
 }
 
@@ -188,27 +51,97 @@ fn pad(s: &str, w: usize, left: bool) -> String {
     }
 }
 
-/// Header line of the columns.
-pub fn header<'a>(app: &App, cols: &[Col]) -> Line<'a> {
-    let text: Vec<String> = cols.iter().map(|c| pad(c.title, c.width, c.left)).collect();
+/// The columns that fit in `width`, in table order: every priority-0 column, then as many of
+/// the others as fit, taken by priority from the `skip`-th on (←/→ scroll the hidden ones in).
+/// Returns the indices shown and how many are hidden; `skip` is clamped to what can scroll.
+pub fn fit_cols(cols: &[Col], width: usize, skip: usize) -> (Vec<usize>, usize) {
+    let need = |ix: &[usize]| ix.iter().map(|&i| cols[i].width + 1).sum::<usize>();
+    let all: Vec<usize> = (0..cols.len()).collect();
+    if need(&all) <= width + 1 {
+        return (all, 0);
+    }
+    let pinned: Vec<usize> = all.iter().copied().filter(|&i| cols[i].prio == 0).collect();
+    let mut rest: Vec<usize> = all.iter().copied().filter(|&i| cols[i].prio > 0).collect();
+    rest.sort_by_key(|&i| (cols[i].prio, i));
+    let mut room = (width + 1).saturating_sub(need(&pinned));
+    let room0 = room;
+    // How many of the rest fit from a start: scroll no further than the last one showing.
+    let fits_from = |start: usize| {
+        let mut left = room0;
+        rest[start..]
+            .iter()
+            .take_while(|&&i| {
+                let ok = cols[i].width < left;
+                left = left.saturating_sub(cols[i].width + 1);
+                ok
+            })
+            .count()
+    };
+    let max_skip = (0..=rest.len())
+        .find(|&s| fits_from(s) == rest.len() - s)
+        .unwrap_or(rest.len());
+    let skip = skip.min(max_skip);
+    let mut shown = pinned;
+    for &i in &rest[skip..] {
+        if cols[i].width + 1 > room {
+            break;
+        }
+        room -= cols[i].width + 1;
+        shown.push(i);
+    }
+    shown.sort_unstable();
+    let hidden = cols.len() - shown.len();
+    (shown, hidden)
+}
+
+/// Header line of the shown columns; the sorted column carries an arrow.
+pub fn header<'a>(
+    app: &App,
+    cols: &[Col],
+    shown: &[usize],
+    sorted: Option<(usize, bool)>,
+) -> Line<'a> {
+    let text: Vec<String> = shown
+        .iter()
+        .map(|&i| {
+            let c = &cols[i];
+            let title = match sorted {
+                Some((s, up)) if s == i => {
+                    let arrow = match (app.ascii, up) {
+                        (true, true) => "^",
+                        (true, false) => "v",
+                        (false, true) => "▲",
+                        (false, false) => "▼",
+                    };
+                    format!("{}{arrow}", fit(c.title, c.width.saturating_sub(1)))
+                }
+                _ => c.title.to_string(),
+            };
+            pad(&title, c.width, c.left)
+        })
+        .collect();
     Line::from(Span::styled(text.join(" "), app.theme.header))
 }
 
-fn row_line<'a>(app: &App, cols: &[Col], r: &Row, selected: bool) -> Line<'a> {
+fn row_line<'a>(app: &App, cols: &[Col], shown: &[usize], r: &Row, selected: bool) -> Line<'a> {
     let base = r.tone.style(app);
-    let mut spans = Vec::with_capacity(cols.len() * 2);
+    let mut spans = Vec::with_capacity(shown.len() * 2);
     let upto = r.span.as_ref().map_or(cols.len(), |(n, _)| *n);
-    for (i, c) in cols.iter().enumerate().take(upto) {
+    for (n, &i) in shown.iter().enumerate().filter(|(_, i)| **i < upto) {
+        let c = &cols[i];
         let cell = r.cells.get(i).cloned().unwrap_or_default();
-        if i > 0 {
+        if n > 0 {
             spans.push(Span::styled(" ", base));
         }
         let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
-        spans.push(Span::styled(pad(&cell.text, c.width, c.left), st));
+        spans.push(Span::styled(
+            pad(&text(&cell.val, app.ascii), c.width, c.left),
+            st,
+        ));
     }
     if let Some((_, cell)) = &r.span {
         let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
-        spans.push(Span::styled(format!(" {}", cell.text), st));
+        spans.push(Span::styled(format!(" {}", text(&cell.val, app.ascii)), st));
     }
     let mut line = Line::from(spans);
     if selected {
@@ -225,38 +158,49 @@ pub struct Table<'a> {
     /// Shown when there is no row.
     pub empty: &'a str,
     /// This table owns the tab's selection (a tab has one).
-    pub selectable: bool,
+    pub selected: Option<usize>,
+}
+
+/// How many columns a table of `cols` hides in `width` (for the title line).
+pub fn hidden(app: &App, cols: &[Col], width: u16) -> usize {
+    fit_cols(cols, width as usize, app.hscroll[app.tab.index()]).1
 }
 
 /// Draw a table's rows (already arranged) under its column header, keeping the selection in
-/// view. Returns the index of the selected row, if any row is shown.
-pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) -> Option<usize> {
+/// view, the columns that fit shown.
+pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
     let Table {
         tab,
         cols,
         rows,
         empty,
-        selectable,
+        selected,
     } = t;
     if area.height == 0 || area.width == 0 {
-        return None;
+        return;
     }
-    let mut lines = vec![header(app, cols)];
+    let (shown, _) = fit_cols(cols, area.width as usize, app.hscroll[tab.index()]);
+    let sort = app.sorts[tab.index()];
+    let sorted = sort.col.map(|c| {
+        let numeric = !cols.get(c).is_some_and(|c| c.left);
+        (c, numeric == sort.flipped)
+    });
+    let mut lines = vec![header(app, cols, &shown, sorted)];
     let body = area.height.saturating_sub(1) as usize;
-    let sel = selectable.then(|| app.selected_row(tab, rows.len()));
-    if selectable {
-        app.rows[tab.index()].set(rows.len());
-    }
     if rows.is_empty() {
         lines.push(Line::from(Span::styled(format!(" {empty}"), app.theme.dim)));
     }
-    let offset = match sel {
+    let offset = match selected {
         Some(s) if body > 0 && s >= body => s + 1 - body,
         _ => 0,
     };
     for (i, r) in rows.iter().enumerate().skip(offset).take(body) {
-        lines.push(row_line(app, cols, r, sel == Some(i)));
+        lines.push(row_line(app, cols, &shown, r, selected == Some(i)));
+    }
+    if selected.is_some() || rows.is_empty() {
+        let drawn = rows.len().saturating_sub(offset).min(body) as u16;
+        app.hits.borrow_mut().table =
+            Some((area.y + 1, drawn, offset, area.x, area.x + area.width));
     }
     f.render_widget(Paragraph::new(lines), area);
-    sel.filter(|_| !rows.is_empty())
 }

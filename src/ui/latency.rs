@@ -1,4 +1,5 @@
-//! Latency: per peer, RDMA verbs RTT and TCP RTT side by side, and the selected peer's distribution.
+//! Latency: per peer, RDMA verbs RTT and TCP RTT side by side (rows from `app/vm/latency.rs`),
+//! and the selected peer's distribution.
 //!
 //! ```text
 //! RDMA / TCP RTT per peer                      (RDMA unavailable on this host: ...)
@@ -10,117 +11,20 @@
 //! ```
 
 use super::fmt;
-use super::grid::{self, Cell, Chart, ChartKind, Col, Row, Tone, col, lcol};
-use super::{Detail, STEP_MS, spark, title};
-use crate::app::alerts::{Subject, WINDOW_MS};
+use super::grid::{self, Row, Val};
+use super::{STEP_MS, spark, title};
+use crate::app::vm::latency::QUANTILES;
 use crate::app::{App, Tab};
-use crate::metrics::names::{
-    PING_BUCKET_LE, PING_BUCKET_PROBES, PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV,
-    PING_SENT,
-};
+use crate::metrics::names::{PING_BUCKET_LE, PING_BUCKET_PROBES};
 use crate::metrics::query;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use std::collections::{BTreeMap, BTreeSet};
 
-const COLS: [Col; 10] = [
-    lcol("peer", 14),
-    lcol("transport", 9),
-    col("RTT min", 8),
-    col("p50", 8),
-    col("p99", 8),
-    col("p99.9", 8),
-    col("max", 8),
-    col("stdev", 8),
-    col("jitter", 8),
-    col("loss%", 7),
-];
-
-const QUANTILES: [(&str, &str); 5] = [
-    ("min", "0"),
-    ("p50", "0.5"),
-    ("p99", "0.99"),
-    ("p99.9", "0.999"),
-    ("max", "1"),
-];
-
-pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
-    let now = app.view_now();
-    let q = query::latest_by(
-        st,
-        PING_RTT_SECONDS,
-        &[],
-        &["peer", "transport", "quantile"],
-    );
-    let stdev = query::latest_by(st, PING_RTT_STDEV, &[], &["peer", "transport"]);
-    let jitter = query::latest_by(st, PING_JITTER, &[], &["peer", "transport"]);
-    let lost = query::increase_by(st, PING_LOST, &[], &["peer", "transport"], now - WINDOW_MS);
-    let sent = query::increase_by(st, PING_SENT, &[], &["peer", "transport"], now - WINDOW_MS);
-    let peers: BTreeSet<Vec<String>> = q.keys().map(|k| k[..2.min(k.len())].to_vec()).collect();
-    let mut rows = Vec::new();
-    for k in &peers {
-        let (peer, tr) = (
-            k.first().cloned().unwrap_or_default(),
-            k.get(1).cloned().unwrap_or_default(),
-        );
-        let qv = |qt: &str| {
-            q.get(&vec![peer.clone(), tr.clone(), qt.to_string()])
-                .copied()
-        };
-        let loss = match (lost.get(k), sent.get(k)) {
-            (Some(l), Some(s)) if *s > 0 => Some(*l as f64 / *s as f64),
-            _ => None,
-        };
-        let sev = app.alerts.worst_for(&Subject::Peer {
-            peer: peer.clone(),
-            transport: tr.clone(),
-        });
-        let mut cells = vec![
-            Cell::tone(peer.clone(), Tone::of(sev)),
-            Cell::new(tr.clone()),
-        ];
-        for (_, qt) in QUANTILES {
-            cells.push(Cell::new(fmt::secs(qv(qt))));
-        }
-        cells.push(Cell::new(fmt::secs(stdev.get(k).copied())));
-        cells.push(Cell::new(fmt::secs(jitter.get(k).copied())));
-        cells.push(Cell {
-            text: fmt::percent(loss),
-            tone: loss.filter(|l| *l > 0.0).map(|_| Tone::Warn),
-        });
-        let lbl = [("peer", peer.as_str()), ("transport", tr.as_str())];
-        let qlbl = |qt: &'static str| [lbl[0], lbl[1], ("quantile", qt)];
-        rows.push(Row {
-            name: format!("{peer} {tr}"),
-            cells,
-            score: sev.map_or(0.0, |s| s as u8 as f64 + 1.0) * 1e9 + qv("0.99").unwrap_or(0.0),
-            charts: vec![
-                Chart::new(
-                    "RTT p50 (us)",
-                    PING_RTT_SECONDS,
-                    &qlbl("0.5"),
-                    ChartKind::Gauge(1e6),
-                ),
-                Chart::new(
-                    "RTT p99 (us)",
-                    PING_RTT_SECONDS,
-                    &qlbl("0.99"),
-                    ChartKind::Gauge(1e6),
-                ),
-                Chart::new(
-                    "RTT max (us)",
-                    PING_RTT_SECONDS,
-                    &qlbl("1"),
-                    ChartKind::Gauge(1e6),
-                ),
-            ],
-            ..Default::default()
-        });
-    }
-    grid::arrange(app, &mut rows);
+    let v = app.table(Tab::Latency);
     let notes: Vec<String> = st
         .sources()
         .flat_map(|(_, h)| h.notes.iter())
@@ -141,7 +45,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
         Paragraph::new(title(
             app,
             "RDMA verbs / TCP RTT per peer".into(),
-            "   latest window; loss over the last 60 s".into(),
+            format!(
+                "{}   latest window; loss over the last 60 s",
+                super::hidden_note(app, v.cols, area.width)
+            ),
         )),
         t,
     );
@@ -155,40 +62,40 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     } else {
         "waiting for RTT samples"
     };
-    let sel = grid::draw(
+    let sel = app.selected_in(Tab::Latency, &v);
+    grid::draw(
         f,
         body,
         app,
         grid::Table {
             tab: Tab::Latency,
-            cols: &COLS,
-            rows: &rows,
+            cols: v.cols,
+            rows: &v.rows,
             empty,
-            selectable: true,
+            selected: sel,
         },
     );
-    let row = sel.and_then(|s| rows.get(s));
-    if let Some(r) = row {
-        draw_hist(f, hist, app, r, &q);
+    if let Some(r) = sel.and_then(|s| v.rows.get(s)) {
+        draw_hist(f, hist, app, r);
     }
-    row.map(|r| (r.name.clone(), r.charts.clone()))
 }
 
 /// The selected peer's quantiles as bars, beside its p99 over time.
-fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row, q: &BTreeMap<Vec<String>, f64>) {
+fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
     if area.height < 2 {
         return;
     }
-    let mut parts = r.name.splitn(2, ' ');
-    let (peer, tr) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let grid::RowId::Peer { peer, transport } = &r.id else {
+        return;
+    };
+    let (peer, tr) = (peer.as_str(), transport.as_str());
+    // The quantile columns follow the peer and transport columns.
     let vals: Vec<(&str, Option<f64>)> = QUANTILES
         .iter()
-        .map(|(l, qt)| {
-            (
-                *l,
-                q.get(&vec![peer.to_string(), tr.to_string(), (*qt).to_string()])
-                    .copied(),
-            )
+        .enumerate()
+        .map(|(i, (l, _))| match r.cells.get(i + 2).map(|c| &c.val) {
+            Some(Val::Secs(v)) => (*l, *v),
+            _ => (*l, None),
         })
         .collect();
     // The collector's HDR buckets where it publishes them, else the quantiles as bars.
@@ -240,7 +147,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row, q: &BTreeMap<Vec<Str
     let w = (right.width as usize).saturating_sub(1).max(1);
     let mut rl = vec![title(app, "p99 over time (us)".into(), String::new())];
     if let Some(c) = r.charts.get(1) {
-        let tl = c.timeline(app, app.view_now(), STEP_MS, w);
+        let tl = c.timeline(&app.store, app.view_now(), STEP_MS, w);
         rl.push(Line::from(Span::styled(
             spark::line(&tl, w, app.ascii),
             app.theme.chart,

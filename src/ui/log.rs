@@ -13,7 +13,7 @@
 
 use super::fmt;
 use super::grid::{self, Tone};
-use super::{Detail, STEP_MS, spark, src_state, title};
+use super::{STEP_MS, spark, src_state, title};
 use crate::app::App;
 use crate::metrics::names::*;
 use crate::metrics::query;
@@ -39,7 +39,7 @@ pub fn tone_of(line: &str) -> Tone {
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let h = area.height as usize;
     let charts_h = if h >= 10 { 4 } else { 1.min(h) };
     let [t, body, charts] = Layout::vertical([
@@ -75,7 +75,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
                 .map(|l| format!("log {}:{}", l.node, l.path))
                 .unwrap_or_default();
             match src_state(app, &src).span("the log") {
-                Some(c) => format!("waiting for log lines ({})", c.text),
+                Some(c) => format!("waiting for log lines ({})", grid::text(&c.val, false)),
                 None => {
                     "waiting for log lines (the follower streams them; parsed samples below)".into()
                 }
@@ -92,7 +92,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     }
     f.render_widget(Paragraph::new(out), body);
     draw_charts(f, charts, app);
-    None
 }
 
 fn draw_charts(f: &mut Frame, area: Rect, app: &App) {

@@ -1,5 +1,5 @@
-//! Overview: one row per node, switch totals, the training line, the congestion chain on one shared
-//! time axis, and the active alerts.
+//! Overview: one row per node (from `app/vm/overview.rs`), switch totals, the training line, the
+//! congestion chain on one shared time axis, and the active alerts.
 //!
 //! ```text
 //! Nodes (8)                                 rates /s, (n) = events in the last 60 s
@@ -15,39 +15,19 @@
 //! ```
 
 use super::fmt;
-use super::grid::{self, Cell, Chart, Col, Row, Tone, col, lcol};
-use super::{Detail, STEP_MS, SrcState, spark, src_state, title};
-use crate::app::alerts::{Subject, WINDOW_MS};
+use super::grid::{self, Tone};
+use super::{STEP_MS, SrcState, spark, src_state, title};
+use crate::app::alerts::WINDOW_MS;
 use crate::app::{App, Tab};
 use crate::metrics::names::*;
-use crate::metrics::query::{self, Agg};
+use crate::metrics::query;
 use crate::metrics::{Store, Ts};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use std::collections::BTreeMap;
 
-const COLS: [Col; 10] = [
-    lcol("node", 13),
-    lcol("state", 9),
-    lcol("port", 8),
-    col("ECN/s(60s)", 12),
-    col("CNP tx/s(60s)", 13),
-    col("CNP rx/s", 8),
-    col("pause/s", 8),
-    col("pause%", 6),
-    col("RTT p50", 8),
-    col("RTT p99", 8),
-];
-
-type ByNode = BTreeMap<Vec<String>, Agg>;
-
-fn get<'a, T>(m: &'a BTreeMap<Vec<String>, T>, k: &str) -> Option<&'a T> {
-    m.get(&vec![k.to_string()])
-}
-
-pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
     let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
@@ -75,188 +55,50 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) -> Detail {
     .areas(area);
 
     let v = app.view(Tab::Overview, (area.width, area.height), || View {
-        rows: node_rows(app, st, now),
         switches: switch_lines(app, st, now),
         training: training_line(app, st),
         timeline: timeline_lines(app, st, now, tl_a),
     });
-    let sel = draw_nodes(f, nodes_a, app, &v.rows);
+    draw_nodes(f, nodes_a, app);
     f.render_widget(Paragraph::new(v.switches.clone()), sw_a);
     f.render_widget(Paragraph::new(v.training.clone()), train_a);
     if !v.timeline.is_empty() {
         f.render_widget(Paragraph::new(v.timeline.clone()), tl_a);
     }
     draw_alerts(f, al_a, app, now);
-    sel
 }
 
-/// What the tab shows, computed from the store once per change (`app/view.rs`).
+/// What the tab shows besides its table, computed from the store once per change (`app/view.rs`).
 struct View {
-    rows: Vec<Row>,
     switches: Vec<Line<'static>>,
     training: Line<'static>,
     timeline: Vec<Line<'static>>,
 }
 
-fn draw_nodes(f: &mut Frame, area: Rect, app: &App, rows: &[Row]) -> Detail {
+fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 {
-        return None;
+        return;
     }
+    let v = app.table(Tab::Overview);
     let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     let note = format!(
-        "   rates per second, (n) = events in the last 60 s; {} nodes",
-        rows.len()
+        "{}   rates per second, (n) = events in the last 60 s; {} nodes",
+        super::hidden_note(app, v.cols, area.width),
+        v.rows.len()
     );
     f.render_widget(Paragraph::new(title(app, "Nodes".into(), note)), t);
-    let sel = grid::draw(
+    grid::draw(
         f,
         body,
         app,
         grid::Table {
             tab: Tab::Overview,
-            cols: &COLS,
-            rows,
+            cols: v.cols,
+            rows: &v.rows,
             empty: "no nodes match",
-            selectable: true,
+            selected: app.selected_in(Tab::Overview, &v),
         },
-    )?;
-    rows.get(sel).map(|r| (r.name.clone(), r.charts.clone()))
-}
-
-/// One row per node, sorted and filtered.
-fn node_rows(app: &App, st: &Store, now: Ts) -> Vec<Row> {
-    let g = ["node"];
-    let last_min = now - WINDOW_MS;
-    let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
-    let cnp_name = rdma_counter("np_cnp_sent");
-    let hdl_name = rdma_counter("rp_cnp_handled");
-    let ecn: ByNode = query::rate_by(st, &ecn_name, &[], &g);
-    let ecn60 = query::increase_by(st, &ecn_name, &[], &g, last_min);
-    let cnp: ByNode = query::rate_by(st, &cnp_name, &[], &g);
-    let cnp60 = query::increase_by(st, &cnp_name, &[], &g, last_min);
-    let hdl: ByNode = query::rate_by(st, &hdl_name, &[], &g);
-    let pause: ByNode = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g);
-    let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);
-    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &g) {
-        let e = pfrac.entry(k).or_insert(v);
-        *e = e.max(v);
-    }
-    let rtt = rtt_by_peer(st);
-    let mut rows: Vec<Row> = Vec::with_capacity(app.cfg.nodes.len());
-    for n in &app.cfg.nodes {
-        let name = n.name.as_str();
-        let state = src_state(app, name);
-        let sev = app
-            .alerts
-            .worst_for(&Subject::Node(name.into()))
-            .max(app.alerts.worst_for(&Subject::Source(name.into())));
-        let port = n
-            .switch_port
-            .as_deref()
-            .map(short_port)
-            .unwrap_or_else(|| "-".into());
-        let mut state_cell = Cell::tone(
-            state.word(),
-            match &state {
-                SrcState::Up => Tone::Ok,
-                SrcState::Stale(_) => Tone::Stale,
-                SrcState::Down(_) => Tone::Crit,
-                _ => Tone::Dim,
-            },
-        );
-        if let Some(s) = sev.filter(|_| state == SrcState::Up) {
-            state_cell = Cell::tone(
-                if s == crate::app::alerts::Severity::Crit {
-                    "!! alert"
-                } else {
-                    "! alert"
-                },
-                Tone::of(Some(s)),
-            );
-        }
-        let pf = get(&pfrac, name).copied();
-        let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
-        let cells = vec![
-            Cell::new(name),
-            state_cell,
-            Cell::new(port),
-            Cell::new(fmt::sparse(
-                get(&ecn, name),
-                get(&ecn60, name).copied(),
-                app.ascii,
-            )),
-            Cell::new(fmt::sparse(
-                get(&cnp, name),
-                get(&cnp60, name).copied(),
-                app.ascii,
-            )),
-            Cell::new(fmt::rate(get(&hdl, name), app.ascii)),
-            Cell::new(fmt::rate(get(&pause, name), app.ascii)),
-            Cell {
-                text: fmt::percent(pf),
-                tone: pf
-                    .filter(|p| p * 100.0 > app.cfg.alerts.pause_time_percent)
-                    .map(|_| Tone::Warn),
-            },
-            Cell::new(fmt::secs(p50)),
-            Cell::new(fmt::secs(p99)),
-        ];
-        let sev_rank = sev.map_or(0.0, |s| s as u8 as f64 + 1.0);
-        let score = sev_rank * 1e9
-            + pf.unwrap_or(0.0) * 1e6
-            + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
-        let node = [("node", name)];
-        rows.push(Row {
-            name: name.to_string(),
-            cells,
-            tone: state.row_tone(),
-            score,
-            span: state.span(name).map(|c| (2, c)),
-            charts: vec![
-                Chart::rate("ECN marked/s", &ecn_name, &node),
-                Chart::rate("CNP sent/s", &cnp_name, &node),
-                Chart::rate("CNP handled/s", &hdl_name, &node),
-                Chart::rate("PFC pause frames received/s", NIC_PFC_RX_PAUSE, &node),
-                Chart::rate("pause duration us/s (rx)", NIC_PFC_RX_PAUSE_DURATION, &node),
-            ],
-        });
-    }
-    grid::arrange(app, &mut rows);
-    rows
-}
-
-/// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
-fn short_port(p: &str) -> String {
-    p.strip_prefix("Ethernet")
-        .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
-}
-
-/// RTT p50/p99 per peer (verbs preferred over TCP).
-fn rtt_by_peer(st: &Store) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
-    let q = query::latest_by(
-        st,
-        PING_RTT_SECONDS,
-        &[],
-        &["peer", "transport", "quantile"],
     );
-    let mut out: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
-    for tr in ["tcp", "rdma"] {
-        for (k, v) in &q {
-            let [peer, t, qt] = k.as_slice() else {
-                continue;
-            };
-            if t != tr {
-                continue;
-            }
-            let e = out.entry(peer.clone()).or_default();
-            match qt.as_str() {
-                "0.5" => e.0 = Some(*v),
-                "0.99" => e.1 = Some(*v),
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
@@ -267,7 +109,10 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
         let mut spans = vec![Span::styled(format!("Switch {name} "), app.theme.header)];
         let stale = matches!(state, SrcState::Stale(_));
         match state.span(name) {
-            Some(c) => spans.push(Span::styled(c.text, c.tone.unwrap_or_default().style(app))),
+            Some(c) => spans.push(Span::styled(
+                grid::text(&c.val, app.ascii),
+                c.tone.unwrap_or_default().style(app),
+            )),
             None => {
                 let base = if stale {
                     app.theme.stale
@@ -371,7 +216,7 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
         None => {
             let src = format!("log {}:{}", log.node, log.path);
             let s = match src_state(app, &src).span("the log") {
-                Some(c) => c.text,
+                Some(c) => grid::text(&c.val, app.ascii),
                 None => "waiting for training samples".into(),
             };
             spans.push(Span::styled(s, app.theme.dim));

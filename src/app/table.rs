@@ -1,0 +1,582 @@
+//! What a tab's table is made of, independent of drawing: rows with stable identities (so the
+//! selection follows its node, port, device or peer across re-sorts, filters and new rows), cells
+//! holding values (formatted only when drawn, sortable by any column), columns with a priority
+//! (the low ones drop on a narrow screen), and the charts a row offers the detail view.
+
+use super::alerts::Severity;
+use crate::metrics::query::{self, Agg};
+use crate::metrics::{Store, Ts};
+use std::cmp::Ordering;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Tone {
+    #[default]
+    Normal,
+    Dim,
+    Stale,
+    Ok,
+    Warn,
+    Crit,
+    Accent,
+}
+
+impl Tone {
+    pub fn of(sev: Option<Severity>) -> Tone {
+        match sev {
+            Some(Severity::Crit) => Tone::Crit,
+            Some(Severity::Warn) => Tone::Warn,
+            None => Tone::Normal,
+        }
+    }
+}
+
+/// A cell's value; `ui` formats it (one formatter per kind), sorting compares the values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Text(String),
+    /// A per-second rate with its reset mark.
+    Rate(Option<Agg>),
+    /// A sparse counter: the rate and how many happened in the last 60 s.
+    Sparse(Option<Agg>, Option<u64>),
+    Count(Option<u64>),
+    Num(Option<f64>),
+    /// Seconds (RTTs, step times).
+    Secs(Option<f64>),
+    /// A fraction 0..1 shown as a percentage.
+    Percent(Option<f64>),
+}
+
+impl Default for Val {
+    fn default() -> Self {
+        Val::Text(String::new())
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Val {
+        Val::Text(s.to_string())
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Val {
+        Val::Text(s)
+    }
+}
+
+impl Val {
+    /// The number this value sorts by (missing sorts last whichever the direction).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Val::Text(_) => None,
+            Val::Rate(a) => a.as_ref().and_then(|a| a.rate),
+            // The last minute's count tells a storm that just ended from a quiet port.
+            Val::Sparse(a, n) => n
+                .map(|n| n as f64)
+                .or_else(|| a.as_ref().and_then(|a| a.rate)),
+            Val::Count(n) => n.map(|n| n as f64),
+            Val::Num(v) | Val::Secs(v) | Val::Percent(v) => *v,
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cell {
+    pub val: Val,
+    /// `None`: the row's tone.
+    pub tone: Option<Tone>,
+}
+
+impl Cell {
+    pub fn new(val: impl Into<Val>) -> Cell {
+        Cell {
+            val: val.into(),
+            tone: None,
+        }
+    }
+    pub fn tone(val: impl Into<Val>, tone: Tone) -> Cell {
+        Cell {
+            val: val.into(),
+            tone: Some(tone),
+        }
+    }
+    /// Toned only when `bad`.
+    pub fn warn_if(val: impl Into<Val>, bad: bool, tone: Tone) -> Cell {
+        Cell {
+            val: val.into(),
+            tone: bad.then_some(tone),
+        }
+    }
+    /// A count that must stand out from the first event (drops): critical when > 0.
+    pub fn crit_if(val: impl Into<Val>, bad: bool) -> Cell {
+        Cell::warn_if(val, bad, Tone::Crit)
+    }
+}
+
+/// A column: its title and width, and its priority: 0 is never hidden (it names the row or the
+/// culprit), larger numbers drop first when the screen is narrow.
+#[derive(Clone, Copy, Debug)]
+pub struct Col {
+    pub title: &'static str,
+    pub width: usize,
+    pub left: bool,
+    pub prio: u8,
+}
+
+/// A right-aligned (numeric) column.
+pub const fn col(title: &'static str, width: usize, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        left: false,
+        prio,
+    }
+}
+
+/// A left-aligned (text) column.
+pub const fn lcol(title: &'static str, width: usize, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        left: true,
+        prio,
+    }
+}
+
+/// What a row stands for; the selection holds this, not a position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RowId {
+    /// A source without data (down, waiting): the row stands for the source.
+    Source(String),
+    Node(String),
+    Port {
+        switch: String,
+        port: String,
+    },
+    Queue {
+        switch: String,
+        port: String,
+        queue: String,
+    },
+    Device {
+        node: String,
+        device: String,
+    },
+    Netdev {
+        node: String,
+        netdev: String,
+        priority: String,
+    },
+    Peer {
+        peer: String,
+        transport: String,
+    },
+}
+
+impl Default for RowId {
+    fn default() -> Self {
+        RowId::Source(String::new())
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    pub id: RowId,
+    /// For sorting by name and the filter.
+    pub name: String,
+    pub cells: Vec<Cell>,
+    pub tone: Tone,
+    /// Larger is worse (sort worst first).
+    pub score: f64,
+    /// Text drawn across the columns after the first `n` cells (an error, "waiting").
+    pub span: Option<(usize, Cell)>,
+    pub charts: Vec<Chart>,
+}
+
+/// What the detail view (Enter) charts for a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    pub label: String,
+    pub name: String,
+    pub labels: Vec<(&'static str, String)>,
+    pub kind: ChartKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ChartKind {
+    /// Per-second rate summed over the matching series (drawn from zero).
+    Rate,
+    /// Gauge values (the largest of the matching series), multiplied by the factor; drawn over
+    /// the window's min..max, and a sample holds until the next one (slow logs).
+    Gauge(f64),
+}
+
+impl Chart {
+    pub fn rate(label: &str, name: &str, labels: &[(&'static str, &str)]) -> Chart {
+        Chart::new(label, name, labels, ChartKind::Rate)
+    }
+    pub fn new(label: &str, name: &str, labels: &[(&'static str, &str)], kind: ChartKind) -> Chart {
+        Chart {
+            label: label.into(),
+            name: name.into(),
+            labels: labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect(),
+            kind,
+        }
+    }
+
+    /// The chart's values on the shared time axis ending at `now`.
+    pub fn timeline(&self, store: &Store, now: Ts, step: i64, width: usize) -> Vec<Option<f64>> {
+        let labels: Vec<(&str, &str)> = self.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let since = axis_start(now, step, width);
+        match self.kind {
+            ChartKind::Rate => query::rate_timeline(store, &self.name, &labels, since, step, width),
+            ChartKind::Gauge(f) => hold_gaps(
+                query::gauge_timeline(store, &self.name, &labels, since, step, width)
+                    .into_iter()
+                    .map(|v| v.map(|x| x * f))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Start of a time axis of `width` buckets of `step` ms whose last bucket holds `now`.
+pub fn axis_start(now: Ts, step: i64, width: usize) -> Ts {
+    let step = step.max(1);
+    (now.div_euclid(step) - width as i64 + 1) * step
+}
+
+/// A gauge sampled slower than one bucket per sample (a log line every 2 s) leaves regular holes
+/// between its samples: each sample holds until the next one when the hole is no longer than
+/// the series' usual spacing (the median gap between its samples). A longer hole is missing
+/// data and stays blank, as do the buckets before the first sample and after the last.
+pub fn hold_gaps(mut v: Vec<Option<f64>>) -> Vec<Option<f64>> {
+    let at: Vec<usize> = (0..v.len()).filter(|&i| v[i].is_some()).collect();
+    let mut gaps: Vec<usize> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.is_empty() {
+        return v;
+    }
+    gaps.sort_unstable();
+    let usual = gaps[gaps.len() / 2];
+    for w in at.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if b - a > 1 && b - a <= usual {
+            let held = v[a];
+            for slot in &mut v[a + 1..b] {
+                *slot = held;
+            }
+        }
+    }
+    v
+}
+
+/// How a source is doing, for rows that show its data.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SrcState {
+    /// No such source in the config.
+    Unknown,
+    Waiting,
+    Up,
+    Stale(i64),
+    /// Why, and how old the numbers left on screen are (a hung host can be down for minutes).
+    Down(String, Option<i64>),
+}
+
+impl SrcState {
+    /// A source's state at `now`.
+    pub fn of(h: Option<&crate::metrics::store::SourceHealth>, now: Ts) -> SrcState {
+        match h {
+            None => SrcState::Unknown,
+            Some(h) => match h.up {
+                None => SrcState::Waiting,
+                Some(false) => SrcState::Down(
+                    h.last_error.clone().unwrap_or_else(|| "no answer".into()),
+                    h.age_ms(now),
+                ),
+                Some(true) if h.is_stale(now) => SrcState::Stale(h.age_ms(now).unwrap_or(0)),
+                Some(true) => SrcState::Up,
+            },
+        }
+    }
+
+    /// A row's tone.
+    pub fn row_tone(&self) -> Tone {
+        match self {
+            SrcState::Stale(_) => Tone::Stale,
+            _ => Tone::Normal,
+        }
+    }
+
+    /// For sources without data, the text spanning where the data would be.
+    pub fn span(&self, what: &str) -> Option<Cell> {
+        match self {
+            SrcState::Waiting => Some(Cell::tone(
+                format!("waiting for the first poll of {what}"),
+                Tone::Dim,
+            )),
+            SrcState::Down(e, age) => {
+                let e = match age {
+                    Some(a) => format!("{e}, last data {} ago", age_text(*a)),
+                    None => e.clone(),
+                };
+                Some(Cell::tone(format!("{what} down: {e}"), Tone::Crit))
+            }
+            _ => None,
+        }
+    }
+
+    /// Short state text: "ok", "stale 12s", "down", "waiting".
+    pub fn word(&self) -> String {
+        match self {
+            SrcState::Unknown => "-".into(),
+            SrcState::Waiting => "waiting".into(),
+            SrcState::Up => "ok".into(),
+            SrcState::Stale(ms) => format!("stale {}", age_text(*ms)),
+            SrcState::Down(..) => "down".into(),
+        }
+    }
+
+    /// The one row a source without data gets (down, waiting for its first poll, or up but with
+    /// none of `what` parsed yet), built alike on every tab; `None` when the source has data.
+    /// `has_rows`: whether the source has any row of its own on this tab.
+    pub fn source_row(&self, name: &str, has_rows: bool, what: &str) -> Option<Row> {
+        let span = self.span(name).or_else(|| {
+            (!has_rows && *self != SrcState::Unknown).then(|| {
+                Cell::tone(
+                    format!("waiting for {what} from {name} (none parsed yet)"),
+                    Tone::Dim,
+                )
+            })
+        })?;
+        Some(Row {
+            id: RowId::Source(name.into()),
+            name: name.into(),
+            cells: vec![Cell::new(name)],
+            span: Some((1, span)),
+            // A source that is down is the worst thing on any tab.
+            score: if matches!(self, SrcState::Down(..)) {
+                1e12
+            } else {
+                0.0
+            },
+            tone: self.row_tone(),
+            ..Default::default()
+        })
+    }
+}
+
+/// "12s", "4m10s", "2h05m".
+pub fn age_text(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3600, s / 60 % 60)
+    }
+}
+
+/// Node names with their common prefix written once: "ubunturdma5,7,8".
+pub fn short_names(names: &[&str]) -> String {
+    let Some(first) = names.first() else {
+        return "-".into();
+    };
+    if names.len() == 1 {
+        return (*first).to_string();
+    }
+    let prefix_len = first
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(first.len()))
+        .filter(|&i| {
+            let p = &first[..i];
+            !p.ends_with(|c: char| c.is_ascii_digit()) && names.iter().all(|n| n.starts_with(p))
+        })
+        .max()
+        .unwrap_or(0);
+    let prefix = &first[..prefix_len];
+    let rest: Vec<&str> = names
+        .iter()
+        .map(|n| &n[prefix_len.min(n.len())..])
+        .collect();
+    format!("{prefix}{}", rest.join(","))
+}
+
+/// Order names as people do: ubunturdma2 before ubunturdma10.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    fn split(s: &str) -> (&str, Option<u64>) {
+        let i = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (&s[..i], s[i..].parse().ok())
+    }
+    let (pa, na) = split(a);
+    let (pb, nb) = split(b);
+    pa.cmp(pb).then(na.cmp(&nb)).then(a.cmp(b))
+}
+
+/// How a tab's rows are ordered: worst first (each tab's score), or by one column; `desc`
+/// flips (`s`). A numeric column starts largest first, a text column A to Z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Sort {
+    /// `None`: worst first.
+    pub col: Option<usize>,
+    pub flipped: bool,
+}
+
+/// Keep the rows passing `filter` (case-insensitive substring of the name) and order them.
+pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
+    if !filter.is_empty() {
+        let f = filter.to_lowercase();
+        rows.retain(|r| r.name.to_lowercase().contains(&f));
+    }
+    let flip = |o: Ordering| if sort.flipped { o.reverse() } else { o };
+    match sort.col {
+        None => rows.sort_by(|a, b| {
+            flip(b.score.total_cmp(&a.score)).then_with(|| natural_cmp(&a.name, &b.name))
+        }),
+        Some(c) => rows.sort_by(|a, b| {
+            let (va, vb) = (cell_val(a, c), cell_val(b, c));
+            let by = match (va.and_then(Val::number), vb.and_then(Val::number)) {
+                (Some(x), Some(y)) => flip(y.total_cmp(&x)),
+                // Missing data sorts last either way.
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => match (va, vb) {
+                    (Some(Val::Text(x)), Some(Val::Text(y))) => flip(natural_cmp(x, y)),
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    _ => Ordering::Equal,
+                },
+            };
+            by.then_with(|| natural_cmp(&a.name, &b.name))
+        }),
+    }
+}
+
+/// A row's value in column `c`; rows spanning an error have none past the span.
+fn cell_val(r: &Row, c: usize) -> Option<&Val> {
+    if r.span.as_ref().is_some_and(|(n, _)| c >= *n) {
+        return None;
+    }
+    r.cells.get(c).map(|c| &c.val)
+}
+
+/// A tab's computed table(s): the selectable rows, a second table where the tab has one (the PFC
+/// tab's host NICs), and notes for its title line (stale switches).
+#[derive(Clone, Debug, Default)]
+pub struct TabView {
+    pub cols: &'static [Col],
+    pub rows: Vec<Row>,
+    pub extra_cols: &'static [Col],
+    pub extra: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+impl TabView {
+    /// Where the row `id` is now.
+    pub fn position(&self, id: &RowId) -> Option<usize> {
+        self.rows.iter().position(|r| r.id == *id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_series_holds_between_samples_but_a_gap_stays_a_gap() {
+        let s = |v: f64| Some(v);
+        // One sample every 2 buckets, then 6 buckets of nothing (the log stopped), then more.
+        let v = vec![
+            None,
+            s(1.0),
+            None,
+            s(2.0),
+            None,
+            s(3.0),
+            None,
+            None,
+            None,
+            None,
+            None,
+            s(4.0),
+            None,
+            s(5.0),
+        ];
+        let h = hold_gaps(v);
+        assert_eq!(
+            h,
+            vec![
+                None,
+                s(1.0),
+                s(1.0),
+                s(2.0),
+                s(2.0),
+                s(3.0),
+                None,
+                None,
+                None,
+                None,
+                None,
+                s(4.0),
+                s(4.0),
+                s(5.0)
+            ]
+        );
+        // Every bucket sampled: nothing to hold.
+        assert_eq!(
+            hold_gaps(vec![s(1.0), None, s(2.0)]),
+            vec![s(1.0), s(1.0), s(2.0)]
+        );
+        assert_eq!(hold_gaps(vec![s(1.0), s(2.0)]), vec![s(1.0), s(2.0)]);
+    }
+
+    fn row(name: &str, score: f64, v: Option<f64>) -> Row {
+        Row {
+            id: RowId::Node(name.into()),
+            name: name.into(),
+            cells: vec![Cell::new(name), Cell::new(Val::Num(v))],
+            score,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sorting_by_a_column_puts_missing_last_in_both_directions() {
+        let mut rows = vec![
+            row("n2", 1.0, Some(5.0)),
+            row("n10", 3.0, None),
+            row("n1", 2.0, Some(7.0)),
+        ];
+        let names = |r: &[Row]| r.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+        arrange(&mut rows, "", Sort::default());
+        assert_eq!(names(&rows), ["n10", "n1", "n2"], "worst first");
+        let by1 = Sort {
+            col: Some(1),
+            flipped: false,
+        };
+        arrange(&mut rows, "", by1);
+        assert_eq!(names(&rows), ["n1", "n2", "n10"]);
+        arrange(
+            &mut rows,
+            "",
+            Sort {
+                flipped: true,
+                ..by1
+            },
+        );
+        assert_eq!(names(&rows), ["n2", "n1", "n10"]);
+        arrange(
+            &mut rows,
+            "",
+            Sort {
+                col: Some(0),
+                flipped: false,
+            },
+        );
+        assert_eq!(names(&rows), ["n1", "n2", "n10"], "natural order");
+        arrange(&mut rows, "N1", Sort::default());
+        assert_eq!(names(&rows), ["n10", "n1"], "filter");
+    }
+}

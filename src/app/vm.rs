@@ -1,0 +1,94 @@
+//! One view model per tab: the rows a tab shows, computed from the store, the alerts and the
+//! config at one time `now` (a [`Ctx`]), so the same function gives the live screen, a frozen
+//! view, a replay cursor or any "state at time T". `ui` only draws what these return.
+
+pub mod congestion;
+pub mod latency;
+pub mod overview;
+pub mod pfc;
+pub mod queues;
+
+use super::alerts::Alerts;
+use super::table::{Row, Sort, SrcState, TabView, arrange};
+use super::{App, Tab};
+use crate::config::Config;
+use crate::metrics::store::SourceId;
+use crate::metrics::{Store, Ts};
+use std::collections::HashMap;
+
+/// Everything a view model reads.
+pub struct Ctx<'a> {
+    pub cfg: &'a Config,
+    pub store: &'a Store,
+    pub alerts: &'a Alerts,
+    /// The time the view shows.
+    pub now: Ts,
+    /// Totals count from here (start or mark).
+    pub base: Ts,
+    pub filter: &'a str,
+    pub sort: Sort,
+    source_ids: &'a HashMap<String, SourceId>,
+}
+
+impl Ctx<'_> {
+    /// A source's state at the view's time.
+    pub fn src(&self, name: &str) -> SrcState {
+        let h = match self.source_ids.get(name) {
+            Some(id) => self.store.source(*id),
+            None => self.store.source_by_name(name).map(|(_, h)| h),
+        };
+        SrcState::of(h, self.now)
+    }
+
+    /// Filter and order rows as the tab asks.
+    pub fn arrange(&self, rows: &mut Vec<Row>) {
+        arrange(rows, self.filter, self.sort);
+    }
+}
+
+impl App {
+    /// The inputs of `tab`'s view model at the view time.
+    pub fn ctx(&self, tab: Tab) -> Ctx<'_> {
+        Ctx {
+            cfg: &self.cfg,
+            store: &self.store,
+            alerts: &self.alerts,
+            now: self.view_now(),
+            base: self.baseline(),
+            filter: &self.filter,
+            sort: self.sorts[tab.index()],
+            source_ids: &self.source_ids,
+        }
+    }
+}
+
+/// The table of `tab` (the Log tab has none).
+pub fn compute(tab: Tab, cx: &Ctx) -> TabView {
+    match tab {
+        Tab::Overview => overview::view(cx),
+        Tab::Queues => queues::view(cx),
+        Tab::Pfc => pfc::view(cx),
+        Tab::Congestion => congestion::view(cx),
+        Tab::Latency => latency::view(cx),
+        Tab::Log => TabView::default(),
+    }
+}
+
+/// Row keys (label values, the first one a switch or node name) grouped by that first value, so
+/// tables of hundreds of nodes find their rows without a scan per node.
+pub fn by_first<'a>(
+    keys: impl IntoIterator<Item = &'a Vec<String>>,
+) -> HashMap<&'a str, Vec<&'a Vec<String>>> {
+    let mut m: HashMap<&str, Vec<&Vec<String>>> = HashMap::new();
+    for k in keys {
+        m.entry(k.first().map_or("", String::as_str))
+            .or_default()
+            .push(k);
+    }
+    m
+}
+
+/// Severity as a score offset: any alert ranks a row above every quiet one.
+pub fn sev_rank(sev: Option<super::alerts::Severity>) -> f64 {
+    sev.map_or(0.0, |s| s as u8 as f64 + 1.0)
+}

@@ -1,0 +1,104 @@
+//! Latency: one row per peer and transport (RDMA verbs, TCP), quantiles of the latest window.
+
+use super::{Ctx, sev_rank};
+use crate::app::alerts::{Subject, WINDOW_MS};
+use crate::app::table::{Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, col, lcol};
+use crate::metrics::names::{PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV, PING_SENT};
+use crate::metrics::query;
+use std::collections::BTreeSet;
+
+/// p99 and loss say whether the network hurts: never hidden.
+pub const COLS: [Col; 10] = [
+    lcol("peer", 14, 0),
+    lcol("transport", 9, 0),
+    col("RTT min", 8, 3),
+    col("p50", 8, 1),
+    col("p99", 8, 0),
+    col("p99.9", 8, 2),
+    col("max", 8, 2),
+    col("stdev", 8, 3),
+    col("jitter", 8, 3),
+    col("loss%", 7, 0),
+];
+
+/// Column labels and `quantile` label values, in column order from the third column.
+pub const QUANTILES: [(&str, &str); 5] = [
+    ("min", "0"),
+    ("p50", "0.5"),
+    ("p99", "0.99"),
+    ("p99.9", "0.999"),
+    ("max", "1"),
+];
+
+pub fn view(cx: &Ctx) -> TabView {
+    let st = cx.store;
+    let pt = ["peer", "transport"];
+    let q = query::latest_by(
+        st,
+        PING_RTT_SECONDS,
+        &[],
+        &["peer", "transport", "quantile"],
+    );
+    let stdev = query::latest_by(st, PING_RTT_STDEV, &[], &pt);
+    let jitter = query::latest_by(st, PING_JITTER, &[], &pt);
+    let lost = query::increase_by(st, PING_LOST, &[], &pt, cx.now - WINDOW_MS);
+    let sent = query::increase_by(st, PING_SENT, &[], &pt, cx.now - WINDOW_MS);
+    let peers: BTreeSet<Vec<String>> = q.keys().map(|k| k[..2.min(k.len())].to_vec()).collect();
+    let mut rows = Vec::new();
+    for k in &peers {
+        let (peer, tr) = (
+            k.first().cloned().unwrap_or_default(),
+            k.get(1).cloned().unwrap_or_default(),
+        );
+        let qv = |qt: &str| {
+            q.get(&vec![peer.clone(), tr.clone(), qt.to_string()])
+                .copied()
+        };
+        let loss = match (lost.get(k), sent.get(k)) {
+            (Some(l), Some(s)) if *s > 0 => Some(*l as f64 / *s as f64),
+            _ => None,
+        };
+        let sev = cx.alerts.worst_for(&Subject::Peer {
+            peer: peer.clone(),
+            transport: tr.clone(),
+        });
+        let mut cells = vec![
+            Cell::tone(peer.clone(), Tone::of(sev)),
+            Cell::new(tr.clone()),
+        ];
+        for (_, qt) in QUANTILES {
+            cells.push(Cell::new(Val::Secs(qv(qt))));
+        }
+        cells.push(Cell::new(Val::Secs(stdev.get(k).copied())));
+        cells.push(Cell::new(Val::Secs(jitter.get(k).copied())));
+        cells.push(Cell::warn_if(
+            Val::Percent(loss),
+            loss.is_some_and(|l| l > 0.0),
+            Tone::Warn,
+        ));
+        let lbl = [("peer", peer.as_str()), ("transport", tr.as_str())];
+        let qlbl = |qt: &'static str| [lbl[0], lbl[1], ("quantile", qt)];
+        let us = ChartKind::Gauge(1e6);
+        rows.push(Row {
+            id: RowId::Peer {
+                peer: peer.clone(),
+                transport: tr.clone(),
+            },
+            name: format!("{peer} {tr}"),
+            cells,
+            score: sev_rank(sev) * 1e9 + qv("0.99").unwrap_or(0.0),
+            charts: vec![
+                Chart::new("RTT p50 (us)", PING_RTT_SECONDS, &qlbl("0.5"), us),
+                Chart::new("RTT p99 (us)", PING_RTT_SECONDS, &qlbl("0.99"), us),
+                Chart::new("RTT max (us)", PING_RTT_SECONDS, &qlbl("1"), us),
+            ],
+            ..Default::default()
+        });
+    }
+    cx.arrange(&mut rows);
+    TabView {
+        cols: &COLS,
+        rows,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,171 @@
+//! Overview: one row per node (the congestion loop's rates, host pause, RTT, its state).
+
+use super::{Ctx, sev_rank};
+use crate::app::alerts::{Severity, Subject, WINDOW_MS};
+use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
+use crate::metrics::Store;
+use crate::metrics::names::*;
+use crate::metrics::query::{self, Agg};
+use std::collections::BTreeMap;
+
+/// The node and its state (alerts, down, stale) name where to look: never hidden.
+pub const COLS: [Col; 10] = [
+    lcol("node", 13, 0),
+    lcol("state", 9, 0),
+    lcol("port", 8, 3),
+    col("ECN/s(60s)", 12, 1),
+    col("CNP tx/s(60s)", 13, 2),
+    col("CNP rx/s", 8, 3),
+    col("pause/s", 8, 2),
+    col("pause%", 6, 1),
+    col("RTT p50", 8, 3),
+    col("RTT p99", 8, 2),
+];
+
+type ByNode = BTreeMap<Vec<String>, Agg>;
+
+fn get<'a, T>(m: &'a BTreeMap<Vec<String>, T>, k: &str) -> Option<&'a T> {
+    m.get(&vec![k.to_string()])
+}
+
+pub fn view(cx: &Ctx) -> TabView {
+    TabView {
+        cols: &COLS,
+        rows: node_rows(cx),
+        ..Default::default()
+    }
+}
+
+fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
+    if let Some(s) = sev.filter(|_| *state == SrcState::Up) {
+        let word = if s == Severity::Crit {
+            "!! alert"
+        } else {
+            "! alert"
+        };
+        return Cell::tone(word, Tone::of(Some(s)));
+    }
+    let tone = match state {
+        SrcState::Up => Tone::Ok,
+        SrcState::Stale(_) => Tone::Stale,
+        SrcState::Down(..) => Tone::Crit,
+        _ => Tone::Dim,
+    };
+    Cell::tone(state.word(), tone)
+}
+
+/// One row per node, sorted and filtered.
+fn node_rows(cx: &Ctx) -> Vec<Row> {
+    let st = cx.store;
+    let g = ["node"];
+    let last_min = cx.now - WINDOW_MS;
+    let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
+    let cnp_name = rdma_counter("np_cnp_sent");
+    let hdl_name = rdma_counter("rp_cnp_handled");
+    let ecn: ByNode = query::rate_by(st, &ecn_name, &[], &g);
+    let ecn60 = query::increase_by(st, &ecn_name, &[], &g, last_min);
+    let cnp: ByNode = query::rate_by(st, &cnp_name, &[], &g);
+    let cnp60 = query::increase_by(st, &cnp_name, &[], &g, last_min);
+    let hdl: ByNode = query::rate_by(st, &hdl_name, &[], &g);
+    let pause: ByNode = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g);
+    let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);
+    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &g) {
+        let e = pfrac.entry(k).or_insert(v);
+        *e = e.max(v);
+    }
+    let rtt = rtt_by_peer(st);
+    let warn_pct = cx.cfg.alerts.pause_time_percent;
+    let mut rows: Vec<Row> = Vec::with_capacity(cx.cfg.nodes.len());
+    for n in &cx.cfg.nodes {
+        let name = n.name.as_str();
+        let state = cx.src(name);
+        let sev = cx
+            .alerts
+            .worst_for(&Subject::Node(name.into()))
+            .max(cx.alerts.worst_for(&Subject::Source(name.into())));
+        let port = n
+            .switch_port
+            .as_deref()
+            .map(short_port)
+            .unwrap_or_else(|| "-".into());
+        let pf = get(&pfrac, name).copied();
+        let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
+        let cells = vec![
+            Cell::new(name),
+            state_cell(&state, sev),
+            Cell::new(port),
+            Cell::new(Val::Sparse(
+                get(&ecn, name).cloned(),
+                get(&ecn60, name).copied(),
+            )),
+            Cell::new(Val::Sparse(
+                get(&cnp, name).cloned(),
+                get(&cnp60, name).copied(),
+            )),
+            Cell::new(Val::Rate(get(&hdl, name).cloned())),
+            Cell::new(Val::Rate(get(&pause, name).cloned())),
+            Cell::warn_if(
+                Val::Percent(pf),
+                pf.is_some_and(|p| p * 100.0 > warn_pct),
+                Tone::Warn,
+            ),
+            Cell::new(Val::Secs(p50)),
+            Cell::new(Val::Secs(p99)),
+        ];
+        let score = sev_rank(sev) * 1e9
+            + pf.unwrap_or(0.0) * 1e6
+            + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
+        let node = [("node", name)];
+        rows.push(Row {
+            id: RowId::Node(name.into()),
+            name: name.to_string(),
+            cells,
+            tone: state.row_tone(),
+            score,
+            span: state.span(name).map(|c| (2, c)),
+            charts: vec![
+                Chart::rate("ECN marked/s", &ecn_name, &node),
+                Chart::rate("CNP sent/s", &cnp_name, &node),
+                Chart::rate("CNP handled/s", &hdl_name, &node),
+                Chart::rate("PFC pause frames received/s", NIC_PFC_RX_PAUSE, &node),
+                Chart::rate("pause duration us/s (rx)", NIC_PFC_RX_PAUSE_DURATION, &node),
+            ],
+        });
+    }
+    cx.arrange(&mut rows);
+    rows
+}
+
+/// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
+fn short_port(p: &str) -> String {
+    p.strip_prefix("Ethernet")
+        .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
+}
+
+/// RTT p50/p99 per peer (verbs preferred over TCP).
+pub fn rtt_by_peer(st: &Store) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
+    let q = query::latest_by(
+        st,
+        PING_RTT_SECONDS,
+        &[],
+        &["peer", "transport", "quantile"],
+    );
+    let mut out: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for tr in ["tcp", "rdma"] {
+        for (k, v) in &q {
+            let [peer, t, qt] = k.as_slice() else {
+                continue;
+            };
+            if t != tr {
+                continue;
+            }
+            let e = out.entry(peer.clone()).or_default();
+            match qt.as_str() {
+                "0.5" => e.0 = Some(*v),
+                "0.99" => e.1 = Some(*v),
+                _ => {}
+            }
+        }
+    }
+    out
+}
