@@ -1,6 +1,7 @@
 //! The parse kinds of DESIGN.md §5 and the one dispatch every path uses: live collectors, the demo,
 //! replay and `rocetop parse`. Every parser is pure (`&str` in, [`Parsed`] out) and never panics.
 
+pub mod capture;
 pub mod host;
 pub mod keep;
 pub mod num;
@@ -146,7 +147,10 @@ pub fn parse_with(kind: ParseKind, text: &str, ctx: &Ctx, opts: &mut Options) ->
         }
         // Only the counters of the subset become samples (skipped before they are built).
         (ParseKind::Ethtool, _, Some(k)) if k.filters() => {
-            host::ethtool::parse_keeping(text, &ctx.name, "", &mut |c| k.keep_nic(c))
+            let (text, skipped) = capture::clean(text, false);
+            let mut p = host::ethtool::parse_keeping(&text, &ctx.name, "", &mut |c| k.keep_nic(c));
+            skipped.note(&mut p);
+            p
         }
         _ => parse(kind, text, ctx),
     };
@@ -178,8 +182,25 @@ pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
     msg
 }
 
-/// Parse one captured output of `kind`.
+/// Parse one captured output of `kind`: its capture framing undone first (see [`capture`]), except
+/// for a training log (any line may be the job's own) and the sysfs dump and ping report (written
+/// by rocetop itself).
 pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
+    let (text, skipped) = match kind {
+        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping => (
+            std::borrow::Cow::Borrowed(text),
+            capture::Skipped::default(),
+        ),
+        // The host parsers read the netdev or device from the shell prompt's command.
+        ParseKind::Ethtool | ParseKind::RdmaStatistic => capture::clean(text, false),
+        _ => capture::clean(text, true),
+    };
+    let mut p = dispatch(kind, &text, ctx);
+    skipped.note(&mut p);
+    p
+}
+
+fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
     let name = ctx.name.as_str();
     match kind {
         ParseKind::NxosQueuing => switch::nxos::parse_queuing(text, name),

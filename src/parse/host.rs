@@ -3,5 +3,5 @@
 
 pub mod ethtool;
 pub mod hw_counters;
-mod prompt;
+pub(crate) mod prompt;
 pub mod rdma_stat;

@@ -12,20 +12,25 @@ use crate::parse::num::{count, is_rule};
 /// Lines every SONiC table command may print around its tables.
 fn is_banner(t: &str) -> bool {
     let l = t.to_ascii_lowercase();
+    // `Ethernet0 Last cached time for asic0 was ...`: per-port blocks name their port first.
     l.starts_with("for namespace")
-        || l.starts_with("last cached time")
+        || l.contains("last cached time")
         || l.starts_with("last cleared")
 }
 
 /// Walk the tables of `text`: `on_header(cells)` returns true when a header was recognised,
 /// `on_row(header, cells)` handles a data row (false = not understood).
+/// `default`: the header rows are read with when the capture has none (`grep Ethernet4` of a
+/// table whose column order is known).
 fn tables(
     text: &str,
+    default: Option<&[&str]>,
     mut on_header: impl FnMut(&[&str]) -> bool,
     mut on_row: impl FnMut(&[String], &[&str]) -> bool,
 ) -> Parsed {
     let mut p = Parsed::default();
     let mut header: Option<Vec<String>> = None;
+    let mut headless = 0usize;
     for raw in text.lines() {
         let t = raw.trim();
         if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) || is_banner(t) {
@@ -35,6 +40,12 @@ fn tables(
         if on_header(&cells) {
             header = Some(cells.iter().map(|c| c.to_string()).collect());
             continue;
+        }
+        if header.is_none()
+            && let Some(d) = default.filter(|d| t.split_whitespace().count() == d.len())
+        {
+            header = Some(d.iter().map(|c| c.to_string()).collect());
+            headless += 1;
         }
         let ok = match &header {
             Some(h) if cells.len() == h.len() => on_row(h, &cells),
@@ -48,6 +59,12 @@ fn tables(
         if !ok {
             p.unknown(t);
         }
+    }
+    if headless > 0 {
+        p.note(format!(
+            "rows without a header read in the default column order: {}",
+            default.unwrap_or_default().join(" ")
+        ));
     }
     p
 }
@@ -69,6 +86,7 @@ pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
     let mut acc = Acc::default();
     let p = tables(
         text,
+        None,
         |cells| {
             let first = cells
                 .first()
@@ -105,13 +123,34 @@ pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
     acc.into_parsed(p)
 }
 
-/// A queue table (`Port  TxQ  <metric columns>`): each known column becomes one sample.
-fn queue_table(text: &str, switch: &str, columns: &[(&str, &str, Option<&str>)]) -> Parsed {
+/// A queue table (`Port  TxQ  <metric columns>`, or `Port  Voq ...` of `--voq`, whose ports are
+/// system ports such as `host|ASIC0|Ethernet4`): each known column becomes one sample. `--json`
+/// output (`{port: {queue: {totalpacket, ...}}}`) is read by [`queue_json`].
+/// `order`: the command's own column order, for rows that come without their header.
+fn queue_table(
+    text: &str,
+    switch: &str,
+    order: &[&str],
+    columns: &[(&str, &str, Option<&str>)],
+) -> Parsed {
+    if let Some(doc) = super::common::json_doc(text) {
+        return queue_json(doc, switch, columns);
+    }
     let mut acc = Acc::default();
     let p = tables(
         text,
-        |cells| matches!(cells, [a, b, ..] if a.eq_ignore_ascii_case("port") && b.eq_ignore_ascii_case("txq")),
+        Some(order),
+        |cells| {
+            let q = |c: &str| c.eq_ignore_ascii_case("txq") || c.eq_ignore_ascii_case("voq");
+            // `TxQ  WredDrp/pkts ...` with no Port column (a summary) is a header too: its rows
+            // name no port, so they are not understood rather than read as a port.
+            matches!(cells, [a, b, ..] if a.eq_ignore_ascii_case("port") && q(b))
+                || matches!(cells, [a, b, ..] if q(a) && b.contains('/'))
+        },
         |h, cells| {
+            if !h.first().is_some_and(|c| c.eq_ignore_ascii_case("port")) {
+                return false;
+            }
             let (Some(port), Some(queue)) = (cells.first(), cells.get(1)) else {
                 return false;
             };
@@ -144,10 +183,79 @@ fn queue_table(text: &str, switch: &str, columns: &[(&str, &str, Option<&str>)])
     acc.into_parsed(p)
 }
 
+/// The JSON keys of each table column (`show queue counters --json`, `show queue wredcounters
+/// --json`).
+const JSON_KEYS: &[(&str, &str)] = &[
+    ("Counter/pkts", "totalpacket"),
+    ("Counter/bytes", "totalbytes"),
+    ("Drop/pkts", "droppacket"),
+    ("Drop/bytes", "dropbytes"),
+    ("WredDrp/pkts", "wreddroppacket"),
+    ("WredDrp/bytes", "wreddropbytes"),
+    ("EcnMarked/pkts", "ecnmarkedpacket"),
+];
+
+fn queue_json(
+    doc: Result<serde_json::Value, String>,
+    switch: &str,
+    columns: &[(&str, &str, Option<&str>)],
+) -> Parsed {
+    let mut p = Parsed::default();
+    let mut acc = Acc::default();
+    let v = match doc {
+        Ok(v) => v,
+        Err(e) => {
+            p.unknown(&e);
+            return p;
+        }
+    };
+    let Some(ports) = v.as_object() else {
+        p.unknown("JSON that is not an object of ports");
+        return p;
+    };
+    for (port, queues) in ports {
+        let Some(queues) = queues.as_object() else {
+            p.unknown(&format!("{port}: not an object of queues"));
+            continue;
+        };
+        let port = normalize_port(port);
+        for (queue, c) in queues {
+            for (col, metric, reason) in columns {
+                let Some(key) = JSON_KEYS.iter().find(|(c, _)| c == col).map(|k| k.1) else {
+                    continue;
+                };
+                let Some(val) = c.get(key) else { continue };
+                let mut l = vec![
+                    ("switch", switch),
+                    ("port", port.as_str()),
+                    ("queue", queue.as_str()),
+                ];
+                if let Some(r) = reason {
+                    l.push(("reason", r));
+                }
+                if let Some(n) =
+                    super::common::jtake(&mut p, || format!("{port} {queue} {key}"), val)
+                {
+                    acc.set(Sample::counter(*metric, &l, n));
+                }
+            }
+        }
+    }
+    acc.into_parsed(p)
+}
+
 pub fn parse_queue(text: &str, switch: &str) -> Parsed {
     queue_table(
         text,
         switch,
+        &[
+            "Port",
+            "TxQ",
+            "Counter/pkts",
+            "Counter/bytes",
+            "Drop/pkts",
+            "Drop/bytes",
+        ],
         &[
             ("Counter/pkts", SW_QUEUE_TX_PACKETS, None),
             ("Counter/bytes", SW_QUEUE_TX_BYTES, None),
@@ -161,6 +269,14 @@ pub fn parse_wred(text: &str, switch: &str) -> Parsed {
     queue_table(
         text,
         switch,
+        &[
+            "Port",
+            "TxQ",
+            "WredDrp/pkts",
+            "WredDrp/bytes",
+            "EcnMarked/pkts",
+            "EcnMarked/bytes",
+        ],
         &[
             ("WredDrp/pkts", SW_QUEUE_DROPPED, Some("wred")),
             ("WredDrp/bytes", SW_QUEUE_DROPPED_BYTES, Some("wred")),
@@ -187,8 +303,17 @@ mod tests {
     }
 
     #[test]
-    fn rows_without_header_are_unknown() {
+    fn rows_without_header_take_the_default_columns_or_are_unknown() {
+        // `show queue counters | grep Ethernet0`: the column order of the command is known.
         let p = parse_queue("Ethernet0    UC0   1  2  3  4\n", "s");
+        assert_eq!(p.unknown_lines, 0);
+        assert_eq!(
+            p.find(SW_QUEUE_DROPPED_BYTES, &[("queue", "UC0")]),
+            Some(V::Counter(4))
+        );
+        assert!(p.notes.iter().any(|n| n.contains("default column order")));
+        // A PFC row says neither Rx nor Tx without its header.
+        let p = parse_pfc("Ethernet0  1  2  3  4  5  6  7  8\n", "s");
         assert!(p.samples.is_empty());
         assert_eq!(p.unknown_lines, 1);
     }

@@ -191,9 +191,9 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
             Field::Iteration
         }
         "epoch" | "train epoch" => Field::Epoch,
-        "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss" => {
-            Field::Loss
-        }
+        "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss"
+        // LitGPT: `loss train (curr): 1.657`
+        | "loss train (curr)" | "loss train" => Field::Loss,
         "elapsed time per iteration"
         | "iter time"
         | "iteration time"

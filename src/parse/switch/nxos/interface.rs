@@ -10,11 +10,9 @@ use crate::parse::switch::common::{Acc, find_rows, is_prompt_or_echo, jnum, jstr
 use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
-/// An interface header: starts at column 0, the first word names an interface, then ` is `.
+/// An interface header: the first word names an interface (a letter first, a digit in it), then
+/// ` is ` (indented too: a capture pasted from a doc or a test suite).
 fn header(raw: &str) -> Option<&str> {
-    if raw.starts_with(char::is_whitespace) {
-        return None;
-    }
     let mut w = raw.split_whitespace();
     let name = w.next()?;
     let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -45,6 +43,34 @@ fn pairs(line: &str) -> Vec<(u64, String)> {
     out
 }
 
+/// The one interface a `show interface X ...` command names (`sh int e1/47 | b RX` →
+/// `Ethernet1/47`); None for `show interface` of all ports or a range.
+fn prompt_port(line: &str) -> Option<String> {
+    let cmd = line.split('|').next().unwrap_or(line);
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.starts_with("sh") && "show".starts_with(*w))?;
+    let kw = words.get(at + 1)?;
+    if kw.len() < 3 || !"interface".starts_with(*kw) {
+        return None;
+    }
+    // `show interface ethernet 1/47` and `show int e1/47` alike
+    let first = words.get(at + 2)?;
+    let rest = if first.bytes().any(|b| b.is_ascii_digit()) {
+        first.to_string()
+    } else {
+        format!("{first}{}", words.get(at + 3)?)
+    };
+    if rest.contains([',', '-']) {
+        return None;
+    }
+    let name = normalize_port(&rest);
+    let ok =
+        name.starts_with("Ethernet") || name.starts_with("port-channel") || name.starts_with("ii");
+    (ok && name.contains('/')).then_some(name)
+}
+
 pub(crate) fn parse_text(text: &str, sw: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut acc = Acc::default();
@@ -52,7 +78,14 @@ pub(crate) fn parse_text(text: &str, sw: &str) -> Parsed {
     for raw in text.lines() {
         let raw = raw.trim_end_matches('\r');
         let t = raw.trim();
-        if t.is_empty() || is_prompt_or_echo(t) {
+        if t.is_empty() {
+            continue;
+        }
+        if is_prompt_or_echo(t) {
+            // `show int e1/47 | b RX`: the output starts inside the block, the port is in the prompt.
+            if let Some(p) = prompt_port(t) {
+                port = Some(p);
+            }
             continue;
         }
         if let Some(name) = header(raw) {
@@ -130,6 +163,38 @@ pub(crate) fn parse_json(doc: &Value, sw: &str) -> Parsed {
         }
     }
     acc.into_parsed(p)
+}
+
+#[cfg(test)]
+mod prompt_tests {
+    use super::*;
+
+    #[test]
+    fn the_port_named_in_the_prompt() {
+        assert_eq!(
+            prompt_port("sw# show int e1/47 | b RX").as_deref(),
+            Some("Ethernet1/47")
+        );
+        assert_eq!(
+            prompt_port("N7K# sh interface ethernet 3/1").as_deref(),
+            Some("Ethernet3/1")
+        );
+        assert_eq!(prompt_port("sw# show interface"), None);
+        assert_eq!(prompt_port("sw# show interface e1/1-4"), None);
+        assert_eq!(
+            prompt_port("sw# show interface priority-flow-control"),
+            None
+        );
+        let p = parse_text(
+            "sw# show int e1/47 | b RX\n  RX\n    1234 input packets  99 bytes\n    7 Rx pause\n",
+            "sw",
+        );
+        assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+        assert_eq!(
+            p.find(SW_LINK_PAUSE_RX, &[("port", "Ethernet1/47")]),
+            Some(crate::metrics::Value::Counter(7))
+        );
+    }
 }
 
 #[cfg(test)]

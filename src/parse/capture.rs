@@ -1,0 +1,143 @@
+//! The shapes a pasted capture takes around the device's output, undone before a parser reads it:
+//! Markdown code fences (```` ``` ````, `~~~`) and bold markers (`**Pkts discarded : 0**`) from an
+//! issue tracker or a converted PDF, `grep -A/-B` group separators (`--`), elision lines (`..`,
+//! `...`), a shell prompt with the command before the output (`admin@sonic:~$ show queue counters`,
+//! `# pfcstat`), and the whole capture indented (copied from an e-mail or a doc). Lines removed
+//! here are counted in a note, so nothing disappears silently; what remains is the output as the
+//! device printed it.
+
+use crate::metrics::Parsed;
+use crate::parse::num;
+use std::borrow::Cow;
+
+/// What [`clean`] removed, by kind.
+#[derive(Debug, Default, PartialEq)]
+pub struct Skipped {
+    pub fences: usize,
+    pub separators: usize,
+    pub prompts: usize,
+}
+
+impl Skipped {
+    pub fn total(&self) -> usize {
+        self.fences + self.separators + self.prompts
+    }
+
+    /// A note for the health bar and `rocetop parse` (none when nothing was skipped).
+    pub fn note(&self, p: &mut Parsed) {
+        if self.total() == 0 {
+            return;
+        }
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (self.fences, "Markdown fence"),
+            (self.separators, "grep separator or elision"),
+            (self.prompts, "prompt/command"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        p.note(format!(
+            "skipped capture framing: {} lines ({})",
+            self.total(),
+            parts.join(", ")
+        ));
+    }
+}
+
+/// How one line is treated.
+enum Line<'a> {
+    Keep(&'a str),
+    Fence,
+    Separator,
+    Prompt,
+}
+
+fn classify(line: &str, shell_prompts: bool) -> Line<'_> {
+    let t = num::trim(line);
+    if t.starts_with("```") || t.starts_with("~~~") {
+        return Line::Fence;
+    }
+    if t == "--" || (!t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b == b'.')) {
+        return Line::Separator;
+    }
+    if shell_prompts
+        && t.contains(['$', '#'])
+        && crate::parse::host::prompt::after_prompt(t).is_some_and(|w| !w.is_empty())
+    {
+        return Line::Prompt;
+    }
+    // `**Pkts discarded on ingress : 0**`: bold from Markdown, around the whole line.
+    if let Some(inner) = t.strip_prefix("**").and_then(|x| x.strip_suffix("**")) {
+        return Line::Keep(inner);
+    }
+    Line::Keep(line)
+}
+
+/// The capture without its framing, and what was skipped. Borrowed when there was nothing to undo
+/// (the live path: a device's own output costs one scan). `shell_prompts`: remove shell prompt
+/// lines (`user@host:~$ cmd`, `# cmd`); NX-OS parsers read their own `switch# show ...` lines.
+pub fn clean(text: &str, shell_prompts: bool) -> (Cow<'_, str>, Skipped) {
+    let mut skipped = Skipped::default();
+    let mut indent = usize::MAX;
+    let mut changed = false;
+    for line in num::lines(text) {
+        match classify(line, shell_prompts) {
+            Line::Keep(l) => {
+                changed |= l.len() != line.len();
+                if !num::trim(l).is_empty() {
+                    let lead = l.len() - l.trim_start_matches([' ', '\t']).len();
+                    indent = indent.min(lead);
+                }
+            }
+            Line::Fence => skipped.fences += 1,
+            Line::Separator => skipped.separators += 1,
+            Line::Prompt => skipped.prompts += 1,
+        }
+    }
+    let indent = if indent == usize::MAX { 0 } else { indent };
+    if !changed && indent == 0 && skipped.total() == 0 {
+        return (Cow::Borrowed(text), skipped);
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in num::lines(text) {
+        if let Line::Keep(l) = classify(line, shell_prompts) {
+            // The common indent is whitespace on every non-blank line; a blank line may be shorter.
+            out.push_str(
+                l.get(indent..)
+                    .unwrap_or_else(|| l.trim_start_matches([' ', '\t'])),
+            );
+            out.push('\n');
+        }
+    }
+    (Cow::Owned(out), skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_is_removed_and_counted() {
+        let text = "```\nadmin@sonic:~$ show queue counters\n    Port  TxQ\n  --------\n--\n **Pkts : 0** \n...\n```\n";
+        let (c, s) = clean(text, true);
+        assert_eq!(c, "    Port  TxQ\n  --------\nPkts : 0\n");
+        assert_eq!(
+            s,
+            Skipped {
+                fences: 2,
+                separators: 2,
+                prompts: 1
+            }
+        );
+        let (c, _) = clean("    Port  TxQ\n\n  --------\n", true);
+        assert_eq!(c, "  Port  TxQ\n\n--------\n", "the common indent goes");
+        let (c, s) = clean("Port Rx\nEthernet0 1\n", true);
+        assert!(matches!(c, Cow::Borrowed(_)));
+        assert_eq!(s.total(), 0);
+        // An NX-OS prompt stays for its parser when shell prompts are not removed.
+        let (c, _) = clean("  sw# show int e1/1\n  Ethernet1/1 is up\n", false);
+        assert_eq!(c, "sw# show int e1/1\nEthernet1/1 is up\n");
+    }
+}
