@@ -11,6 +11,7 @@ use super::grid::{self, Cell, Chart, Col, Row, Tone, col, lcol};
 use super::{Detail, SrcState, src_state, title};
 use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::{App, Tab};
+use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query;
 use ratatui::Frame;
@@ -21,10 +22,10 @@ use std::collections::BTreeSet;
 const COLS: [Col; 10] = [
     lcol("node", 13),
     lcol("device", 12),
-    col("ECN marked/s", 12),
+    col(human::name::ECN_MARKED, 12),
     col("CNP sent/s(60s)", 15),
-    col("CNP hdl/s", 9),
-    col("CNP ign/s", 9),
+    col(human::name::CNP_HANDLED, 13),
+    col(human::name::CNP_IGNORED, 13),
     col("CNP/ECN", 7),
     col("out_of_seq", 10),
     col("seq_err", 8),
