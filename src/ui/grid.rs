@@ -210,11 +210,12 @@ fn row_line<'a>(app: &App, cols: &[Col], r: &Row, selected: bool) -> Line<'a> {
         let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
         spans.push(Span::styled(format!(" {}", cell.text), st));
     }
-    let mut line = Line::from(spans);
     if selected {
-        line = line.patch_style(app.theme.selected);
+        for sp in &mut spans {
+            sp.style = app.theme.on_selected(sp.style);
+        }
     }
-    line
+    Line::from(spans)
 }
 
 /// One table of a tab.

@@ -39,7 +39,7 @@ const SW_COLS: [Col; 10] = [
 const HOST_COLS: [Col; 9] = [
     lcol("node", 13),
     lcol("netdev", 8),
-    lcol("prio", 4),
+    lcol("prio", 6),
     col("rx pause/s", 10),
     col("tx pause/s", 10),
     col("pause%", 7),
