@@ -111,7 +111,9 @@ fn advance(p: &mut Parsed, tick: u64, node: usize) {
             0
         };
         match &mut s.value {
-            Value::Counter(v) | Value::Counter32(v) => *v = v.wrapping_add(step),
+            Value::Counter(v) | Value::Counter32(v) | Value::CounterMicros(v) => {
+                *v = v.wrapping_add(step)
+            }
             Value::Gauge(_) => {}
         }
     }

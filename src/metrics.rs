@@ -1,6 +1,7 @@
 //! The metric vocabulary shared by every parser, the store, the screen and the exporters
 //! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
 
+pub mod human;
 pub mod names;
 pub mod query;
 pub mod rate;
@@ -98,12 +99,41 @@ impl fmt::Display for SeriesKey {
 
 /// How a value behaves over time. Counters only grow until a reset; 32-bit counters (declared by the
 /// parser that knows the device) wrap at `u32::MAX`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", content = "value", rename_all = "lowercase")]
+///
+/// Counters are integers everywhere below the reading side (rates subtract integers exactly, the
+/// store compresses integer deltas). Where a device counts in a finer unit than the metric's name
+/// promises (a NIC counts pause time in µs; the metric is `..._seconds_total`), the parser emits a
+/// [`Value::CounterMicros`]: the integer stays as the device counted it, and every read
+/// ([`Value::as_f64`], `Store::rate`) is in the metric's unit. The factor is applied in one place,
+/// [`Scale::per_count`].
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
     Counter(u64),
     Counter32(u64),
+    /// A 64-bit counter of millionths of its metric's unit (NIC pause durations: µs under a
+    /// `_seconds_total` name).
+    CounterMicros(u64),
     Gauge(f64),
+}
+
+/// How many of a metric's units one count of a counter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Scale {
+    /// One count is one unit (frames, packets, bytes).
+    #[default]
+    One,
+    /// One count is a millionth of the unit (µs of a seconds counter).
+    Micro,
+}
+
+impl Scale {
+    /// The metric's units per count: the only place a scaled counter is divided.
+    pub const fn per_count(self) -> f64 {
+        match self {
+            Scale::One => 1.0,
+            Scale::Micro => 1e-6,
+        }
+    }
 }
 
 impl Value {
@@ -111,11 +141,49 @@ impl Value {
         !matches!(self, Value::Gauge(_))
     }
 
+    /// The value in its metric's unit (seconds for a `_seconds_total` counter kept in µs).
     pub fn as_f64(&self) -> f64 {
         match *self {
             Value::Counter(v) | Value::Counter32(v) => v as f64,
+            Value::CounterMicros(v) => v as f64 * Scale::Micro.per_count(),
             Value::Gauge(v) => v,
         }
+    }
+
+    /// How many metric units one count of this value is (gauges: 1).
+    pub fn scale(&self) -> Scale {
+        match self {
+            Value::CounterMicros(_) => Scale::Micro,
+            _ => Scale::One,
+        }
+    }
+}
+
+/// `{"kind": "counter"|"counter32"|"gauge", "value": ...}`, the value in the metric's unit: an exact
+/// integer for plain counters, seconds (a float) for a counter kept in µs.
+impl Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = ser.serialize_struct("Value", 2)?;
+        match *self {
+            Value::Counter(v) => {
+                st.serialize_field("kind", "counter")?;
+                st.serialize_field("value", &v)?;
+            }
+            Value::Counter32(v) => {
+                st.serialize_field("kind", "counter32")?;
+                st.serialize_field("value", &v)?;
+            }
+            Value::CounterMicros(_) => {
+                st.serialize_field("kind", "counter")?;
+                st.serialize_field("value", &self.as_f64())?;
+            }
+            Value::Gauge(v) => {
+                st.serialize_field("kind", "gauge")?;
+                st.serialize_field("value", &v)?;
+            }
+        }
+        st.end()
     }
 }
 
@@ -137,6 +205,14 @@ impl Sample {
         Self {
             key: SeriesKey::new(name, labels),
             value: Value::Counter32(v),
+        }
+    }
+
+    /// A counter the device keeps in µs under a metric in seconds (see [`Value::CounterMicros`]).
+    pub fn counter_micros(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+        Self {
+            key: SeriesKey::new(name, labels),
+            value: Value::CounterMicros(v),
         }
     }
 

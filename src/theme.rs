@@ -65,6 +65,38 @@ impl Theme {
     }
 }
 
+impl Theme {
+    /// A style as it looks on the selected row. A tone that brings its own background (critical:
+    /// white on red) keeps its pair, so a critical cell stays red when selected; any other takes
+    /// the selection's colours (an orange `! alert` on the selection's sky blue was unreadable),
+    /// keeping its modifiers.
+    pub fn on_selected(&self, s: Style) -> Style {
+        if s.bg.is_some() {
+            s
+        } else {
+            s.patch(self.selected)
+        }
+    }
+
+    /// Every slot with its name (for checks over all of them).
+    pub fn slots(&self) -> [(&'static str, Style); 12] {
+        [
+            ("normal", self.normal),
+            ("dim", self.dim),
+            ("header", self.header),
+            ("accent", self.accent),
+            ("selected", self.selected),
+            ("tab_active", self.tab_active),
+            ("ok", self.ok),
+            ("warn", self.warn),
+            ("crit", self.crit),
+            ("stale", self.stale),
+            ("border", self.border),
+            ("chart", self.chart),
+        ]
+    }
+}
+
 impl Default for Theme {
     fn default() -> Self {
         Theme::named("dark").unwrap_or_else(|_| mono_fallback())
@@ -149,6 +181,9 @@ pub fn parse_style(spec: &str) -> Result<Style, String> {
     }
     Ok(style)
 }
+
+#[cfg(test)]
+mod contrast;
 
 #[cfg(test)]
 mod tests {

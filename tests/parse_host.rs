@@ -205,7 +205,7 @@ fn ethtool_cx4_dump_exact_numbers_and_no_pfc_note() {
     assert_eq!(value(&p, NIC_PFC_RX_PAUSE, &g), Some(Value::Counter(0)));
     assert_eq!(
         value(&p, NIC_PFC_TX_PAUSE_DURATION, &g),
-        Some(Value::Counter(0))
+        Some(Value::CounterMicros(0))
     );
     assert_eq!(
         value(&p, NIC_PFC_RX_PAUSE_TRANSITION, &g),
@@ -233,7 +233,7 @@ fn check_pfc_sample(p: &Parsed, netdev: &str) {
     assert_eq!(value(p, NIC_PFC_RX_PAUSE, &l), Some(Value::Counter(48213)));
     assert_eq!(
         value(p, NIC_PFC_RX_PAUSE_DURATION, &l),
-        Some(Value::Counter(9_120_450))
+        Some(Value::CounterMicros(9_120_450))
     );
     assert_eq!(
         value(p, NIC_PFC_RX_PAUSE_TRANSITION, &l),
@@ -242,7 +242,7 @@ fn check_pfc_sample(p: &Parsed, netdev: &str) {
     assert_eq!(value(p, NIC_PFC_TX_PAUSE, &l), Some(Value::Counter(1207)));
     assert_eq!(
         value(p, NIC_PFC_TX_PAUSE_DURATION, &l),
-        Some(Value::Counter(230_118))
+        Some(Value::CounterMicros(230_118))
     );
     // exactly five PFC series on priority 3, none on other priorities
     let pfc: Vec<&Sample> = p
@@ -309,7 +309,7 @@ fn rx_prio3_pause_never_picks_up_duration_or_transition() {
         assert_eq!(value(&p, NIC_PFC_RX_PAUSE, &l), Some(Value::Counter(5)));
         assert_eq!(
             value(&p, NIC_PFC_RX_PAUSE_DURATION, &l),
-            Some(Value::Counter(77))
+            Some(Value::CounterMicros(77))
         );
         assert_eq!(
             value(&p, NIC_PFC_RX_PAUSE_TRANSITION, &l),

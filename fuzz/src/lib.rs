@@ -20,7 +20,7 @@ pub fn parse_kind(kind: ParseKind, data: &[u8]) {
         match s.value {
             Value::Gauge(v) => assert!(v.is_finite(), "{} = {v}", s.key),
             Value::Counter32(v) => assert!(v <= u64::from(u32::MAX), "{} = {v}", s.key),
-            Value::Counter(_) => {}
+            Value::Counter(_) | Value::CounterMicros(_) => {}
         }
     }
     let mut store = Store::new(60_000, 16);

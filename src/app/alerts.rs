@@ -6,7 +6,7 @@ use super::Tab;
 use crate::config::Config;
 use crate::metrics::names::*;
 use crate::metrics::query::{increase_by, last_two, pause_fraction_by, rate_by};
-use crate::metrics::{Store, Ts};
+use crate::metrics::{Store, Ts, human};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// RoCE rides PFC priority 3 in this fabric (DESIGN.md §6).
@@ -251,8 +251,8 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
                     Tab::Pfc,
                     Subject::Node(g(&k, 0)),
                     format!(
-                        "{dir} pause {:.0}% of the interval (> {}%)",
-                        f * 100.0,
+                        "{dir} paused {} of the interval (> {}%)",
+                        human::percent(Some(f)),
                         a.pause_time_percent
                     ),
                     HOLD_MS,
@@ -277,7 +277,12 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
                 Severity::Warn,
                 Tab::Pfc,
                 port(&k),
-                format!("PFC {r:.0} frames/s (> {})", a.port_pfc_per_second),
+                format!(
+                    "{} {} (> {})",
+                    human::name::PFC,
+                    human::num(Some(r)),
+                    human::num(Some(a.port_pfc_per_second))
+                ),
                 HOLD_MS,
             ));
         }
@@ -516,9 +521,9 @@ fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
                     transport: tr.clone(),
                 },
                 format!(
-                    "RTT p99 {:.0} us > {ratio}x recent p50 {:.0} us",
-                    p99 * 1e6,
-                    median * 1e6
+                    "RTT p99 {} > {ratio}x recent p50 {}",
+                    human::duration(Some(p99)),
+                    human::duration(Some(median))
                 ),
                 HOLD_MS,
             ));
@@ -638,7 +643,7 @@ mod tests {
         let dead = st.add_source("ubunturdma2", 1000);
         let node = |us, oos| {
             poll(vec![
-                Sample::counter(
+                Sample::counter_micros(
                     NIC_PFC_RX_PAUSE_DURATION,
                     &[
                         ("node", "ubunturdma6"),
@@ -710,10 +715,10 @@ mod tests {
             .collect();
         let has = |s: &str| got.iter().any(|g| g.contains(s));
         assert!(has("CRIT source down: connection refused"), "{got:?}");
-        assert!(has("rx pause 20% of the interval"), "{got:?}");
-        assert!(has("PFC 5000 frames/s"), "{got:?}");
+        assert!(has("rx paused 20.0% of the interval"), "{got:?}");
+        assert!(has("PFC/s 5.0k (> 1.0k)"), "{got:?}");
         assert!(has("out_of_sequence +2 in 60 s on rocep11s0"), "{got:?}");
-        assert!(has("RTT p99 400 us > 3x recent p50 50 us"), "{got:?}");
+        assert!(has("RTT p99 400 µs > 3x recent p50 50.0 µs"), "{got:?}");
         assert_eq!(al.active()[0].severity, Severity::Crit, "worst first");
         assert_eq!(al.worst_in(Tab::Pfc), Some(Severity::Warn));
         // Stale: the node stops answering.

@@ -30,8 +30,8 @@ pub const SW_PORT_ERRORS: &str = "rocetop_switch_port_errors_total";
 // host NIC (ethtool -S)
 pub const NIC_PFC_RX_PAUSE: &str = "rocetop_nic_pfc_rx_pause_frames_total";
 pub const NIC_PFC_TX_PAUSE: &str = "rocetop_nic_pfc_tx_pause_frames_total";
-// Prometheus wants base units: these are exposed in seconds, while the store keeps the NIC's
-// integer microseconds (see `exposition_scale`).
+// Prometheus wants base units: these are in seconds; the NIC counts µs, so the ethtool parser emits
+// them as `Value::CounterMicros` and every read is in seconds (a rate is the paused fraction, 0..1).
 pub const NIC_PFC_RX_PAUSE_DURATION: &str = "rocetop_nic_pfc_rx_pause_duration_seconds_total";
 pub const NIC_PFC_TX_PAUSE_DURATION: &str = "rocetop_nic_pfc_tx_pause_duration_seconds_total";
 pub const NIC_PFC_RX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_rx_pause_transitions_total";
@@ -80,15 +80,6 @@ pub const PING_BUCKET_LE: &str = "rocetop_ping_rtt_bucket_le_seconds";
 pub const SOURCE_UP: &str = "rocetop_source_up";
 pub const SOURCE_LAST_SUCCESS: &str = "rocetop_source_last_success_timestamp_seconds";
 pub const SOURCE_UNKNOWN_LINES: &str = "rocetop_source_unparsed_lines";
-
-/// Factor from the unit a counter is stored in to the unit its name promises, for exposition:
-/// pause durations are counted by the NIC in integer microseconds.
-pub fn exposition_scale(metric: &str) -> f64 {
-    match metric {
-        NIC_PFC_RX_PAUSE_DURATION | NIC_PFC_TX_PAUSE_DURATION => 1e-6,
-        _ => 1.0,
-    }
-}
 
 /// `rocetop_rdma_<hw_counter>_total`, e.g. `np_cnp_sent` → `rocetop_rdma_np_cnp_sent_total`.
 pub fn rdma_counter(hw_counter: &str) -> String {

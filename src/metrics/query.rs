@@ -2,7 +2,6 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
-use super::store::Kind;
 use super::{Store, Ts, Value};
 use std::collections::BTreeMap;
 
@@ -45,22 +44,11 @@ pub fn increase_sum(store: &Store, name: &str, labels: &[(&str, &str)], since: T
 }
 
 /// Share of the newest interval a node's NIC spent paused (worst priority/netdev), from the
-/// `_pause_duration` counters (stored in microseconds).
+/// `_pause_duration_seconds_total` counters (their rate is seconds paused per second).
 pub fn pause_fraction_max(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut best: Option<f64> = None;
-    for (_, s) in store.select(name, labels) {
-        let Kind::Counter(width) = s.kind else {
-            continue;
-        };
-        let Some(((t0, v0), (t1, v1))) = s.last_two() else {
-            continue;
-        };
-        let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) =
-            (v1, v0)
-        else {
-            continue;
-        };
-        if let Some(f) = pause_fraction((t0, a), (t1, b), width) {
+    for (id, _) in store.select(name, labels) {
+        if let Some(f) = store.rate(id).and_then(pause_fraction) {
             best = Some(best.map_or(f, |x: f64| x.max(f)));
         }
     }
@@ -230,19 +218,8 @@ pub fn pause_fraction_by(
     group: &[&str],
 ) -> BTreeMap<Vec<String>, f64> {
     let mut out: BTreeMap<Vec<String>, f64> = BTreeMap::new();
-    for (_, s) in store.select(name, labels) {
-        let Kind::Counter(width) = s.kind else {
-            continue;
-        };
-        let Some(((t0, v0), (t1, v1))) = s.last_two() else {
-            continue;
-        };
-        let (Value::Counter(b) | Value::Counter32(b), Value::Counter(a) | Value::Counter32(a)) =
-            (v1, v0)
-        else {
-            continue;
-        };
-        if let Some(f) = pause_fraction((t0, a), (t1, b), width) {
+    for (id, s) in store.select(name, labels) {
+        if let Some(f) = store.rate(id).and_then(pause_fraction) {
             out.entry(group_key(s, group))
                 .and_modify(|y| *y = y.max(f))
                 .or_insert(f);
@@ -264,7 +241,7 @@ mod tests {
             samples: vec![
                 Sample::counter("c_total", &[("node", "n1"), ("device", "a")], a),
                 Sample::counter("c_total", &[("node", "n1"), ("device", "b")], b),
-                Sample::counter("d_total", &[("node", "n1")], d),
+                Sample::counter_micros("d_seconds_total", &[("node", "n1")], d),
             ],
             ..Default::default()
         };
@@ -278,7 +255,22 @@ mod tests {
         assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), Some(12.0));
         assert_eq!(rate_sum(&st, "c_total", &[("node", "n2")]), None);
         assert_eq!(increase_sum(&st, "c_total", &[], 0), Some(12));
-        assert_eq!(pause_fraction_max(&st, "d_total", &[]), Some(0.5));
+        assert_eq!(
+            rate_sum(&st, "d_seconds_total", &[]),
+            Some(0.5),
+            "500 000 µs in 1 s: 0.5 s per second"
+        );
+        assert_eq!(
+            latest(&st, "d_seconds_total", &[]).map(|(_, v)| v.as_f64()),
+            Some(0.5),
+            "read in seconds"
+        );
+        assert_eq!(
+            increase_sum(&st, "d_seconds_total", &[], 0),
+            None,
+            "time is not a count"
+        );
+        assert_eq!(pause_fraction_max(&st, "d_seconds_total", &[]), Some(0.5));
         assert_eq!(label_values(&st, "c_total", "device"), vec!["a", "b"]);
         let tl = rate_timeline(&st, "c_total", &[], 0, 1000, 3);
         assert_eq!(tl, vec![None, Some(12.0), None]);
@@ -290,7 +282,7 @@ mod tests {
         assert_eq!(by.len(), 2);
         let by = increase_by(&st, "c_total", &[], &["node"], 0);
         assert_eq!(by.get(&vec!["n1".to_string()]), Some(&12));
-        let pf = pause_fraction_by(&st, "d_total", &[], &["node"]);
+        let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
         assert_eq!(pf.get(&vec!["n1".to_string()]), Some(&0.5));
         st.ingest(src, 2000, &poll(1, 9, 500_000));
         let by = rate_by(&st, "c_total", &[("node", "n1")], &["node"]);

@@ -51,6 +51,14 @@ pub enum Rate {
 }
 
 impl Rate {
+    /// The rate in the metric's unit, for a counter kept in `scale` counts.
+    pub fn scaled(self, scale: super::Scale) -> Rate {
+        match self {
+            Rate::PerSec(v) => Rate::PerSec(v * scale.per_count()),
+            other => other,
+        }
+    }
+
     pub fn value(self) -> Option<f64> {
         match self {
             Rate::PerSec(v) => Some(v),
@@ -87,11 +95,10 @@ pub fn increase(values: impl IntoIterator<Item = u64>, width: Width) -> u64 {
     sum
 }
 
-/// Share of an interval spent paused, from a pause-duration counter in microseconds:
-/// Δduration_us / (10⁶·Δt), clamped to [0, 1]. `None` without a valid interval.
-pub fn pause_fraction(prev: (Ts, u64), cur: (Ts, u64), width: Width) -> Option<f64> {
-    let per_sec_us = rate(prev, cur, width).value()?;
-    Some((per_sec_us / 1e6).clamp(0.0, 1.0))
+/// Share of an interval spent paused, from the rate of a pause-duration counter in seconds per
+/// second (already in the metric's unit: the store scaled the NIC's µs), clamped to [0, 1].
+pub fn pause_fraction(r: Rate) -> Option<f64> {
+    Some(r.value()?.clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
@@ -188,16 +195,14 @@ mod tests {
 
     #[test]
     fn pause_fraction_is_share_of_interval() {
-        // 250 ms of pause in a 1 s interval.
-        assert_eq!(
-            pause_fraction((0, 0), (1000, 250_000), Width::W64),
-            Some(0.25)
-        );
-        assert_eq!(
-            pause_fraction((0, 0), (1000, 5_000_000), Width::W64),
-            Some(1.0),
-            "clamped"
-        );
-        assert_eq!(pause_fraction((0, 9), (1000, 1), Width::W64), None, "reset");
+        use crate::metrics::Scale;
+        // 250 ms of pause (250 000 µs) in a 1 s interval.
+        let r = rate((0, 0), (1000, 250_000), Width::W64).scaled(Scale::Micro);
+        assert_eq!(r, Rate::PerSec(0.25));
+        assert_eq!(pause_fraction(r), Some(0.25));
+        let over = rate((0, 0), (1000, 5_000_000), Width::W64).scaled(Scale::Micro);
+        assert_eq!(pause_fraction(over), Some(1.0), "clamped");
+        let reset = rate((0, 9), (1000, 1), Width::W64).scaled(Scale::Micro);
+        assert_eq!(pause_fraction(reset), None, "reset");
     }
 }

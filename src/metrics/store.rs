@@ -2,7 +2,7 @@
 //! computed on read by `rate.rs`. A failed poll adds no point, so the gap stays a gap.
 
 use super::rate::{self, Rate, Width};
-use super::{Parsed, Sample, SeriesKey, Ts, Value};
+use super::{Parsed, Sample, Scale, SeriesKey, Ts, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -89,6 +89,8 @@ pub struct Series {
     pub key: SeriesKey,
     pub source: SourceId,
     pub kind: Kind,
+    /// Metric units per stored count (µs counters of a seconds metric); reads apply it.
+    pub scale: Scale,
     points: hist::Hist,
     /// Its source's clock: the times of its points.
     clock: SharedClock,
@@ -97,6 +99,7 @@ pub struct Series {
 impl Series {
     pub fn value_of(&self, p: &Point) -> Value {
         match self.kind {
+            Kind::Counter(Width::W64) if self.scale == Scale::Micro => Value::CounterMicros(p.raw),
             Kind::Counter(Width::W64) => Value::Counter(p.raw),
             Kind::Counter(Width::W32) => Value::Counter32(p.raw),
             Kind::Gauge => Value::Gauge(f64::from_bits(p.raw)),
@@ -403,7 +406,7 @@ impl Store {
             None => {
                 let id = SeriesId(self.series.len() as u32);
                 let kind = match s.value {
-                    Value::Counter(_) => Kind::Counter(Width::W64),
+                    Value::Counter(_) | Value::CounterMicros(_) => Kind::Counter(Width::W64),
                     Value::Counter32(_) => Kind::Counter(Width::W32),
                     Value::Gauge(_) => Kind::Gauge,
                 };
@@ -412,6 +415,7 @@ impl Store {
                     key: s.key.clone(),
                     source,
                     kind,
+                    scale: s.value.scale(),
                     points: hist::Hist::default(),
                     clock,
                 });
@@ -430,7 +434,7 @@ impl Store {
     /// Add a sample taken at `at` by `source`, whose clock named that poll `seq`.
     fn push(&mut self, id: SeriesId, source: SourceId, at: Ts, seq: Option<i64>, s: &Sample) {
         let raw = match s.value {
-            Value::Counter(v) | Value::Counter32(v) => v,
+            Value::Counter(v) | Value::Counter32(v) | Value::CounterMicros(v) => v,
             Value::Gauge(v) => v.to_bits(),
         };
         let max_points = self.max_points;
@@ -528,7 +532,8 @@ impl Store {
         v
     }
 
-    /// Rate over the newest interval of a counter, from the samples' own timestamps.
+    /// Rate over the newest interval of a counter, from the samples' own timestamps, in the
+    /// metric's unit per second (a µs-kept seconds counter gives seconds per second: a fraction).
     /// `None`: fewer than two points, a gauge, or the source failed in between (a gap).
     pub fn rate(&self, id: SeriesId) -> Option<Rate> {
         let s = self.get(id)?;
@@ -539,7 +544,7 @@ impl Store {
         if self.gap(s, ta, tb) {
             return None;
         }
-        Some(rate::rate((ta, a.raw), (tb, b.raw), width))
+        Some(rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale))
     }
 
     /// Per-interval rates of a counter since `since` (points end at each interval's end).
@@ -558,7 +563,7 @@ impl Store {
                 let r = if self.gap(s, a.t, p.t) {
                     Rate::NoTime
                 } else {
-                    rate::rate((a.t, a.raw), (p.t, p.raw), width)
+                    rate::rate((a.t, a.raw), (p.t, p.raw), width).scaled(s.scale)
                 };
                 if p.t >= since {
                     out.push((p.t, r));
@@ -569,13 +574,17 @@ impl Store {
         out
     }
 
-    /// How much a counter grew since `since` (resets counted as Prometheus does). `None` for
-    /// gauges and series with no point at or after `since`.
+    /// How many events a counter counted since `since` (resets counted as Prometheus does).
+    /// `None` for gauges, for scaled counters (their growth is an amount of time, not a count:
+    /// read their rates), and for series with no point at or after `since`.
     pub fn increase_since(&self, id: SeriesId, since: Ts) -> Option<u64> {
         let s = self.get(id)?;
         let Kind::Counter(width) = s.kind else {
             return None;
         };
+        if s.scale != Scale::One {
+            return None;
+        }
         if s.points.last()?.1 < since {
             return Some(0);
         }

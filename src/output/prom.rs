@@ -2,7 +2,7 @@
 //! the per-second rate of every counter as a `_per_second` gauge, and the health of every source.
 
 use crate::metrics::store::Kind;
-use crate::metrics::{SeriesKey, Store, names};
+use crate::metrics::{SeriesKey, Store, Value, names};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -56,8 +56,12 @@ fn help(name: &str) -> String {
             "PFC pause frames sent by a host NIC priority",
         ),
         (
-            "rocetop_nic_pfc_rx_pause_duration_us",
-            "Time a host NIC priority was paused by its peer, in microseconds",
+            "rocetop_nic_pfc_rx_pause_duration_seconds",
+            "Time a host NIC priority was paused by its peer (ethtool rx_prioN_pause_duration, counted in us, shown in seconds)",
+        ),
+        (
+            "rocetop_nic_pfc_tx_pause_duration_seconds",
+            "Time a host NIC priority paused its peer (ethtool tx_prioN_pause_duration, counted in us, shown in seconds)",
         ),
         (
             "rocetop_node_rdma_bytes",
@@ -94,7 +98,9 @@ fn help(name: &str) -> String {
         .find(|(k, _)| *k == base)
         .map(|(_, h)| (*h).to_string())
         .unwrap_or_else(|| format!("rocetop metric {base}"));
-    if name.ends_with("_per_second") {
+    if name.ends_with("_seconds_per_second") {
+        format!("{what}, per second over the last poll interval: the fraction of time, 0..1")
+    } else if name.ends_with("_per_second") {
         format!("{what}, per second over the last poll interval")
     } else {
         what
@@ -143,12 +149,11 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         let Some((_, v)) = s.latest() else { continue };
         match s.kind {
             Kind::Counter(_) => {
-                add(
-                    &s.key.name,
-                    "counter",
-                    &s.key,
-                    format!("{}", v.as_f64() as u64),
-                );
+                let text = match v {
+                    Value::Counter(n) | Value::Counter32(n) => n.to_string(),
+                    other => fmt_f64(other.as_f64()),
+                };
+                add(&s.key.name, "counter", &s.key, text);
                 if with_rates {
                     if let Some(r) = store.rate(id).and_then(|r| r.value()) {
                         let rate_name =

@@ -1,16 +1,14 @@
 //! `snapshot --format table`: the worst offenders first (which node sends the most CNPs, which
 //! port pauses most), then every counter with its rate.
 
+use crate::metrics::human::{self, name};
 use crate::metrics::query::{label_values, latest, pause_fraction_max, rate_sum};
 use crate::metrics::{Store, Value, names};
 use std::fmt::Write as _;
 
+/// A rate under a column whose title carries the `/s` (the screen's rule, `metrics::human`).
 fn rate(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x >= 100.0 => format!("{x:.0}"),
-        Some(x) => format!("{x:.1}"),
-    }
+    human::num(v)
 }
 
 pub fn render(store: &Store) -> String {
@@ -34,8 +32,7 @@ pub fn render(store: &Store) -> String {
                     rate_sum(store, &cnp, &l),
                     rate_sum(store, &handled, &l),
                     rate_sum(store, names::NIC_PFC_RX_PAUSE, &nl),
-                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl)
-                        .map(|f| f * 100.0),
+                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl),
                 ],
             ));
         }
@@ -69,14 +66,21 @@ pub fn render(store: &Store) -> String {
     ports.sort_by(|a, b| pfc(&b.2).total_cmp(&pfc(&a.2)));
 
     if let Some((n, d, r)) = nodes.first() {
-        let _ = writeln!(out, "Most CNPs sent:   {n} {d} ({} CNP/s)", rate(r[1]));
+        let _ = writeln!(
+            out,
+            "Most CNPs sent:   {n} {d} ({} {})",
+            rate(r[1]),
+            name::CNP_SENT
+        );
     }
     if let Some((s, p, r)) = ports.first() {
         let _ = writeln!(
             out,
-            "Most PFC frames:  {s} {p} ({} rx/s, {} tx/s)",
+            "Most PFC frames:  {s} {p} ({} {}, {} {})",
             rate(r[0]),
-            rate(r[1])
+            name::PFC_RX,
+            rate(r[1]),
+            name::PFC_TX
         );
     }
     let down: Vec<String> = store
@@ -105,26 +109,39 @@ pub fn render(store: &Store) -> String {
     if !nodes.is_empty() {
         let _ = writeln!(
             out,
-            "\nNODES (by CNP sent/s)\n{:<14} {:<13} {:>9} {:>11} {:>14} {:>10} {:>8}",
-            "node", "device", "ECN/s", "CNP sent/s", "CNP handled/s", "pause rx/s", "pause %"
+            "\nNODES (by {})\n{:<14} {:<13} {:>12} {:>11} {:>14} {:>10} {:>8}",
+            name::CNP_SENT,
+            "node",
+            "device",
+            name::ECN_MARKED,
+            name::CNP_SENT,
+            name::CNP_HANDLED,
+            name::NIC_PAUSE_RX,
+            name::PAUSE_TIME
         );
         for (n, d, r) in &nodes {
             let _ = writeln!(
                 out,
-                "{n:<14} {d:<13} {:>9} {:>11} {:>14} {:>10} {:>8}",
+                "{n:<14} {d:<13} {:>12} {:>11} {:>14} {:>10} {:>8}",
                 rate(r[0]),
                 rate(r[1]),
                 rate(r[2]),
                 rate(r[3]),
-                rate(r[4])
+                human::percent(r[4])
             );
         }
     }
     if !ports.is_empty() {
         let _ = writeln!(
             out,
-            "\nSWITCH PORTS (by PFC frames/s)\n{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}",
-            "switch", "port", "PFC rx/s", "PFC tx/s", "q drops/s", "ingress dr/s"
+            "\nSWITCH PORTS (by {})\n{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}",
+            name::PFC,
+            "switch",
+            "port",
+            name::PFC_RX,
+            name::PFC_TX,
+            "q drops/s",
+            "ingress dr/s"
         );
         for (s, p, r) in &ports {
             let _ = writeln!(
@@ -137,20 +154,31 @@ pub fn render(store: &Store) -> String {
             );
         }
     }
-    let train: Vec<(&str, &str)> = [
-        (names::TRAIN_ITERATION, "iteration"),
-        (names::TRAIN_LOSS, "loss"),
-        (names::TRAIN_STEP_SECONDS, "step s"),
-        (names::TRAIN_ALLREDUCE_SECONDS, "all-reduce s"),
+    type Show = fn(Option<f64>) -> String;
+    let plain: Show = |v| v.map_or("-".into(), |x| format!("{x:.0}"));
+    let loss: Show = |v| v.map_or("-".into(), |x| format!("{x:.4}"));
+    let train: Vec<(&str, &str, Show)> = [
+        (names::TRAIN_ITERATION, "iteration", plain),
+        (names::TRAIN_LOSS, "loss", loss),
+        (
+            names::TRAIN_STEP_SECONDS,
+            name::STEP,
+            human::duration as Show,
+        ),
+        (
+            names::TRAIN_ALLREDUCE_SECONDS,
+            name::ALLREDUCE,
+            human::duration,
+        ),
     ]
     .into_iter()
-    .filter(|(n, _)| latest(store, n, &[]).is_some())
+    .filter(|(n, _, _)| latest(store, n, &[]).is_some())
     .collect();
     if !train.is_empty() {
         let _ = write!(out, "\nTRAINING:        ");
-        for (n, label) in train {
+        for (n, label, show) in train {
             if let Some((_, Value::Gauge(v))) = latest(store, n, &[]) {
-                let _ = write!(out, " {label} {v}");
+                let _ = write!(out, " {label} {}", show(Some(v)));
             }
         }
         out.push('\n');
@@ -165,19 +193,21 @@ pub fn render(store: &Store) -> String {
     all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
     for (id, s) in all {
         let Some((_, v)) = s.latest() else { continue };
+        // Exact: the counter as the device gave it (in the metric's unit), the gauge unrounded.
         let val = match v {
-            Value::Gauge(g) => format!("{g}"),
-            other => format!("{}", other.as_f64() as u64),
+            Value::Counter(n) | Value::Counter32(n) => n.to_string(),
+            other => format!("{}", other.as_f64()),
         };
         let r = store.rate(id).and_then(|r| r.value());
         let _ = writeln!(
             out,
             "{:<100} {val:>20} {:>12}",
             s.key.to_string(),
-            if v.is_counter() {
-                rate(r)
-            } else {
-                String::new()
+            match v {
+                // Seconds per second: the share of time, as the screen shows it.
+                Value::CounterMicros(_) => human::percent(r),
+                _ if v.is_counter() => rate(r),
+                _ => String::new(),
             }
         );
     }

@@ -3,35 +3,8 @@
 use crate::metrics::Ts;
 use crate::metrics::query::Agg;
 
-/// A compact number: 0.42, 12.3, 950, 12.3k, 4.5M, 1.2G. `None` is "-".
-pub fn num(v: Option<f64>) -> String {
-    let Some(v) = v.filter(|v| v.is_finite()) else {
-        return "-".into();
-    };
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a < 10.0 {
-        format!("{v:.2}")
-    } else if a < 1000.0 {
-        format!("{v:.0}")
-    } else if a < 1e6 {
-        format!("{:.1}k", v / 1e3)
-    } else if a < 1e9 {
-        format!("{:.1}M", v / 1e6)
-    } else {
-        format!("{:.1}G", v / 1e9)
-    }
-}
-
-/// An integer count, compact above a million.
-pub fn count(v: Option<u64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(n) if n < 1_000_000 => n.to_string(),
-        Some(n) => num(Some(n as f64)),
-    }
-}
+// Numbers follow the one rule of `metrics::human` (shared with alerts, snapshot and bundle).
+pub use crate::metrics::human::{count, duration as secs, num, percent};
 
 /// A rate from an aggregate, with the reset mark when a counter of the group reset.
 pub fn rate(a: Option<&Agg>, ascii: bool) -> String {
@@ -53,23 +26,6 @@ pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
     match last_min {
         Some(n) if r != "-" => format!("{r} ({})", count(Some(n))),
         _ => r,
-    }
-}
-
-/// Seconds as µs or ms for RTTs and step times.
-pub fn secs(v: Option<f64>) -> String {
-    match v.filter(|v| v.is_finite()) {
-        None => "-".into(),
-        Some(s) if s < 1e-3 => format!("{:.1}us", s * 1e6),
-        Some(s) if s < 1.0 => format!("{:.2}ms", s * 1e3),
-        Some(s) => format!("{s:.2}s"),
-    }
-}
-
-pub fn percent(v: Option<f64>) -> String {
-    match v.filter(|v| v.is_finite()) {
-        None => "-".into(),
-        Some(f) => format!("{:.1}%", f * 100.0),
     }
 }
 
@@ -133,7 +89,7 @@ mod tests {
             "0.40 (23)"
         );
         assert_eq!(sparse(None, Some(23), false), "-");
-        assert_eq!(secs(Some(45e-6)), "45.0us");
+        assert_eq!(secs(Some(45e-6)), "45.0 µs");
         assert_eq!(clock(1_700_000_000_000), "22:13:20");
         assert_eq!(age(250_000), "4m10s");
     }

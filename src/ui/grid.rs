@@ -143,11 +143,12 @@ fn row_line<'a>(app: &App, cols: &[Col], shown: &[usize], r: &Row, selected: boo
         let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
         spans.push(Span::styled(format!(" {}", text(&cell.val, app.ascii)), st));
     }
-    let mut line = Line::from(spans);
     if selected {
-        line = line.patch_style(app.theme.selected);
+        for sp in &mut spans {
+            sp.style = app.theme.on_selected(sp.style);
+        }
     }
-    line
+    Line::from(spans)
 }
 
 /// One table of a tab.

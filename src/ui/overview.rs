@@ -21,7 +21,7 @@ use crate::app::alerts::WINDOW_MS;
 use crate::app::{App, Tab};
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::{Store, Ts};
+use crate::metrics::{Store, Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -289,26 +289,49 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
             rate_timeline_where(st, SW_PFC_TX, |k| is_ii(k) == ii, since, w, true),
         )
     };
-    let pause: Vec<Option<f64>> =
-        rate_timeline_where(st, NIC_PFC_RX_PAUSE_DURATION, |_| true, since, w, false)
-            .into_iter()
-            .map(|v| v.map(|us| (us / 1e4).min(100.0)))
-            .collect();
-    let series: Vec<(&str, Vec<Option<f64>>)> = vec![
-        ("step ms", gt(TRAIN_STEP_SECONDS, &[], 1e3)),
-        ("all-reduce ms", gt(TRAIN_ALLREDUCE_SECONDS, &[], 1e3)),
-        ("CNP sent/s", rt(&rdma_counter("np_cnp_sent"))),
+    // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
+    let pause = rate_timeline_where(st, NIC_PFC_RX_PAUSE_DURATION, |_| true, since, w, false);
+    // Values stay in their metric's unit; each line's newest value is written by its quantity's
+    // formatter (the same one the tables and alerts use).
+    type Fmt = fn(Option<f64>) -> String;
+    let (time, rate, share): (Fmt, Fmt, Fmt) = (human::duration, human::num, human::percent);
+    let series: Vec<(String, Vec<Option<f64>>, Fmt)> = vec![
         (
-            "ECN marked/s",
-            rt(&rdma_counter("np_ecn_marked_roce_packets")),
+            human::name::STEP.into(),
+            gt(TRAIN_STEP_SECONDS, &[], 1.0),
+            time,
         ),
-        ("PFC/s edge ports", pfc(false)),
-        ("PFC/s internal ii", pfc(true)),
-        ("host pause % (max)", pause),
-        ("drops/s", add(rt(SW_QUEUE_DROPPED), rt(SW_INGRESS_DROPPED))),
         (
-            "RTT p99 us (max)",
-            gt(PING_RTT_SECONDS, &[("quantile", "0.99")], 1e6),
+            human::name::ALLREDUCE.into(),
+            gt(TRAIN_ALLREDUCE_SECONDS, &[], 1.0),
+            time,
+        ),
+        (
+            human::name::CNP_SENT.into(),
+            rt(&rdma_counter("np_cnp_sent")),
+            rate,
+        ),
+        (
+            human::name::ECN_MARKED.into(),
+            rt(&rdma_counter("np_ecn_marked_roce_packets")),
+            rate,
+        ),
+        (format!("{} edge ports", human::name::PFC), pfc(false), rate),
+        (format!("{} internal ii", human::name::PFC), pfc(true), rate),
+        (
+            format!("host {} (max)", human::name::PAUSE_TIME),
+            pause,
+            share,
+        ),
+        (
+            human::name::DROPS.into(),
+            add(rt(SW_QUEUE_DROPPED), rt(SW_INGRESS_DROPPED)),
+            rate,
+        ),
+        (
+            "RTT p99 (max)".into(),
+            gt(PING_RTT_SECONDS, &[("quantile", "0.99")], 1.0),
+            time,
         ),
     ];
     let mut lines = vec![title(
@@ -316,18 +339,15 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
         format!("Timeline, last {w} s"),
         " (one column = 1 s; value = newest)".into(),
     )];
-    for (label, tl) in series.into_iter().take(area.height as usize - 1) {
+    for (label, tl, show) in series.into_iter().take(area.height as usize - 1) {
         let (last, _) = spark::last_and_max(&tl);
-        let tone = if label == "drops/s" && last.unwrap_or(0.0) > 0.0 {
+        let tone = if label == human::name::DROPS && last.unwrap_or(0.0) > 0.0 {
             app.theme.crit
         } else {
             app.theme.chart
         };
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{label:<18}{:>7} ", fmt::num(last)),
-                app.theme.normal,
-            ),
+            Span::styled(format!("{label:<17}{:>8} ", show(last)), app.theme.normal),
             Span::styled(spark::line(&tl, w, app.ascii), tone),
         ]));
     }

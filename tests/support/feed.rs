@@ -252,12 +252,12 @@ pub fn polls(sim: &Sim, cfg: &Config, secs: i64) -> Vec<(String, Parsed)> {
             let l = [("node", node), ("netdev", nd_name), ("priority", "3")];
             v.push(Sample::counter(NIC_PFC_RX_PAUSE, &l, nd.rx_pause));
             v.push(Sample::counter(NIC_PFC_TX_PAUSE, &l, nd.tx_pause));
-            v.push(Sample::counter(
+            v.push(Sample::counter_micros(
                 NIC_PFC_RX_PAUSE_DURATION,
                 &l,
                 nd.rx_pause_us,
             ));
-            v.push(Sample::counter(
+            v.push(Sample::counter_micros(
                 NIC_PFC_TX_PAUSE_DURATION,
                 &l,
                 nd.tx_pause_us,

@@ -4,6 +4,7 @@
 use super::{Ctx, by_first};
 use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
+use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,10 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const COLS: [Col; 10] = [
     lcol("node", 13, 0),
     lcol("device", 12, 0),
-    col("ECN marked/s", 12, 1),
+    col(human::name::ECN_MARKED, 12, 1),
     col("CNP sent/s(60s)", 15, 1),
-    col("CNP hdl/s", 9, 2),
-    col("CNP ign/s", 9, 2),
+    col(human::name::CNP_HANDLED, 13, 2),
+    col(human::name::CNP_IGNORED, 13, 2),
     col("CNP/ECN", 7, 3),
     col("out_of_seq", 10, 0),
     col("seq_err", 8, 0),

@@ -3,7 +3,7 @@
 use super::{Ctx, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
-use crate::metrics::Store;
+use crate::metrics::{Store, human};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use std::collections::BTreeMap;
@@ -13,11 +13,11 @@ pub const COLS: [Col; 10] = [
     lcol("node", 13, 0),
     lcol("state", 9, 0),
     lcol("port", 8, 3),
-    col("ECN/s(60s)", 12, 1),
-    col("CNP tx/s(60s)", 13, 2),
-    col("CNP rx/s", 8, 3),
-    col("pause/s", 8, 2),
-    col("pause%", 6, 1),
+    col("ECN marked/s(60s)", 17, 1),
+    col("CNP sent/s(60s)", 15, 2),
+    col(human::name::CNP_HANDLED, 13, 3),
+    col(human::name::NIC_PAUSE_RX, 10, 2),
+    col(human::name::PAUSE_TIME, 6, 1),
     col("RTT p50", 8, 3),
     col("RTT p99", 8, 2),
 ];
@@ -124,11 +124,15 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             score,
             span: state.span(name).map(|c| (2, c)),
             charts: vec![
-                Chart::rate("ECN marked/s", &ecn_name, &node),
-                Chart::rate("CNP sent/s", &cnp_name, &node),
-                Chart::rate("CNP handled/s", &hdl_name, &node),
-                Chart::rate("PFC pause frames received/s", NIC_PFC_RX_PAUSE, &node),
-                Chart::rate("pause duration us/s (rx)", NIC_PFC_RX_PAUSE_DURATION, &node),
+                Chart::rate(human::name::ECN_MARKED, &ecn_name, &node),
+                Chart::rate(human::name::CNP_SENT, &cnp_name, &node),
+                Chart::rate(human::name::CNP_HANDLED, &hdl_name, &node),
+                Chart::rate(human::name::NIC_PAUSE_RX, NIC_PFC_RX_PAUSE, &node),
+                Chart::rate(
+                    "time paused rx (fraction of each second, 0..1)",
+                    NIC_PFC_RX_PAUSE_DURATION,
+                    &node,
+                ),
             ],
         });
     }

@@ -30,7 +30,7 @@ pub const SW_COLS: [Col; 11] = [
 pub const HOST_COLS: [Col; 9] = [
     lcol("node", 13, 0),
     lcol("netdev", 8, 2),
-    lcol("prio", 4, 3),
+    lcol("prio", 6, 3),
     col("rx pause/s", 10, 1),
     col("tx pause/s", 10, 2),
     col("pause%", 7, 0),

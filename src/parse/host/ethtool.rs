@@ -202,7 +202,12 @@ pub fn parse_keeping(
             Prio::Global => "global",
         };
         let labels = [("netdev", netdev), ("node", node), ("priority", prio_label)];
-        p.push(Sample::counter(metric(dir, kind), &labels, v));
+        // The unit is decided here: the NIC counts pause time in µs, the metric is in seconds.
+        p.push(if kind == Kind::Duration {
+            Sample::counter_micros(metric(dir, kind), &labels, v)
+        } else {
+            Sample::counter(metric(dir, kind), &labels, v)
+        });
     }
     if p.samples.is_empty() {
         p.note(format!("{netdev}: ethtool -S printed no counters"));

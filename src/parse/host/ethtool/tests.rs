@@ -55,7 +55,12 @@ fn duration_never_lands_in_the_frame_counter() {
     assert_eq!(p.find(NIC_PFC_RX_PAUSE, &l), Some(Value::Counter(5)));
     assert_eq!(
         p.find(NIC_PFC_RX_PAUSE_DURATION, &l),
-        Some(Value::Counter(900))
+        Some(Value::CounterMicros(900)),
+        "µs as the NIC counts them, read in seconds"
+    );
+    assert_eq!(
+        p.find(NIC_PFC_RX_PAUSE_DURATION, &l).map(|v| v.as_f64()),
+        Some(900e-6)
     );
     assert_eq!(
         p.find(NIC_PFC_RX_PAUSE_TRANSITION, &l),
