@@ -1,15 +1,21 @@
 //! RDMA pings on real RoCE hardware, compared with `ib_send_lat` on the same pair (README: "Latency
-//! on real RoCE hardware"). Ignored: it needs two RoCE hosts. On the peer:
+//! on real RoCE hardware"). Ignored: it needs two RoCE hosts. On the peer, first (the test prints
+//! these exact lines too; `rocetop::collect::ping::verbs::perftest` builds them):
 //!
 //! ```text
 //! rocetop pingd --listen 192.168.250.202:18515 &     # built with --features verbs
-//! ib_send_lat -d rocep11s0 -x 3 -F                    # server side, once per run
+//! ib_send_lat -F -p 18516 -n 5000 -d rocep19s0 -x 3     # once per test run
 //! ```
 //!
+//! perftest gets port 18516: its default, 18515, is pingd's, and its server binds every address.
+//! Both sides run the same `-n` (perftest >= 6.28 aborts on "iters mismatch").
+//!
 //! Here: `ROCETOP_HW_PEER=192.168.250.202 [ROCETOP_HW_DEVICE=rocep19s0] [ROCETOP_HW_GID=3]
+//! [ROCETOP_HW_PEER_DEVICE=rocep19s0] [ROCETOP_HW_PEER_GID=3]
 //! cargo test --release --features verbs --test ping_rdma_hw -- --ignored --nocapture`
 #![cfg(feature = "verbs")]
 
+use rocetop::collect::ping::verbs::perftest;
 use rocetop::collect::ping::{self, Options, PingTransport};
 use rocetop::collect::transport::Transport;
 use rocetop::metrics::names;
@@ -41,24 +47,29 @@ async fn rdma_rtt_agrees_with_ib_send_lat() {
     let device = std::env::var("ROCETOP_HW_DEVICE").ok();
     let gid = std::env::var("ROCETOP_HW_GID").ok();
 
-    let mut cmd = std::process::Command::new("ib_send_lat");
-    cmd.args(["-n", "5000", "-F"]);
-    if let Some(d) = &device {
-        cmd.args(["-d", d]);
-    }
-    if let Some(g) = &gid {
-        cmd.args(["-x", g]);
-    }
-    let out = cmd
-        .arg(&peer)
+    let gid: Option<u8> = gid.map(|g| g.parse().expect("ROCETOP_HW_GID is a GID index"));
+    let peer_dev = std::env::var("ROCETOP_HW_PEER_DEVICE").ok();
+    let peer_gid = std::env::var("ROCETOP_HW_PEER_GID")
+        .ok()
+        .map(|g| g.parse().expect("ROCETOP_HW_PEER_GID is a GID index"));
+    let on_peer = perftest::peer_commands(&peer, peer_dev.as_deref(), peer_gid);
+    println!("on the peer, before this test:\n{on_peer}");
+
+    let out = std::process::Command::new("ib_send_lat")
+        .args(perftest::client_args(device.as_deref(), gid, &peer))
         .output()
         .expect("ib_send_lat runs (perftest)");
     let text = String::from_utf8_lossy(&out.stdout);
-    let ib_avg = ib_send_lat_avg_us(&text).unwrap_or_else(|| panic!("no numbers in {text}"));
+    let ib_avg = ib_send_lat_avg_us(&text).unwrap_or_else(|| {
+        panic!(
+            "no numbers from ib_send_lat: {text}{}\nwas this running on the peer?\n{on_peer}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
 
     let mut opts = Options::with_rate(1000.0);
     opts.verbs.device = device;
-    opts.verbs.gid_index = gid.and_then(|g| g.parse().ok());
+    opts.verbs.gid_index = gid;
     let t = PingTransport::new("peer", &peer, opts);
     t.run(&ping::request("peer"), Duration::from_secs(5))
         .await

@@ -24,11 +24,13 @@ pub enum Ev {
     Send(u64, u64),
 }
 
-/// Virtual time: moves only when slept on or polled. Every read is logged.
+/// Virtual time: moves when slept on or polled (and by 1 ns per read if `tick`, so every read is
+/// distinct). Every read is logged.
 #[derive(Clone, Default)]
 pub struct FakeClock {
     pub t: Arc<Mutex<u64>>,
     pub log: Arc<Mutex<Vec<Ev>>>,
+    pub tick: bool,
 }
 
 impl FakeClock {
@@ -39,7 +41,9 @@ impl FakeClock {
 
 impl Clock for FakeClock {
     fn now(&self) -> u64 {
-        let t = *self.t.lock().expect("clock");
+        let mut g = self.t.lock().expect("clock");
+        let t = *g;
+        *g += u64::from(self.tick);
         self.log.lock().expect("log").push(Ev::Now(t));
         t
     }
@@ -190,12 +194,13 @@ impl Endpoint for FakeEp {
 }
 
 /// Dials fail this many times first; each dial records the link's notes (why the last session
-/// ended).
+/// ended) and its (sent, lost) counters.
 #[derive(Clone, Default)]
 pub struct FakeDialer {
     pub fails: Arc<Mutex<u32>>,
     pub link: Option<Arc<Mutex<Link>>>,
     pub notes_at_dial: Arc<Mutex<Vec<Vec<String>>>>,
+    pub counts_at_dial: Arc<Mutex<Vec<(u64, u64)>>>,
 }
 
 pub struct FakeControl;
@@ -205,8 +210,13 @@ impl Dialer for FakeDialer {
 
     fn dial(&self) -> Result<(FakeControl, IpAddr), String> {
         if let Some(l) = &self.link {
-            let notes = l.lock().expect("link").notes.clone();
-            self.notes_at_dial.lock().expect("notes").push(notes);
+            let g = l.lock().expect("link");
+            self.notes_at_dial
+                .lock()
+                .expect("notes")
+                .push(g.notes.clone());
+            let counts = (g.window.sent, g.window.lost);
+            self.counts_at_dial.lock().expect("counts").push(counts);
         }
         let mut f = self.fails.lock().expect("fails");
         if *f > 0 {

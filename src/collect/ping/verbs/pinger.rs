@@ -126,7 +126,8 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             l.status = Status::Up;
             l.notes = vec![note];
         });
-        self.skip_missed();
+        // Slots that passed while this session was built are sent late, or counted lost past
+        // their deadline, by the probe loop; those of a retry wait were counted there.
         let mut got = Vec::new();
         let mut unanswered = 0u32;
         while !self.stopped() {
