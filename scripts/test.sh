@@ -35,7 +35,23 @@ cargo clippy --all-targets -- -D warnings
 if grep -q '^verbs' Cargo.toml; then
   cargo clippy --all-targets --features verbs -- -D warnings
 fi
+# Skips are counted, never silent: a test that cannot run here writes why (tests/common/skip.rs);
+# ignored tests carry their reason. Both are summed up when the script ends, pass or fail.
+skips="${CARGO_TARGET_DIR:-target}/tmp/rocetop-skips.log"
+rm -f "$skips"
+skip_summary() {
+  if [ -s "$skips" ]; then
+    cut -f2 "$skips" | sort | uniq -c | while read -r n why; do echo "scripts/test.sh: $n skipped: $why"; done
+  else
+    echo "scripts/test.sh: 0 skipped"
+  fi
+  grep -rhoE '#\[ignore = "[^"]*"\]' src tests | sed -E 's/.*"(.*)".*/\1/' | sort | uniq -c |
+    while read -r n why; do echo "scripts/test.sh: $n ignored: $why"; done
+}
+trap skip_summary EXIT
 cargo test --all-targets --no-fail-fast
 if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib
+  # The hardware test's parts that need no hardware (output parsing, the README's tolerance).
+  cargo test --features verbs --test ping_rdma_hw
 fi
