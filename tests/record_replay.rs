@@ -267,6 +267,11 @@ fn kill_9_loses_at_most_the_last_record() {
     assert_eq!(n, at_stop.len(), "the kill lost nothing that was readable");
     assert!(r.end().is_none(), "killed: no end record");
     let newest = at_stop.iter().copied().max().expect("polls");
+    eprintln!(
+        "kill -9: newest record {} ms before the stop, {} records",
+        stopped_at - newest,
+        at_stop.len()
+    );
     // One poll interval (1 s), plus as much again for a loaded machine.
     assert!(
         stopped_at - newest <= 2_000,
