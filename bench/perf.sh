@@ -276,8 +276,8 @@ for m in $MODES; do
       [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
       "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
     render)
-      # one frame at 120x40 with 8 and 512 demo nodes (tests/tui_render.rs, release)
-      cargo test --release --quiet --test tui_render render_time -- --ignored --nocapture 2>/dev/null |
+      # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release)
+      cargo run --release --quiet --example render_time 2>/dev/null |
         grep '^render' | tee "$W/render" >&2 ;;
   esac
 done

@@ -3,7 +3,7 @@
 # in 120x40 and 80x24 panes (8 nodes, and 512 with bench/gpu512.toml). The baseline, measured in the same
 # run and pane size, is a full repaint of the same screen once a second (`clear; cat screen`), which is
 # what a tool without cell diffing sends; the ratio is ours / baseline. Then the render time of one
-# frame for 8 and 512 nodes (the ignored test in tests/tui_render.rs, release build).
+# frame for 8 and 512 nodes (examples/render_time.rs, release build).
 #
 #   bench/tui_bytes.sh                 # needs tmux and a release build (cargo build --release)
 #   SECS=30 RENDER=0 bench/tui_bytes.sh
@@ -65,5 +65,5 @@ done
 if [ "$RENDER" = 1 ]; then
   echo
   echo "render time of one frame (120x40, release):"
-  cargo test --release --quiet --test tui_render render_time -- --ignored --nocapture 2>/dev/null | grep '^render'
+  cargo run --release --quiet --example render_time 2>/dev/null | grep '^render'
 fi

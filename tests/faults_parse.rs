@@ -204,7 +204,7 @@ async fn enormous_outputs_are_read_without_panic() {
 /// Writes the good outputs as fuzz seeds (fuzz/seeds/parse_<kind>/good): run by hand with
 /// `cargo test --test faults_parse -- --ignored write_fuzz_seeds` when a parser learns a layout.
 #[tokio::test]
-#[ignore]
+#[ignore = "a tool, not a test: writes fuzz seeds when run by hand"]
 async fn write_fuzz_seeds() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
     for (kind, text) in good_outputs().await {

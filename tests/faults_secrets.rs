@@ -195,11 +195,27 @@ fn loose_identity_files_are_warned_about() {
     }
 }
 
+/// The default address is loopback (read from the binary's own help, not from a constant of this
+/// test), and a host name given to --listen stays on loopback too. No fixed port is bound: the
+/// default's port is shared with any exporter on this machine, so the listening run uses port 0.
 #[test]
 fn export_listens_on_loopback_by_default() {
+    let help = Command::new(BIN)
+        .args(["export", "--help"])
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let default = help
+        .split("--listen")
+        .nth(1)
+        .and_then(|r| r.split("[default: ").nth(1))
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("no default in {help}"));
+    let addr = rocetop::cmd::export::parse_listen(default).expect("default parses");
+    assert!(addr.ip().is_loopback(), "default {default} is not loopback");
     let s = setup();
     let mut child = Command::new(BIN)
-        .args(["export", "--demo"])
+        .args(["export", "--demo", "--listen", "localhost:0"])
         .current_dir(s.dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -352,9 +352,12 @@ async fn a_hung_node_times_out_while_keys_are_answered() {
             break e;
         }
     };
+    // An update that waited on the hung node would take its whole 2 s timeout; anything well
+    // below shows it did not (the figure itself is a benchmark's business, printed for the log).
+    eprintln!("slowest App::update while n1 hung: {worst:?}");
     assert!(
-        worst < Duration::from_millis(100),
-        "an update took {worst:?}"
+        worst < Duration::from_secs(1),
+        "an update took {worst:?}: it waited on the hung poll"
     );
     assert!(
         keys_while_hung >= 10,

@@ -2,6 +2,9 @@
 //! responder gives loss and a clear error, and a responder that stalls once shows the stall in every
 //! probe scheduled during it (no coordinated omission).
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use rocetop::cmd::pingd;
 use rocetop::collect::ping::proto::{HELLO_LEN, PROBE_LEN};
 use rocetop::collect::ping::{self, Options, PingTransport, VerbsOptions};
@@ -61,9 +64,25 @@ async fn pings_a_real_pingd_then_says_clearly_when_it_is_gone() {
         min > 0.0 && min <= p50 && p50 <= p99 && p99 <= p999 && p999 <= max,
         "{p:?}"
     );
-    assert!(p50 < 0.005, "loopback p50 {p50} s");
-    assert!(gauge(&p, names::PING_RTT_STDEV, &[]) >= 0.0);
-    assert!(gauge(&p, names::PING_JITTER, &[]) >= 0.0);
+    // Every answered probe came back within the deadline (later ones count as lost): a bound that
+    // holds on a loaded machine too. The loopback RTT itself is a bench figure, not a test.
+    assert!(max < ping::DEADLINE.as_secs_f64(), "{p:?}");
+    // 200 real RTTs vary: a spread above zero, and no more than the range allows (a standard
+    // deviation is at most half the range; a mean |difference| at most the range).
+    let (stdev, jitter) = (
+        gauge(&p, names::PING_RTT_STDEV, &[]),
+        gauge(&p, names::PING_JITTER, &[]),
+    );
+    // (min and max are HDR-histogram values, within 0.1 %.)
+    let range = max * 1.002 - min * 0.998;
+    assert!(
+        stdev > 0.0 && stdev <= range / 2.0,
+        "stdev {stdev} of {min}..{max}"
+    );
+    assert!(
+        jitter > 0.0 && jitter <= range,
+        "jitter {jitter} of {min}..{max}"
+    );
     assert!(gauge(&p, names::PING_WINDOW_PROBES, &[]) >= 200.0);
     let in_buckets: f64 = p
         .samples
@@ -217,8 +236,10 @@ fn sh(args: &[&str]) -> bool {
 #[test]
 fn netem_delay_on_loopback_gives_a_4ms_rtt() {
     let ns = format!("rocetop-ping-{}", std::process::id());
+    const TEST: &str = "ping_tcp::netem_delay_on_loopback_gives_a_4ms_rtt";
     if !sh(&["ip", "netns", "add", &ns]) {
-        eprintln!("skipped: cannot create a network namespace here");
+        let why = "cannot create a network namespace here (needs root or CAP_SYS_ADMIN, and `ip`)";
+        skip::skip(TEST, skip::Lack::Machine, why);
         return;
     }
     let _ns = Netns(ns.clone());
@@ -228,7 +249,8 @@ fn netem_delay_on_loopback_gives_a_4ms_rtt() {
             "delay", "2ms",
         ])
     {
-        eprintln!("skipped: no netem here");
+        let why = "no netem qdisc here (kernel module sch_netem, `tc` from iproute2)";
+        skip::skip(TEST, skip::Lack::Machine, why);
         return;
     }
     let bin = env!("CARGO_BIN_EXE_rocetop");

@@ -1,5 +1,7 @@
 //! The SSH transport against real OpenSSH sshd processes on 127.0.0.1 (never any other address).
 
+#[path = "common/skip.rs"]
+mod skip;
 #[path = "common/sshd.rs"]
 mod sshd;
 
@@ -679,7 +681,11 @@ async fn a_switch_that_hangs_up_after_each_exec_still_polls() {
 async fn password_from_a_command_for_network_gear() {
     let (name, has_pw) = sshd::unprivileged_user();
     if !has_pw {
-        eprintln!("skipped: password auth needs a throwaway user, created only when run as root");
+        skip::skip(
+            "ssh_transport::password_from_a_command_for_network_gear",
+            skip::Lack::Machine,
+            "password auth needs a throwaway user, created only when the tests run as root",
+        );
         return;
     }
     let s = Sshd::with(Options {
@@ -775,4 +781,38 @@ async fn one_session_at_a_time_is_retried_not_failed() {
         "the refusals were exercised"
     );
     assert_eq!(s.accepted(), 1);
+}
+
+/// A peer that stops answering without closing TCP (its connection process frozen) is noticed by
+/// keepalives alone, within `keepalive_max` unanswered rounds, while a live idle peer is not
+/// dropped. Here 0.5 s × 3 (the default is 5 s × 3); the deadline is generous, not the claim.
+#[tokio::test]
+async fn keepalives_notice_a_peer_that_stopped_answering() {
+    let (s, kh, _) = trusted();
+    let mut t = target(&s, &kh);
+    t.keepalive_interval = Duration::from_millis(500);
+    t.keepalive_max = 3;
+    let tr = SshTransport::new(t);
+    tr.run(&cli("true"), T).await.expect("first exec");
+    // Idle across several keepalive rounds, a live peer answers them: still connected.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(3) {
+        assert!(tr.is_connected().await, "a live idle peer was dropped");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.signal_connections("-STOP");
+    let t0 = Instant::now();
+    while tr.is_connected().await {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "a frozen peer still counts as connected after {:?}",
+            t0.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!(
+        "dead peer noticed after {:?} (keepalive 0.5 s × 3)",
+        t0.elapsed()
+    );
+    s.signal_connections("-CONT");
 }

@@ -1,6 +1,6 @@
 //! The screen drawn on a TestBackend: insta snapshots (text only) of every tab in its normal,
 //! waiting, failing, stale and counter-reset states; colours checked through the buffer; every
-//! size down to 1x1 drawn without a panic; render time of 8 and 512 nodes (ignored test).
+//! size down to 1x1 drawn without a panic. (Render time is a benchmark: examples/render_time.rs.)
 
 #[path = "support/feed.rs"]
 mod feed;
@@ -287,55 +287,6 @@ fn filter_and_sort_change_the_rows() {
     );
 }
 
-/// Render time of one frame: `cargo test --release --test tui_render -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn render_time_8_and_512_nodes() {
-    // Two figures per tab: a frame redrawn with nothing new (a key, a resize), and the first
-    // frame after a second of polls (what the live screen draws most). `App::update` per poll is
-    // timed over that second of polls.
-    for nodes in [8usize, 512] {
-        let cfg = if nodes == 8 {
-            rocetop::config::Config::reference()
-        } else {
-            let text =
-                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gpu512.toml"))
-                    .expect("bench config");
-            rocetop::config::Config::from_str(&text, "gpu512.toml", None).expect("valid")
-        };
-        let mut lab = Lab::with(cfg);
-        lab.run(30);
-        for tab in Tab::ALL {
-            on_tab(&mut lab, tab);
-            let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
-            t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
-            let n = 20;
-            let start = std::time::Instant::now();
-            for _ in 0..n {
-                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
-            }
-            let same = start.elapsed() / n;
-            let (mut fresh, mut upd, mut polls) =
-                (std::time::Duration::ZERO, std::time::Duration::ZERO, 0u32);
-            let m = 5;
-            for _ in 0..m {
-                let (d, p) = lab.run_timed(1);
-                upd += d;
-                polls += p;
-                let start = std::time::Instant::now();
-                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
-                fresh += start.elapsed();
-            }
-            println!(
-                "render {nodes} nodes, {:<10} 120x40: {same:>10.2?} per frame, {:>10.2?} after new data; App::update {:>8.2?} per poll",
-                format!("{tab:?}"),
-                fresh / m,
-                upd / polls.max(1)
-            );
-        }
-    }
-}
-
 /// A frame with nothing new computes no tab view again: moving the selection, opening the detail
 /// view or the help only lays out the kept rows; new data, a sort or a filter computes them anew.
 #[test]
@@ -396,4 +347,82 @@ fn pfc_priority_labels_are_whole() {
     let screen = text(&render(&lab.app, 160, 80));
     assert!(screen.contains("global"), "{screen}");
     assert!(!screen.contains("glo~"), "{screen}");
+}
+
+/// SONiC and EOS switches built from a config as users write it, answered with captured outputs
+/// (tests/fixtures), through their parsers into the App: their ports show on the Queues and PFC
+/// tabs, and a counter that grew by 100 in a second reads 100/s.
+#[test]
+fn sonic_and_eos_switches_reach_the_tabs_through_their_parsers() {
+    use rocetop::metrics::query;
+    use rocetop::parse::ParseKind;
+    let fix = |p: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/{p}", env!("CARGO_MANIFEST_DIR")))
+            .expect("fixture")
+    };
+    let cfg = rocetop::config::Config::from_str(
+        "[[switch]]\nname = \"sonic1\"\nhost = \"127.0.0.1\"\nuser = \"admin\"\nos = \"sonic\"\n\
+         [[switch]]\nname = \"eos1\"\nhost = \"127.0.0.1\"\nuser = \"admin\"\nos = \"eos\"\n",
+        "test.toml",
+        None,
+    )
+    .expect("valid");
+    let mut lab = Lab::with(cfg);
+    let sonic_pfc = fix("sonic/show-pfc-counters.txt");
+    let sonic = |pfc: &str| {
+        vec![
+            (ParseKind::SonicPfc, pfc.to_string()),
+            (ParseKind::SonicQueue, fix("sonic/show-queue-counters.txt")),
+            (
+                ParseKind::SonicWred,
+                fix("sonic/show-queue-wredcounters.txt"),
+            ),
+        ]
+    };
+    let eos = vec![
+        (
+            ParseKind::EosPfc,
+            fix("arista/show-priority-flow-control-counters_eapi-json_anta-fixture.json"),
+        ),
+        (
+            ParseKind::EosEcn,
+            fix("arista/show-qos-interfaces-ecn-counters-queue_eapi-json_anta-fixture.json"),
+        ),
+    ];
+    let start = lab.now();
+    lab.answer("sonic1", &sonic(&sonic_pfc));
+    lab.answer("eos1", &eos);
+    lab.run(1);
+    lab.answer("sonic1", &sonic(&sonic_pfc.replacen("1,200", "1,300", 1)));
+    lab.answer("eos1", &eos);
+    let grew = query::increase_sum(
+        &lab.app.store,
+        rocetop::metrics::names::SW_PFC_RX,
+        &[
+            ("switch", "sonic1"),
+            ("port", "Ethernet0"),
+            ("priority", "0"),
+        ],
+        start,
+    );
+    assert_eq!(grew, Some(100), "SONiC Ethernet0 PFC0 rx grew by 100");
+    on_tab(&mut lab, Tab::Pfc);
+    let pfc = screen(&lab.app);
+    let row = |text: &str, port: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{port} ")))
+            .unwrap_or_else(|| panic!("no {port} row:\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // port, class, nodes behind, RxPPP/s: SONiC's Ethernet0 at 100/s, EOS's ports listed.
+    assert_eq!(row(&pfc, "Ethernet0")[3], "100", "{pfc}");
+    row(&pfc, "Ethernet3/1/1");
+    on_tab(&mut lab, Tab::Queues);
+    let q = screen(&lab.app);
+    assert!(
+        q.lines().any(|l| l.starts_with("Ethernet0 ")),
+        "Queues tab lacks SONiC's Ethernet0:\n{q}"
+    );
 }

@@ -1,7 +1,7 @@
 //! The real binary on the demo under tmux: every tab shows its header, a resize to 40x12 and back
 //! works, q exits 0 and leaves the shell usable (cooked mode), SIGTERM and a panic in a background
 //! task restore the terminal too, and without a TTY there is a clear message instead of a panic.
-//! Skipped (with a note) where tmux is not installed.
+//! A counted skip where tmux is not installed (a failure under CI).
 
 use std::process::{Command, Stdio};
 use std::thread::sleep;
@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
 
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    // scripts/test.sh installs tmux: under CI its absence is a failure, not a skip.
-    assert!(
-        ok || std::env::var_os("CI").is_none(),
-        "tmux missing under CI"
-    );
+#[path = "common/skip.rs"]
+mod skip;
+
+/// Whether tmux runs here; if not, `test` is a counted skip (a failure under CI, where
+/// scripts/test.sh installs tmux).
+fn have_tmux(test: &str) -> bool {
+    let ok = skip::have("tmux");
+    if !ok {
+        skip::skip(test, skip::Lack::Installed("tmux"), "tmux is not installed");
+    }
     ok
 }
 
@@ -82,10 +82,15 @@ impl Session {
 
     /// Wait until the pane shows `what` (or time out, returning the last capture).
     fn wait_for(&self, what: &str, secs: u64) -> Result<String, String> {
+        self.wait_for_fn(|c| c.contains(what), secs)
+    }
+
+    /// Wait until the pane's text satisfies `ok` (or time out, returning the last capture).
+    fn wait_for_fn(&self, ok: impl Fn(&str) -> bool, secs: u64) -> Result<String, String> {
         let end = Instant::now() + Duration::from_secs(secs);
         loop {
             let c = self.capture();
-            if c.contains(what) {
+            if ok(&c) {
                 return Ok(c);
             }
             if Instant::now() > end {
@@ -138,8 +143,7 @@ impl Drop for Session {
 
 #[test]
 fn six_tabs_resize_and_a_clean_quit() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
+    if !have_tmux("six_tabs_resize_and_a_clean_quit") {
         return;
     }
     let s = Session::new("tabs", 120, 40);
@@ -163,8 +167,10 @@ fn six_tabs_resize_and_a_clean_quit() {
             .unwrap_or_else(|c| panic!("tab {key} shows no {header}:\n{c}"));
     }
     s.resize(40, 12);
-    sleep(Duration::from_millis(800));
-    let small = s.capture();
+    // Ready when the pane is 12 lines and still has its tab bar, not after a guessed sleep.
+    let small = s
+        .wait_for_fn(|c| c.lines().count() <= 12 && c.contains("Ove"), 10)
+        .unwrap_or_else(|c| panic!("no small layout:\n{c}"));
     assert!(!small.contains("EXITED"), "ended during a resize:\n{small}");
     assert!(
         small.contains("Ove"),
@@ -187,8 +193,7 @@ fn six_tabs_resize_and_a_clean_quit() {
 
 #[test]
 fn sigterm_restores_the_terminal() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
+    if !have_tmux("sigterm_restores_the_terminal") {
         return;
     }
     let s = Session::new("term", 100, 30);
@@ -206,18 +211,48 @@ fn sigterm_restores_the_terminal() {
     s.assert_shell_usable();
 }
 
-/// A hangup (the terminal closed, an ssh session dropped) while recording: the terminal is
-/// restored, the exit code says SIGHUP, and the recording is closed with its `end` record.
-#[test]
-fn sighup_restores_the_terminal_and_closes_the_recording() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
-        return;
+/// How a recording session ends.
+enum End {
+    Key(&'static str),
+    Signal(&'static str),
+    /// `ROCETOP_TEST_PANIC_AFTER_MS`: a background task panics.
+    Panic,
+}
+
+/// The `.rec` file in `dir` once it holds more than `polls` complete polls.
+fn recording_with(dir: &std::path::Path, polls: usize, secs: u64) -> std::path::PathBuf {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let rec = std::fs::read_dir(dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "rec"));
+        if let Some(rec) = rec {
+            let n = rocetop::record::Reader::open(&rec).map_or(0, |r| r.count());
+            if n > polls {
+                return rec;
+            }
+        }
+        assert!(
+            Instant::now() < end,
+            "no recording of {polls} polls in {dir:?}"
+        );
+        sleep(Duration::from_millis(100));
     }
+}
+
+/// Record from the TUI (`r`), end it as `how`, expect exit status `code`: the terminal is
+/// restored and the recording closed with its `end` record (every poll in it, nothing cut).
+fn recording_closed_on(tag: &str, how: End, code: i32) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = Session::new("hup", 100, 30);
+    let s = Session::new(tag, 100, 30);
+    let env = match how {
+        End::Panic => "ROCETOP_TEST_PANIC_AFTER_MS=8000 ",
+        _ => "",
+    };
     s.line(&format!(
-        "cd '{}' && {BIN} --demo; echo EXITED-$?",
+        "cd '{}' && {env}{BIN} --demo 2>/dev/null; echo EXITED-$?",
         dir.path().display()
     ));
     s.wait_for("Overview", 10)
@@ -225,37 +260,65 @@ fn sighup_restores_the_terminal_and_closes_the_recording() {
     s.send("r");
     s.wait_for("recording to", 5)
         .unwrap_or_else(|c| panic!("r did not start a recording:\n{c}"));
-    sleep(Duration::from_secs(3));
-    let pid = s.child_pid().expect("rocetop pid");
-    let ok = Command::new("kill")
-        .args(["-HUP", &pid.to_string()])
-        .status()
-        .is_ok_and(|st| st.success());
-    assert!(ok, "kill -HUP {pid}");
-    s.wait_for("EXITED-129", 5)
-        .unwrap_or_else(|c| panic!("SIGHUP did not end it with 129:\n{c}"));
+    let rec = recording_with(dir.path(), 5, 30);
+    match how {
+        End::Key(k) => s.send(k),
+        End::Signal(sig) => {
+            let pid = s.child_pid().expect("rocetop pid");
+            let ok = Command::new("kill")
+                .args([&format!("-{sig}"), &pid.to_string()])
+                .status()
+                .is_ok_and(|st| st.success());
+            assert!(ok, "kill -{sig} {pid}");
+        }
+        End::Panic => {}
+    }
+    s.wait_for(&format!("EXITED-{code}"), 20)
+        .unwrap_or_else(|c| panic!("{tag}: did not end with {code}:\n{c}"));
     s.assert_shell_usable();
-    let rec = std::fs::read_dir(dir.path())
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "rec"))
-        .expect("a recording in the working directory");
     let mut r = rocetop::record::Reader::open(&rec).expect("open");
     let polls = r.by_ref().count();
     assert!(polls > 5, "{polls} polls");
-    assert!(r.cut().is_none(), "{:?}", r.cut());
+    assert!(r.cut().is_none(), "{tag}: {:?}", r.cut());
     assert_eq!(
         r.end().map(|e| e.polls as usize),
         Some(polls),
-        "closed with its end record"
+        "{tag}: closed with its end record"
     );
+}
+
+/// A hangup (the terminal closed, an ssh session dropped) while recording.
+#[test]
+fn sighup_restores_the_terminal_and_closes_the_recording() {
+    if have_tmux("sighup_restores_the_terminal_and_closes_the_recording") {
+        recording_closed_on("hup", End::Signal("HUP"), 129);
+    }
+}
+
+#[test]
+fn sigterm_closes_the_recording() {
+    if have_tmux("sigterm_closes_the_recording") {
+        recording_closed_on("termrec", End::Signal("TERM"), 143);
+    }
+}
+
+#[test]
+fn q_closes_the_recording() {
+    if have_tmux("q_closes_the_recording") {
+        recording_closed_on("qrec", End::Key("q"), 0);
+    }
+}
+
+#[test]
+fn a_panic_closes_the_recording() {
+    if have_tmux("a_panic_closes_the_recording") {
+        recording_closed_on("panicrec", End::Panic, 101);
+    }
 }
 
 #[test]
 fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
+    if !have_tmux("a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal") {
         return;
     }
     let s = Session::new("panic", 100, 30);
@@ -287,8 +350,7 @@ fn without_a_terminal_it_says_so() {
 
 #[test]
 fn a_recording_replays_on_the_same_screen_with_pause() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
+    if !have_tmux("a_recording_replays_on_the_same_screen_with_pause") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

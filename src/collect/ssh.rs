@@ -379,6 +379,45 @@ mod tests {
         assert!(backoff(&t, 40) <= Duration::from_secs(72));
     }
 
+    /// Each failure doubles the wait (within the ±20 % jitter) up to `reconnect_max`, and hosts
+    /// that failed together (one switch reboot, 50 nodes) spread their retries over that ±20 %.
+    #[test]
+    fn backoff_doubles_with_jitter_so_hosts_that_failed_together_retry_apart() {
+        let t = SshTarget::new("n", "127.0.0.1", 22, "u");
+        for n in 1..=6u32 {
+            let base = t
+                .reconnect_min
+                .saturating_mul(1 << (n - 1))
+                .min(t.reconnect_max);
+            let b = backoff(&t, n);
+            assert!(
+                b >= base.mul_f64(0.8) && b <= base.mul_f64(1.2),
+                "failure {n}: {b:?} is not {base:?} ± 20 %"
+            );
+        }
+        let waits: Vec<Duration> = (0..50)
+            .map(|i| backoff(&SshTarget::new(&format!("n{i}"), "127.0.0.1", 22, "u"), 3))
+            .collect();
+        let base = t.reconnect_min * 4;
+        let (lo, hi) = (
+            waits.iter().min().copied().unwrap_or_default(),
+            waits.iter().max().copied().unwrap_or_default(),
+        );
+        assert!(
+            hi - lo >= base.mul_f64(0.2),
+            "50 hosts retry within {:?} of each other",
+            hi - lo
+        );
+        let mut ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        ms.sort_unstable();
+        ms.dedup();
+        assert!(
+            ms.len() >= 40,
+            "retries collide: {} distinct of 50",
+            ms.len()
+        );
+    }
+
     #[test]
     fn suffix_keeps_the_kind() {
         let e = with_suffix(

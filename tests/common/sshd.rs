@@ -162,6 +162,16 @@ impl Sshd {
         }
     }
 
+    /// Freeze (SIGSTOP) or thaw (SIGCONT) every connection this sshd serves, not the listener: a
+    /// peer whose TCP stays open while nothing answers, as a hung host or a dead link looks.
+    pub fn signal_connections(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            for kid in descendants(c.id()) {
+                let _ = Command::new("kill").arg(sig).arg(kid.to_string()).status();
+            }
+        }
+    }
+
     /// Start again on the same port with the same keys.
     pub fn restart(&mut self) {
         self.kill();

@@ -1,19 +1,22 @@
 //! A deterministic App for tests: the reference lab, its demo simulation advanced on fixed
-//! timestamps, and the simulation's counters turned into samples of the metric vocabulary (the
-//! same names and labels the parsers emit), so snapshots do not depend on the wall clock or on
-//! which parsers have landed. Pings, which the demo does not simulate, are synthesised.
+//! timestamps, and every poll fed through the live path (the demo's vendor-format text, the
+//! sources' parsers and filters), so the labels and values the App sees are those the parsers
+//! emit, and snapshots do not depend on the wall clock. Hand-built samples are for edge cases
+//! the parsers cannot make (tests build them with `Lab::collected`).
 
 #![allow(dead_code)]
 
 use rocetop::app::{App, Event};
 use rocetop::collect::demo::sim::Sim;
-use rocetop::collect::poll::Collected;
-use rocetop::collect::source::{self, RemoteFactory};
-use rocetop::collect::transport::CollectError;
+use rocetop::collect::demo::{DemoCluster, render};
+use rocetop::collect::ping::demo::DemoPing;
+use rocetop::collect::poll::{Collected, parse_outputs};
+use rocetop::collect::source::{self, RemoteFactory, Source, SourceKind};
+use rocetop::collect::transport::{CollectError, Request};
 use rocetop::config::Config;
-use rocetop::metrics::names::*;
 use rocetop::metrics::store::SourceId;
-use rocetop::metrics::{Parsed, Sample, Store, Ts};
+use rocetop::metrics::{Parsed, Store, Ts};
+use rocetop::parse::ParseKind;
 use rocetop::theme::Theme;
 
 /// 2023-11-14 22:13:20 UTC: every test clock starts here.
@@ -28,6 +31,12 @@ pub struct Lab {
     /// Send the simulated training log's new lines as `LogLines` (as the follower will).
     pub follow_log: bool,
     log_seen: u64,
+    /// The sources as the config builds them (their probes, parsers and filters).
+    pub sources: Vec<Source>,
+    /// The demo's pinger, asked on the simulation's clock.
+    pinger: Option<DemoPing>,
+    /// Log lines already polled.
+    log_polled: u64,
 }
 
 impl Lab {
@@ -38,7 +47,11 @@ impl Lab {
     pub fn with(cfg: Config) -> Lab {
         let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 1000);
         let none: RemoteFactory<'_> = &|_, _| Err(CollectError::Unavailable("test".into()));
-        let _ = source::build(&cfg, &mut store, none);
+        let sources = source::build(&cfg, &mut store, none);
+        let pinger = cfg
+            .pings
+            .first()
+            .map(|p| DemoPing::new(DemoCluster::new(&cfg), &p.peer, p.rate));
         // Ping sources are built from the config's [[ping]] peers.
         let ping = match store.source_by_name("ping ubunturdma2") {
             Some((id, _)) => id,
@@ -55,6 +68,9 @@ impl Lab {
             ping,
             follow_log: true,
             log_seen: 0,
+            sources,
+            pinger,
+            log_polled: 0,
         }
     }
 
@@ -81,7 +97,7 @@ impl Lab {
             self.secs += 1;
             self.sim.advance_to(self.secs * 1000);
             let at = self.now();
-            for (name, parsed) in polls(&self.sim, &self.app.cfg, self.secs) {
+            for (name, parsed) in polls(self) {
                 if silent.contains(&name.as_str()) {
                     continue;
                 }
@@ -102,7 +118,7 @@ impl Lab {
             self.secs += 1;
             self.sim.advance_to(self.secs * 1000);
             let at = self.now();
-            for (name, parsed) in polls(&self.sim, &self.app.cfg, self.secs) {
+            for (name, parsed) in polls(self) {
                 let source = self.id(&name);
                 let c = Collected {
                     source,
@@ -154,6 +170,19 @@ impl Lab {
         self.app.update(Event::Collected(c), at);
     }
 
+    /// A poll of `name` now that answered `outputs` (captured text), through its parsers and
+    /// filters as a live poll's answer goes.
+    pub fn answer(&mut self, name: &str, outputs: &[(ParseKind, String)]) {
+        let src = self
+            .sources
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no source {name}"));
+        let parsed = parse_outputs(src, outputs);
+        let (id, at) = (src.id, self.now());
+        self.collected(id, at, parsed, None);
+    }
+
     /// A failed poll of `name` now.
     pub fn fail(&mut self, name: &str, why: &str) {
         let id = self.id(name);
@@ -174,170 +203,75 @@ impl Lab {
     }
 }
 
-fn poll(samples: Vec<Sample>) -> Parsed {
-    Parsed {
-        samples,
-        ..Default::default()
-    }
-}
-
-const QOS: [&str; 5] = ["0", "1", "2", "3", "control"];
-
-/// What every source would report now, by source name.
-pub fn polls(sim: &Sim, cfg: &Config, secs: i64) -> Vec<(String, Parsed)> {
+/// What every source would answer now, through the live path: the simulation rendered in the
+/// vendors' text formats (as the demo transport answers), then each source's parsers and filters
+/// (`parse_outputs`, as a poll does). The training log's new lines go through the training-log
+/// parser; pings through the demo pinger's report and the ping parser.
+pub fn polls(lab: &mut Lab) -> Vec<(String, Parsed)> {
     let mut out = Vec::new();
-    for sw in &sim.switches {
-        let s = sw.name.as_str();
-        let mut v = Vec::new();
-        for p in &sw.ports {
-            let port = p.name.as_str();
-            if !p.internal {
-                for (q, stats) in QOS.iter().zip(&p.qos) {
-                    let l = [("switch", s), ("port", port), ("qos_group", *q)];
-                    v.push(Sample::counter(SW_QUEUE_TX_PACKETS, &l, stats.tx_pkts));
-                    v.push(Sample::counter(SW_QUEUE_TX_BYTES, &l, stats.tx_bytes));
-                }
-                let l = [
-                    ("switch", s),
-                    ("port", port),
-                    ("qos_group", "3"),
-                    ("reason", "wred"),
-                ];
-                v.push(Sample::counter(SW_QUEUE_DROPPED, &l, p.wred_drops));
-                let l = [("switch", s), ("port", port), ("reason", "mmu")];
-                v.push(Sample::counter(SW_INGRESS_DROPPED, &l, p.mmu_drops));
-                for (dir, name, val) in [
-                    ("rx", SW_LINK_PAUSE_RX, p.link_pause_rx),
-                    ("tx", SW_LINK_PAUSE_TX, p.link_pause_tx),
-                ] {
-                    v.push(Sample::counter(name, &[("switch", s), ("port", port)], val));
-                    let on = if p.flowcontrol_on { 1.0 } else { 0.0 };
-                    v.push(Sample::gauge(
-                        SW_FLOWCONTROL_ENABLED,
-                        &[("switch", s), ("port", port), ("direction", dir)],
-                        on,
-                    ));
-                }
-            }
-            let l = [("switch", s), ("port", port), ("priority", "all")];
-            v.push(Sample::counter(SW_PFC_RX, &l, p.pfc_rx));
-            v.push(Sample::counter(SW_PFC_TX, &l, p.pfc_tx));
-            let on = if p.pfc_on { 1.0 } else { 0.0 };
-            v.push(Sample::gauge(
-                SW_PFC_ENABLED,
-                &[("switch", s), ("port", port), ("priority", "3")],
-                on,
-            ));
-        }
-        out.push((sw.name.clone(), poll(v)));
-    }
-    for n in &sim.nodes {
-        let node = n.name.as_str();
-        let mut v = Vec::new();
-        for d in &n.devs {
-            for (c, val) in &d.hw {
-                if *c == "lifespan" {
+    let mut log_polled = lab.log_polled;
+    for src in &lab.sources {
+        let outputs: Vec<(ParseKind, String)> = match src.kind {
+            SourceKind::Switch => {
+                let Some(sw) = lab.sim.switches.iter().find(|s| s.name == src.name) else {
                     continue;
+                };
+                src.probes
+                    .iter()
+                    .filter_map(|p| {
+                        let text = match p.kind {
+                            ParseKind::NxosQueuing => render::nxos_queuing(sw),
+                            ParseKind::NxosPfc => render::nxos_pfc(sw),
+                            ParseKind::NxosFlowcontrol => render::nxos_flowcontrol(sw),
+                            _ => return None,
+                        };
+                        Some((p.kind, text))
+                    })
+                    .collect()
+            }
+            SourceKind::Node => {
+                let Some(n) = lab.sim.nodes.iter().find(|x| x.name == src.name) else {
+                    continue;
+                };
+                let mut v = Vec::new();
+                for p in src.probes_now() {
+                    match &p.request {
+                        Request::SysfsDump { root, .. } => {
+                            let dump = render::sysfs_dump(n, root);
+                            if let Some(d) = &src.discovery {
+                                d.learn(&dump);
+                            }
+                            v.push((p.kind, dump));
+                        }
+                        Request::Ethtool { netdev } => {
+                            v.extend(render::ethtool(n, netdev).map(|t| (p.kind, t)));
+                        }
+                        _ => {}
+                    }
                 }
-                let l = [
-                    ("node", node),
-                    ("device", d.name.as_str()),
-                    ("rdma_port", "1"),
-                ];
-                v.push(Sample::counter(rdma_counter(c), &l, *val));
+                v
             }
-        }
-        for nd in &n.netdevs {
-            let nd_name = nd.name.as_str();
-            let l = [("node", node), ("netdev", nd_name), ("priority", "3")];
-            v.push(Sample::counter(NIC_PFC_RX_PAUSE, &l, nd.rx_pause));
-            v.push(Sample::counter(NIC_PFC_TX_PAUSE, &l, nd.tx_pause));
-            v.push(Sample::counter_micros(
-                NIC_PFC_RX_PAUSE_DURATION,
-                &l,
-                nd.rx_pause_us,
-            ));
-            v.push(Sample::counter_micros(
-                NIC_PFC_TX_PAUSE_DURATION,
-                &l,
-                nd.tx_pause_us,
-            ));
-            let l = [("node", node), ("netdev", nd_name)];
-            v.push(Sample::counter(
-                nic_counter("rx_discards_phy"),
-                &l,
-                nd.rx_discards_phy,
-            ));
-            v.push(Sample::counter(
-                nic_counter("tx_pause_storm_warning_events"),
-                &l,
-                nd.storm_warnings,
-            ));
-        }
-        out.push((n.name.clone(), poll(v)));
-    }
-    for (l, log) in cfg.logs.iter().zip(&sim.logs) {
-        let mut v = Vec::new();
-        if let Some(line) = log.lines.iter().rev().find(|x| x.starts_with("Iteration")) {
-            // "Iteration  120 | Loss: 2.3051 | AllReduce: 45.2ms | Total: 158.0ms"
-            let nums: Vec<f64> = line
-                .split(['|', ':'])
-                .filter_map(|p| {
-                    p.trim()
-                        .trim_start_matches("Iteration")
-                        .trim()
-                        .trim_end_matches("ms")
-                        .parse()
-                        .ok()
-                })
-                .collect();
-            if let [it, loss, ar, total] = nums[..] {
-                let lb = [("node", l.node.as_str()), ("log", l.path.as_str())];
-                v.push(Sample::gauge(TRAIN_ITERATION, &lb, it));
-                v.push(Sample::gauge(TRAIN_LOSS, &lb, loss));
-                v.push(Sample::gauge(TRAIN_ALLREDUCE_SECONDS, &lb, ar / 1e3));
-                v.push(Sample::gauge(TRAIN_STEP_SECONDS, &lb, total / 1e3));
+            SourceKind::Log => {
+                let Some(log) = lab.sim.logs.iter().find(|l| src.ctx.log == l.path) else {
+                    continue;
+                };
+                let kept_from = log.written - log.lines.len() as u64;
+                let from = log_polled.max(kept_from);
+                let text: String = log
+                    .lines
+                    .range((from - kept_from) as usize..)
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                log_polled = log.written;
+                vec![(ParseKind::TrainingLog, text)]
             }
-        }
-        out.push((format!("log {}:{}", l.node, l.path), poll(v)));
-    }
-    // Pings: RDMA and TCP to each peer, slower while the fabric is congested.
-    let c = sim.congestion(secs * 1000);
-    let mut v = Vec::new();
-    for p in &cfg.pings {
-        for (tr, base) in [("rdma", 12e-6), ("tcp", 48e-6)] {
-            let l = |q| {
-                [
-                    ("peer", p.peer.as_str()),
-                    ("transport", tr),
-                    ("quantile", q),
-                ]
-            };
-            let p50 = base * (1.0 + 0.5 * c);
-            for (q, k) in [
-                ("0", 0.8),
-                ("0.5", 1.0),
-                ("0.99", 1.6 + 4.0 * c),
-                ("0.999", 2.0 + 6.0 * c),
-                ("1", 2.5 + 8.0 * c),
-            ] {
-                v.push(Sample::gauge(PING_RTT_SECONDS, &l(q), p50 * k));
+            SourceKind::Ping => {
+                let Some(pinger) = &lab.pinger else { continue };
+                vec![(ParseKind::Ping, pinger.report_at(lab.secs * 1000))]
             }
-            let l2 = [("peer", p.peer.as_str()), ("transport", tr)];
-            v.push(Sample::gauge(
-                "rocetop_ping_rtt_stdev_seconds",
-                &l2,
-                p50 * 0.2,
-            ));
-            v.push(Sample::gauge("rocetop_ping_jitter_seconds", &l2, p50 * 0.1));
-            v.push(Sample::counter(
-                "rocetop_ping_sent_total",
-                &l2,
-                secs as u64 * 10,
-            ));
-            v.push(Sample::counter(PING_LOST, &l2, 0));
-        }
+        };
+        out.push((src.name.clone(), parse_outputs(src, &outputs)));
     }
-    out.push(("ping ubunturdma2".into(), poll(v)));
+    lab.log_polled = log_polled;
     out
 }

@@ -83,7 +83,12 @@ impl DemoPing {
     }
 
     fn report(&self) -> String {
-        let now = self.cluster.elapsed_ms();
+        self.report_at(self.cluster.elapsed_ms())
+    }
+
+    /// The report at `now` ms of simulated time (tests drive the simulation on fixed timestamps;
+    /// reports must be asked for in increasing `now`, as losses are counted second by second).
+    pub fn report_at(&self, now: i64) -> String {
         let k_now = (now as f64 / self.period_ms) as u64;
         let k_from = ((now - WINDOW_MS).max(0) as f64 / self.period_ms).ceil() as u64;
         let stride = (k_now + 1 - k_from.min(k_now)).div_ceil(MAX_WINDOW).max(1);

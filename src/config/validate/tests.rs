@@ -35,21 +35,56 @@ fn plaintext_password_is_refused_without_echo() {
         "[[switch]]\nname = \"sw\"\nhost = \"h\"\nos = \"nxos\"\npassword = \"hunter2-secret\"\n",
     );
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].contains("password"));
+    assert!(
+        p[0].starts_with("switch[0].password: a password must never be written in the config file"),
+        "the key path, then why: {p:?}"
+    );
+    assert!(
+        p[0].contains("password_env") && p[0].contains("password_command"),
+        "and what to use instead: {p:?}"
+    );
     assert!(!p[0].contains("hunter2"));
 }
 
 #[test]
 fn shell_metacharacters_in_names_are_refused() {
-    for bad in [
-        "[[node]]\nname = \"n1\"\ndevices = [\"rocep11s0; rm -rf ~\"]\n",
-        "[[node]]\nname = \"n1\"\nnetdevs = [\"ens1$(id)\"]\n",
-        "[[node]]\nname = \"n1\"\nsysfs_root = \"/sys`id`\"\n",
-        "[[node]]\nname = \"n;1\"\n",
-        "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n1\"\npath = \"~/x.log | nc\"\n",
-        "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\nports = [\"Ethernet1/1 ; reload\"]\n",
+    // (config, the key path the problem names, the value it quotes)
+    for (bad, path, value) in [
+        (
+            "[[node]]\nname = \"n1\"\ndevices = [\"rocep11s0; rm -rf ~\"]\n",
+            "node[0].devices[0]",
+            "rocep11s0; rm -rf ~",
+        ),
+        (
+            "[[node]]\nname = \"n1\"\nnetdevs = [\"ens1$(id)\"]\n",
+            "node[0].netdevs[0]",
+            "ens1$(id)",
+        ),
+        (
+            "[[node]]\nname = \"n1\"\nsysfs_root = \"/sys`id`\"\n",
+            "node[0].sysfs_root",
+            "/sys`id`",
+        ),
+        ("[[node]]\nname = \"n;1\"\n", "node[0].name", "n;1"),
+        (
+            "[[node]]\nname = \"n1\"\n[[log]]\nnode = \"n1\"\npath = \"~/x.log | nc\"\n",
+            "log[0].path",
+            "~/x.log | nc",
+        ),
+        (
+            "[[switch]]\nname = \"s\"\nhost = \"h\"\nos = \"nxos\"\nports = [\"Ethernet1/1 ; reload\"]\n",
+            "switch[0].ports[0]",
+            "Ethernet1/1 ; reload",
+        ),
     ] {
-        assert!(!problems(bad).is_empty(), "{bad}");
+        let p = problems(bad);
+        let mine = p.iter().find(|x| x.starts_with(&format!("{path}: ")));
+        assert!(
+            mine.is_some_and(|m| m.contains(&format!("\"{value}\""))),
+            "{bad}: names {path} and quotes the value: {p:?}"
+        );
+        // Nothing unrelated: a name used as the host too may be refused as both.
+        assert!(p.iter().all(|x| x.contains(value)), "{bad}: {p:?}");
     }
 }
 

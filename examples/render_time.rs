@@ -1,0 +1,65 @@
+//! Render time of one frame of every tab at 120x40, for 8 (the demo lab) and 512 nodes
+//! (bench/gpu512.toml), fed through the same deterministic live path as the UI tests
+//! (tests/support/feed.rs). A benchmark, not a test: it prints figures and asserts nothing.
+//!
+//!   cargo run --release --example render_time
+
+#[path = "../tests/support/feed.rs"]
+mod feed;
+
+use crossterm::event::KeyCode;
+use feed::Lab;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use rocetop::app::Tab;
+use rocetop::ui;
+
+fn on_tab(lab: &mut Lab, tab: Tab) {
+    lab.key(KeyCode::Char(char::from(b'1' + tab.index() as u8)));
+}
+
+fn main() {
+    // Two figures per tab: a frame redrawn with nothing new (a key, a resize), and the first
+    // frame after a second of polls (what the live screen draws most). `App::update` per poll is
+    // timed over that second of polls.
+    for nodes in [8usize, 512] {
+        let cfg = if nodes == 8 {
+            rocetop::config::Config::reference()
+        } else {
+            let text =
+                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gpu512.toml"))
+                    .expect("bench config");
+            rocetop::config::Config::from_str(&text, "gpu512.toml", None).expect("valid")
+        };
+        let mut lab = Lab::with(cfg);
+        lab.run(30);
+        for tab in Tab::ALL {
+            on_tab(&mut lab, tab);
+            let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+            t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+            let n = 20;
+            let start = std::time::Instant::now();
+            for _ in 0..n {
+                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+            }
+            let same = start.elapsed() / n;
+            let (mut fresh, mut upd, mut polls) =
+                (std::time::Duration::ZERO, std::time::Duration::ZERO, 0u32);
+            let m = 5;
+            for _ in 0..m {
+                let (d, p) = lab.run_timed(1);
+                upd += d;
+                polls += p;
+                let start = std::time::Instant::now();
+                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+                fresh += start.elapsed();
+            }
+            println!(
+                "render {nodes} nodes, {:<10} 120x40: {same:>10.2?} per frame, {:>10.2?} after new data; App::update {:>8.2?} per poll",
+                format!("{tab:?}"),
+                fresh / m,
+                upd / polls.max(1)
+            );
+        }
+    }
+}
