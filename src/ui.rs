@@ -317,7 +317,7 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Char
     }
     f.render_widget(Clear, r);
     let block = Block::bordered()
-        .title(format!(" {name} (Enter/Esc closes) "))
+        .title(format!(" {name} (any key closes) "))
         .border_style(app.theme.border);
     f.render_widget(Paragraph::new(lines).block(block), r);
 }

@@ -45,6 +45,15 @@ fn q_and_ctrl_c_quit_and_help_closes_on_any_key() {
         Tab::Overview,
         "the closing key does nothing else"
     );
+    // The key that closes an overlay does nothing else: `?` then `q` does not quit...
+    lab.key(KeyCode::Char('?'));
+    lab.key(KeyCode::Char('q'));
+    assert!(!lab.app.help && !lab.app.quit, "q closed help and quit");
+    // ...nor does `q` closing the detail charts.
+    lab.key(KeyCode::Enter);
+    assert!(lab.app.detail);
+    lab.key(KeyCode::Char('q'));
+    assert!(!lab.app.detail && !lab.app.quit, "q closed the charts and quit");
     lab.key(KeyCode::Char('q'));
     assert!(lab.app.quit);
     let mut lab = Lab::new();
