@@ -53,7 +53,10 @@ fn q_and_ctrl_c_quit_and_help_closes_on_any_key() {
     lab.key(KeyCode::Enter);
     assert!(lab.app.detail);
     lab.key(KeyCode::Char('q'));
-    assert!(!lab.app.detail && !lab.app.quit, "q closed the charts and quit");
+    assert!(
+        !lab.app.detail && !lab.app.quit,
+        "q closed the charts and quit"
+    );
     lab.key(KeyCode::Char('q'));
     assert!(lab.app.quit);
     let mut lab = Lab::new();

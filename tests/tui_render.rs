@@ -403,7 +403,11 @@ fn selection_follows_its_item_across_resorts_and_filters() {
     lab.key(KeyCode::Esc);
     let b2 = render(&lab.app, 120, 40);
     let (x, y) = find(&b2, &format!("{name} ")).expect("row");
-    assert_ne!(b2[(x, y)].modifier, b2[(x, y + 1)].modifier, "{name} is highlighted");
+    assert_ne!(
+        b2[(x, y)].modifier,
+        b2[(x, y + 1)].modifier,
+        "{name} is highlighted"
+    );
     drop(b);
     lab.key(KeyCode::Char('/'));
     lab.chars("rdma");

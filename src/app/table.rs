@@ -580,3 +580,44 @@ mod tests {
         assert_eq!(names(&rows), ["n10", "n1"], "filter");
     }
 }
+
+#[cfg(test)]
+mod chart_tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    /// A step time logged every 2 s draws without holes on a 1 s axis; a 10 s silence stays one.
+    #[test]
+    fn a_slow_gauge_holds_and_an_outage_is_a_gap() {
+        let mut st = Store::new(3_600_000, 10_000);
+        let src = st.add_source("log", 1000);
+        let t0 = 1_700_000_000_000;
+        let mut at = Vec::new();
+        at.extend((0..10).map(|i| t0 + i * 2000));
+        at.extend((0..5).map(|i| t0 + 30_000 + i * 2000));
+        for t in &at {
+            let p = Parsed {
+                samples: vec![Sample::gauge(
+                    "rocetop_train_step_seconds",
+                    &[("node", "n1")],
+                    0.16,
+                )],
+                ..Default::default()
+            };
+            st.ingest(src, *t, &p);
+        }
+        let c = Chart::new(
+            "step",
+            "rocetop_train_step_seconds",
+            &[("node", "n1")],
+            ChartKind::Gauge(1e3),
+        );
+        let now = t0 + 38_000;
+        let tl = c.timeline(&st, now, 1000, 39);
+        let filled = |a: usize, b: usize| tl[a..=b].iter().all(Option::is_some);
+        assert!(filled(0, 18), "held between 2 s samples: {tl:?}");
+        assert!(tl[19..30].iter().all(Option::is_none), "the outage: {tl:?}");
+        assert!(filled(30, 38), "{tl:?}");
+        assert_eq!(tl[5], Some(160.0));
+    }
+}
