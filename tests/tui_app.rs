@@ -403,8 +403,12 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
         places.push(sw.name.clone());
     }
     for line in text.lines() {
-        let (_, rest) = line.split_once("] ").unwrap_or_else(|| panic!("no tab: {line}"));
-        let (at, what) = rest.split_once(": ").unwrap_or_else(|| panic!("no where: {line}"));
+        let (_, rest) = line
+            .split_once("] ")
+            .unwrap_or_else(|| panic!("no tab: {line}"));
+        let (at, what) = rest
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("no where: {line}"));
         let mut words = at.split(' ');
         let first = words.next().unwrap_or("");
         assert!(places.iter().any(|p| p == first), "no place in {line:?}");
@@ -416,7 +420,10 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
             );
         }
         if what.contains(" in 60 s on ") || what.starts_with("out_of_sequence") {
-            assert!(what.contains("rocep"), "a device counter without its device: {line:?}");
+            assert!(
+                what.contains("rocep"),
+                "a device counter without its device: {line:?}"
+            );
         }
     }
 }

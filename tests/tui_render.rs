@@ -473,3 +473,94 @@ fn frozen_view_shows_its_age() {
     let bar = s.lines().next().unwrap_or("");
     assert!(bar.contains("FROZEN 7s old"), "{bar}");
 }
+
+/// At 80×24 every tab drops its low-priority columns, says how many, and keeps the ones that
+/// name the culprit; 120×40 snapshots are the `*_normal` ones above.
+#[test]
+fn tables_fit_80x24() {
+    let mut lab = busy();
+    for (tab, must) in [
+        (Tab::Overview, &["node", "state"][..]),
+        (Tab::Queues, &["port", "QoS", "ingr drops/s"][..]),
+        (Tab::Pfc, &["port", "PFC p3", "802.3x rx/tx", "pause%"][..]),
+        (
+            Tab::Congestion,
+            &["node", "device", "out_of_seq", "seq_err", "ack_tmo"][..],
+        ),
+        (Tab::Latency, &["peer", "p99", "loss%"][..]),
+    ] {
+        on_tab(&mut lab, tab);
+        let s = text(&render(&lab.app, 80, 24));
+        insta::assert_snapshot!(format!("{tab:?}_80x24").to_lowercase(), s);
+        assert!(
+            s.contains("hidden (←/→)"),
+            "{tab:?} says what is hidden:\n{s}"
+        );
+        for m in must {
+            assert!(s.contains(m), "{tab:?} lost {m}:\n{s}");
+        }
+        assert!(s.lines().all(|l| l.chars().count() <= 80));
+    }
+}
+
+/// ←/→ (h/l) scroll hidden columns in; the culprit columns stay.
+#[test]
+fn hidden_columns_scroll_in() {
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Queues);
+    let header = |lab: &Lab| {
+        text(&render(&lab.app, 80, 24))
+            .lines()
+            .find(|l| l.starts_with("port "))
+            .unwrap_or("")
+            .to_string()
+    };
+    let before = header(&lab);
+    assert!(!before.contains("depth"), "{before}");
+    for _ in 0..6 {
+        lab.key(KeyCode::Char('l'));
+    }
+    let after = header(&lab);
+    assert!(after.contains("depth"), "scrolled in: {after}");
+    assert!(after.contains("ingr drops/s"), "{after}");
+    for _ in 0..10 {
+        lab.key(KeyCode::Left);
+    }
+    assert_eq!(header(&lab), before);
+}
+
+/// `<`/`>` pick the sort column: the PFC tab sorted by "PPP 60s" (frames in the last minute)
+/// keeps ports that stormed recently on top, largest first; `s` flips.
+#[test]
+fn pfc_sorts_by_the_last_60_s() {
+    use rocetop::app::table::Val;
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Pfc);
+    let col = rocetop::app::vm::pfc::SW_COLS
+        .iter()
+        .position(|c| c.title == "PPP 60s")
+        .expect("column");
+    for _ in 0..=col {
+        lab.key(KeyCode::Char('>'));
+    }
+    assert_eq!(lab.app.sorts[Tab::Pfc.index()].col, Some(col));
+    let counts = |lab: &Lab| -> Vec<u64> {
+        lab.app
+            .table(Tab::Pfc)
+            .rows
+            .iter()
+            .filter_map(|r| match r.cells.get(col).map(|c| &c.val) {
+                Some(Val::Count(Some(n))) => Some(*n),
+                _ => None,
+            })
+            .collect()
+    };
+    let v = counts(&lab);
+    assert!(v.len() > 5 && v.windows(2).all(|w| w[0] >= w[1]), "{v:?}");
+    assert!(v[0] > v[v.len() - 1], "{v:?}");
+    let s = screen(&lab.app);
+    assert!(s.contains("PPP 60s▼") || s.contains("PPP 60▼"), "{s}");
+    lab.key(KeyCode::Char('s'));
+    let v = counts(&lab);
+    assert!(v.windows(2).all(|w| w[0] <= w[1]), "flipped: {v:?}");
+}
