@@ -4,6 +4,7 @@
 
 pub mod alerts;
 mod keys;
+pub mod source;
 pub mod table;
 pub mod view;
 pub mod vm;

@@ -64,50 +64,122 @@ pub fn bundle_name(ms: Ts) -> String {
     format!("rocetop-incident-{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
 }
 
-/// Every series over the last [`SERIES_WINDOW_MS`] before `to`: timestamps, values and, for
-/// counters, the per-second rate of each interval (null across a reset or a gap).
+/// Runs of equal items: `[[item, n], ...]`.
+fn runs<T: PartialEq + Clone + Into<J>>(items: impl IntoIterator<Item = T>) -> J {
+    let mut out: Vec<(T, u64)> = Vec::new();
+    for x in items {
+        match out.last_mut() {
+            Some((y, n)) if *y == x => *n += 1,
+            _ => out.push((x, 1)),
+        }
+    }
+    J::from(
+        out.into_iter()
+            .map(|(x, n)| json!([x.into(), n]))
+            .collect::<Vec<J>>(),
+    )
+}
+
+/// How a series' values are written (see [`SERIES_FORMAT`]).
+fn values_json(kind: &Kind, pts: &[(Ts, crate::metrics::Value)]) -> (&'static str, J) {
+    if matches!(kind, Kind::Counter(_)) {
+        // Counters: the first value, then each poll's increase (mostly a few repeated numbers;
+        // negative only across a reset, where the counter went back).
+        let v: Vec<i128> = pts
+            .iter()
+            .map(|(_, v)| match v {
+                crate::metrics::Value::Counter(n) | crate::metrics::Value::Counter32(n) => {
+                    i128::from(*n)
+                }
+                crate::metrics::Value::Gauge(g) => *g as i128,
+            })
+            .collect();
+        let deltas = v.windows(2).map(|w| J::from((w[1] - w[0]) as i64));
+        let first = v.first().map_or(J::Null, |x| J::from(*x as i64));
+        ("counter", json!({ "v0": first, "d": runs(deltas) }))
+    } else {
+        let vals = pts.iter().map(|(_, v)| {
+            let x = v.as_f64();
+            if x.is_finite() { J::from(x) } else { J::Null }
+        });
+        ("gauge", json!({ "v": runs(vals) }))
+    }
+}
+
+/// How `series.json` is laid out (written into it, so a reader needs nothing else).
+pub const SERIES_FORMAT: &str = "each series: clock = index into clocks; a clock is [t0_ms, \
+runs of [gap_ms, n]] (the poll times: t0, then n gaps of gap_ms each); a gauge's v is runs of \
+[value, n]; a counter's v0 is its first value and d runs of [increase, n] per poll (negative: a \
+reset). A counter's rate is its increase divided by the gap.";
+
+/// Every series over the last [`SERIES_WINDOW_MS`] before `to`, compact: poll times written once
+/// per distinct clock (series of one source share one), values as runs. Its size is bounded by
+/// the window, not by how long rocetop ran.
 pub fn series_json(store: &Store, to: Ts) -> J {
     let from = to - SERIES_WINDOW_MS;
     let mut all: Vec<_> = store.all().collect();
     all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+    let mut clocks: Vec<J> = Vec::new();
+    let mut clock_ix: std::collections::HashMap<Vec<Ts>, usize> = Default::default();
     let series: Vec<J> = all
         .into_iter()
-        .filter_map(|(id, s)| {
-            let points: Vec<J> = s
-                .points()
-                .filter(|(t, _)| *t >= from && *t <= to)
-                .map(|(t, v)| json!([t, v.as_f64()]))
-                .collect();
-            if points.is_empty() {
-                return None;
-            }
+        .filter_map(|(_, s)| {
+            let pts: Vec<(Ts, crate::metrics::Value)> =
+                s.points().filter(|(t, _)| *t >= from && *t <= to).collect();
+            let t0 = pts.first()?.0;
+            let times: Vec<Ts> = pts.iter().map(|(t, _)| *t).collect();
+            let n = clocks.len();
+            let clock = *clock_ix.entry(times).or_insert_with_key(|times| {
+                let gaps = times.windows(2).map(|w| J::from(w[1] - w[0]));
+                clocks.push(json!([t0, runs(gaps)]));
+                n
+            });
             let labels: serde_json::Map<String, J> = s
                 .key
                 .labels
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), J::from(v.as_str())))
                 .collect();
-            let source = store.source(s.source).map(|h| h.name.clone());
+            let (kind, vals) = values_json(&s.kind, &pts);
             let mut o = json!({
                 "name": s.key.name,
                 "labels": labels,
-                "source": source,
-                "kind": if matches!(s.kind, Kind::Counter(_)) { "counter" } else { "gauge" },
-                "points": points,
+                "source": store.source(s.source).map(|h| h.name.clone()),
+                "kind": kind,
+                "clock": clock,
             });
-            if matches!(s.kind, Kind::Counter(_)) {
-                let rates: Vec<J> = store
-                    .rates(id, from)
-                    .into_iter()
-                    .filter(|(t, _)| *t <= to)
-                    .map(|(t, r)| json!([t, r.value()]))
-                    .collect();
-                o["rates_per_second"] = J::from(rates);
+            if let (Some(o), J::Object(v)) = (o.as_object_mut(), vals) {
+                o.extend(v);
             }
             Some(o)
         })
         .collect();
-    json!({ "from_ms": from, "to_ms": to, "window_ms": SERIES_WINDOW_MS, "series": series })
+    json!({
+        "from_ms": from,
+        "to_ms": to,
+        "window_ms": SERIES_WINDOW_MS,
+        "format": SERIES_FORMAT,
+        "clocks": clocks,
+        "series": series,
+    })
+}
+
+/// One line per alert for `alerts.txt`: severity, start, tab, and where (switch and port, node,
+/// source or peer; a device where the condition is per device), then what.
+pub fn alert_lines(alerts: &[&crate::app::alerts::Alert]) -> Vec<String> {
+    alerts
+        .iter()
+        .map(|a| {
+            format!(
+                "{} since {} [{}] {}: {}",
+                a.severity.label(),
+                crate::ui::fmt::clock(a.since),
+                a.tab.title(),
+                a.subject.describe(),
+                a.what
+            )
+        })
+        .collect()
 }
 
 /// Write a bundle in `dir`, named after the wall clock now. Returns its path.
@@ -159,7 +231,7 @@ pub fn write_bundle_at(
          newest data: {newest} ms since the epoch\n\n\
          current.json  every source's health and every series' newest value and rate (= snapshot --format json)\n\
          metrics.prom  the same in Prometheus text format (= snapshot --format prom)\n\
-         series.json   the last {} minutes of every series: [t_ms, value], counters also rates per second\n\
+         series.json   the last {} minutes of every series, compact (its \"format\" says how to read it)\n\
          log.txt       recent training log lines\n\
          alerts.txt    alerts active when it was written\n\
          config.json   the config, secrets removed\n",
@@ -169,7 +241,8 @@ pub fn write_bundle_at(
     let files: [(&str, String); 7] = [
         ("current.json", json::render(store) + "\n"),
         ("metrics.prom", prom::render(store, true, true)),
-        ("series.json", pretty(&series_json(store, newest))),
+        // One line: pretty-printing made it several times larger.
+        ("series.json", series_json(store, newest).to_string() + "\n"),
         ("log.txt", log),
         ("alerts.txt", alerts_txt),
         ("config.json", pretty(&redacted_json(cfg))),
@@ -247,6 +320,98 @@ mod tests {
         st
     }
 
+    /// Read one series back from `series.json` as (t_ms, value) pairs, as its "format" says.
+    fn decode(doc: &J, name: &str) -> Vec<(Ts, f64)> {
+        let s = doc["series"]
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == name))
+            .unwrap_or_else(|| panic!("no {name}"));
+        let clock = &doc["clocks"][s["clock"].as_u64().expect("clock") as usize];
+        let expand = |runs: &J| -> Vec<J> {
+            runs.as_array()
+                .expect("runs")
+                .iter()
+                .flat_map(|r| std::iter::repeat_n(r[0].clone(), r[1].as_u64().expect("n") as usize))
+                .collect()
+        };
+        let mut t = vec![clock[0].as_i64().expect("t0")];
+        for g in expand(&clock[1]) {
+            t.push(t.last().copied().unwrap_or(0) + g.as_i64().expect("gap"));
+        }
+        let v: Vec<f64> = if s["kind"] == "counter" {
+            let mut v = vec![s["v0"].as_f64().expect("v0")];
+            for d in expand(&s["d"]) {
+                v.push(v.last().copied().unwrap_or(0.0) + d.as_f64().expect("d"));
+            }
+            v
+        } else {
+            expand(&s["v"])
+                .iter()
+                .map(|x| x.as_f64().unwrap_or(f64::NAN))
+                .collect()
+        };
+        assert_eq!(t.len(), v.len(), "{name}");
+        t.into_iter().zip(v).collect()
+    }
+
+    /// 20 minutes of 1000 series polled every second (jittered clocks, busy and idle counters,
+    /// a gauge): series.json keeps the last 10 minutes only, exactly, and stays small.
+    #[test]
+    fn series_json_is_bounded_and_compact() {
+        let mut st = Store::new(3_600_000, 2_000);
+        let t0 = 1_709_176_325_000;
+        let srcs: Vec<_> = (0..10)
+            .map(|i| st.add_source(&format!("n{i}"), 1000))
+            .collect();
+        for p in 0..1200i64 {
+            for (i, src) in srcs.iter().enumerate() {
+                let node = format!("n{i}");
+                let mut samples = Vec::new();
+                for c in 0..100u64 {
+                    // A third of the counters move every poll, the rest stay at zero.
+                    let v = if c % 3 == 0 {
+                        p as u64 * (1000 + c * 7 + (p as u64 % 5))
+                    } else {
+                        0
+                    };
+                    samples.push(Sample::counter(
+                        format!("rocetop_rdma_c{c}_total"),
+                        &[("node", node.as_str())],
+                        v,
+                    ));
+                }
+                samples.push(Sample::gauge(
+                    "rocetop_train_loss",
+                    &[("node", node.as_str())],
+                    2.0 - p as f64 / 1e4,
+                ));
+                let p2 = Parsed {
+                    samples,
+                    ..Default::default()
+                };
+                // Polls are a few ms late or early, differently per source.
+                st.ingest(*src, t0 + p * 1000 + (p * 7 + i as i64) % 5, &p2);
+            }
+        }
+        let to = t0 + 1199 * 1000 + 4;
+        let doc = series_json(&st, to);
+        let text = doc.to_string();
+        let pts = decode(&doc, "rocetop_rdma_c3_total");
+        assert!(
+            pts.iter()
+                .all(|(t, _)| *t >= to - SERIES_WINDOW_MS && *t <= to)
+        );
+        assert!((600..=601).contains(&pts.len()), "{}", pts.len());
+        assert_eq!(doc["series"].as_array().map(Vec::len), Some(1010));
+        assert!(
+            doc["clocks"].as_array().map_or(0, Vec::len) <= 10,
+            "a clock per source"
+        );
+        let mb = text.len() as f64 / 1e6;
+        eprintln!("series.json: 1010 series x 10 min at 1 s: {mb:.2} MB");
+        assert!(mb < 4.0, "{mb:.2} MB");
+    }
+
     #[test]
     fn bundle_holds_every_file_and_no_secret() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -274,20 +439,15 @@ mod tests {
         assert_eq!(read("alerts.txt"), "ubunturdma1: pause time 12% > 10%\n");
         assert!(!read("config.json").contains("hunter2"));
         let series: J = serde_json::from_str(&read("series.json")).expect("json");
-        let cnp = series["series"]
-            .as_array()
-            .and_then(|a| {
-                a.iter()
-                    .find(|s| s["name"] == "rocetop_rdma_np_cnp_sent_total")
-            })
-            .expect("cnp series");
-        let pts = cnp["points"].as_array().expect("points");
+        let pts = decode(&series, "rocetop_rdma_np_cnp_sent_total");
         assert_eq!(pts.len(), 11);
-        assert_eq!(pts.last(), Some(&json!([at + 19 * 60_000, 1900.0])));
-        assert_eq!(
-            cnp["rates_per_second"].as_array().and_then(|r| r.last()),
-            Some(&json!([at + 19 * 60_000, 100.0 / 60.0]))
-        );
+        assert_eq!(pts.last(), Some(&(at + 19 * 60_000, 1900.0)));
+        let (t1, v1) = pts[9];
+        let (t2, v2) = pts[10];
+        assert_eq!((v2 - v1) / ((t2 - t1) as f64 / 1000.0), 100.0 / 60.0);
+        let loss = decode(&series, "rocetop_train_loss");
+        assert_eq!(loss.last(), Some(&(at + 19 * 60_000, 2.0 - 0.19)));
+        assert_eq!(loss.len(), 11);
         // A second bundle in the same second does not overwrite the first; nothing partial is left.
         let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], at).expect("second");
         assert_ne!(p, q);

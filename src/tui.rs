@@ -440,19 +440,7 @@ fn act(a: Action, app: &mut App, feed: &Feed, recorder: &mut Option<crate::recor
                 .rev()
                 .cloned()
                 .collect();
-            let alerts: Vec<String> = app
-                .alerts
-                .active()
-                .iter()
-                .map(|a| {
-                    format!(
-                        "{:?} since {}: {}",
-                        a.severity,
-                        crate::ui::fmt::clock(a.since),
-                        a.what
-                    )
-                })
-                .collect();
+            let alerts = crate::bundle::alert_lines(&app.alerts.active());
             let at = feed_now(feed);
             match crate::bundle::write_bundle_at(
                 std::path::Path::new("."),

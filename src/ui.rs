@@ -297,27 +297,30 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Char
     let mut lines = Vec::new();
     for c in charts {
         let tl = c.timeline(&app.store, now, STEP_MS, spark_w);
-        let (last, max) = spark::last_and_max(&tl);
+        let (last, _) = spark::last_and_max(&tl);
+        // Rates from zero; gauges (RTTs) over their own range, printed.
+        let scale = match c.kind {
+            grid::ChartKind::Rate => spark::Scale::Zero,
+            grid::ChartKind::Gauge(_) => spark::Scale::MinMax,
+        };
+        let range = spark::range(&tl, spark_w, scale).map_or("-".into(), |(lo, hi)| {
+            format!("{}..{}", fmt::num(Some(lo)), fmt::num(Some(hi)))
+        });
         lines.push(Line::from(vec![
             Span::styled(c.label.clone(), app.theme.header),
             Span::styled(
-                format!(
-                    "  last {}  max {}  ({} s)",
-                    fmt::num(last),
-                    fmt::num(max),
-                    spark_w
-                ),
+                format!("  last {}  drawn {range}  ({} s)", fmt::num(last), spark_w),
                 app.theme.dim,
             ),
         ]));
         lines.push(Line::from(Span::styled(
-            spark::line(&tl, spark_w, app.ascii),
+            spark::scaled(&tl, spark_w, app.ascii, scale),
             app.theme.chart,
         )));
     }
     f.render_widget(Clear, r);
     let block = Block::bordered()
-        .title(format!(" {name} (Enter/Esc closes) "))
+        .title(format!(" {name} (any key closes) "))
         .border_style(app.theme.border);
     f.render_widget(Paragraph::new(lines).block(block), r);
 }

@@ -45,6 +45,18 @@ fn q_and_ctrl_c_quit_and_help_closes_on_any_key() {
         Tab::Overview,
         "the closing key does nothing else"
     );
+    // The key that closes an overlay does nothing else: `?` then `q` does not quit...
+    lab.key(KeyCode::Char('?'));
+    lab.key(KeyCode::Char('q'));
+    assert!(!lab.app.help && !lab.app.quit, "q closed help and quit");
+    // ...nor does `q` closing the detail charts.
+    lab.key(KeyCode::Enter);
+    assert!(lab.app.detail);
+    lab.key(KeyCode::Char('q'));
+    assert!(
+        !lab.app.detail && !lab.app.quit,
+        "q closed the charts and quit"
+    );
     lab.key(KeyCode::Char('q'));
     assert!(lab.app.quit);
     let mut lab = Lab::new();
@@ -366,4 +378,55 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
         Some("c"),
         "not lost while frozen"
     );
+}
+
+/// Every line of the incident bundle's alerts.txt names where: a switch and port, or a node
+/// (with the device where the condition is per device), or a source or peer of the config.
+#[test]
+fn bundle_alert_lines_name_their_switch_port_or_node_device() {
+    let mut lab = Lab::new();
+    lab.run(45);
+    let active = lab.app.alerts.active();
+    assert!(active.len() > 3, "{active:?}");
+    let lines = rocetop::bundle::alert_lines(&active);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = rocetop::bundle::write_bundle_at(
+        dir.path(),
+        &lab.app.cfg,
+        &lab.app.store,
+        &[],
+        &lines,
+        lab.now(),
+    )
+    .expect("bundle");
+    let text = std::fs::read_to_string(p.join("alerts.txt")).expect("alerts.txt");
+    let cfg = &lab.app.cfg;
+    let mut places: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
+    for sw in &cfg.switches {
+        places.push(sw.name.clone());
+    }
+    for line in text.lines() {
+        let (_, rest) = line
+            .split_once("] ")
+            .unwrap_or_else(|| panic!("no tab: {line}"));
+        let (at, what) = rest
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("no where: {line}"));
+        let mut words = at.split(' ');
+        let first = words.next().unwrap_or("");
+        assert!(places.iter().any(|p| p == first), "no place in {line:?}");
+        if cfg.switches.iter().any(|s| s.name == first) {
+            let port = words.next().unwrap_or("");
+            assert!(
+                port.starts_with("Ethernet") || port.starts_with("ii"),
+                "a switch alert without its port: {line:?}"
+            );
+        }
+        if what.contains(" in 60 s on ") || what.starts_with("out_of_sequence") {
+            assert!(
+                what.contains("rocep"),
+                "a device counter without its device: {line:?}"
+            );
+        }
+    }
 }

@@ -425,4 +425,202 @@ fn sonic_and_eos_switches_reach_the_tabs_through_their_parsers() {
         q.lines().any(|l| l.starts_with("Ethernet0 ")),
         "Queues tab lacks SONiC's Ethernet0:\n{q}"
     );
+
+/// The selection is an item, not a position: as the worst-first order changes with new data,
+/// the selected node stays selected, Enter charts that node, and a filter keeping it keeps it.
+#[test]
+fn selection_follows_its_item_across_resorts_and_filters() {
+    use rocetop::app::table::RowId;
+    let mut lab = Lab::new();
+    lab.run(8);
+    let _ = render(&lab.app, 120, 40);
+    for _ in 0..5 {
+        lab.key(KeyCode::Down);
+    }
+    let picked = lab.app.selected_row().expect("a row").id;
+    let RowId::Node(name) = picked.clone() else {
+        panic!("{picked:?}")
+    };
+    let mut moved = false;
+    for _ in 0..40 {
+        lab.run(1);
+        let _ = render(&lab.app, 120, 40);
+        if lab.app.table(Tab::Overview).rows[5].id != picked {
+            moved = true;
+            break;
+        }
+    }
+    assert!(moved, "the demo re-sorts the nodes within 40 s");
+    assert_eq!(lab.app.selected_row().map(|r| r.id), Some(picked.clone()));
+    lab.key(KeyCode::Enter);
+    let s = screen(&lab.app);
+    assert!(
+        s.contains(&format!(" {name} (any key closes) ")),
+        "Enter charts {name}:\n{s}"
+    );
+    // The drawn selection is on that node's line (reversed style).
+    let b = render(&lab.app, 120, 40);
+    lab.key(KeyCode::Esc);
+    let b2 = render(&lab.app, 120, 40);
+    let (x, y) = find(&b2, &format!("{name} ")).expect("row");
+    assert_ne!(
+        b2[(x, y)].modifier,
+        b2[(x, y + 1)].modifier,
+        "{name} is highlighted"
+    );
+    drop(b);
+    lab.key(KeyCode::Char('/'));
+    lab.chars("rdma");
+    lab.key(KeyCode::Enter);
+    lab.run(2);
+    assert_eq!(lab.app.selected_row().map(|r| r.id), Some(picked.clone()));
+    lab.key(KeyCode::Esc);
+    lab.run(1);
+    assert_eq!(lab.app.selected_row().map(|r| r.id), Some(picked));
+}
+
+fn mouse(lab: &mut Lab, kind: crossterm::event::MouseEventKind, x: u16, y: u16) {
+    let m = crossterm::event::MouseEvent {
+        kind,
+        column: x,
+        row: y,
+        modifiers: crossterm::event::KeyModifiers::NONE,
+    };
+    let now = lab.now();
+    lab.app.update(Event::Mouse(m), now);
+}
+
+/// `ui.mouse = true`: a click on a tab label opens it, a click on a row selects it, the wheel
+/// moves the selection; a click while an overlay is open only closes it.
+#[test]
+fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
+    use crossterm::event::{MouseButton, MouseEventKind};
+    use rocetop::app::table::RowId;
+    let mut lab = busy();
+    let b = render(&lab.app, 120, 40);
+    let (x, y) = find(&b, "Queues").expect("tab label");
+    mouse(&mut lab, MouseEventKind::Down(MouseButton::Left), x + 2, y);
+    assert_eq!(lab.app.tab, Tab::Queues);
+    let b = render(&lab.app, 120, 40);
+    let t = text(&b);
+    let y = t
+        .lines()
+        .position(|l| l.starts_with("Ethernet1/1/2") && l.contains(" 3 "))
+        .expect("Ethernet1/1/2 qos 3") as u16;
+    mouse(&mut lab, MouseEventKind::Down(MouseButton::Left), 20, y);
+    let want = RowId::Queue {
+        switch: "NX_AI_Leaf1".into(),
+        port: "Ethernet1/1/2".into(),
+        queue: "3".into(),
+    };
+    assert_eq!(lab.app.selected_row().map(|r| r.id), Some(want.clone()));
+    let at = lab.app.selected[Tab::Queues.index()].index;
+    mouse(&mut lab, MouseEventKind::ScrollDown, 20, y);
+    assert_eq!(lab.app.selected[Tab::Queues.index()].index, at + 3);
+    lab.key(KeyCode::Char('?'));
+    mouse(&mut lab, MouseEventKind::Down(MouseButton::Left), x + 2, 0);
+    assert!(!lab.app.help, "the click closed help");
+    assert_eq!(lab.app.tab, Tab::Queues, "and did nothing else");
+}
+
+/// While frozen, the tab bar says how old the held view is, and the age moves.
+#[test]
+fn frozen_view_shows_its_age() {
+    let mut lab = busy();
+    lab.key(KeyCode::Char('f'));
+    lab.run(7);
+    let s = text(&render(&lab.app, 120, 40));
+    let bar = s.lines().next().unwrap_or("");
+    assert!(bar.contains("FROZEN 7s old"), "{bar}");
+}
+
+/// At 80×24 every tab drops its low-priority columns, says how many, and keeps the ones that
+/// name the culprit; 120×40 snapshots are the `*_normal` ones above.
+#[test]
+fn tables_fit_80x24() {
+    let mut lab = busy();
+    for (tab, must) in [
+        (Tab::Overview, &["node", "state"][..]),
+        (Tab::Queues, &["port", "QoS", "ingr drops/s"][..]),
+        (Tab::Pfc, &["port", "PFC p3", "802.3x rx/tx", "pause%"][..]),
+        (
+            Tab::Congestion,
+            &["node", "device", "out_of_seq", "seq_err", "ack_tmo"][..],
+        ),
+        (Tab::Latency, &["peer", "p99", "loss%"][..]),
+    ] {
+        on_tab(&mut lab, tab);
+        let s = text(&render(&lab.app, 80, 24));
+        insta::assert_snapshot!(format!("{tab:?}_80x24").to_lowercase(), s);
+        assert!(
+            s.contains("hidden (←/→)"),
+            "{tab:?} says what is hidden:\n{s}"
+        );
+        for m in must {
+            assert!(s.contains(m), "{tab:?} lost {m}:\n{s}");
+        }
+        assert!(s.lines().all(|l| l.chars().count() <= 80));
+    }
+}
+
+/// ←/→ (h/l) scroll hidden columns in; the culprit columns stay.
+#[test]
+fn hidden_columns_scroll_in() {
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Queues);
+    let header = |lab: &Lab| {
+        text(&render(&lab.app, 80, 24))
+            .lines()
+            .find(|l| l.starts_with("port "))
+            .unwrap_or("")
+            .to_string()
+    };
+    let before = header(&lab);
+    assert!(!before.contains("depth"), "{before}");
+    for _ in 0..6 {
+        lab.key(KeyCode::Char('l'));
+    }
+    let after = header(&lab);
+    assert!(after.contains("depth"), "scrolled in: {after}");
+    assert!(after.contains("ingr drops/s"), "{after}");
+    for _ in 0..10 {
+        lab.key(KeyCode::Left);
+    }
+    assert_eq!(header(&lab), before);
+}
+
+/// `<`/`>` pick the sort column: the PFC tab sorted by "PPP 60s" (frames in the last minute)
+/// keeps ports that stormed recently on top, largest first; `s` flips.
+#[test]
+fn pfc_sorts_by_the_last_60_s() {
+    use rocetop::app::table::Val;
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Pfc);
+    let col = rocetop::app::vm::pfc::SW_COLS
+        .iter()
+        .position(|c| c.title == "PPP 60s")
+        .expect("column");
+    for _ in 0..=col {
+        lab.key(KeyCode::Char('>'));
+    }
+    assert_eq!(lab.app.sorts[Tab::Pfc.index()].col, Some(col));
+    let counts = |lab: &Lab| -> Vec<u64> {
+        lab.app
+            .table(Tab::Pfc)
+            .rows
+            .iter()
+            .filter_map(|r| match r.cells.get(col).map(|c| &c.val) {
+                Some(Val::Count(Some(n))) => Some(*n),
+                _ => None,
+            })
+            .collect()
+    };
+    let v = counts(&lab);
+    assert!(v.len() > 5 && v.windows(2).all(|w| w[0] >= w[1]), "{v:?}");
+    assert!(v[0] > v[v.len() - 1], "{v:?}");
+    let s = screen(&lab.app);
+    assert!(s.contains("PPP 60s▼") || s.contains("PPP 60▼"), "{s}");
+    lab.key(KeyCode::Char('s'));
+    let v = counts(&lab);
+    assert!(v.windows(2).all(|w| w[0] <= w[1]), "flipped: {v:?}");
 }

@@ -374,3 +374,50 @@ fn a_recording_replays_on_the_same_screen_with_pause() {
     s.wait_for("EXITED-0", 5)
         .unwrap_or_else(|c| panic!("q did not exit cleanly:\n{c}"));
 }
+
+/// The real binary: `q` closing help does not quit; Enter charts the selected node and the key
+/// that closes the chart does nothing else; then `q` quits.
+#[test]
+fn a_key_closing_an_overlay_does_nothing_else() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let s = Session::new("overlay", 120, 40);
+    s.line(&format!("{BIN} --demo; echo EXITED-$?"));
+    s.wait_for("ubunturdma8", 10)
+        .unwrap_or_else(|c| panic!("no node rows:\n{c}"));
+    s.send("?");
+    s.wait_for("any key closes this", 5)
+        .unwrap_or_else(|c| panic!("? shows no help:\n{c}"));
+    s.send("q");
+    // The help goes away and rocetop keeps running.
+    let mut c = s.capture();
+    for _ in 0..25 {
+        if !c.contains("any key closes this") {
+            break;
+        }
+        sleep(Duration::from_millis(200));
+        c = s.capture();
+    }
+    assert!(!c.contains("any key closes this"), "help still open:\n{c}");
+    sleep(Duration::from_millis(700));
+    let c = s.capture();
+    assert!(!c.contains("EXITED"), "q closing help quit rocetop:\n{c}");
+    assert!(c.contains("Nodes"), "{c}");
+    s.send("Enter");
+    let c = s
+        .wait_for("(any key closes)", 5)
+        .unwrap_or_else(|c| panic!("Enter shows no chart:\n{c}"));
+    assert!(c.contains("ECN marked/s"), "the node's charts:\n{c}");
+    s.send("q");
+    sleep(Duration::from_millis(900));
+    let c = s.capture();
+    assert!(
+        !c.contains("EXITED") && !c.contains("(any key closes)"),
+        "q closing the chart quit or did not close it:\n{c}"
+    );
+    s.send("q");
+    s.wait_for("EXITED-0", 5)
+        .unwrap_or_else(|c| panic!("q did not exit with 0:\n{c}"));
+}

@@ -8,6 +8,8 @@ use crate::metrics::query::{self, Agg};
 use crate::metrics::{Store, Ts};
 use std::cmp::Ordering;
 
+pub use super::source::{SrcState, age_text};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Tone {
     #[default]
@@ -271,113 +273,6 @@ pub fn hold_gaps(mut v: Vec<Option<f64>>) -> Vec<Option<f64>> {
     v
 }
 
-/// How a source is doing, for rows that show its data.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SrcState {
-    /// No such source in the config.
-    Unknown,
-    Waiting,
-    Up,
-    Stale(i64),
-    /// Why, and how old the numbers left on screen are (a hung host can be down for minutes).
-    Down(String, Option<i64>),
-}
-
-impl SrcState {
-    /// A source's state at `now`.
-    pub fn of(h: Option<&crate::metrics::store::SourceHealth>, now: Ts) -> SrcState {
-        match h {
-            None => SrcState::Unknown,
-            Some(h) => match h.up {
-                None => SrcState::Waiting,
-                Some(false) => SrcState::Down(
-                    h.last_error.clone().unwrap_or_else(|| "no answer".into()),
-                    h.age_ms(now),
-                ),
-                Some(true) if h.is_stale(now) => SrcState::Stale(h.age_ms(now).unwrap_or(0)),
-                Some(true) => SrcState::Up,
-            },
-        }
-    }
-
-    /// A row's tone.
-    pub fn row_tone(&self) -> Tone {
-        match self {
-            SrcState::Stale(_) => Tone::Stale,
-            _ => Tone::Normal,
-        }
-    }
-
-    /// For sources without data, the text spanning where the data would be.
-    pub fn span(&self, what: &str) -> Option<Cell> {
-        match self {
-            SrcState::Waiting => Some(Cell::tone(
-                format!("waiting for the first poll of {what}"),
-                Tone::Dim,
-            )),
-            SrcState::Down(e, age) => {
-                let e = match age {
-                    Some(a) => format!("{e}, last data {} ago", age_text(*a)),
-                    None => e.clone(),
-                };
-                Some(Cell::tone(format!("{what} down: {e}"), Tone::Crit))
-            }
-            _ => None,
-        }
-    }
-
-    /// Short state text: "ok", "stale 12s", "down", "waiting".
-    pub fn word(&self) -> String {
-        match self {
-            SrcState::Unknown => "-".into(),
-            SrcState::Waiting => "waiting".into(),
-            SrcState::Up => "ok".into(),
-            SrcState::Stale(ms) => format!("stale {}", age_text(*ms)),
-            SrcState::Down(..) => "down".into(),
-        }
-    }
-
-    /// The one row a source without data gets (down, waiting for its first poll, or up but with
-    /// none of `what` parsed yet), built alike on every tab; `None` when the source has data.
-    /// `has_rows`: whether the source has any row of its own on this tab.
-    pub fn source_row(&self, name: &str, has_rows: bool, what: &str) -> Option<Row> {
-        let span = self.span(name).or_else(|| {
-            (!has_rows && *self != SrcState::Unknown).then(|| {
-                Cell::tone(
-                    format!("waiting for {what} from {name} (none parsed yet)"),
-                    Tone::Dim,
-                )
-            })
-        })?;
-        Some(Row {
-            id: RowId::Source(name.into()),
-            name: name.into(),
-            cells: vec![Cell::new(name)],
-            span: Some((1, span)),
-            // A source that is down is the worst thing on any tab.
-            score: if matches!(self, SrcState::Down(..)) {
-                1e12
-            } else {
-                0.0
-            },
-            tone: self.row_tone(),
-            ..Default::default()
-        })
-    }
-}
-
-/// "12s", "4m10s", "2h05m".
-pub fn age_text(ms: i64) -> String {
-    let s = ms.max(0) / 1000;
-    if s < 60 {
-        format!("{s}s")
-    } else if s < 3600 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    }
-}
-
 /// Node names with their common prefix written once: "ubunturdma5,7,8".
 pub fn short_names(names: &[&str]) -> String {
     let Some(first) = names.first() else {
@@ -578,5 +473,46 @@ mod tests {
         assert_eq!(names(&rows), ["n1", "n2", "n10"], "natural order");
         arrange(&mut rows, "N1", Sort::default());
         assert_eq!(names(&rows), ["n10", "n1"], "filter");
+    }
+}
+
+#[cfg(test)]
+mod chart_tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    /// A step time logged every 2 s draws without holes on a 1 s axis; a 10 s silence stays one.
+    #[test]
+    fn a_slow_gauge_holds_and_an_outage_is_a_gap() {
+        let mut st = Store::new(3_600_000, 10_000);
+        let src = st.add_source("log", 1000);
+        let t0 = 1_700_000_000_000;
+        let mut at = Vec::new();
+        at.extend((0..10).map(|i| t0 + i * 2000));
+        at.extend((0..5).map(|i| t0 + 30_000 + i * 2000));
+        for t in &at {
+            let p = Parsed {
+                samples: vec![Sample::gauge(
+                    "rocetop_train_step_seconds",
+                    &[("node", "n1")],
+                    0.16,
+                )],
+                ..Default::default()
+            };
+            st.ingest(src, *t, &p);
+        }
+        let c = Chart::new(
+            "step",
+            "rocetop_train_step_seconds",
+            &[("node", "n1")],
+            ChartKind::Gauge(1e3),
+        );
+        let now = t0 + 38_000;
+        let tl = c.timeline(&st, now, 1000, 39);
+        let filled = |a: usize, b: usize| tl[a..=b].iter().all(Option::is_some);
+        assert!(filled(0, 18), "held between 2 s samples: {tl:?}");
+        assert!(tl[19..30].iter().all(Option::is_none), "the outage: {tl:?}");
+        assert!(filled(30, 38), "{tl:?}");
+        assert_eq!(tl[5], Some(160.0));
     }
 }

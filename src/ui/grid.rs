@@ -5,7 +5,7 @@
 
 use super::fmt::{self, fit};
 pub use crate::app::table::{
-    Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, lcol,
+    Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, hold_gaps, lcol,
 };
 use crate::app::{App, Tab};
 use ratatui::Frame;

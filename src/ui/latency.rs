@@ -149,12 +149,13 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
     if let Some(c) = r.charts.get(1) {
         let tl = c.timeline(&app.store, app.view_now(), STEP_MS, w);
         rl.push(Line::from(Span::styled(
-            spark::line(&tl, w, app.ascii),
+            spark::scaled(&tl, w, app.ascii, spark::Scale::MinMax),
             app.theme.chart,
         )));
-        let (last, max) = spark::last_and_max(&tl);
+        let (last, _) = spark::last_and_max(&tl);
+        let range = spark::range(&tl, w, spark::Scale::MinMax);
         rl.push(Line::from(Span::styled(
-            format!("last {}  max {}", fmt::num(last), fmt::num(max)),
+            format!("last {}  drawn{}", fmt::num(last), spark::range_cell(range)),
             app.theme.dim,
         )));
     }

@@ -13,6 +13,7 @@
 
 use super::fmt;
 use super::grid::{self, Tone};
+use super::spark::Scale;
 use super::{STEP_MS, spark, src_state, title};
 use crate::app::App;
 use crate::metrics::names::*;
@@ -118,21 +119,31 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
         Span::styled("  samples/s ", app.theme.header),
         Span::raw(fmt::num(g(TRAIN_SAMPLES_PER_SECOND))),
     ])];
-    let w = (area.width as usize).saturating_sub(22).max(1);
+    let w = (area.width as usize)
+        .saturating_sub(22 + spark::RANGE_W)
+        .max(1);
     let since = grid::axis_start(app.view_now(), STEP_MS, w);
     for (label, name, k) in [
         ("loss", TRAIN_LOSS, 1.0),
         ("step ms", TRAIN_STEP_SECONDS, 1e3),
         ("all-reduce ms", TRAIN_ALLREDUCE_SECONDS, 1e3),
     ] {
-        let tl: Vec<Option<f64>> = query::gauge_timeline(st, name, &lbl, since, STEP_MS, w)
-            .into_iter()
-            .map(|v| v.map(|x| x * k))
-            .collect();
+        // The log prints every few seconds: a sample holds until the next (gaps: none came).
+        let tl = grid::hold_gaps(
+            query::gauge_timeline(st, name, &lbl, since, STEP_MS, w)
+                .into_iter()
+                .map(|v| v.map(|x| x * k))
+                .collect(),
+        );
         let (last, _) = spark::last_and_max(&tl);
+        let range = spark::range(&tl, w, Scale::MinMax);
         lines.push(Line::from(vec![
             Span::raw(format!("{label:<14}{:>7} ", fmt::num(last))),
-            Span::styled(spark::line(&tl, w, app.ascii), app.theme.chart),
+            Span::styled(
+                spark::scaled(&tl, w, app.ascii, Scale::MinMax),
+                app.theme.chart,
+            ),
+            Span::styled(spark::range_cell(range), app.theme.dim),
         ]));
     }
     f.render_widget(Paragraph::new(lines), area);

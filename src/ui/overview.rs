@@ -16,6 +16,7 @@
 
 use super::fmt;
 use super::grid::{self, Tone};
+use super::spark::Scale;
 use super::{STEP_MS, SrcState, spark, src_state, title};
 use crate::app::alerts::WINDOW_MS;
 use crate::app::{App, Tab};
@@ -272,14 +273,19 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
         return Vec::new();
     }
     let label_w = 26usize;
-    let w = (area.width as usize).saturating_sub(label_w + 1).max(1);
+    let w = (area.width as usize)
+        .saturating_sub(label_w + 1 + spark::RANGE_W)
+        .max(1);
     let since = grid::axis_start(now, STEP_MS, w);
     let rt = |n: &str| query::rate_timeline(st, n, &[], since, STEP_MS, w);
+    // Gauges sampled slower than a column (the log every 2 s) hold between samples.
     let gt = |n: &str, l: &[(&str, &str)], k: f64| -> Vec<Option<f64>> {
-        query::gauge_timeline(st, n, l, since, STEP_MS, w)
-            .into_iter()
-            .map(|v| v.map(|x| x * k))
-            .collect()
+        grid::hold_gaps(
+            query::gauge_timeline(st, n, l, since, STEP_MS, w)
+                .into_iter()
+                .map(|v| v.map(|x| x * k))
+                .collect(),
+        )
     };
     let is_ii =
         |k: &crate::metrics::SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
@@ -337,10 +343,19 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
     let mut lines = vec![title(
         app,
         format!("Timeline, last {w} s"),
-        " (one column = 1 s; value = newest)".into(),
+        " (one column = 1 s; value = newest; at the right the range drawn)".into(),
     )];
     for (label, tl, show) in series.into_iter().take(area.height as usize - 1) {
         let (last, _) = spark::last_and_max(&tl);
+        // Times are drawn over their own range (a jump shows), counts and rates from zero.
+        let scale = if label == human::name::STEP
+            || label == human::name::ALLREDUCE
+            || label.starts_with("RTT")
+        {
+            Scale::MinMax
+        } else {
+            Scale::Zero
+        };
         let tone = if label == human::name::DROPS && last.unwrap_or(0.0) > 0.0 {
             app.theme.crit
         } else {
@@ -348,7 +363,11 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
         };
         lines.push(Line::from(vec![
             Span::styled(format!("{label:<17}{:>8} ", show(last)), app.theme.normal),
-            Span::styled(spark::line(&tl, w, app.ascii), tone),
+            Span::styled(spark::scaled(&tl, w, app.ascii, scale), tone),
+            Span::styled(
+                spark::range_cell(spark::range(&tl, w, scale)),
+                app.theme.dim,
+            ),
         ]));
     }
     lines
