@@ -1,6 +1,7 @@
 //! Key routing: a filter being typed takes every key; help and detail close on Esc; the rest are
 //! the keys of issue 3 (1–6, Tab, arrows/j/k, Enter, s, /, f, m, t, ?, q, Ctrl-C).
 
+use super::travel::Overlay;
 use super::{Action, App, ReplayAction, SortBy, Tab};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -36,6 +37,13 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         if k.code != KeyCode::Char('q') {
             return;
         }
+    }
+    if app.overlay.is_some() && overlay_key(app, k.code) {
+        return;
+    }
+    if app.travel.is_some() && matches!(k.code, KeyCode::Home | KeyCode::End | KeyCode::Esc) {
+        app.back_to_live();
+        return;
     }
     let tab = app.tab.index();
     match k.code {
@@ -98,15 +106,21 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('.') if app.replay.is_some() => {
             app.actions.push(Action::Replay(ReplayAction::Step))
         }
-        KeyCode::Char(c @ ('[' | ']' | '{' | '}')) if app.replay.is_some() => {
+        KeyCode::Char(c @ ('[' | ']' | '{' | '}')) => {
             let ms = match c {
                 '[' => -10_000,
                 ']' => 10_000,
                 '{' => -60_000,
                 _ => 60_000,
             };
-            app.actions.push(Action::Replay(ReplayAction::SeekBy(ms)))
+            if app.replay.is_some() {
+                app.actions.push(Action::Replay(ReplayAction::SeekBy(ms)))
+            } else {
+                app.seek_by(ms)
+            }
         }
+        KeyCode::Char('e') => open_overlay(app, Overlay::Episodes),
+        KeyCode::Char('A') => open_overlay(app, Overlay::Alerts),
         KeyCode::Char(c @ ('-' | '+' | '=')) if app.replay.is_some() => {
             let x = if c == '-' { 0.5 } else { 2.0 };
             app.actions.push(Action::Replay(ReplayAction::Speed(x)))
@@ -117,6 +131,65 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('?') | KeyCode::F(1) => app.help = true,
         _ => {}
     }
+}
+
+fn open_overlay(app: &mut App, o: Overlay) {
+    app.overlay = Some(o);
+    app.overlay_sel = 0;
+}
+
+/// Keys of an open overlay; returns whether the key was its own.
+fn overlay_key(app: &mut App, code: KeyCode) -> bool {
+    let Some(o) = app.overlay else {
+        return false;
+    };
+    let lines = match o {
+        Overlay::Alerts => app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg),
+        Overlay::Episodes => Vec::new(),
+    };
+    let n = match o {
+        Overlay::Alerts => lines.len(),
+        Overlay::Episodes => app.episodes.all().len(),
+    };
+    let sel = app.overlay_sel.min(n.saturating_sub(1));
+    match code {
+        KeyCode::Esc => app.overlay = None,
+        KeyCode::Char('e') if o == Overlay::Episodes => app.overlay = None,
+        KeyCode::Char('A') if o == Overlay::Alerts => app.overlay = None,
+        KeyCode::Down | KeyCode::Char('j') => app.overlay_sel = (sel + 1).min(n.saturating_sub(1)),
+        KeyCode::Up | KeyCode::Char('k') => app.overlay_sel = sel.saturating_sub(1),
+        KeyCode::Home | KeyCode::Char('g') => app.overlay_sel = 0,
+        KeyCode::End | KeyCode::Char('G') => app.overlay_sel = n.saturating_sub(1),
+        KeyCode::Char('a') if o == Overlay::Alerts => {
+            if let Some(l) = lines.get(sel) {
+                app.alerts.toggle_ack(l);
+            }
+        }
+        KeyCode::Char('x') if o == Overlay::Alerts => {
+            if let Some(l) = lines.get(sel) {
+                app.alerts.toggle_mute(l);
+            }
+        }
+        KeyCode::Enter => match o {
+            Overlay::Alerts => {
+                if let Some(l) = lines.get(sel) {
+                    app.jump_to(l.tab, l.row.clone());
+                }
+            }
+            Overlay::Episodes => {
+                // Travel to the episode's start, so every tab shows how it began.
+                if let Some(start) = app.episodes.all().get(sel).map(|e| e.start) {
+                    app.overlay = None;
+                    if start < app.now {
+                        app.seek_to(start.max(app.history_start()));
+                    }
+                }
+            }
+        },
+        KeyCode::Char('q') => return false,
+        _ => {}
+    }
+    true
 }
 
 fn move_sel(app: &mut App, by: isize) {

@@ -243,6 +243,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) -> Option<usize> {
     }
     let mut lines = vec![header(app, cols)];
     let body = area.height.saturating_sub(1) as usize;
+    if selectable {
+        app.note_rows(tab, rows.iter().map(|r| r.name.as_str()));
+    }
     let sel = selectable.then(|| app.selected_row(tab, rows.len()));
     if selectable {
         app.rows[tab.index()].set(rows.len());
