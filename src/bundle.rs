@@ -21,6 +21,7 @@ pub const FILES: &[&str] = &[
     "series.json",
     "log.txt",
     "alerts.txt",
+    "episodes.json",
     "config.json",
     "README.txt",
 ];
@@ -118,7 +119,8 @@ pub fn write_bundle(
     recent_log_lines: &[String],
     alerts: &[String],
 ) -> Result<PathBuf, BundleError> {
-    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, now_ms())
+    let none = J::Array(Vec::new());
+    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, &none, now_ms())
 }
 
 /// Write a bundle named after `at` (a replay passes the recording's time).
@@ -128,6 +130,7 @@ pub fn write_bundle_at(
     store: &Store,
     recent_log_lines: &[String],
     alerts: &[String],
+    episodes: &J,
     at: Ts,
 ) -> Result<PathBuf, BundleError> {
     let err = |source| BundleError {
@@ -162,16 +165,18 @@ pub fn write_bundle_at(
          series.json   the last {} minutes of every series: [t_ms, value], counters also rates per second\n\
          log.txt       recent training log lines\n\
          alerts.txt    alerts active when it was written\n\
+         episodes.json every episode found (start, end, peak, the chain in cause order, culprit, cost)\n\
          config.json   the config, secrets removed\n",
         env!("CARGO_PKG_VERSION"),
         SERIES_WINDOW_MS / 60_000,
     );
-    let files: [(&str, String); 7] = [
+    let files: [(&str, String); 8] = [
         ("current.json", json::render(store) + "\n"),
         ("metrics.prom", prom::render(store, true, true)),
         ("series.json", pretty(&series_json(store, newest))),
         ("log.txt", log),
         ("alerts.txt", alerts_txt),
+        ("episodes.json", pretty(episodes)),
         ("config.json", pretty(&redacted_json(cfg))),
         ("README.txt", readme),
     ];
@@ -259,7 +264,16 @@ mod tests {
         ];
         let alerts = vec!["ubunturdma1: pause time 12% > 10%".to_string()];
         let at = 1_709_176_325_000;
-        let p = write_bundle_at(dir.path(), &cfg, &st, &lines, &alerts, at).expect("written");
+        let p = write_bundle_at(
+            dir.path(),
+            &cfg,
+            &st,
+            &lines,
+            &alerts,
+            &J::Array(vec![]),
+            at,
+        )
+        .expect("written");
         assert_eq!(
             p.file_name().and_then(|n| n.to_str()),
             Some("rocetop-incident-20240229-031205")
@@ -289,7 +303,8 @@ mod tests {
             Some(&json!([at + 19 * 60_000, 100.0 / 60.0]))
         );
         // A second bundle in the same second does not overwrite the first; nothing partial is left.
-        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], at).expect("second");
+        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], &J::Array(vec![]), at)
+            .expect("second");
         assert_ne!(p, q);
         assert_eq!(
             std::fs::read_to_string(q.join("alerts.txt")).expect("read"),

@@ -286,10 +286,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         }
     }
     if alerts.episode_settle_ms < 1000 {
-        p.add(
-            "alerts.episode_settle_seconds",
-            "must be at least 1",
-        );
+        p.add("alerts.episode_settle_seconds", "must be at least 1");
     }
     if let Some(f) = &alerts.flowcontrol {
         if !matches!(f.as_str(), "on" | "off") {

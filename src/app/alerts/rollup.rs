@@ -146,9 +146,19 @@ fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
             )
         }
         Subject::Node(n) if members.len() > 1 => {
-            let whats: Vec<&str> = members.iter().map(|a| a.what.as_str()).collect();
+            // `rdma <counter> [node, device]`: one sum per counter over the node's devices.
+            let mut by: BTreeMap<&str, f64> = BTreeMap::new();
+            for a in members {
+                let c = a.id.split(' ').nth(1).unwrap_or("?");
+                *by.entry(c).or_default() += a.value.unwrap_or(0.0);
+            }
+            let parts: Vec<String> = by.iter().map(|(c, v)| format!("{c} +{v:.0}")).collect();
             (
-                format!("{n}  {} counters: {}", members.len(), whats.join("; ")),
+                format!(
+                    "{n}  RDMA errors in 60 s: {} ({} device counters)",
+                    parts.join(", "),
+                    members.len()
+                ),
                 n.clone(),
             )
         }

@@ -52,13 +52,31 @@ fn training(ep: &Episode) -> Option<String> {
     ))
 }
 
+/// `ii1/1/3` → `ii`: ports of one kind (internal fabric, edge) storm together.
+fn family(port: &str) -> &str {
+    port.trim_end_matches(|c: char| c.is_ascii_digit() || c == '/')
+}
+
+/// `PFC storm ii1/1/1-6 204k/s (+4 ports)`: the family of ports carrying most of the storm by
+/// name, the rest counted; the rate is the peak over every storming port.
 fn pfc(ep: &Episode) -> Option<String> {
-    let ports: Vec<&str> = ep.parts(Layer::Pfc).map(|p| port_of(&p.key)).collect();
-    if ports.is_empty() {
-        return None;
+    let mut fams: std::collections::BTreeMap<&str, (f64, Vec<&str>)> = Default::default();
+    for p in ep.parts(Layer::Pfc) {
+        let port = port_of(&p.key);
+        let e = fams.entry(family(port)).or_default();
+        e.0 += p.peak;
+        e.1.push(port);
     }
+    let total: usize = fams.values().map(|f| f.1.len()).sum();
+    let (_, ports) = fams.into_values().max_by(|a, b| a.0.total_cmp(&b.0))?;
+    let rest = total - ports.len();
+    let more = if rest > 0 {
+        format!(" (+{rest} ports)")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "PFC storm {} {}/s",
+        "PFC storm {} {}/s{more}",
         compress(&ports),
         si(ep.pfc_total_peak)
     ))
@@ -69,25 +87,36 @@ fn reason(key: &str) -> String {
     key.split(' ').next_back().unwrap_or("").to_uppercase()
 }
 
+/// The port dropping most by name with the nodes behind it; other drop ports counted.
 fn drops(ep: &Episode, cfg: &Config) -> Vec<String> {
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<((String, String), f64)> = Vec::new();
     for p in ep.parts(Layer::Drops) {
         let k = (reason(&p.key), port_of(&p.key).to_string());
-        if !seen.contains(&k) {
-            seen.push(k);
+        match seen.iter_mut().find(|(s, _)| *s == k) {
+            Some((_, v)) => *v += p.peak,
+            None => seen.push((k, p.peak)),
         }
     }
+    seen.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let rest = seen.len().saturating_sub(1);
     seen.into_iter()
+        .take(1)
+        .map(|(k, _)| k)
         .map(|(why, port)| {
+            let more = if rest > 0 {
+                format!(" (+{rest} more)")
+            } else {
+                String::new()
+            };
             let nodes: Vec<String> = cfg
                 .nodes_behind(&port)
                 .iter()
                 .map(|n| n.name.clone())
                 .collect();
             if nodes.is_empty() {
-                format!("{why} drops {port}")
+                format!("{why} drops {port}{more}")
             } else {
-                format!("{why} drops {port} → {}", nodes.join(","))
+                format!("{why} drops {port} → {}{more}", nodes.join(","))
             }
         })
         .collect()
@@ -140,20 +169,15 @@ pub fn pieces(ep: &Episode, cfg: &Config) -> Vec<String> {
 
 /// The Overview's line: `05:32:24 Episode: step 160→364 ms (+128%) · PFC storm ... · ...`.
 pub fn line(ep: &Episode, cfg: &Config, now: Ts) -> String {
-    let head = match ep.end {
-        None => format!(
-            "{} Episode ({}, ongoing)",
-            clock(ep.start),
-            secs(now - ep.start)
-        ),
-        Some(e) => format!(
-            "{} Episode ({}, ended {} ago)",
-            clock(ep.start),
-            secs(e - ep.start),
-            secs(now - e)
-        ),
+    let status = match ep.end {
+        None => format!("ongoing {}", secs(now - ep.start)),
+        Some(e) => format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e)),
     };
-    format!("{head}: {}", pieces(ep, cfg).join(" · "))
+    format!(
+        "{} Episode: {} · {status}",
+        clock(ep.start),
+        pieces(ep, cfg).join(" · ")
+    )
 }
 
 /// A row of the Episodes list: start, duration, cost, the story.
@@ -225,4 +249,25 @@ pub fn link(p: &Part, ep: &Episode, cfg: &Config) -> String {
         ),
     };
     format!("{at}  {what}")
+}
+
+/// Episodes for `snapshot --format json` and the incident bundle: every field, plus the sentence
+/// and the chain in words.
+pub fn json(eps: &[&Episode], cfg: &Config, now: Ts) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = eps
+        .iter()
+        .map(|ep| {
+            let mut o = serde_json::to_value(ep).unwrap_or_default();
+            o["summary"] = line(ep, cfg, now).into();
+            o["chain_text"] = ep
+                .chain
+                .iter()
+                .map(|p| link(p, ep, cfg))
+                .collect::<Vec<_>>()
+                .into();
+            o["duration_ms"] = ep.duration_ms(now).into();
+            o
+        })
+        .collect();
+    v.into()
 }
