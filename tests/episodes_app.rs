@@ -232,3 +232,22 @@ fn clock(t: i64) -> String {
     let s = t.div_euclid(1000).rem_euclid(86_400);
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
+
+/// Not a check: what one `[` costs with a full 15-minute history (the store copied as of the
+/// cursor). Run with `--ignored --nocapture`; the figure is in the README's Time travel section.
+#[test]
+#[ignore]
+fn cost_of_a_seek_with_full_history() {
+    let mut lab = Lab::new();
+    lab.run(15 * 60);
+    let t = std::time::Instant::now();
+    lab.chars("{");
+    let seek = t.elapsed();
+    let st = lab.app.live().stats();
+    println!(
+        "seek over {} series / {} points: {:.1} ms",
+        st.series,
+        st.points,
+        seek.as_secs_f64() * 1e3
+    );
+}
