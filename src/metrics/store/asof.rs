@@ -28,17 +28,11 @@ impl Store {
             .iter()
             .map(|s| {
                 let clock = clocks.get(s.source.0 as usize).cloned().unwrap_or_default();
-                let mut points = super::hist::Hist::default();
-                {
+                let points = {
                     let c = read(&clock);
-                    for p in s.points.iter() {
-                        match c.time(p.seq) {
-                            Some(pt) => points.push(p, pt),
-                            None if p.seq >= c.first => break,
-                            None => {}
-                        }
-                    }
-                }
+                    let last_seq = c.first + c.times.len() as i64 - 1;
+                    s.points.up_to(last_seq, |seq| c.time(seq))
+                };
                 Series {
                     key: s.key.clone(),
                     source: s.source,
@@ -139,5 +133,59 @@ mod tests {
             Some(0)
         );
         assert_ne!(past.generation(), st.generation());
+    }
+}
+
+#[cfg(test)]
+mod long {
+    use crate::metrics::{Parsed, Sample, Store};
+
+    /// Over several compressed blocks (256 points each), with expiry trimming the oldest: the
+    /// copy at every cut holds exactly the points up to it, values and times intact.
+    #[test]
+    fn copies_across_blocks_equal_the_points_up_to_the_cut() {
+        let mut st = Store::new(700_000, 100_000);
+        let src = st.add_source("n", 1000);
+        for i in 0..1000i64 {
+            // Runs of equal values and changes, as counters do.
+            let v = (i / 3) as u64 * 7;
+            let p = Parsed {
+                samples: vec![Sample::counter("m_total", &[("node", "n")], v)],
+                ..Default::default()
+            };
+            st.ingest(src, i * 1000, &p);
+        }
+        let id = crate::metrics::store::SeriesId(0);
+        let all: Vec<_> = st.get(id).map(|s| s.points().collect()).unwrap_or_default();
+        assert_eq!(
+            all.first().map(|p| p.0),
+            Some(299_000),
+            "expired to retention"
+        );
+        for cut in [
+            299_000, 300_500, 555_000, 556_000, 811_999, 812_000, 998_000, 999_000,
+        ] {
+            let past = st.as_of(cut);
+            let got: Vec<_> = past
+                .get(id)
+                .map(|s| s.points().collect())
+                .unwrap_or_default();
+            let want: Vec<_> = all.iter().copied().filter(|p| p.0 <= cut).collect();
+            assert_eq!(got, want, "cut at {cut}");
+            assert_eq!(
+                past.get(id).map(|s| s.len()),
+                Some(want.len()),
+                "len at {cut}"
+            );
+            assert_eq!(
+                past.get(id)
+                    .and_then(|s| s.last_two())
+                    .map(|(a, b)| (a.0, b.0)),
+                want.len()
+                    .checked_sub(2)
+                    .map(|i| (want[i].0, want[i + 1].0)),
+                "the newest two at {cut}"
+            );
+        }
     }
 }
