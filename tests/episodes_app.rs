@@ -123,6 +123,19 @@ fn after_two_minutes_the_overview_alert_area_has_at_most_8_lines() {
 fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     let mut lab = Lab::new();
     into_an_episode(&mut lab);
+    // Put the Queues selection on a row of another port, so the jump has to move it.
+    lab.chars("2");
+    screen(&lab, 160, 40);
+    let other = lab.app.row_names[Tab::Queues.index()]
+        .borrow()
+        .iter()
+        .position(|n| !n.contains("Ethernet1/1/2"))
+        .expect("a row of another port");
+    for _ in 0..other {
+        lab.chars("j");
+    }
+    assert_eq!(lab.app.selected[Tab::Queues.index()], other);
+    lab.chars("1");
     lab.chars("A");
     assert_eq!(lab.app.overlay, Some(Overlay::Alerts));
     let lines = lab
