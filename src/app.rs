@@ -3,9 +3,12 @@
 //! feeding events, without a terminal. `ui::draw` only reads an `App`.
 
 pub mod alerts;
+pub mod episodes;
 mod keys;
+pub mod ports;
 pub mod source;
 pub mod table;
+pub mod travel;
 pub mod view;
 pub mod vm;
 
@@ -211,6 +214,16 @@ pub struct App {
     pub replay: Option<ReplayView>,
     /// The tabs' computed views (`view.rs`).
     pub views: view::Views,
+    /// Episodes found so far (`episodes.rs`), judged on the live store.
+    pub episodes: episodes::Episodes,
+    /// Live time travel (`travel.rs`): the cursor and the live store while `store` shows the past.
+    pub travel: Option<travel::Travel>,
+    /// Overlays: the Episodes list (`e`) and the alerts list (`A`), with their selections.
+    pub overlay: Option<travel::Overlay>,
+    pub overlay_sel: usize,
+    /// A jump asked for by Enter on an alert: the tab and the row name to select there, resolved
+    /// against that tab's view model.
+    pub jump: Option<(Tab, String)>,
 }
 
 impl App {
@@ -252,6 +265,11 @@ impl App {
             recording: None,
             replay: None,
             views: view::Views::default(),
+            episodes: episodes::Episodes::default(),
+            travel: None,
+            overlay: None,
+            overlay_sel: 0,
+            jump: None,
         }
     }
 
@@ -264,8 +282,10 @@ impl App {
             .map(|(id, h)| (h.name.clone(), id))
             .collect();
         self.store = store;
+        self.travel = None;
         self.alerts = alerts::Alerts::default();
         self.last_alert_eval = None;
+        self.episodes = episodes::Episodes::default();
         self.log = LogView::default();
         self.held.clear();
         self.message = None;
@@ -282,9 +302,13 @@ impl App {
         self.message = Some((self.now, msg.into()));
     }
 
-    /// The time the screen shows: frozen, or now.
+    /// The time the screen shows: the time-travel cursor, frozen, or now.
     pub fn view_now(&self) -> Ts {
-        self.frozen.unwrap_or(self.now)
+        self.travel
+            .as_ref()
+            .map(|t| t.at)
+            .or(self.frozen)
+            .unwrap_or(self.now)
     }
 
     /// Totals count from here: the mark, or the start.
@@ -327,7 +351,7 @@ impl App {
             }
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
-                c.apply(&mut self.store);
+                c.apply(self.live_mut());
                 self.maybe_eval_alerts();
                 true
             }
@@ -336,6 +360,7 @@ impl App {
                 true
             }
             Event::Key(k) => {
+                self.resolve_jump();
                 keys::handle(self, k);
                 true
             }
@@ -345,6 +370,7 @@ impl App {
                 true
             }
             Event::Tick => {
+                self.resolve_jump();
                 if self.rewinding.is_some() {
                     return false;
                 }
@@ -393,7 +419,7 @@ impl App {
 
     fn apply_held(&mut self, ev: Event) {
         match ev {
-            Event::Collected(c) => c.apply(&mut self.store),
+            Event::Collected(c) => c.apply(self.live_mut()),
             Event::LogLines { lines, .. } => self.push_log(lines),
             _ => {}
         }
@@ -443,7 +469,18 @@ impl App {
 
     fn eval_alerts(&mut self) -> bool {
         self.last_alert_eval = Some(self.now);
-        self.alerts.evaluate(&self.store, &self.cfg, self.now)
+        let live = match &self.travel {
+            Some(t) => &t.live,
+            None => &self.store,
+        };
+        let obs = episodes::observe(live, self.now);
+        let rules = episodes::Rules::of(&self.cfg);
+        let ep = self.episodes.update(&obs, &rules, &self.cfg);
+        let live = match &self.travel {
+            Some(t) => &t.live,
+            None => &self.store,
+        };
+        self.alerts.evaluate(live, &self.cfg, self.now) | ep
     }
 
     /// A source's health by name.

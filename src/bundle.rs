@@ -21,6 +21,7 @@ pub const FILES: &[&str] = &[
     "series.json",
     "log.txt",
     "alerts.txt",
+    "episodes.json",
     "config.json",
     "README.txt",
 ];
@@ -88,15 +89,20 @@ fn values_json(kind: &Kind, pts: &[(Ts, crate::metrics::Value)]) -> (&'static st
         let v: Vec<i128> = pts
             .iter()
             .map(|(_, v)| match v {
-                crate::metrics::Value::Counter(n) | crate::metrics::Value::Counter32(n) => {
-                    i128::from(*n)
-                }
+                // Pause durations are kept as the NIC counts them (µs): the kind says so below.
+                crate::metrics::Value::Counter(n)
+                | crate::metrics::Value::Counter32(n)
+                | crate::metrics::Value::CounterMicros(n) => i128::from(*n),
                 crate::metrics::Value::Gauge(g) => *g as i128,
             })
             .collect();
         let deltas = v.windows(2).map(|w| J::from((w[1] - w[0]) as i64));
         let first = v.first().map_or(J::Null, |x| J::from(*x as i64));
-        ("counter", json!({ "v0": first, "d": runs(deltas) }))
+        let micros = pts
+            .iter()
+            .any(|(_, v)| matches!(v, crate::metrics::Value::CounterMicros(_)));
+        let kind = if micros { "counter_micros" } else { "counter" };
+        (kind, json!({ "v0": first, "d": runs(deltas) }))
     } else {
         let vals = pts.iter().map(|(_, v)| {
             let x = v.as_f64();
@@ -190,7 +196,8 @@ pub fn write_bundle(
     recent_log_lines: &[String],
     alerts: &[String],
 ) -> Result<PathBuf, BundleError> {
-    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, now_ms())
+    let none = J::Array(Vec::new());
+    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, &none, now_ms())
 }
 
 /// Write a bundle named after `at` (a replay passes the recording's time).
@@ -200,6 +207,7 @@ pub fn write_bundle_at(
     store: &Store,
     recent_log_lines: &[String],
     alerts: &[String],
+    episodes: &J,
     at: Ts,
 ) -> Result<PathBuf, BundleError> {
     let err = |source| BundleError {
@@ -234,17 +242,19 @@ pub fn write_bundle_at(
          series.json   the last {} minutes of every series, compact (its \"format\" says how to read it)\n\
          log.txt       recent training log lines\n\
          alerts.txt    alerts active when it was written\n\
+         episodes.json every episode found (start, end, peak, the chain in cause order, culprit, cost)\n\
          config.json   the config, secrets removed\n",
         env!("CARGO_PKG_VERSION"),
         SERIES_WINDOW_MS / 60_000,
     );
-    let files: [(&str, String); 7] = [
+    let files: [(&str, String); 8] = [
         ("current.json", json::render(store) + "\n"),
         ("metrics.prom", prom::render(store, true, true)),
         // One line: pretty-printing made it several times larger.
         ("series.json", series_json(store, newest).to_string() + "\n"),
         ("log.txt", log),
         ("alerts.txt", alerts_txt),
+        ("episodes.json", pretty(episodes)),
         ("config.json", pretty(&redacted_json(cfg))),
         ("README.txt", readme),
     ];
@@ -424,7 +434,16 @@ mod tests {
         ];
         let alerts = vec!["ubunturdma1: pause time 12% > 10%".to_string()];
         let at = 1_709_176_325_000;
-        let p = write_bundle_at(dir.path(), &cfg, &st, &lines, &alerts, at).expect("written");
+        let p = write_bundle_at(
+            dir.path(),
+            &cfg,
+            &st,
+            &lines,
+            &alerts,
+            &J::Array(vec![]),
+            at,
+        )
+        .expect("written");
         assert_eq!(
             p.file_name().and_then(|n| n.to_str()),
             Some("rocetop-incident-20240229-031205")
@@ -449,7 +468,8 @@ mod tests {
         assert_eq!(loss.last(), Some(&(at + 19 * 60_000, 2.0 - 0.19)));
         assert_eq!(loss.len(), 11);
         // A second bundle in the same second does not overwrite the first; nothing partial is left.
-        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], at).expect("second");
+        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], &J::Array(vec![]), at)
+            .expect("second");
         assert_ne!(p, q);
         assert_eq!(
             std::fs::read_to_string(q.join("alerts.txt")).expect("read"),

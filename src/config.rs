@@ -166,6 +166,14 @@ pub struct Alerts {
     pub rtt_p99_over_p50: f64,
     /// Expected 802.3x state on edge ports ("off" for a PFC fabric), if the user states one.
     pub flowcontrol: Option<String>,
+    /// Episodes (app/episodes.rs): step/all-reduce time above this multiple of its recent median.
+    pub episode_step_ratio: f64,
+    /// PFC, ECN and CNP rates above this multiple of their recent median.
+    pub episode_rate_ratio: f64,
+    /// RTT p99 above this multiple of its recent median.
+    pub episode_rtt_ratio: f64,
+    /// An episode closes after this long with nothing abnormal.
+    pub episode_settle_ms: i64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

@@ -12,6 +12,7 @@ pub mod congestion;
 pub mod fmt;
 pub mod grid;
 pub mod latency;
+pub mod lists;
 pub mod log;
 pub mod overview;
 pub mod pfc;
@@ -65,6 +66,11 @@ pub fn draw(f: &mut Frame, app: &App) {
             }
         }
     }
+    match app.overlay {
+        Some(crate::app::travel::Overlay::Episodes) => lists::episodes(f, body, app),
+        Some(crate::app::travel::Overlay::Alerts) => lists::alerts(f, body, app),
+        None => {}
+    }
     if app.help {
         help_popup(f, body, app);
     }
@@ -113,6 +119,13 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
             fmt::clock(r.at),
             (r.at - r.start) / 1000,
             (r.end - r.start) / 1000
+        ));
+    }
+    if let Some(t) = &app.travel {
+        right.push(format!(
+            "at {} (−{})  Esc: live",
+            fmt::clock(t.at),
+            lists::ago(app.now - t.at)
         ));
     }
     if app.recording.is_some() {
@@ -256,7 +269,11 @@ const HELP: &[(&str, &str)] = &[
     ("t", "next theme"),
     ("r", "record to a file (r again stops)"),
     ("S", "write an incident bundle"),
-    ("Space . [ ] { } - +", "replay: pause step seek speed"),
+    ("[ ] { }", "back/forward 10 s / 60 s in history (live too)"),
+    ("Home/End, Esc", "back to live after [ or {"),
+    ("e", "episodes: past ones, Enter travels to one"),
+    ("A", "alerts list: a ack, x mute, Enter jumps to the row"),
+    ("Space . - +", "replay: pause step speed"),
     ("?", "this help"),
     ("q, Ctrl-C", "quit"),
 ];

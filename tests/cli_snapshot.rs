@@ -118,6 +118,13 @@ fn snapshot_json_lists_sources_and_series() {
         "8 nodes, 1 switch, 1 log, 1 ping peer"
     );
     assert!(v["series"].as_array().is_some_and(|s| s.len() > 500));
+    // Two polls are too few for a baseline: no episode, and the note says why.
+    assert_eq!(v["episodes"].as_array().map(Vec::len), Some(0));
+    assert!(
+        v["episodes_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("polls twice"))
+    );
 }
 
 #[test]

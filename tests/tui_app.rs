@@ -396,6 +396,7 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
         &lab.app.store,
         &[],
         &lines,
+        &serde_json::Value::Array(vec![]),
         lab.now(),
     )
     .expect("bundle");

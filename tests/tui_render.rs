@@ -425,6 +425,7 @@ fn sonic_and_eos_switches_reach_the_tabs_through_their_parsers() {
         q.lines().any(|l| l.starts_with("Ethernet0 ")),
         "Queues tab lacks SONiC's Ethernet0:\n{q}"
     );
+}
 
 /// The selection is an item, not a position: as the worst-first order changes with new data,
 /// the selected node stays selected, Enter charts that node, and a filter keeping it keeps it.

@@ -379,8 +379,7 @@ fn a_recording_replays_on_the_same_screen_with_pause() {
 /// that closes the chart does nothing else; then `q` quits.
 #[test]
 fn a_key_closing_an_overlay_does_nothing_else() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipped");
+    if !have_tmux("a_key_closing_an_overlay_does_nothing_else") {
         return;
     }
     let s = Session::new("overlay", 120, 40);
@@ -417,6 +416,42 @@ fn a_key_closing_an_overlay_does_nothing_else() {
         !c.contains("EXITED") && !c.contains("(any key closes)"),
         "q closing the chart quit or did not close it:\n{c}"
     );
+    s.send("q");
+    s.wait_for("EXITED-0", 5)
+        .unwrap_or_else(|c| panic!("q did not exit with 0:\n{c}"));
+}
+
+/// Issue 16: the demo's first congestion episode is told on the Overview, culprit port and node
+/// named, without a key; `[` travels back with a banner, Esc returns live; `e` lists episodes.
+#[test]
+fn the_episode_line_names_the_culprit_and_time_travel_shows_a_banner() {
+    if !have_tmux("the_episode_line_names_the_culprit_and_time_travel_shows_a_banner") {
+        return;
+    }
+    let s = Session::new("episode", 140, 40);
+    s.line(&format!("{BIN} --demo; echo EXITED-$?"));
+    // The first episode starts 15-22 s in; the detector needs ~10 s of baseline before it.
+    let c = s
+        .wait_for("Ethernet1/1/2 → ubunturdma6", 45)
+        .unwrap_or_else(|c| panic!("no episode naming the culprit:\n{c}"));
+    assert!(c.contains(" Episode: step "), "{c}");
+    assert!(c.contains("PFC storm ii1/1/1-6"), "{c}");
+    s.send("[");
+    let c = s
+        .wait_for("Esc: live", 5)
+        .unwrap_or_else(|c| panic!("no time-travel banner:\n{c}"));
+    assert!(c.contains("(−10s)"), "{c}");
+    assert!(
+        c.contains("▼ cursor"),
+        "the timeline marks the cursor:\n{c}"
+    );
+    s.send("Escape");
+    sleep(Duration::from_millis(600));
+    assert!(!s.capture().contains("Esc: live"), "Esc returns to live");
+    s.send("e");
+    s.wait_for("training lost", 5)
+        .unwrap_or_else(|c| panic!("no episodes list:\n{c}"));
+    s.send("Escape");
     s.send("q");
     s.wait_for("EXITED-0", 5)
         .unwrap_or_else(|c| panic!("q did not exit with 0:\n{c}"));

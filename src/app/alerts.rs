@@ -7,7 +7,10 @@ use crate::config::Config;
 use crate::metrics::names::*;
 use crate::metrics::query::{increase_by, last_two, pause_fraction_by, rate_by};
 use crate::metrics::{Store, Ts, human};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+mod rollup;
+pub use rollup::Rolled;
 
 /// RoCE rides PFC priority 3 in this fabric (DESIGN.md §6).
 pub const ROCE_PRIORITY: &str = "3";
@@ -60,6 +63,10 @@ impl Subject {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alert {
+    /// Stable key: kind + subject (ack and mute refer to it).
+    pub id: String,
+    /// The number the condition is about (frames/s, drops, pause share), for rolled-up totals.
+    pub value: Option<f64>,
     pub severity: Severity,
     pub tab: Tab,
     pub subject: Subject,
@@ -81,10 +88,15 @@ pub struct Alerts {
     by_subject: HashMap<Subject, Severity>,
     /// Changes whenever the alerts may have (`crate::metrics::store::next_generation`).
     generation: u64,
+    /// Acknowledged alert ids (dimmed, still counted); forgotten when the alert ends.
+    pub acked: HashSet<String>,
+    /// Muted rollup keys: hidden from the Overview until restart, still listed under `A`.
+    pub muted: HashSet<String>,
 }
 
 struct Found {
     id: String,
+    value: Option<f64>,
     severity: Severity,
     tab: Tab,
     subject: Subject,
@@ -135,6 +147,7 @@ impl Alerts {
             match self.active.get_mut(&f.id) {
                 Some(a) => {
                     changed |= a.severity != f.severity || a.what != f.what;
+                    a.value = f.value;
                     a.severity = f.severity;
                     a.what = f.what;
                     a.last_seen = now;
@@ -143,8 +156,10 @@ impl Alerts {
                 None => {
                     changed = true;
                     self.active.insert(
-                        f.id,
+                        f.id.clone(),
                         Alert {
+                            id: f.id,
+                            value: f.value,
                             severity: f.severity,
                             tab: f.tab,
                             subject: f.subject,
@@ -167,6 +182,7 @@ impl Alerts {
         for id in gone {
             if let Some(mut a) = self.active.remove(&id) {
                 changed = true;
+                self.acked.remove(&id);
                 a.ended = Some(now);
                 self.history.push_back(a);
                 if self.history.len() > HISTORY {
@@ -209,14 +225,17 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
     ) {
         if n > 0 {
             let why = [g(&k, 3), format!("qos {}", g(&k, 2))].join(", ");
-            out.push(found(
-                format!("qdrop {k:?}"),
-                Severity::Crit,
-                Tab::Queues,
-                port(&k),
-                format!("queue drops: {n} in 60 s ({why})"),
-                HOLD_MS,
-            ));
+            out.push(
+                found(
+                    format!("qdrop {k:?}"),
+                    Severity::Crit,
+                    Tab::Queues,
+                    port(&k),
+                    format!("queue drops: {n} in 60 s ({why})"),
+                    HOLD_MS,
+                )
+                .val(n as f64),
+            );
         }
     }
     for (k, n) in increase_by(
@@ -227,14 +246,17 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
         since,
     ) {
         if n > 0 {
-            out.push(found(
-                format!("idrop {k:?}"),
-                Severity::Crit,
-                Tab::Queues,
-                port(&k),
-                format!("ingress {} drops: {n} in 60 s", g(&k, 2)),
-                HOLD_MS,
-            ));
+            out.push(
+                found(
+                    format!("idrop {k:?}"),
+                    Severity::Crit,
+                    Tab::Queues,
+                    port(&k),
+                    format!("ingress {} drops: {n} in 60 s", g(&k, 2)),
+                    HOLD_MS,
+                )
+                .val(n as f64),
+            );
         }
     }
 
@@ -245,18 +267,21 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
     ] {
         for (k, f) in pause_fraction_by(store, name, &[], &["node"]) {
             if f * 100.0 > a.pause_time_percent {
-                out.push(found(
-                    format!("pause {dir} {k:?}"),
-                    Severity::Warn,
-                    Tab::Pfc,
-                    Subject::Node(g(&k, 0)),
-                    format!(
-                        "{dir} paused {} of the interval (> {}%)",
-                        human::percent(Some(f)),
-                        a.pause_time_percent
-                    ),
-                    HOLD_MS,
-                ));
+                out.push(
+                    found(
+                        format!("pause {dir} {k:?}"),
+                        Severity::Warn,
+                        Tab::Pfc,
+                        Subject::Node(g(&k, 0)),
+                        format!(
+                            "{dir} paused {} of the interval (> {}%)",
+                            human::percent(Some(f)),
+                            a.pause_time_percent
+                        ),
+                        HOLD_MS,
+                    )
+                    .val(f * 100.0),
+                );
             }
         }
     }
@@ -272,19 +297,22 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
     }
     for (k, r) in pfc {
         if r > a.port_pfc_per_second {
-            out.push(found(
-                format!("pfc {k:?}"),
-                Severity::Warn,
-                Tab::Pfc,
-                port(&k),
-                format!(
-                    "{} {} (> {})",
-                    human::name::PFC,
-                    human::num(Some(r)),
-                    human::num(Some(a.port_pfc_per_second))
-                ),
-                HOLD_MS,
-            ));
+            out.push(
+                found(
+                    format!("pfc {k:?}"),
+                    Severity::Warn,
+                    Tab::Pfc,
+                    port(&k),
+                    format!(
+                        "{} {} (> {})",
+                        human::name::PFC,
+                        human::num(Some(r)),
+                        human::num(Some(a.port_pfc_per_second))
+                    ),
+                    HOLD_MS,
+                )
+                .val(r),
+            );
         }
     }
 
@@ -292,14 +320,17 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
     for c in RDMA_ERRORS {
         for (k, n) in increase_by(store, &rdma_counter(c), &[], &["node", "device"], since) {
             if n > 0 {
-                out.push(found(
-                    format!("rdma {c} {k:?}"),
-                    Severity::Warn,
-                    Tab::Congestion,
-                    Subject::Node(g(&k, 0)),
-                    format!("{c} +{n} in 60 s on {}", g(&k, 1)),
-                    HOLD_MS,
-                ));
+                out.push(
+                    found(
+                        format!("rdma {c} {k:?}"),
+                        Severity::Warn,
+                        Tab::Congestion,
+                        Subject::Node(g(&k, 0)),
+                        format!("{c} +{n} in 60 s on {}", g(&k, 1)),
+                        HOLD_MS,
+                    )
+                    .val(n as f64),
+                );
             }
         }
     }
@@ -385,12 +416,20 @@ fn found(
 ) -> Found {
     Found {
         id,
+        value: None,
         severity,
         tab,
         subject,
         what,
         since: None,
         hold,
+    }
+}
+
+impl Found {
+    fn val(mut self, v: f64) -> Found {
+        self.value = Some(v);
+        self
     }
 }
 

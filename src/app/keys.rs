@@ -2,6 +2,7 @@
 //! chart) is closed by the next key, which then does nothing else; the rest are the tab keys.
 //! Moving the selection acts on the rows as last drawn and remembers the item, not the position.
 
+use super::travel::Overlay;
 use super::{Action, App, ReplayAction, Selection, Tab};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -36,6 +37,13 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         return;
     }
     if close_overlay(app) {
+        return;
+    }
+    if app.overlay.is_some() && overlay_key(app, k.code) {
+        return;
+    }
+    if app.travel.is_some() && matches!(k.code, KeyCode::Home | KeyCode::End | KeyCode::Esc) {
+        app.back_to_live();
         return;
     }
     let tab = app.tab.index();
@@ -81,12 +89,83 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('r') if app.replay.is_none() => app.actions.push(Action::ToggleRecord),
         KeyCode::Char('S') => app.actions.push(Action::Bundle),
         KeyCode::Char(c) if app.replay.is_some() && replay_key(app, c) => {}
+        // Live, the replay's seek keys travel back through the in-memory history.
+        KeyCode::Char(c @ ('[' | ']' | '{' | '}')) => {
+            let ms = match c {
+                '[' => -10_000,
+                ']' => 10_000,
+                '{' => -60_000,
+                _ => 60_000,
+            };
+            app.seek_by(ms)
+        }
+        KeyCode::Char('e') => open_overlay(app, Overlay::Episodes),
+        KeyCode::Char('A') => open_overlay(app, Overlay::Alerts),
         KeyCode::Char('m') => app.mark = Some(app.view_now()),
         KeyCode::Char('M') => app.mark = None,
         KeyCode::Char('t') => app.theme = app.theme.next(app.no_color),
         KeyCode::Char('?') | KeyCode::F(1) => app.help = true,
         _ => {}
     }
+}
+
+fn open_overlay(app: &mut App, o: Overlay) {
+    app.overlay = Some(o);
+    app.overlay_sel = 0;
+}
+
+/// Keys of an open overlay; returns whether the key was its own.
+fn overlay_key(app: &mut App, code: KeyCode) -> bool {
+    let Some(o) = app.overlay else {
+        return false;
+    };
+    let lines = match o {
+        Overlay::Alerts => app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg),
+        Overlay::Episodes => Vec::new(),
+    };
+    let n = match o {
+        Overlay::Alerts => lines.len(),
+        Overlay::Episodes => app.episodes.all().len(),
+    };
+    let sel = app.overlay_sel.min(n.saturating_sub(1));
+    match code {
+        KeyCode::Esc => app.overlay = None,
+        KeyCode::Char('e') if o == Overlay::Episodes => app.overlay = None,
+        KeyCode::Char('A') if o == Overlay::Alerts => app.overlay = None,
+        KeyCode::Down | KeyCode::Char('j') => app.overlay_sel = (sel + 1).min(n.saturating_sub(1)),
+        KeyCode::Up | KeyCode::Char('k') => app.overlay_sel = sel.saturating_sub(1),
+        KeyCode::Home | KeyCode::Char('g') => app.overlay_sel = 0,
+        KeyCode::End | KeyCode::Char('G') => app.overlay_sel = n.saturating_sub(1),
+        KeyCode::Char('a') if o == Overlay::Alerts => {
+            if let Some(l) = lines.get(sel) {
+                app.alerts.toggle_ack(l);
+            }
+        }
+        KeyCode::Char('x') if o == Overlay::Alerts => {
+            if let Some(l) = lines.get(sel) {
+                app.alerts.toggle_mute(l);
+            }
+        }
+        KeyCode::Enter => match o {
+            Overlay::Alerts => {
+                if let Some(l) = lines.get(sel) {
+                    app.jump_to(l.tab, l.row.clone());
+                }
+            }
+            Overlay::Episodes => {
+                // Travel to the episode's start, so every tab shows how it began.
+                if let Some(start) = app.episodes.all().get(sel).map(|e| e.start) {
+                    app.overlay = None;
+                    if start < app.now {
+                        app.seek_to(start.max(app.history_start()));
+                    }
+                }
+            }
+        },
+        KeyCode::Char('q') => return false,
+        _ => {}
+    }
+    true
 }
 
 /// Close the open overlay, if any: the key (or click) that does so does nothing else.

@@ -21,13 +21,19 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         .map(Arc::new)
         .collect();
     super::warm_up(cfg, &sources).await;
+    let mut episodes = crate::app::episodes::Episodes::default();
+    let rules = crate::app::episodes::Rules::of(cfg);
     for round in 0..2 {
         if round == 1 {
             tokio::time::sleep(interval).await;
         }
+        let mut at = 0;
         for c in poll_all(&sources).await {
+            at = at.max(c.at);
             c.apply(&mut store);
         }
+        let obs = crate::app::episodes::observe(&store, at);
+        episodes.update(&obs, &rules, cfg);
     }
     let failed = store
         .sources()
@@ -42,8 +48,25 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         .collect();
     let text = match format {
         Format::Prom => prom::render(&store, true, true),
-        Format::Json => json::render(&store),
+        Format::Json => with_episodes(json::render(&store), &episodes, cfg),
         Format::Table => table::render(&store),
     };
     Outcome { text, failed }
+}
+
+/// `episodes` beside the sources and series: what the detector found over the snapshot's polls
+/// (with two polls there is no baseline yet, so normally none; the note says so).
+fn with_episodes(text: String, eps: &crate::app::episodes::Episodes, cfg: &Config) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return text;
+    };
+    let now = eps.all().first().map_or(0, |e| e.last_abnormal);
+    v["episodes"] = crate::app::episodes::text::json(&eps.all(), cfg, now);
+    v["episodes_note"] = format!(
+        "each signal is judged against its own last {} calm values; a snapshot polls twice, so \
+         episodes come from the live screen, its incident bundle (S) and replay",
+        crate::app::episodes::BASE_MIN
+    )
+    .into();
+    serde_json::to_string_pretty(&v).unwrap_or(text)
 }

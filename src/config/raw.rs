@@ -117,6 +117,10 @@ pub struct RawAlerts {
     pub port_pfc_per_second: Option<f64>,
     pub rtt_p99_over_p50: Option<f64>,
     pub flowcontrol: Option<String>,
+    pub episode_step_ratio: Option<f64>,
+    pub episode_rate_ratio: Option<f64>,
+    pub episode_rtt_ratio: Option<f64>,
+    pub episode_settle_seconds: Option<f64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

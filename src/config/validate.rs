@@ -268,7 +268,26 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         port_pfc_per_second: raw_alerts.port_pfc_per_second.unwrap_or(1000.0),
         rtt_p99_over_p50: raw_alerts.rtt_p99_over_p50.unwrap_or(3.0),
         flowcontrol: raw_alerts.flowcontrol,
+        episode_step_ratio: raw_alerts.episode_step_ratio.unwrap_or(1.25),
+        episode_rate_ratio: raw_alerts.episode_rate_ratio.unwrap_or(4.0),
+        episode_rtt_ratio: raw_alerts.episode_rtt_ratio.unwrap_or(2.0),
+        episode_settle_ms: (raw_alerts.episode_settle_seconds.unwrap_or(10.0) * 1000.0) as i64,
     };
+    for (k, v) in [
+        ("episode_step_ratio", alerts.episode_step_ratio),
+        ("episode_rate_ratio", alerts.episode_rate_ratio),
+        ("episode_rtt_ratio", alerts.episode_rtt_ratio),
+    ] {
+        if !(v > 1.0 && v.is_finite()) {
+            p.add(
+                &format!("alerts.{k}"),
+                format!("{v} must be a number above 1"),
+            );
+        }
+    }
+    if alerts.episode_settle_ms < 1000 {
+        p.add("alerts.episode_settle_seconds", "must be at least 1");
+    }
     if let Some(f) = &alerts.flowcontrol {
         if !matches!(f.as_str(), "on" | "off") {
             p.add(

@@ -7,6 +7,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
+mod asof;
 mod hist;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
@@ -240,7 +241,7 @@ pub fn next_generation() -> u64 {
 }
 
 /// The series whose keys share one hash: almost always one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Ids {
     One(SeriesId),
     Many(Vec<SeriesId>),

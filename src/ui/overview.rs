@@ -33,23 +33,45 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
     let n_sw = app.cfg.switches.len();
-    let alerts = app.alerts.active();
+    let lines = app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg);
+    let shown = lines.iter().filter(|l| !l.muted).count();
+    let episode = app.episode_in_view();
+    let ep_text = episode.map(|ep| crate::app::episodes::text::line(ep, &app.cfg, now));
+    // The sentence wraps onto a second line rather than lose its end (the culprit node).
+    let ep_h = ep_text.as_ref().map_or(0, |t| {
+        if t.chars().count() + EP_HINT.len() > area.width as usize {
+            2
+        } else {
+            1
+        }
+    });
     let h = area.height as usize;
-    let fixed = n_sw + 1;
+    let fixed = n_sw + 1 + ep_h;
     let rem = h.saturating_sub(fixed);
-    let tl_h = if rem >= 14 { 10.min(rem / 3) } else { 0 };
-    let mut al_h = (alerts.len() + 1)
+    let mut tl_h = if rem >= 14 {
+        TIMELINE_LINES.min(rem / 3)
+    } else {
+        0
+    };
+    let mut al_h = (shown + 1)
+        .min(ALERT_LINES)
         .min((rem / 5).max(2))
         .min(rem.saturating_sub(tl_h));
     let mut nodes_h = rem.saturating_sub(tl_h + al_h);
     if nodes_h > n_nodes + 2 {
-        al_h += nodes_h - (n_nodes + 2);
-        nodes_h = n_nodes + 2;
+        // Spare lines go to the alerts (up to their cap), then to the timeline.
+        let spare = nodes_h - (n_nodes + 2);
+        let more = spare.min((shown + 1).min(ALERT_LINES).saturating_sub(al_h));
+        al_h += more;
+        let tl_more = (spare - more).min(TIMELINE_LINES.saturating_sub(tl_h));
+        tl_h += tl_more;
+        nodes_h = n_nodes + 2 + spare - more - tl_more;
     }
-    let [nodes_a, sw_a, train_a, tl_a, al_a] = Layout::vertical([
+    let [nodes_a, sw_a, train_a, ep_a, tl_a, al_a] = Layout::vertical([
         Constraint::Length(nodes_h as u16),
         Constraint::Length(n_sw as u16),
         Constraint::Length(1),
+        Constraint::Length(ep_h as u16),
         Constraint::Length(tl_h as u16),
         Constraint::Length(al_h as u16),
     ])
@@ -58,18 +80,69 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.view(Tab::Overview, (area.width, area.height), || View {
         switches: switch_lines(app, st, now),
         training: training_line(app, st),
-        timeline: timeline_lines(app, st, now, tl_a),
+        timeline: timeline_lines(app, tl_a),
     });
     draw_nodes(f, nodes_a, app);
     f.render_widget(Paragraph::new(v.switches.clone()), sw_a);
     f.render_widget(Paragraph::new(v.training.clone()), train_a);
+    if let (Some(ep), Some(text)) = (episode, ep_text) {
+        f.render_widget(
+            Paragraph::new(episode_lines(app, ep, text, area.width as usize)),
+            ep_a,
+        );
+    }
     if !v.timeline.is_empty() {
         f.render_widget(Paragraph::new(v.timeline.clone()), tl_a);
     }
-    draw_alerts(f, al_a, app, now);
+    draw_alerts(f, al_a, app, &lines);
 }
 
-/// What the tab shows besides its table, computed from the store once per change (`app/view.rs`).
+/// The Overview's alert area holds at most this many lines (title and `+N more` included).
+pub const ALERT_LINES: usize = 8;
+/// The timeline's title and its nine series.
+const TIMELINE_LINES: usize = 10;
+
+const EP_HINT: &str = "  (e: episodes)";
+
+/// The episode's sentence: red while open, amber for a few minutes after, then dim. Too long for
+/// one line, it breaks at a ` · ` and goes on indented under the time.
+fn episode_lines(
+    app: &App,
+    ep: &crate::app::episodes::Episode,
+    text: String,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let now = app.view_now();
+    let tone = match ep.end {
+        None => app.theme.crit,
+        Some(e) if now - e < 5 * 60_000 => app.theme.warn,
+        Some(_) => app.theme.dim,
+    };
+    let fits = |t: &str| t.chars().count() + EP_HINT.len() <= width;
+    if fits(&text) {
+        return vec![Line::from(vec![
+            Span::styled(text, tone),
+            Span::styled(EP_HINT, app.theme.dim),
+        ])];
+    }
+    let cut = text
+        .match_indices(" · ")
+        .map(|(i, _)| i)
+        .filter(|&i| text[..i].chars().count() <= width)
+        .last()
+        .unwrap_or(text.len());
+    let (first, rest) = text.split_at(cut);
+    let rest = format!("         {}", rest.trim_start_matches(" · "));
+    vec![
+        Line::from(Span::styled(first.to_string(), tone)),
+        Line::from(vec![
+            Span::styled(rest, tone),
+            Span::styled(EP_HINT, app.theme.dim),
+        ]),
+    ]
+}
+
+/// What the tab shows, computed from the store once per change (`app/view.rs`).
 struct View {
     switches: Vec<Line<'static>>,
     training: Line<'static>,
@@ -267,16 +340,22 @@ fn add(a: Vec<Option<f64>>, b: Vec<Option<f64>>) -> Vec<Option<f64>> {
     a.into_iter().zip(b).map(|(x, y)| sum_opt(x, y)).collect()
 }
 
-/// The timeline's lines for `area` (none below two lines).
-fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'static>> {
+/// The timeline's lines for `area` (none below two lines). It always spans the live history up
+/// to now; while time travelling, the cursor's column is marked and the numbers are its values.
+fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     if area.height < 2 {
         return Vec::new();
     }
+    let (st, now) = (app.live(), app.now);
     let label_w = 26usize;
     let w = (area.width as usize)
         .saturating_sub(label_w + 1 + spark::RANGE_W)
         .max(1);
     let since = grid::axis_start(now, STEP_MS, w);
+    let cursor = app
+        .travel
+        .as_ref()
+        .map(|t| ((t.at - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
     let rt = |n: &str| query::rate_timeline(st, n, &[], since, STEP_MS, w);
     // Gauges sampled slower than a column (the log every 2 s) hold between samples.
     let gt = |n: &str, l: &[(&str, &str)], k: f64| -> Vec<Option<f64>> {
@@ -340,13 +419,19 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
             time,
         ),
     ];
-    let mut lines = vec![title(
-        app,
-        format!("Timeline, last {w} s"),
-        " (one column = 1 s; value = newest; at the right the range drawn)".into(),
-    )];
+    let mut lines = vec![match (cursor, &app.travel) {
+        (Some(c), Some(t)) => cursor_title(app, label_w + c, t.at),
+        _ => title(
+            app,
+            format!("Timeline, last {w} s"),
+            " (one column = 1 s; value = newest; at the right the range drawn)".into(),
+        ),
+    }];
     for (label, tl, show) in series.into_iter().take(area.height as usize - 1) {
-        let (last, _) = spark::last_and_max(&tl);
+        let last = match cursor {
+            Some(c) => tl.get(c).copied().flatten(),
+            None => spark::last_and_max(&tl).0,
+        };
         // Times are drawn over their own range (a jump shows), counts and rates from zero.
         let scale = if label == human::name::STEP
             || label == human::name::ALLREDUCE
@@ -373,30 +458,78 @@ fn timeline_lines(app: &App, st: &Store, now: Ts, area: Rect) -> Vec<Line<'stati
     lines
 }
 
-fn draw_alerts(f: &mut Frame, area: Rect, app: &App, now: Ts) {
+/// The timeline's title with `▼ 05:32:30` over the cursor's column.
+fn cursor_title(app: &App, col: usize, at: Ts) -> Line<'static> {
+    let head = format!("Timeline at {}", fmt::clock(at));
+    let pad = col.saturating_sub(head.chars().count()).max(1);
+    Line::from(vec![
+        Span::styled(head, app.theme.header),
+        Span::raw(" ".repeat(pad)),
+        Span::styled("▼ cursor (values at it)", app.theme.warn),
+    ])
+}
+
+/// The rolled-up alerts (`app/alerts/rollup.rs`): the open episode's under its heading, muted
+/// ones left out (counted), acknowledged ones dimmed, `+N more` when the area is full.
+fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::Rolled]) {
     if area.height == 0 {
         return;
     }
-    let act = app.alerts.active();
-    let mut lines = vec![title(
-        app,
-        format!("Alerts ({})", act.len()),
-        "  started (UTC), where, what".into(),
-    )];
-    if act.is_empty() {
+    let now = app.now;
+    let conditions: usize = all.iter().map(|l| l.members.len()).sum();
+    let muted = all.iter().filter(|l| l.muted).count();
+    let acked = all.iter().filter(|l| l.acked).count();
+    let shown: Vec<&crate::app::alerts::Rolled> = all.iter().filter(|l| !l.muted).collect();
+    let mut note = format!("  {conditions} conditions in {} lines", all.len());
+    if acked > 0 {
+        note.push_str(&format!(", {acked} acked"));
+    }
+    if muted > 0 {
+        note.push_str(&format!(", {muted} muted"));
+    }
+    if shown.iter().any(|l| l.episode) {
+        note.push_str("; ├ part of the episode above");
+    }
+    note.push_str("; A: list, ack, mute, jump");
+    let mut lines = vec![title(app, "Alerts".into(), note)];
+    if shown.is_empty() {
         lines.push(Line::from(Span::styled(" none", app.theme.ok)));
     }
-    for a in act.iter().take(area.height as usize - 1) {
-        let tone = Tone::of(Some(a.severity)).style(app);
+    let room = area.height as usize - 1;
+    let fits = if shown.len() > room { room - 1 } else { room };
+    let in_ep = shown.iter().filter(|l| l.episode).count();
+    for (i, l) in shown.iter().take(fits).enumerate() {
+        let tone = if l.acked {
+            app.theme.dim
+        } else {
+            Tone::of(Some(l.severity)).style(app)
+        };
+        let lead = match (l.episode, i == in_ep.saturating_sub(1) && in_ep > 0) {
+            (true, false) => " ├",
+            (true, true) => " └",
+            _ => "  ",
+        };
+        let body = if l.acked {
+            app.theme.dim
+        } else {
+            app.theme.normal
+        };
         lines.push(Line::from(vec![
-            Span::styled(format!(" {} ", a.severity.label()), tone),
+            Span::styled(lead, app.theme.dim),
+            Span::styled(format!("{} ", l.severity.label()), tone),
             Span::styled(
-                format!("{} ({} ago) ", fmt::clock(a.since), fmt::age(now - a.since)),
+                format!("{} ({} ago) ", fmt::clock(l.since), fmt::age(now - l.since)),
                 app.theme.dim,
             ),
-            Span::styled(format!("[{}] ", a.tab.title()), app.theme.accent),
-            Span::raw(format!("{}  {}", a.subject.describe(), a.what)),
+            Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
+            Span::styled(l.text.clone(), body),
         ]));
+    }
+    if shown.len() > fits {
+        lines.push(Line::from(Span::styled(
+            format!("  +{} more (A: all alerts)", shown.len() - fits),
+            app.theme.dim,
+        )));
     }
     f.render_widget(Paragraph::new(lines), area);
 }

@@ -3,9 +3,9 @@
 use super::{Ctx, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
-use crate::metrics::{Store, human};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
+use crate::metrics::{Store, human};
 use std::collections::BTreeMap;
 
 /// The node and its state (alerts, down, stale) name where to look: never hidden.

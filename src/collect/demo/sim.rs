@@ -168,6 +168,24 @@ pub const MLX5_HW_COUNTERS: &[&str] = &[
     "rx_write_requests",
 ];
 
+/// The port whose ingress MMU drops in every episode (its node is the culprit the detector must name).
+pub const CULPRIT_PORT: &str = "Ethernet1/1/2";
+/// Length of an injected congestion episode, seconds.
+pub const EPISODE_S: f64 = 15.0;
+
+/// One congestion episode the simulation injects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injected {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    /// Which layer it happens in, in words.
+    pub layer: &'static str,
+    /// The edge port that drops (nodes behind it: the config's port map).
+    pub port: &'static str,
+    /// Prefix of the ports that storm with PFC.
+    pub storm_ports: &'static str,
+}
+
 pub struct Sim {
     seed: u64,
     rng: Rng,
@@ -354,6 +372,28 @@ impl Sim {
         self.steps as i64 * STEP_MS
     }
 
+    /// Start (s after the demo started) of congestion episode `k` (0, 1, ...).
+    fn episode_start_s(&self, k: u64) -> f64 {
+        let jitter = (Rng::new(self.seed ^ k).next_u64() % 8) as f64;
+        15.0 + 45.0 * k as f64 + jitter
+    }
+
+    /// Every congestion episode this simulation injects that starts before `until_ms`: the
+    /// truth an episode detector is checked against (when, where, which layer).
+    pub fn injected(&self, until_ms: i64) -> Vec<Injected> {
+        (0u64..)
+            .map(|k| self.episode_start_s(k))
+            .take_while(|s| *s * 1000.0 < until_ms as f64)
+            .map(|s| Injected {
+                start_ms: (s * 1000.0) as i64,
+                end_ms: ((s + EPISODE_S) * 1000.0) as i64,
+                layer: "switch: PFC storm on the internal ii ports, ingress MMU drops",
+                port: CULPRIT_PORT,
+                storm_ports: "ii",
+            })
+            .collect()
+    }
+
     /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s.
     pub fn congestion(&self, t_ms: i64) -> f64 {
         let t = t_ms as f64 / 1000.0;
@@ -361,8 +401,7 @@ impl Sim {
         if k < 0.0 {
             return 0.0;
         }
-        let jitter = (Rng::new(self.seed ^ (k as u64)).next_u64() % 8) as f64;
-        let start = 15.0 + 45.0 * k + jitter;
+        let start = self.episode_start_s(k as u64);
         let x = t - start;
         if !(0.0..15.0).contains(&x) {
             return 0.0;
@@ -505,7 +544,7 @@ impl Sim {
                 p.qos[4].tx_pkts += ctl;
                 p.qos[4].tx_bytes += ctl * 124;
                 p.wred_drops += rng.poisson(0.002 * c * p.nodes.len() as f64);
-                if p.name == "Ethernet1/1/2" && c > 0.6 {
+                if p.name == CULPRIT_PORT && c > 0.6 {
                     let d = rng.poisson(6.0 * (c - 0.6) / 0.4);
                     p.mmu_drops += d;
                     p.mmu_drop_bytes += d * MTU_PKT as u64;

@@ -76,5 +76,9 @@ pub const ALERTS: &[&str] = &[
     "port_pfc_per_second",
     "rtt_p99_over_p50",
     "flowcontrol",
+    "episode_step_ratio",
+    "episode_rate_ratio",
+    "episode_rtt_ratio",
+    "episode_settle_seconds",
 ];
 pub const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];

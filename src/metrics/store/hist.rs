@@ -25,7 +25,7 @@ pub(super) struct At {
     pub raw: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Block {
     seq0: i64,
     raw0: u64,
@@ -246,6 +246,44 @@ impl Hist {
                 }
             }
         }
+    }
+
+    /// A copy holding only the points up to sequence `last_seq`, timed by `time` (time travel,
+    /// `asof.rs`). Every block but the last is full, so whole blocks before the last one kept are
+    /// copied as bytes, undecoded; only the rest is decoded and pushed again, which also leaves the
+    /// newest kept point unencoded as `push` does.
+    pub fn up_to(&self, last_seq: i64, time: impl Fn(i64) -> Option<Ts>) -> Hist {
+        let whole = self
+            .blocks
+            .iter()
+            .take_while(|b| b.seq_end <= last_seq)
+            .count();
+        let m = whole.saturating_sub(1);
+        let mut out = Hist::default();
+        let it = if m > 0 {
+            out.blocks = self.blocks.iter().take(m).cloned().collect();
+            out.front = self.front;
+            let n: u32 = out.blocks.iter().map(|b| b.n).sum();
+            out.len = n - self.front.map_or(0, |c| c.i).min(n);
+            Iter {
+                h: self,
+                block: m,
+                cur: self.blocks.get(m).map(Cursor::start),
+                carry: None,
+                done_last: false,
+            }
+        } else {
+            self.iter()
+        };
+        for p in it {
+            if p.seq > last_seq {
+                break;
+            }
+            if let Some(t) = time(p.seq) {
+                out.push(p, t);
+            }
+        }
+        out
     }
 
     /// Sequence number of the oldest point.

@@ -1,0 +1,247 @@
+//! Alerts a human can read: conditions rolled up into lines. Ports of one switch with the same
+//! condition become one line (`NX_AI_Leaf1 ii1/1/1-6  PFC 25000 frames/s · 6 ports, total 150k`);
+//! a node's per-device counter noise becomes one line per node; alerts that belong to the open
+//! episode are marked so the Overview shows them under it. Newest and most severe first. Every
+//! underlying alert stays reachable: a line keeps its members (the `A` list shows them).
+
+use super::{Alert, Alerts, Severity, Subject};
+use crate::app::Tab;
+use crate::app::episodes::{Episode, Layer, port_of, text::si};
+use crate::app::ports::compress;
+use crate::config::Config;
+use crate::metrics::Ts;
+use std::collections::{BTreeMap, HashSet};
+
+/// One line of the alerts list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rolled {
+    /// What mute refers to (stable while the condition lasts, whichever ports join it).
+    pub key: String,
+    pub severity: Severity,
+    pub tab: Tab,
+    pub text: String,
+    /// The newest member's start.
+    pub since: Ts,
+    /// Member alert ids.
+    pub members: Vec<String>,
+    /// Every member acknowledged.
+    pub acked: bool,
+    pub muted: bool,
+    /// Belongs to the open episode.
+    pub episode: bool,
+    /// The row name Enter selects on `tab`.
+    pub row: String,
+}
+
+/// `PFC 25000 frames/s (> 1000)` → `PFC # frames/s (> #)`: alerts differing only in numbers
+/// are the same condition.
+fn shape(what: &str) -> String {
+    let mut out = String::new();
+    let mut in_num = false;
+    for c in what.chars() {
+        if c.is_ascii_digit() || (in_num && c == '.') {
+            if !in_num {
+                out.push('#');
+            }
+            in_num = true;
+        } else {
+            in_num = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The subjects an episode touches: its ports, the nodes behind them and those that paused.
+struct Touched {
+    ports: HashSet<String>,
+    nodes: HashSet<String>,
+    peers: HashSet<String>,
+}
+
+fn touched(ep: &Episode, cfg: &Config) -> Touched {
+    let mut t = Touched {
+        ports: HashSet::new(),
+        nodes: ep.culprit_nodes.iter().cloned().collect(),
+        peers: HashSet::new(),
+    };
+    for p in &ep.chain {
+        match p.layer {
+            Layer::Pfc | Layer::Drops => {
+                let port = port_of(&p.key).to_string();
+                t.nodes
+                    .extend(cfg.nodes_behind(&port).iter().map(|n| n.name.clone()));
+                t.ports.insert(port);
+            }
+            Layer::HostPause => {
+                t.nodes
+                    .insert(p.key.trim_start_matches("pause ").to_string());
+            }
+            Layer::Rtt => {
+                let k = p.key.trim_start_matches("rtt ");
+                t.peers
+                    .insert(k.split(' ').next().unwrap_or("").to_string());
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
+fn belongs(a: &Alert, t: &Touched) -> bool {
+    match &a.subject {
+        Subject::Port { port, .. } => t.ports.contains(port),
+        Subject::Node(n) => t.nodes.contains(n),
+        Subject::Peer { peer, .. } => t.peers.contains(peer),
+        Subject::Source(_) => false,
+    }
+}
+
+/// How alerts group: ports by (switch, condition), RDMA counters by node, the rest alone.
+fn group_key(a: &Alert) -> String {
+    match &a.subject {
+        Subject::Port { switch, .. } => {
+            format!("port {switch} {:?} {}", a.severity, shape(&a.what))
+        }
+        Subject::Node(n) if a.id.starts_with("rdma ") => format!("rdma {n}"),
+        _ => a.id.clone(),
+    }
+}
+
+fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
+    let first = members[0];
+    let severity = members
+        .iter()
+        .map(|a| a.severity)
+        .max()
+        .unwrap_or(first.severity);
+    let since = members.iter().map(|a| a.since).max().unwrap_or(first.since);
+    let worst = members
+        .iter()
+        .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
+        .copied()
+        .unwrap_or(first);
+    let (text, row) = match &first.subject {
+        Subject::Port { switch, port } if members.len() > 1 => {
+            let ports: Vec<String> = members
+                .iter()
+                .filter_map(|a| match &a.subject {
+                    Subject::Port { port, .. } => Some(port.clone()),
+                    _ => None,
+                })
+                .collect();
+            let total: f64 = members.iter().filter_map(|a| a.value).sum();
+            (
+                format!(
+                    "{switch} {}  {} · {} ports, total {}",
+                    compress(&ports),
+                    worst.what,
+                    members.len(),
+                    si(total)
+                ),
+                match &worst.subject {
+                    Subject::Port { port, .. } => port.clone(),
+                    _ => port.clone(),
+                },
+            )
+        }
+        Subject::Node(n) if members.len() > 1 => {
+            // `rdma <counter> [node, device]`: one sum per counter over the node's devices.
+            let mut by: BTreeMap<&str, f64> = BTreeMap::new();
+            for a in members {
+                let c = a.id.split(' ').nth(1).unwrap_or("?");
+                *by.entry(c).or_default() += a.value.unwrap_or(0.0);
+            }
+            let parts: Vec<String> = by.iter().map(|(c, v)| format!("{c} +{v:.0}")).collect();
+            (
+                format!(
+                    "{n}  RDMA errors in 60 s: {} ({} device counters)",
+                    parts.join(", "),
+                    members.len()
+                ),
+                n.clone(),
+            )
+        }
+        s => (
+            format!("{}  {}", s.describe(), first.what),
+            match s {
+                Subject::Port { port, .. } => port.clone(),
+                Subject::Node(n) | Subject::Source(n) => n.clone(),
+                Subject::Peer { peer, .. } => peer.clone(),
+            },
+        ),
+    };
+    let key = group_key(first);
+    Rolled {
+        muted: al.muted.contains(&key),
+        key,
+        severity,
+        tab: first.tab,
+        text,
+        since,
+        members: members.iter().map(|a| a.id.clone()).collect(),
+        acked: members.iter().all(|a| al.acked.contains(&a.id)),
+        episode: false,
+        row,
+    }
+}
+
+impl Alerts {
+    /// The active alerts as lines: the open episode's first, then by severity and newest start;
+    /// muted ones last.
+    pub fn rolled(&self, open: Option<&Episode>, cfg: &Config) -> Vec<Rolled> {
+        let mut groups: BTreeMap<String, Vec<&Alert>> = BTreeMap::new();
+        for a in self.active.values() {
+            groups.entry(group_key(a)).or_default().push(a);
+        }
+        let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, cfg));
+        let mut out: Vec<Rolled> = groups
+            .values()
+            .map(|m| {
+                let mut r = line_of(m, self);
+                r.episode = t.as_ref().is_some_and(|t| m.iter().any(|a| belongs(a, t)));
+                r
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (
+                a.muted,
+                !a.episode,
+                std::cmp::Reverse(a.severity),
+                std::cmp::Reverse(a.since),
+            )
+                .cmp(&(
+                    b.muted,
+                    !b.episode,
+                    std::cmp::Reverse(b.severity),
+                    std::cmp::Reverse(b.since),
+                ))
+        });
+        out
+    }
+
+    /// Acknowledge every member of a line (or take the acknowledgement back if all were).
+    pub fn toggle_ack(&mut self, line: &Rolled) {
+        if line.acked {
+            for m in &line.members {
+                self.acked.remove(m);
+            }
+        } else {
+            self.acked.extend(line.members.iter().cloned());
+        }
+        self.generation = crate::metrics::store::next_generation();
+    }
+
+    /// Mute a line's key until restart (or unmute it).
+    pub fn toggle_mute(&mut self, line: &Rolled) {
+        if !self.muted.remove(&line.key) {
+            self.muted.insert(line.key.clone());
+        }
+        self.generation = crate::metrics::store::next_generation();
+    }
+
+    /// The active alert with this id (a rolled line's member).
+    pub fn get(&self, id: &str) -> Option<&Alert> {
+        self.active.get(id)
+    }
+}

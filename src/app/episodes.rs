@@ -1,0 +1,421 @@
+//! Episodes: the fabric leaving its normal state and coming back, told as one story.
+//!
+//! Pure: fed an [`Obs`] (the store's newest state, read through the metrics query API) once a
+//! second, no I/O. Every signal (training step and all-reduce time, each switch port's PFC rate,
+//! drops, ECN and CNP rates, each node's pause time, each peer's RTT p99) is judged against its own
+//! recent behaviour: the median of its last [`BASE_KEEP`] calm values. A value is abnormal above
+//! `max(median × ratio, median + floor)` (ratios from config `[alerts] episode_*`; floors keep a
+//! near-zero baseline from calling noise a storm); any drop is abnormal. An episode opens when two
+//! layers are abnormal at once or one stays abnormal for two evaluations, starting at the first
+//! abnormal instant; it closes once nothing has been abnormal for `settle`. Baselines learn only
+//! outside episodes, so a long storm does not become the new normal. README "Episodes" has the rules.
+
+mod observe;
+pub mod text;
+
+pub use observe::{Obs, PortDrops, PortPfc, observe};
+
+use crate::config::Config;
+use crate::metrics::Ts;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Calm values kept per signal for its baseline (about two minutes at 1 s polls).
+pub const BASE_KEEP: usize = 120;
+/// A signal is judged only once its baseline holds this many values.
+pub const BASE_MIN: usize = 8;
+/// Closed episodes kept.
+const KEEP: usize = 200;
+
+/// The layers of the congestion chain; on a tie in time, the order a cause travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Layer {
+    Drops,
+    Pfc,
+    HostPause,
+    Ecn,
+    Rtt,
+    Training,
+}
+
+/// Thresholds, from config `[alerts]` (`episode_step_ratio`, `episode_rate_ratio`,
+/// `episode_rtt_ratio`, `episode_settle`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rules {
+    pub step_ratio: f64,
+    pub rate_ratio: f64,
+    pub rtt_ratio: f64,
+    pub settle_ms: i64,
+}
+
+impl Rules {
+    pub fn of(cfg: &Config) -> Rules {
+        Rules {
+            step_ratio: cfg.alerts.episode_step_ratio,
+            rate_ratio: cfg.alerts.episode_rate_ratio,
+            rtt_ratio: cfg.alerts.episode_rtt_ratio,
+            settle_ms: cfg.alerts.episode_settle_ms,
+        }
+    }
+
+    /// (ratio, floor) of a layer: abnormal above max(median × ratio, median + floor).
+    fn of_layer(&self, l: Layer) -> (f64, f64) {
+        match l {
+            Layer::Training => (self.step_ratio, 0.005),
+            Layer::Pfc => (self.rate_ratio, 100.0),
+            Layer::Ecn => (self.rate_ratio, 10.0),
+            Layer::HostPause => (3.0, 0.02),
+            Layer::Rtt => (self.rtt_ratio, 0.0),
+            Layer::Drops => (0.0, 0.0),
+        }
+    }
+}
+
+/// One signal's part in an episode.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Part {
+    pub layer: Layer,
+    /// `step`, `pfc <switch> <port>`, `drop <switch> <port> <reason>`, `pause <node>`, ...
+    pub key: String,
+    /// When it first went abnormal.
+    pub first: Ts,
+    /// Its baseline (median of calm values) when it went abnormal; drops: 0.
+    pub base: f64,
+    pub peak: f64,
+    pub peak_at: Ts,
+    /// PFC only: peak frames/s received and sent by the switch on this port.
+    pub rx_peak: f64,
+    pub tx_peak: f64,
+}
+
+/// Whether ECN/CNP (DCQCN) took the congestion or PFC had to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Dcqcn {
+    /// ECN/CNP rose and PFC did not storm.
+    Absorbing,
+    /// PFC stormed: pause frames outnumbered ECN marks more than tenfold.
+    NotAbsorbing,
+    /// Both rose comparably.
+    Partly,
+    /// Neither PFC nor ECN moved (e.g. an RTT or step-time episode only).
+    Quiet,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Episode {
+    pub id: u32,
+    pub start: Ts,
+    /// `None` while open.
+    pub end: Option<Ts>,
+    /// The newest instant something was abnormal.
+    pub last_abnormal: Ts,
+    /// When the most signals were abnormal at once.
+    pub peak_at: Ts,
+    peak_count: usize,
+    /// Every abnormal signal, in cause order (first abnormal, then layer).
+    pub chain: Vec<Part>,
+    /// Peak of the summed PFC frames/s over the storming ports.
+    pub pfc_total_peak: f64,
+    /// Training time lost: Σ over the episode of (1 − baseline step / step) × seconds.
+    pub lost_s: f64,
+    pub dcqcn: Dcqcn,
+    /// The port to look at first (the one dropping most, else the edge port sending most pauses)
+    /// and the nodes behind it.
+    pub culprit: Option<(String, String)>,
+    pub culprit_nodes: Vec<String>,
+}
+
+impl Episode {
+    pub fn duration_ms(&self, now: Ts) -> i64 {
+        self.end.unwrap_or(now) - self.start
+    }
+
+    pub fn parts(&self, layer: Layer) -> impl Iterator<Item = &Part> {
+        self.chain.iter().filter(move |p| p.layer == layer)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Signal {
+    calm: VecDeque<f64>,
+    since: Option<Ts>,
+    seen: bool,
+}
+
+impl Signal {
+    fn median(&self) -> Option<f64> {
+        if self.calm.len() < BASE_MIN {
+            return None;
+        }
+        let mut v: Vec<f64> = self.calm.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    }
+}
+
+/// The detector: baselines, the open episode, and past ones.
+#[derive(Debug, Default)]
+pub struct Episodes {
+    signals: HashMap<(Layer, String), Signal>,
+    pub open: Option<Episode>,
+    /// Closed episodes, oldest first.
+    pub closed: VecDeque<Episode>,
+    last_at: Option<Ts>,
+    next_id: u32,
+}
+
+/// One signal's value at an instant.
+struct Val {
+    layer: Layer,
+    key: String,
+    v: f64,
+    rx: f64,
+    tx: f64,
+}
+
+fn values(o: &Obs) -> Vec<Val> {
+    let val = |layer, key: String, v| Val {
+        layer,
+        key,
+        v,
+        rx: 0.0,
+        tx: 0.0,
+    };
+    let mut out = Vec::new();
+    out.extend(o.step_s.map(|v| val(Layer::Training, "step".into(), v)));
+    out.extend(
+        o.allreduce_s
+            .map(|v| val(Layer::Training, "allreduce".into(), v)),
+    );
+    for p in &o.pfc {
+        out.push(Val {
+            rx: p.rx,
+            tx: p.tx,
+            ..val(
+                Layer::Pfc,
+                format!("pfc {} {}", p.switch, p.port),
+                p.rx + p.tx,
+            )
+        });
+    }
+    for d in &o.drops {
+        let key = format!("drop {} {} {}", d.switch, d.port, d.reason);
+        out.push(val(Layer::Drops, key, d.per_s));
+    }
+    out.extend(o.ecn.map(|v| val(Layer::Ecn, "ecn".into(), v)));
+    out.extend(o.cnp.map(|v| val(Layer::Ecn, "cnp".into(), v)));
+    for (n, f) in &o.pause {
+        out.push(val(Layer::HostPause, format!("pause {n}"), *f));
+    }
+    for (k, v) in &o.rtt_p99 {
+        out.push(val(Layer::Rtt, format!("rtt {k}"), *v));
+    }
+    out
+}
+
+impl Episodes {
+    /// Newest first: the open one, then closed ones.
+    pub fn all(&self) -> Vec<&Episode> {
+        self.open.iter().chain(self.closed.iter().rev()).collect()
+    }
+
+    /// The episode shown on the Overview: the open one, else the newest closed one.
+    pub fn current(&self) -> Option<&Episode> {
+        self.open.as_ref().or(self.closed.back())
+    }
+
+    /// Judge the fabric at `o.at`; returns whether an episode opened, changed or closed.
+    pub fn update(&mut self, o: &Obs, rules: &Rules, cfg: &Config) -> bool {
+        let at = o.at;
+        let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
+        self.last_at = Some(at);
+        let mut abnormal: Vec<(Val, Ts, f64)> = Vec::new();
+        // A signal absent from this instant (drops come and go) is not abnormal now.
+        for sig in self.signals.values_mut() {
+            sig.seen = false;
+        }
+        for v in values(o) {
+            let sig = self.signals.entry((v.layer, v.key.clone())).or_default();
+            sig.seen = true;
+            let base = sig.median();
+            let bad = match (v.layer, base) {
+                (Layer::Drops, _) => v.v > 0.0,
+                (_, Some(m)) => {
+                    let (ratio, floor) = rules.of_layer(v.layer);
+                    v.v > (m * ratio).max(m + floor)
+                }
+                (_, None) => false,
+            };
+            if bad {
+                let since = *sig.since.get_or_insert(at);
+                abnormal.push((v, since, base.unwrap_or(0.0)));
+            } else {
+                sig.since = None;
+                if self.open.is_none() && v.layer != Layer::Drops {
+                    sig.calm.push_back(v.v);
+                    if sig.calm.len() > BASE_KEEP {
+                        sig.calm.pop_front();
+                    }
+                }
+            }
+        }
+        for sig in self.signals.values_mut().filter(|s| !s.seen) {
+            sig.since = None;
+        }
+        if self.open.is_none() {
+            let layers: std::collections::BTreeSet<Layer> =
+                abnormal.iter().map(|(v, ..)| v.layer).collect();
+            let held = abnormal.iter().any(|(_, since, _)| *since + 1000 <= at);
+            if layers.len() < 2 && !held {
+                return false;
+            }
+            let start = abnormal.iter().map(|(_, s, _)| *s).min().unwrap_or(at);
+            self.next_id += 1;
+            self.open = Some(Episode {
+                id: self.next_id,
+                start,
+                end: None,
+                last_abnormal: at,
+                peak_at: at,
+                peak_count: 0,
+                chain: Vec::new(),
+                pfc_total_peak: 0.0,
+                lost_s: 0.0,
+                dcqcn: Dcqcn::Quiet,
+                culprit: None,
+                culprit_nodes: Vec::new(),
+            });
+        }
+        let Some(ep) = self.open.as_mut() else {
+            return false;
+        };
+        record(ep, &abnormal, o, dt, at, &self.signals);
+        conclude(ep, cfg);
+        if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
+            let mut ep = self.open.take().expect("open");
+            ep.end = Some(ep.last_abnormal);
+            self.closed.push_back(ep);
+            if self.closed.len() > KEEP {
+                self.closed.pop_front();
+            }
+        }
+        true
+    }
+}
+
+/// Fold one instant's abnormal signals into the open episode.
+fn record(
+    ep: &mut Episode,
+    abnormal: &[(Val, Ts, f64)],
+    o: &Obs,
+    dt: i64,
+    at: Ts,
+    signals: &HashMap<(Layer, String), Signal>,
+) {
+    if !abnormal.is_empty() {
+        ep.last_abnormal = at;
+    }
+    if abnormal.len() > ep.peak_count {
+        ep.peak_count = abnormal.len();
+        ep.peak_at = at;
+    }
+    let mut pfc_total = 0.0;
+    for (v, since, base) in abnormal {
+        if v.layer == Layer::Pfc {
+            pfc_total += v.v;
+        }
+        match ep.chain.iter_mut().find(|p| p.key == v.key) {
+            Some(p) => {
+                if v.v > p.peak {
+                    p.peak = v.v;
+                    p.peak_at = at;
+                }
+                p.rx_peak = p.rx_peak.max(v.rx);
+                p.tx_peak = p.tx_peak.max(v.tx);
+            }
+            None => ep.chain.push(Part {
+                layer: v.layer,
+                key: v.key.clone(),
+                first: (*since).max(ep.start),
+                base: *base,
+                peak: v.v,
+                peak_at: at,
+                rx_peak: v.rx,
+                tx_peak: v.tx,
+            }),
+        }
+    }
+    ep.pfc_total_peak = ep.pfc_total_peak.max(pfc_total);
+    ep.chain
+        .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
+    // Training cost: how much slower each second of the episode ran than the baseline.
+    let base = signals
+        .get(&(Layer::Training, "step".to_string()))
+        .and_then(Signal::median);
+    if let (Some(b), Some(s)) = (base, o.step_s) {
+        if s > b && s > 0.0 {
+            ep.lost_s += (1.0 - b / s) * dt as f64 / 1000.0;
+        }
+    }
+}
+
+/// The episode's verdicts: DCQCN, the culprit port and the nodes behind it.
+fn conclude(ep: &mut Episode, cfg: &Config) {
+    let pfc = ep.pfc_total_peak;
+    let ecn = ep
+        .chain
+        .iter()
+        .find(|p| p.key == "ecn")
+        .map_or(0.0, |p| p.peak);
+    ep.dcqcn = match (pfc > 0.0, ecn > 0.0) {
+        (false, false) => Dcqcn::Quiet,
+        (false, true) => Dcqcn::Absorbing,
+        (true, _) if pfc > 10.0 * ecn => Dcqcn::NotAbsorbing,
+        (true, _) => Dcqcn::Partly,
+    };
+    // Drops name the congestion point; without drops, the port that sends the most pauses.
+    let mut drops: BTreeMap<(String, String), (Ts, f64)> = BTreeMap::new();
+    for p in ep.parts(Layer::Drops) {
+        let mut w = p.key.split(' ').skip(1);
+        let (Some(sw), Some(port)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let e = drops
+            .entry((sw.to_string(), port.to_string()))
+            .or_insert((p.first, 0.0));
+        e.0 = e.0.min(p.first);
+        e.1 += p.peak;
+    }
+    // The port dropping the most (a stray WRED drop elsewhere is not the congestion point);
+    // on a tie, the one that dropped first.
+    let by_drops = drops
+        .into_iter()
+        .max_by(|a, b| a.1.1.total_cmp(&b.1.1).then(b.1.0.cmp(&a.1.0)))
+        .map(|(k, _)| k);
+    let by_pauses = ep
+        .parts(Layer::Pfc)
+        .filter(|p| !cfg.nodes_behind(port_of(&p.key)).is_empty())
+        .max_by(|a, b| a.tx_peak.total_cmp(&b.tx_peak))
+        .and_then(|p| {
+            let mut w = p.key.split(' ').skip(1);
+            Some((w.next()?.to_string(), w.next()?.to_string()))
+        });
+    ep.culprit = by_drops.or(by_pauses);
+    ep.culprit_nodes = ep
+        .culprit
+        .as_ref()
+        .map(|(_, port)| {
+            cfg.nodes_behind(port)
+                .iter()
+                .map(|n| n.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+}
+
+/// The port of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.
+pub fn port_of(key: &str) -> &str {
+    key.split(' ').nth(2).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests;

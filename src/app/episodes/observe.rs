@@ -1,0 +1,112 @@
+//! What the episode detector reads of the fabric at one instant, asked of the store through the
+//! metrics query API (newest intervals). Missing data is absent here, never 0.
+
+use crate::metrics::names::*;
+use crate::metrics::query;
+use crate::metrics::{Store, Ts};
+
+/// A switch port's PFC frames per second, by direction (switch's view).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortPfc {
+    pub switch: String,
+    pub port: String,
+    /// Frames the switch received: the neighbour on this port asks the switch to stop sending.
+    pub rx: f64,
+    /// Frames the switch sent: its buffer for this port's ingress fills, it pauses the sender.
+    pub tx: f64,
+}
+
+/// Drops on a switch port in the newest interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortDrops {
+    pub switch: String,
+    pub port: String,
+    /// `mmu`, `wred`, ... as the switch names the reason, prefixed `ingress`/`queue`.
+    pub reason: String,
+    pub per_s: f64,
+}
+
+/// The fabric at `at`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Obs {
+    pub at: Ts,
+    /// Newest training step time, seconds (worst log).
+    pub step_s: Option<f64>,
+    pub allreduce_s: Option<f64>,
+    pub pfc: Vec<PortPfc>,
+    pub drops: Vec<PortDrops>,
+    /// ECN-marked RoCE packets received per second, all nodes.
+    pub ecn: Option<f64>,
+    /// CNPs sent per second, all nodes.
+    pub cnp: Option<f64>,
+    /// Share of the newest interval each node's NIC was paused (rx, worst netdev).
+    pub pause: Vec<(String, f64)>,
+    /// RTT p99 per `peer transport`, seconds.
+    pub rtt_p99: Vec<(String, f64)>,
+}
+
+fn max_of(m: std::collections::BTreeMap<Vec<String>, f64>) -> Option<f64> {
+    m.into_values().reduce(f64::max)
+}
+
+fn join(k: &[String]) -> String {
+    k.join(" ")
+}
+
+/// Read the newest state of the fabric from `store`.
+pub fn observe(store: &Store, at: Ts) -> Obs {
+    let g = ["switch", "port"];
+    let rx = query::rate_by(store, SW_PFC_RX, &[], &g);
+    let tx = query::rate_by(store, SW_PFC_TX, &[], &g);
+    let mut pfc = Vec::new();
+    for (k, a) in &rx {
+        let t = tx.get(k).and_then(|a| a.rate);
+        if a.rate.is_none() && t.is_none() {
+            continue;
+        }
+        pfc.push(PortPfc {
+            switch: k[0].clone(),
+            port: k[1].clone(),
+            rx: a.rate.unwrap_or(0.0),
+            tx: t.unwrap_or(0.0),
+        });
+    }
+    let mut drops = Vec::new();
+    for (name, kind) in [(SW_INGRESS_DROPPED, "ingress"), (SW_QUEUE_DROPPED, "queue")] {
+        for (k, a) in query::rate_by(store, name, &[], &["switch", "port", "reason"]) {
+            if let Some(r) = a.rate.filter(|r| *r > 0.0) {
+                drops.push(PortDrops {
+                    switch: k[0].clone(),
+                    port: k[1].clone(),
+                    reason: format!("{kind} {}", k[2]).trim().to_string(),
+                    per_s: r,
+                });
+            }
+        }
+    }
+    let rtt = query::latest_by(
+        store,
+        PING_RTT_SECONDS,
+        &[("quantile", "0.99")],
+        &["peer", "transport"],
+    );
+    Obs {
+        at,
+        step_s: max_of(query::latest_by(store, TRAIN_STEP_SECONDS, &[], &["log"])),
+        allreduce_s: max_of(query::latest_by(
+            store,
+            TRAIN_ALLREDUCE_SECONDS,
+            &[],
+            &["log"],
+        )),
+        pfc,
+        drops,
+        ecn: query::rate_sum(store, &rdma_counter("np_ecn_marked_roce_packets"), &[]),
+        cnp: query::rate_sum(store, &rdma_counter("np_cnp_sent"), &[]),
+        pause: query::pause_fraction_by(store, NIC_PFC_RX_PAUSE_DURATION, &[], &["node"])
+            .into_iter()
+            .map(|(k, f)| (join(&k), f))
+            .collect(),
+        rtt_p99: rtt.into_iter().map(|(k, v)| (join(&k), v)).collect(),
+    }
+}

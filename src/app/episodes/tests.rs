@@ -1,0 +1,112 @@
+use super::*;
+
+fn obs(at: Ts, step: f64, ii_rx: f64, drops: f64) -> Obs {
+    let mut o = Obs {
+        at,
+        step_s: Some(step),
+        ecn: Some(5.0),
+        ..Default::default()
+    };
+    for i in 1..=6 {
+        o.pfc.push(PortPfc {
+            switch: "NX_AI_Leaf1".into(),
+            port: format!("ii1/1/{i}"),
+            rx: ii_rx,
+            tx: ii_rx / 3.0,
+        });
+    }
+    if drops > 0.0 {
+        o.drops.push(PortDrops {
+            switch: "NX_AI_Leaf1".into(),
+            port: "Ethernet1/1/2".into(),
+            reason: "ingress mmu".into(),
+            per_s: drops,
+        });
+    }
+    o
+}
+
+#[test]
+fn opens_on_a_storm_names_the_chain_and_closes_after_settling() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let mut d = Episodes::default();
+    let mut t = 0;
+    for _ in 0..30 {
+        t += 1000;
+        assert!(!d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg), "quiet");
+    }
+    // A storm on the ii ports; two seconds later drops and a slower step.
+    t += 1000;
+    let storm_start = t;
+    assert!(
+        !d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &cfg),
+        "one layer for one second: not yet"
+    );
+    t += 1000;
+    assert!(
+        d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &cfg),
+        "the second abnormal second opens it"
+    );
+    for _ in 0..5 {
+        t += 1000;
+        d.update(&obs(t, 0.360, 25_000.0, 40.0), &rules, &cfg);
+    }
+    let ep = d.open.as_ref().expect("open");
+    assert_eq!(ep.start, storm_start, "starts where the PFC went abnormal");
+    assert_eq!(ep.chain[0].layer, Layer::Pfc, "cause order: PFC first");
+    assert_eq!(
+        ep.culprit,
+        Some(("NX_AI_Leaf1".to_string(), "Ethernet1/1/2".to_string()))
+    );
+    assert_eq!(ep.culprit_nodes, ["ubunturdma6"]);
+    assert_eq!(ep.dcqcn, Dcqcn::NotAbsorbing);
+    let total = 6.0 * (25_000.0 + 25_000.0 / 3.0);
+    assert!(
+        (ep.pfc_total_peak - total).abs() < 1.0,
+        "{}",
+        ep.pfc_total_peak
+    );
+    // 5 s at 360 ms instead of 156: (1 - 156/360) * 5 s lost.
+    assert!(
+        (ep.lost_s - (1.0 - 0.156 / 0.360) * 5.0).abs() < 0.01,
+        "{}",
+        ep.lost_s
+    );
+    let line = text::line(ep, &cfg, t);
+    assert!(
+        line.contains("step 156→360 ms (+131%) · PFC storm ii1/1/1-6 200k/s · MMU drops Ethernet1/1/2 → ubunturdma6 · ECN 5.0/s: DCQCN not absorbing")
+            || line.contains("ECN flat: DCQCN not absorbing"),
+        "{line}"
+    );
+    let last_bad = t;
+    for _ in 0..9 {
+        t += 1000;
+        d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg);
+    }
+    assert!(d.open.is_some(), "still settling");
+    t += 1000;
+    d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg);
+    assert!(d.open.is_none(), "closed after 10 s of calm");
+    assert_eq!(d.closed.back().and_then(|e| e.end), Some(last_bad));
+}
+
+#[test]
+fn one_odd_second_opens_nothing_and_no_judgement_before_a_baseline() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let mut d = Episodes::default();
+    // A storm before any baseline: nothing to compare with, so no episode (drops aside).
+    for t in 1..=3 {
+        d.update(&obs(t * 1000, 0.156, 25_000.0, 0.0), &rules, &cfg);
+    }
+    assert!(d.open.is_none());
+    let mut d = Episodes::default();
+    for t in 1..=20 {
+        d.update(&obs(t * 1000, 0.156, 2.0, 0.0), &rules, &cfg);
+    }
+    // One second of one layer: not yet.
+    d.update(&obs(21_000, 0.156, 900.0, 0.0), &rules, &cfg);
+    d.update(&obs(22_000, 0.156, 2.0, 0.0), &rules, &cfg);
+    assert!(d.open.is_none() && d.closed.is_empty());
+}
