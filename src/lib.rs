@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod output;
 pub mod parse;
 pub mod record;
+pub mod safe;
 pub mod theme;
 pub mod tui;
 pub mod ui;
@@ -21,17 +22,29 @@ use std::process::ExitCode;
 /// The config (warnings printed) and an async runtime, or the exit code after saying why not.
 pub fn setup(source: &cli::SourceArgs) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
-        eprintln!("rocetop: {e}");
+        safe_eprintln!("rocetop: {e}");
         ExitCode::from(2)
     })?;
     for w in &cfg.warnings {
-        eprintln!("rocetop: warning: {w}");
+        safe_eprintln!("rocetop: warning: {w}");
     }
     let rt = tokio::runtime::Runtime::new().map_err(|e| {
-        eprintln!("rocetop: cannot start the async runtime: {e}");
+        safe_eprintln!("rocetop: cannot start the async runtime: {e}");
         ExitCode::from(1)
     })?;
     Ok((cfg, rt))
+}
+
+/// Print a rendering: JSON keeps its value (escapes in JSON syntax), tables and Prometheus text
+/// get visible escapes (Prometheus label values were already stripped of control characters).
+fn print_as(format: output::Format, text: &str) {
+    use std::io::Write as _;
+    let safe = match format {
+        output::Format::Json => safe::json(text),
+        output::Format::Table | output::Format::Prom => safe::text(text),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(safe.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Run the command line; errors a user can act on are printed without a backtrace.
@@ -44,11 +57,11 @@ pub fn run(cli: Cli) -> ExitCode {
             name,
         }) => match cmd::parse::run(kind, &file, format, &name) {
             Ok(out) => {
-                print!("{out}");
+                print_as(format, &out);
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                safe_eprintln!("rocetop: {e}");
                 ExitCode::from(2)
             }
         },
@@ -58,7 +71,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let r = rt.block_on(cmd::check::run(&cfg));
-            print!("{}", r.text);
+            safe_print!("{}", r.text);
             if r.failures == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -71,9 +84,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
-            print!("{}", out.text);
+            print_as(format, &out.text);
             for f in &out.failed {
-                eprintln!("rocetop: source failed: {f}");
+                safe_eprintln!("rocetop: source failed: {f}");
             }
             if out.failed.is_empty() {
                 ExitCode::SUCCESS
@@ -88,11 +101,11 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             match rt.block_on(cmd::record::run(&cfg, &out, duration)) {
                 Ok(s) => {
-                    eprintln!("rocetop: {}", s.line(&out));
+                    safe_eprintln!("rocetop: {}", s.line(&out));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -108,16 +121,16 @@ pub fn run(cli: Cli) -> ExitCode {
             format: Some(format),
         }) => {
             let Ok(rt) = tokio::runtime::Runtime::new() else {
-                eprintln!("rocetop: cannot start the async runtime");
+                safe_eprintln!("rocetop: cannot start the async runtime");
                 return ExitCode::from(1);
             };
             match rt.block_on(cmd::record::replay_print(&file, format)) {
                 Ok(out) => {
-                    print!("{out}");
+                    print_as(format, &out);
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(2)
                 }
             }
@@ -130,7 +143,7 @@ pub fn run(cli: Cli) -> ExitCode {
             match rt.block_on(cmd::export::run(&cfg, &listen)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -156,7 +169,7 @@ pub fn run(cli: Cli) -> ExitCode {
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                safe_eprintln!("rocetop: {e}");
                 ExitCode::from(2)
             }
         },

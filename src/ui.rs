@@ -311,7 +311,11 @@ pub fn src_state(app: &App, name: &str) -> SrcState {
         Some(h) => match h.up {
             None => SrcState::Waiting,
             Some(false) => {
-                let why = h.last_error.clone().unwrap_or_else(|| "no answer".into());
+                // Shown escaped, like the printed commands do (ratatui would drop the bytes).
+                let why = h
+                    .last_error
+                    .as_deref()
+                    .map_or_else(|| "no answer".into(), |e| crate::safe::line(e).into_owned());
                 // How old the numbers left on screen are: a hung host can be down for minutes.
                 SrcState::Down(match h.age_ms(now) {
                     Some(age) => format!("{why}, last data {} ago", fmt::age(age)),
