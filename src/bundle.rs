@@ -418,7 +418,7 @@ mod tests {
             "a clock per source"
         );
         let mb = text.len() as f64 / 1e6;
-        eprintln!("series.json: 1010 series x 10 min at 1 s: {mb:.2} MB");
+        crate::safe_eprintln!("series.json: 1010 series x 10 min at 1 s: {mb:.2} MB");
         assert!(mb < 4.0, "{mb:.2} MB");
     }
 

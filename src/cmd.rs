@@ -56,6 +56,7 @@ pub fn ssh_target(cfg: &Config, r: &Remote<'_>) -> SshTarget {
         config::HostKeyPolicy::AcceptNew => crate::collect::ssh::HostKeyPolicy::AcceptNew,
     };
     t.connect_timeout = cfg.ssh.connect_timeout;
+    t.max_answer_bytes = cfg.poll.max_answer_bytes;
     t.keepalive_interval = cfg.ssh.keepalive;
     if let Remote::Switch(s) = r {
         t.switch_mode = true;

@@ -3,6 +3,7 @@
 
 pub mod duration;
 pub mod expand;
+pub mod file;
 pub mod fingerprint;
 mod raw;
 mod validate;
@@ -67,7 +68,14 @@ pub struct Poll {
     /// the counter name; `default` is [`DEFAULT_NIC_COUNTERS`], `*` keeps all). PFC pause,
     /// RDMA hw_counters and the RDMA/kernel byte totals are always kept.
     pub nic_counters: Vec<String>,
+    /// Most bytes one command or request may answer (`poll.max_answer_bytes`); a larger answer
+    /// fails that poll with a message instead of taking the memory.
+    pub max_answer_bytes: usize,
 }
+
+/// The default answer cap: the largest real switch answer seen (`show queuing interface` of a
+/// 576-port NX-OS box, ~3 MB as text, ~6 MB as NX-API JSON) with room to spare.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 32 << 20;
 
 /// The NIC counters kept by default: pause and storm events, discards and drops, errors, buffer
 /// overruns, and the port's byte and packet totals (not the per-queue and size-bin counters).
@@ -250,7 +258,7 @@ impl Config {
             }
         };
         for (i, p) in candidates.iter().enumerate() {
-            match std::fs::read_to_string(p) {
+            match file::read_text(p, file::MAX_CONFIG_BYTES) {
                 Ok(text) => {
                     let mut c = Self::from_str(&text, &p.display().to_string(), p.parent())?;
                     c.path = Some(p.clone());

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod output;
 pub mod parse;
 pub mod record;
+pub mod safe;
 pub mod theme;
 pub mod tui;
 pub mod ui;
@@ -21,17 +22,27 @@ use std::process::ExitCode;
 /// The config (warnings printed) and an async runtime, or the exit code after saying why not.
 pub fn setup(source: &cli::SourceArgs) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
-        eprintln!("rocetop: {e}");
+        safe_eprintln!("rocetop: {e}");
         ExitCode::from(2)
     })?;
     for w in &cfg.warnings {
-        eprintln!("rocetop: warning: {w}");
+        safe_eprintln!("rocetop: warning: {w}");
     }
     let rt = tokio::runtime::Runtime::new().map_err(|e| {
-        eprintln!("rocetop: cannot start the async runtime: {e}");
+        safe_eprintln!("rocetop: cannot start the async runtime: {e}");
         ExitCode::from(1)
     })?;
     Ok((cfg, rt))
+}
+
+/// Print a rendering: JSON keeps its value (escapes in JSON syntax), tables and Prometheus text
+/// get visible escapes (Prometheus label values were already stripped of control characters).
+fn print_as(format: output::Format, text: &str) -> Result<(), ExitCode> {
+    let safe = match format {
+        output::Format::Json => safe::json(text),
+        output::Format::Table | output::Format::Prom => safe::text(text),
+    };
+    output::stdout::print(&safe)
 }
 
 /// Run the command line; errors a user can act on are printed without a backtrace.
@@ -43,12 +54,12 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             name,
         }) => match cmd::parse::run(kind, &file, format, &name) {
-            Ok(out) => match output::stdout::print(&out) {
+            Ok(out) => match print_as(format, &out) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(code) => code,
             },
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                safe_eprintln!("rocetop: {e}");
                 ExitCode::from(2)
             }
         },
@@ -58,7 +69,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let r = rt.block_on(cmd::check::run(&cfg));
-            if let Err(code) = output::stdout::print(&r.text) {
+            if let Err(code) = output::stdout::print(&safe::text(&r.text)) {
                 return code;
             }
             if r.ok() {
@@ -73,11 +84,11 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let out = rt.block_on(cmd::snapshot::run(&cfg, format, interval));
-            if let Err(code) = output::stdout::print(&out.text) {
+            if let Err(code) = print_as(format, &out.text) {
                 return code;
             }
             for f in &out.failed {
-                eprintln!("rocetop: source failed: {f}");
+                safe_eprintln!("rocetop: source failed: {f}");
             }
             if out.failed.is_empty() {
                 ExitCode::SUCCESS
@@ -92,11 +103,11 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             match rt.block_on(cmd::record::run(&cfg, &out, duration)) {
                 Ok(s) => {
-                    eprintln!("rocetop: {}", s.line(&out));
+                    safe_eprintln!("rocetop: {}", s.line(&out));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -112,16 +123,16 @@ pub fn run(cli: Cli) -> ExitCode {
             format: Some(format),
         }) => {
             let Ok(rt) = tokio::runtime::Runtime::new() else {
-                eprintln!("rocetop: cannot start the async runtime");
+                safe_eprintln!("rocetop: cannot start the async runtime");
                 return ExitCode::from(1);
             };
             match rt.block_on(cmd::record::replay_print(&file, format)) {
-                Ok(out) => match output::stdout::print(&out) {
+                Ok(out) => match print_as(format, &out) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(code) => code,
                 },
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(2)
                 }
             }
@@ -134,7 +145,7 @@ pub fn run(cli: Cli) -> ExitCode {
             match rt.block_on(cmd::export::run(&cfg, &listen)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("rocetop: {e}");
+                    safe_eprintln!("rocetop: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -163,14 +174,14 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Man) => match cmd::docs::man_page() {
             Ok(page) => print_or_exit(&page),
             Err(e) => {
-                eprintln!("rocetop: cannot render the man page: {e}");
+                safe_eprintln!("rocetop: cannot render the man page: {e}");
                 ExitCode::from(1)
             }
         },
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                safe_eprintln!("rocetop: {e}");
                 ExitCode::from(2)
             }
         },

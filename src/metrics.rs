@@ -88,6 +88,8 @@ impl fmt::Display for SeriesKey {
                     '\\' => f.write_str("\\\\")?,
                     '"' => f.write_str("\\\"")?,
                     '\n' => f.write_str("\\n")?,
+                    // Prometheus has no escape for them; a terminal would obey them.
+                    c if crate::safe::is_unsafe(c) => f.write_str("\u{fffd}")?,
                     c => write!(f, "{c}")?,
                 }
             }

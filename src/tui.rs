@@ -80,7 +80,7 @@ fn need_terminal() -> Option<ExitCode> {
     if io::stdout().is_terminal() && io::stdin().is_terminal() {
         return None;
     }
-    eprintln!(
+    crate::safe_eprintln!(
         "rocetop: the live screen needs a terminal, and stdin or stdout is not one.\n  \
          Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table."
     );
@@ -94,14 +94,14 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     let theme = match Theme::pick(theme, &cfg.ui.theme, no_color_env()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("rocetop: {e}");
+            crate::safe_eprintln!("rocetop: {e}");
             return ExitCode::from(2);
         }
     };
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -173,7 +173,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -181,7 +181,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let replay = match crate::record::replay_feed(path, speed) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                crate::safe_eprintln!("rocetop: {e}");
                 return ExitCode::from(2);
             }
         };
@@ -192,7 +192,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let theme = match Theme::pick(theme, &replay.config.ui.theme, no_color_env()) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("rocetop: {e}");
+                crate::safe_eprintln!("rocetop: {e}");
                 return ExitCode::from(2);
             }
         };
@@ -238,7 +238,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(g) => g,
         Err(e) => {
             restore();
-            eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
             return ExitCode::from(1);
         }
     };
@@ -249,7 +249,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(t) => t,
         Err(e) => {
             drop(guard);
-            eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
             return ExitCode::from(1);
         }
     };

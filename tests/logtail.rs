@@ -240,29 +240,40 @@ fn long_lines_and_invalid_utf8_do_not_break_the_follower() {
     assert_eq!(got[1], Event::Line("ok \u{fffd}\u{fffd}".into()));
 }
 
-/// The reference: split the whole input at newlines, cut long lines, drop one trailing CR.
+/// The reference: split the whole input at newlines; in each line, CRs just before the newline
+/// end it (CRLF), any other CR redraws it (only the last state is a line, as a terminal shows a
+/// progress bar); a state longer than `max` is cut (and marked) where it passes `max`.
 fn reference(input: &[u8], max: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut segs: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
     let last = segs.pop().unwrap_or_default();
-    let one = |seg: &[u8], out: &mut Vec<String>| {
-        if seg.len() > max {
-            out.push(format!(
-                "{}{CUT_MARK}",
-                String::from_utf8_lossy(&seg[..max])
-            ));
-        } else {
-            let seg = seg.strip_suffix(b"\r").unwrap_or(seg);
-            out.push(String::from_utf8_lossy(seg).into_owned());
+    let cut = |st: &[u8]| format!("{}{CUT_MARK}", String::from_utf8_lossy(&st[..max]));
+    let one = |seg: &[u8], terminated: bool, out: &mut Vec<String>| {
+        let mut end = seg.len();
+        while end > 0 && seg[end - 1] == b'\r' {
+            end -= 1;
+        }
+        let states: Vec<&[u8]> = seg[..end].split(|&b| b == b'\r').collect();
+        // `split` yields at least one (possibly empty) piece.
+        let Some((final_state, earlier)) = states.split_last() else {
+            return;
+        };
+        for st in earlier {
+            if st.len() > max {
+                out.push(cut(st));
+            }
+        }
+        if final_state.len() > max {
+            out.push(cut(final_state));
+        } else if terminated || !final_state.is_empty() {
+            out.push(String::from_utf8_lossy(final_state).into_owned());
         }
     };
     for s in segs {
-        one(s, &mut out);
+        one(s, true, &mut out);
     }
     // The unterminated end: finish() gives it when it was not already cut.
-    if !last.is_empty() {
-        one(last, &mut out);
-    }
+    one(last, false, &mut out);
     out
 }
 

@@ -816,3 +816,27 @@ async fn keepalives_notice_a_peer_that_stopped_answering() {
     );
     s.signal_connections("-CONT");
 }
+
+/// An endless answer (`yes`) stops at the answer cap with a message saying so, instead of filling
+/// memory until the command timeout (the adversarial run saw 1.28 GB in 5 s); the command is
+/// stopped and the connection serves on.
+#[tokio::test]
+async fn an_endless_answer_stops_at_the_cap() {
+    let (s, kh, _) = trusted();
+    let mut t = target(&s, &kh);
+    t.user = sshd::unprivileged_user().0;
+    t.max_answer_bytes = 1 << 20;
+    let tr = SshTransport::new(t);
+    let e = tr
+        .run(&cli("yes"), Duration::from_secs(60))
+        .await
+        .expect_err("capped");
+    assert!(
+        e.to_string().contains("answered more than 1048576 bytes"),
+        "{e}"
+    );
+    assert_eq!(
+        tr.run(&cli("echo alive"), T).await.expect("next request"),
+        "alive\n"
+    );
+}

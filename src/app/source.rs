@@ -23,8 +23,11 @@ impl SrcState {
             None => SrcState::Unknown,
             Some(h) => match h.up {
                 None => SrcState::Waiting,
+                // Shown escaped, like the printed commands (ratatui would drop the bytes).
                 Some(false) => SrcState::Down(
-                    h.last_error.clone().unwrap_or_else(|| "no answer".into()),
+                    h.last_error
+                        .as_deref()
+                        .map_or_else(|| "no answer".into(), |e| crate::safe::line(e).into_owned()),
                     h.age_ms(now),
                 ),
                 Some(true) if h.is_stale(now) => SrcState::Stale(h.age_ms(now).unwrap_or(0)),

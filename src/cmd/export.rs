@@ -18,8 +18,8 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
-/// Concurrent scrape connections; more wait in the accept queue.
-const MAX_CONNECTIONS: usize = 64;
+/// Open connections; one more is answered 503 and closed (a scrape opens one or two).
+const MAX_CONNECTIONS: usize = 512;
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// `ADDR:PORT`, `[v6]:PORT`, `localhost:PORT`, or a bare port (loopback).
@@ -92,29 +92,37 @@ pub async fn serve(
     store: Arc<Mutex<Store>>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
+    // Accepting never waits for a slot: a slow client holds its own connection (for at most
+    // http::REQUEST_TIMEOUT per request), never the next scrape's place in the accept queue.
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut conns = JoinSet::new();
+    let mut backoff = std::time::Duration::from_millis(10);
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = &mut shutdown => break,
-        };
         let (sock, _) = tokio::select! {
             a = listener.accept() => match a {
                 Ok(a) => a,
-                // Out of file descriptors and the like: keep serving the connections we have.
+                // Out of file descriptors and the like: keep serving the connections we have,
+                // and try again later (backing off to 1 s), never exit.
                 Err(_) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
                     continue;
                 }
             },
             _ = &mut shutdown => break,
         };
+        backoff = std::time::Duration::from_millis(10);
         let _ = sock.set_nodelay(true);
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            // Every slot taken: say so at once and close, rather than queue behind slow clients.
+            conns.spawn(async move {
+                let busy = http::Response::text(503, "too many connections\n");
+                let w = http::write_busy(sock, &busy);
+                let _ = tokio::time::timeout(http::WRITE_TIMEOUT, w).await;
+            });
+            continue;
+        };
         let store = store.clone();
         conns.spawn(async move {
             let _ = http::serve_conn(sock, |r| respond(&store, r)).await;
@@ -149,7 +157,7 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
 pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
     let addr = parse_listen(listen)?;
     if let Some(w) = exposure_warning(&addr) {
-        eprintln!("{w}");
+        crate::safe_eprintln!("{w}");
     }
     let listener = TcpListener::bind(addr)
         .await
@@ -157,7 +165,7 @@ pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
     let local = listener.local_addr().unwrap_or(addr);
     let (store, tasks) = start_collectors(cfg).await;
     let n = store.lock().map(|s| s.sources().count()).unwrap_or(0);
-    eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
+    crate::safe_eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
     serve(listener, store, super::record::shutdown_signal()).await;
     drop(tasks);
     Ok(())

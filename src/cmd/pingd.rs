@@ -33,18 +33,52 @@ pub fn rdma_status(opts: &VerbsOptions) -> String {
     format!("RDMA: {}", s.strip_prefix("RDMA ").unwrap_or(&s))
 }
 
+/// Sessions open at once; a connection beyond them is closed at once (a cluster's pingers open
+/// one per peer and transport, so hundreds, not thousands).
+pub const MAX_SESSIONS: usize = 1024;
+/// A TCP session that sends nothing for this long after its hello is closed (pingers probe every
+/// poll interval, seconds apart), so idle connections cannot pile up to the cap.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The hello must arrive this soon after connecting.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Accept and answer pings until the future is dropped (which also ends every TCP session).
+/// An accept error (out of file descriptors under a connection flood) is waited out with a
+/// growing pause, never the end of the daemon.
 pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> {
     let mut sessions = JoinSet::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_SESSIONS));
+    let mut backoff = Duration::from_millis(10);
+    let mut refused = 0u64;
     loop {
-        let (s, peer) = listener.accept().await?;
+        let (s, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                if backoff == Duration::from_millis(10) {
+                    crate::safe_eprintln!("pingd: accept failed ({e}); retrying");
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(10);
         while sessions.try_join_next().is_some() {}
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            // Closed unanswered; said once per 1000 so a flood does not flood stderr too.
+            if refused % 1000 == 0 {
+                crate::safe_eprintln!("pingd: {peer}: refused, {MAX_SESSIONS} sessions open");
+            }
+            refused += 1;
+            continue;
+        };
         let opts = opts.clone();
         sessions.spawn(async move {
             match session(s, &opts).await {
-                Ok(mode) => eprintln!("pingd: {peer}: {mode} session ended"),
-                Err(e) => eprintln!("pingd: {peer}: {}", tcp::why(&e)),
+                Ok(mode) => crate::safe_eprintln!("pingd: {peer}: {mode} session ended"),
+                Err(e) => crate::safe_eprintln!("pingd: {peer}: {}", tcp::why(&e)),
             }
+            drop(slot);
         });
     }
 }
@@ -52,7 +86,7 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
 async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
     s.set_nodelay(true)?;
     let mut hello = [0u8; HELLO_LEN];
-    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut hello))
+    tokio::time::timeout(HELLO_TIMEOUT, s.read_exact(&mut hello))
         .await
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no hello within 5 s"))??;
     let hello = Hello::decode(&hello).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
@@ -61,11 +95,17 @@ async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
             // Echo whatever arrives at once: probes are timed by the pinger, not here.
             let mut buf = vec![0u8; 64 * 1024];
             loop {
-                let n = s.read(&mut buf).await?;
+                let n = tokio::time::timeout(IDLE_TIMEOUT, s.read(&mut buf))
+                    .await
+                    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "idle for 60 s"))??;
                 if n == 0 {
                     return Ok("tcp");
                 }
-                s.write_all(&buf[..n]).await?;
+                tokio::time::timeout(IDLE_TIMEOUT, s.write_all(&buf[..n]))
+                    .await
+                    .map_err(|_| {
+                        io::Error::new(io::ErrorKind::TimedOut, "echo not read for 60 s")
+                    })??;
             }
         }
         Mode::Rdma => rdma(s, opts).await.map(|_| "rdma"),
@@ -114,7 +154,7 @@ pub fn run(opts: Options) -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -122,14 +162,14 @@ pub fn run(opts: Options) -> ExitCode {
         let listener = match TcpListener::bind(&opts.listen).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("rocetop pingd: cannot listen on {}: {e}", opts.listen);
+                crate::safe_eprintln!("rocetop pingd: cannot listen on {}: {e}", opts.listen);
                 return ExitCode::from(2);
             }
         };
         let addr = listener
             .local_addr()
             .map_or(opts.listen.clone(), |a| a.to_string());
-        eprintln!(
+        crate::safe_eprintln!(
             "pingd listening on {addr}; {}; {}",
             rdma_status(&opts.verbs),
             spin_cost(opts.spin)
@@ -137,7 +177,7 @@ pub fn run(opts: Options) -> ExitCode {
         match serve(listener, Arc::new(opts)).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("rocetop pingd: {e}");
+                crate::safe_eprintln!("rocetop pingd: {e}");
                 ExitCode::from(1)
             }
         }

@@ -108,7 +108,7 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         _ = &mut stop => true,
     };
     let n_sources = sources.len();
-    eprintln!(
+    crate::safe_eprintln!(
         "rocetop: recording {n_sources} sources to {}{}; Ctrl-C stops",
         out.display(),
         duration.map_or(String::new(), |d| format!(
@@ -148,6 +148,19 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         return Err(f);
     }
     let stats = writer.finish(now_ms()).map_err(|e| e.to_string())?;
+    if stats.polls == 0 {
+        // A file with nothing in it must not look like a successful recording.
+        return Err(format!(
+            "{}: no poll finished in {:.1} s ({}): the file holds no data",
+            out.display(),
+            elapsed.as_secs_f64(),
+            if stopped {
+                "stopped by a signal first"
+            } else {
+                "the duration ended before any source answered; raise --duration"
+            }
+        ));
+    }
     Ok(Summary {
         polls: stats.polls,
         bytes: stats.bytes,
@@ -192,8 +205,17 @@ pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
 /// `rocetop replay FILE --format F`: the state after the last record, as `snapshot` prints it.
 pub async fn replay_print(path: &Path, format: Format) -> Result<String, String> {
     let r = replay_all(path).await?;
+    if r.polls == 0 {
+        return Err(format!(
+            "{}: no poll to replay{}",
+            path.display(),
+            r.cut
+                .as_deref()
+                .map_or(String::new(), |c| format!(" ({c})"))
+        ));
+    }
     if let Some(c) = &r.cut {
-        eprintln!(
+        crate::safe_eprintln!(
             "rocetop: {}: replayed {} polls; the file ends early ({c})",
             path.display(),
             r.polls

@@ -81,20 +81,26 @@ pub fn expand_all(patterns: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Host names of an MPI hostfile (Open MPI `host slots=N`, MPICH `host:N`), in order, without duplicates.
-pub fn parse_hostfile(text: &str) -> Vec<String> {
+/// Host names of an MPI hostfile (Open MPI `host slots=N`, MPICH `host:N`), in order, without
+/// duplicates (a set, so 80k lines cost 80k lookups, not 80k²); at most [`MAX_EXPANSION`] names,
+/// like a range.
+pub fn parse_hostfile(text: &str) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
         let Some(first) = line.split_whitespace().next() else {
             continue;
         };
-        let host = first.split(':').next().unwrap_or(first).to_string();
-        if !host.is_empty() && !out.contains(&host) {
-            out.push(host);
+        let host = first.split(':').next().unwrap_or(first);
+        if !host.is_empty() && seen.insert(host) {
+            if out.len() as u64 >= MAX_EXPANSION {
+                return Err(format!("more than {MAX_EXPANSION} hosts"));
+            }
+            out.push(host.to_string());
         }
     }
-    out
+    Ok(out)
 }
 
 /// `~/x` → `$HOME/x`.
@@ -157,8 +163,20 @@ mod tests {
     fn hostfiles_open_mpi_and_mpich() {
         let text = "# cluster\nubunturdma1 slots=4\nubunturdma2:2\n\nubunturdma1 slots=4\nubunturdma3 # spare\n";
         assert_eq!(
-            parse_hostfile(text),
+            parse_hostfile(text).expect("ok"),
             vec!["ubunturdma1", "ubunturdma2", "ubunturdma3"]
         );
+        let big: String = (0..=MAX_EXPANSION)
+            .map(|i| format!("h{i} slots=8\n"))
+            .collect();
+        assert!(
+            parse_hostfile(&big)
+                .expect_err("an error")
+                .contains("more than 10000")
+        );
+        let dup: String = (0..50_000)
+            .map(|i| format!("h{} slots=8\n", i % 100))
+            .collect();
+        assert_eq!(parse_hostfile(&dup).expect("ok").len(), 100);
     }
 }

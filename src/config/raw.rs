@@ -27,6 +27,7 @@ pub struct RawPoll {
     pub switch_interval: Option<String>,
     pub ping_interval: Option<String>,
     pub nic_counters: Option<Vec<String>>,
+    pub max_answer_bytes: Option<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

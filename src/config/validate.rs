@@ -231,6 +231,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
                 _ => vec![pat.clone()],
             })
             .collect(),
+        max_answer_bytes: answer_cap(&mut p, raw_poll.max_answer_bytes),
     };
 
     let raw_sim: RawSimulation = section(&mut p, "simulation", table.get("simulation"));
@@ -529,6 +530,22 @@ fn names_list(p: &mut Problems, path: &str, v: Option<Vec<String>>) -> Vec<Strin
     out
 }
 
+/// `poll.max_answer_bytes`: 64 KiB (a small switch's answer) to 1 GiB.
+fn answer_cap(p: &mut Problems, v: Option<i64>) -> usize {
+    const RANGE: std::ops::RangeInclusive<i64> = (64 << 10)..=(1 << 30);
+    match v {
+        None => super::DEFAULT_MAX_ANSWER_BYTES,
+        Some(n) if RANGE.contains(&n) => n as usize,
+        Some(n) => {
+            p.add(
+                "poll.max_answer_bytes",
+                format!("{n} is outside 65536..=1073741824 (bytes)"),
+            );
+            super::DEFAULT_MAX_ANSWER_BYTES
+        }
+    }
+}
+
 fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) -> Vec<Node> {
     p.extras(path, &r.extra, NODE);
     let names: Vec<String> = match (&r.name, &r.hostfile) {
@@ -536,16 +553,24 @@ fn build_nodes(p: &mut Problems, path: &str, r: RawNode, base: Option<&Path>) ->
             p.add(path, "give name or hostfile, not both");
             return Vec::new();
         }
-        (None, Some(f)) => match std::fs::read_to_string(path_of(f, base)) {
-            Ok(t) => expand::parse_hostfile(&t),
-            Err(e) => {
-                p.add(
-                    &format!("{path}.hostfile"),
-                    format!("cannot read \"{f}\": {e}"),
-                );
-                return Vec::new();
+        (None, Some(f)) => {
+            match super::file::read_text(&path_of(f, base), super::file::MAX_HOSTFILE_BYTES) {
+                Ok(t) => match expand::parse_hostfile(&t) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        p.add(&format!("{path}.hostfile"), format!("\"{f}\": {e}"));
+                        return Vec::new();
+                    }
+                },
+                Err(e) => {
+                    p.add(
+                        &format!("{path}.hostfile"),
+                        format!("cannot read \"{f}\": {e}"),
+                    );
+                    return Vec::new();
+                }
             }
-        },
+        }
         (Some(n), None) => match expand::expand(n) {
             Ok(v) => v,
             Err(e) => {

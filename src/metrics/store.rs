@@ -181,7 +181,14 @@ pub struct SourceHealth {
     pub notes: Vec<String>,
     /// Times of failed polls (bounded by retention): rates never bridge them.
     failures: VecDeque<Ts>,
+    /// Series this source made (never more than [`MAX_SERIES_PER_SOURCE`]).
+    series: usize,
 }
+
+/// Most series one source may make. The largest real switch (576 ports × 8 QoS groups × a dozen
+/// counters, plus per-priority PFC) makes ~70k; beyond this an answer is hostile or broken, and
+/// the rest of its samples are dropped with a note rather than taking the memory.
+pub const MAX_SERIES_PER_SOURCE: usize = 200_000;
 
 impl SourceHealth {
     /// Stale: no success for more than [`STALE_AFTER_INTERVALS`] intervals.
@@ -342,6 +349,7 @@ impl Store {
                 .get_mut(source.0 as usize)
                 .unwrap_or(&mut Vec::new()),
         );
+        let mut over = 0usize;
         for (i, s) in parsed.samples.iter().enumerate() {
             let id = match recent.get(i) {
                 Some(&id)
@@ -353,13 +361,23 @@ impl Store {
                     id
                 }
                 _ => {
-                    let id = self.series_for(source, s);
+                    let Some(id) = self.series_for(source, s) else {
+                        over += 1;
+                        continue;
+                    };
                     recent.truncate(i);
                     recent.push(id);
                     id
                 }
             };
             self.push(id, source, at, seq, s);
+        }
+        if over > 0
+            && let Some(h) = self.sources.get_mut(source.0 as usize)
+        {
+            h.notes.push(format!(
+                "{over} samples of new series not stored: a source may make at most {MAX_SERIES_PER_SOURCE} series"
+            ));
         }
         recent.truncate(parsed.samples.len());
         let n = source.0 as usize;
@@ -401,10 +419,17 @@ impl Store {
         self.clocks[n].clone()
     }
 
-    fn series_for(&mut self, source: SourceId, s: &Sample) -> SeriesId {
+    /// The series of a sample, made if new; `None` when its source has made its maximum.
+    fn series_for(&mut self, source: SourceId, s: &Sample) -> Option<SeriesId> {
         match self.id(&s.key) {
-            Some(id) => id,
+            Some(id) => Some(id),
             None => {
+                if let Some(h) = self.sources.get_mut(source.0 as usize) {
+                    if h.series >= MAX_SERIES_PER_SOURCE {
+                        return None;
+                    }
+                    h.series += 1;
+                }
                 let id = SeriesId(self.series.len() as u32);
                 let kind = match s.value {
                     Value::Counter(_) | Value::CounterMicros(_) => Kind::Counter(Width::W64),
@@ -427,7 +452,7 @@ impl Store {
                     Entry::Occupied(mut e) => e.get_mut().push(id),
                 }
                 self.by_name.entry(s.key.name.clone()).or_default().push(id);
-                id
+                Some(id)
             }
         }
     }

@@ -24,7 +24,7 @@ fn write_to(w: &mut dyn Write, text: &str) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(ExitCode::from(BROKEN_PIPE_STATUS)),
         Err(e) => {
-            eprintln!("rocetop: cannot write to stdout: {e}");
+            crate::safe_eprintln!("rocetop: cannot write to stdout: {e}");
             Err(ExitCode::from(1))
         }
     }

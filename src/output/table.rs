@@ -2,8 +2,9 @@
 //! port pauses most), then every counter with its rate.
 
 use crate::metrics::human::{self, name};
-use crate::metrics::query::{label_values, latest, pause_fraction_max, rate_sum};
+use crate::metrics::query::{Agg, latest, pause_fraction_by, rate_by};
 use crate::metrics::{Store, Value, names};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// A rate under a column whose title carries the `/s` (the screen's rule, `metrics::human`).
@@ -11,56 +12,45 @@ fn rate(v: Option<f64>) -> String {
     human::num(v)
 }
 
+/// One pass per metric (grouped rates), so the table costs O(series log series): 20k ports are
+/// as cheap per row as 20.
 pub fn render(store: &Store) -> String {
     let mut out = String::new();
-    let mut nodes: Vec<(String, String, [Option<f64>; 5])> = Vec::new();
     let ecn = names::rdma_counter("np_ecn_marked_roce_packets");
     let cnp = names::rdma_counter("np_cnp_sent");
     let handled = names::rdma_counter("rp_cnp_handled");
-    for node in label_values(store, &cnp, "node") {
-        for dev in label_values(store, &cnp, "device") {
-            let l = [("node", node.as_str()), ("device", dev.as_str())];
-            if store.select(&cnp, &l).next().is_none() {
-                continue;
-            }
-            let nl = [("node", node.as_str())];
-            nodes.push((
-                node.clone(),
-                dev.clone(),
-                [
-                    rate_sum(store, &ecn, &l),
-                    rate_sum(store, &cnp, &l),
-                    rate_sum(store, &handled, &l),
-                    rate_sum(store, names::NIC_PFC_RX_PAUSE, &nl),
-                    pause_fraction_max(store, names::NIC_PFC_RX_PAUSE_DURATION, &nl),
-                ],
-            ));
-        }
+    let nd = ["node", "device"];
+    let (ecn_r, handled_r) = (
+        rate_by(store, &ecn, &[], &nd),
+        rate_by(store, &handled, &[], &nd),
+    );
+    let pause_r = rate_by(store, names::NIC_PFC_RX_PAUSE, &[], &["node"]);
+    let pause_f = pause_fraction_by(store, names::NIC_PFC_RX_PAUSE_DURATION, &[], &["node"]);
+    let get = |m: &BTreeMap<Vec<String>, Agg>, k: &[String]| m.get(k).and_then(|a| a.rate);
+    let mut nodes: Vec<(String, String, [Option<f64>; 5])> = Vec::new();
+    for (k, agg) in rate_by(store, &cnp, &[], &nd) {
+        let n = std::slice::from_ref(&k[0]);
+        let row = [
+            get(&ecn_r, &k),
+            agg.rate,
+            get(&handled_r, &k),
+            get(&pause_r, n),
+            pause_f.get(n).copied(),
+        ];
+        let [node, dev]: [String; 2] = k.try_into().unwrap_or_default();
+        nodes.push((node, dev, row));
     }
     nodes.sort_by(|a, b| b.2[1].unwrap_or(-1.0).total_cmp(&a.2[1].unwrap_or(-1.0)));
+    let sp = ["switch", "port"];
+    let all = [("priority", "all")];
+    let tx_r = rate_by(store, names::SW_PFC_TX, &all, &sp);
+    let qd_r = rate_by(store, names::SW_QUEUE_DROPPED, &[], &sp);
+    let id_r = rate_by(store, names::SW_INGRESS_DROPPED, &[], &sp);
     let mut ports: Vec<(String, String, [Option<f64>; 4])> = Vec::new();
-    for sw in label_values(store, names::SW_PFC_RX, "switch") {
-        for port in label_values(store, names::SW_PFC_RX, "port") {
-            let l = [
-                ("switch", sw.as_str()),
-                ("port", port.as_str()),
-                ("priority", "all"),
-            ];
-            if store.select(names::SW_PFC_RX, &l).next().is_none() {
-                continue;
-            }
-            let pl = [("switch", sw.as_str()), ("port", port.as_str())];
-            ports.push((
-                sw.clone(),
-                port.clone(),
-                [
-                    rate_sum(store, names::SW_PFC_RX, &l),
-                    rate_sum(store, names::SW_PFC_TX, &l),
-                    rate_sum(store, names::SW_QUEUE_DROPPED, &pl),
-                    rate_sum(store, names::SW_INGRESS_DROPPED, &pl),
-                ],
-            ));
-        }
+    for (k, agg) in rate_by(store, names::SW_PFC_RX, &all, &sp) {
+        let row = [agg.rate, get(&tx_r, &k), get(&qd_r, &k), get(&id_r, &k)];
+        let [sw, port]: [String; 2] = k.try_into().unwrap_or_default();
+        ports.push((sw, port, row));
     }
     let pfc = |r: &[Option<f64>; 4]| r[0].unwrap_or(0.0) + r[1].unwrap_or(0.0);
     ports.sort_by(|a, b| pfc(&b.2).total_cmp(&pfc(&a.2)));

@@ -189,6 +189,17 @@ pub fn config_toml(cfg: &Config) -> String {
 /// The config of a recording, read back; `None` when it no longer validates (a newer rocetop
 /// wrote it, or this one is stricter), with the problems.
 pub fn config_of(toml_text: &str) -> Result<Config, String> {
+    // A recording stores expanded node lists; a `hostfile` in it was written by hand, and reading
+    // it would open a file the recording's author chose on the replaying machine.
+    let raw: toml::Value =
+        toml::from_str(toml_text).map_err(|e| format!("recorded config: {e}"))?;
+    let names_a_file = raw
+        .get("node")
+        .and_then(toml::Value::as_array)
+        .is_some_and(|nodes| nodes.iter().any(|n| n.get("hostfile").is_some()));
+    if names_a_file {
+        return Err("recorded config names a hostfile: a recording never reads files on the replaying machine (rocetop record stores expanded node lists)".into());
+    }
     Config::from_str(toml_text, "recorded config", None).map_err(|e| e.to_string())
 }
 

@@ -10,8 +10,13 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// No member decodes to more than this (the writer rotates at 4 MiB); beyond it, it is corrupt.
-const MAX_MEMBER_BYTES: u64 = 256 << 20;
+/// No member decodes to more than this (the writer rotates at 4 MiB of raw output, so a member
+/// holds one record larger than that at most); beyond it, it is corrupt or crafted.
+const MAX_MEMBER_BYTES: u64 = 64 << 20;
+/// No record is larger than this: a poll's outputs are capped by `poll.max_answer_bytes` (32 MiB
+/// by default). Parsing a record costs a small multiple of its size, so this bounds one record's
+/// memory; a larger one ends the replay there, with the reason.
+pub const MAX_RECORD_BYTES: usize = 40 << 20;
 
 /// A `BufRead` that counts consumed bytes: the gzip decoder consumes exactly its member, so the
 /// count is the file offset of the next member.
@@ -246,6 +251,14 @@ impl Reader {
                 offset: at.member,
                 reason,
             };
+            if line.len() > MAX_RECORD_BYTES {
+                self.done = true;
+                self.cut = Some(bad(format!(
+                    "a record of {} bytes, more than the {MAX_RECORD_BYTES} a recording holds",
+                    line.len()
+                )));
+                break;
+            }
             let v: serde_json::Value = match serde_json::from_slice(&line) {
                 Ok(v) => v,
                 Err(e) => {

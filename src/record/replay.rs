@@ -201,6 +201,10 @@ fn speed_of(x: f64) -> f64 {
     }
 }
 
+/// Most polls one replay indexes (24 bytes each): four hours of a 512-node cluster polled every
+/// second; a crafted file of tens of millions of tiny polls stops here, at ~200 MB of index.
+pub const MAX_POLLS: usize = 8_000_000;
+
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     pos: Pos,
@@ -214,14 +218,22 @@ pub fn replay_feed(path: &Path, speed: f64) -> Result<Replay, RecordError> {
     let mut reader = Reader::open(path)?;
     let header = reader.header().clone();
     let mut index = Vec::new();
+    let mut too_many = None;
     loop {
         let pos = reader.pos();
         match reader.next_poll() {
+            Some(_) if index.len() >= MAX_POLLS => {
+                too_many = Some(Cut {
+                    offset: pos.member,
+                    reason: format!("more than {MAX_POLLS} polls: the rest is not replayed"),
+                });
+                break;
+            }
             Some(p) => index.push(Entry { pos, at: p.at }),
             None => break,
         }
     }
-    let cut = reader.cut().cloned();
+    let cut = reader.cut().cloned().or(too_many);
     let closed = reader.end().is_some();
     let (config, config_problem) = match config_of(&header.config_toml) {
         Ok(c) => (c, None),

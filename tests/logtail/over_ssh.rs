@@ -81,3 +81,48 @@ async fn a_remote_log_is_followed_through_rotation_truncation_and_a_dead_sshd() 
         "tail's notices are notes: {notes:?}"
     );
 }
+
+/// A tqdm-style progress bar that redraws itself with `\r` and never ends a line for 16 MiB: the
+/// SSH follower shows the last state once the line ends (as a terminal would), never the 16 MiB
+/// of redraws; its line buffer is the local follower's (bounded, linear: see linebuf.rs).
+#[tokio::test]
+async fn a_remote_progress_bar_shows_its_last_state() {
+    let s = Sshd::start();
+    let kh = s.path("known_hosts");
+    s.trust(&kh, "ed25519");
+    let user = sshd::unprivileged_user().0;
+    let mut t = SshTarget::new("node", "127.0.0.1", s.port, &user);
+    t.identity_files = vec![s.client_key.clone()];
+    t.known_hosts = kh.clone();
+    t.agent_socket = None;
+    let log = s.path("progress.log");
+    std::fs::write(&log, "start\n").expect("log");
+    let path = log.to_string_lossy().to_string();
+    let src = log_source(Arc::new(SshTransport::new(t)), &path, 1, None);
+    let bar: String = (0..100)
+        .map(|p| format!("\r{p:3}%|{:<50}| {p}/100 [00:01<00:02]", "#".repeat(p / 2)))
+        .collect();
+    let mut appended = false;
+    let got = collect_until(
+        src,
+        120,
+        |got| {
+            if !appended && raw_lines(got).iter().any(|l| l == "start") {
+                appended = true;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&log)
+                    .expect("open");
+                let mut n = 0;
+                while n < 16 << 20 {
+                    f.write_all(bar.as_bytes()).expect("append");
+                    n += bar.len();
+                }
+                f.write_all(b"\repoch 1 done: loss 0.5\n").expect("append");
+            }
+        },
+        |got| raw_lines(got).iter().any(|l| l.contains("epoch 1 done")),
+    )
+    .await;
+    assert_eq!(raw_lines(&got), ["start", "epoch 1 done: loss 0.5"]);
+}

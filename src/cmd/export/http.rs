@@ -10,8 +10,13 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// A GET has no body; one up to this size is read and ignored, a larger one gets 413.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// A request (headers and body) not complete this long after the previous one closes the connection.
+/// No byte of a next request this long after the previous one closes the connection.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// A request (headers and body) not complete this long after its first byte closes the connection:
+/// a client trickling a partial request gives up its connection after this, not after minutes.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// A response the client does not take within this closes the connection.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -97,6 +102,7 @@ fn reason(status: u16) -> &'static str {
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         501 => "Not Implemented",
+        503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
         _ => "Unknown",
     }
@@ -189,6 +195,12 @@ async fn write_response<S: AsyncWrite + Unpin>(
     s.flush().await
 }
 
+/// Answer a connection that gets no slot, then close it.
+pub async fn write_busy<S: AsyncWrite + Unpin>(mut s: S, resp: &Response) -> io::Result<()> {
+    write_response(&mut s, resp, false, false).await?;
+    s.shutdown().await
+}
+
 /// Serve requests on one connection until the client closes, asks to close, errs or idles out.
 pub async fn serve_conn<S, H>(mut s: S, handler: H) -> io::Result<()>
 where
@@ -200,7 +212,10 @@ where
     loop {
         // Read until a complete header block is buffered: within IDLE_TIMEOUT in all (a client
         // trickling bytes does not hold a connection forever) and MAX_HEADER_BYTES in all.
-        let deadline = tokio::time::Instant::now() + IDLE_TIMEOUT;
+        let mut deadline = tokio::time::Instant::now() + IDLE_TIMEOUT;
+        if !buf.is_empty() {
+            deadline = tokio::time::Instant::now() + REQUEST_TIMEOUT;
+        }
         let mut taken = buf.len();
         let end = loop {
             if let Some(e) = header_end(&buf) {
@@ -216,6 +231,10 @@ where
             };
             if n == 0 {
                 return Ok(());
+            }
+            if taken == 0 {
+                // The first byte of a request: the rest must follow soon.
+                deadline = tokio::time::Instant::now() + REQUEST_TIMEOUT;
             }
             taken += n;
             buf.extend_from_slice(&chunk[..n]);
@@ -270,7 +289,11 @@ where
         let keep = req.keep_alive();
         let head_only = req.method == "HEAD";
         let resp = handler(&req);
-        write_response(&mut s, &resp, head_only, keep).await?;
+        let wrote = write_response(&mut s, &resp, head_only, keep);
+        match tokio::time::timeout(WRITE_TIMEOUT, wrote).await {
+            Ok(r) => r?,
+            Err(_) => return Ok(()),
+        }
         if !keep {
             return Ok(());
         }

@@ -3,8 +3,8 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// A large switch's `show interface` is a few MB; anything past this is not NX-API.
-pub const MAX_BODY: usize = 64 << 20;
+/// A large switch's `show interface` is a few MB; anything past this is not NX-API. The answer cap of every transport (`poll.max_answer_bytes` default).
+pub const MAX_BODY: usize = crate::config::DEFAULT_MAX_ANSWER_BYTES;
 const MAX_LINE: u64 = 16 << 10;
 const MAX_HEADERS: usize = 100;
 

@@ -13,27 +13,78 @@ pub async fn resolve(src: &Secret) -> Result<String, String> {
             Ok(v) if !v.is_empty() => Ok(v),
             _ => Err(format!("password variable ${var} is not set")),
         },
-        Secret::Command(cmd) => {
-            let run = tokio::process::Command::new("sh")
-                .arg("-c")
-                .arg(cmd)
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output();
-            let out = tokio::time::timeout(COMMAND_LIMIT, run)
-                .await
-                .map_err(|_| format!("password command `{cmd}` took over 10 s"))?
-                .map_err(|e| format!("password command `{cmd}`: {e}"))?;
-            if !out.status.success() {
-                return Err(format!("password command `{cmd}` failed ({})", out.status));
-            }
-            let text = String::from_utf8_lossy(&out.stdout);
-            match text.lines().next().filter(|l| !l.is_empty()) {
-                Some(l) => Ok(l.to_string()),
-                None => Err(format!("password command `{cmd}` printed nothing")),
-            }
-        }
+        Secret::Command(cmd) => command_first_line(cmd, COMMAND_LIMIT).await,
     }
+}
+
+/// Most bytes read from a password command: a password is a line, `yes` is not.
+const MAX_COMMAND_OUTPUT: u64 = 64 << 10;
+
+/// The first line a password command prints (SSH and NX-API alike). The command runs in its own
+/// process group; when it overruns `limit` or prints more than [`MAX_COMMAND_OUTPUT`] bytes the
+/// whole group is killed (a `sh -c` whose child hangs would otherwise be orphaned), and the
+/// message names the command and what it did.
+pub async fn command_first_line(cmd: &str, limit: Duration) -> Result<String, String> {
+    use tokio::io::AsyncReadExt as _;
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("password command `{cmd}`: {e}"))?;
+    let pgid = child.id();
+    let mut stdout = child.stdout.take();
+    let run = async {
+        let mut out = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            s.take(MAX_COMMAND_OUTPUT + 1).read_to_end(&mut out).await?;
+        }
+        if out.len() as u64 > MAX_COMMAND_OUTPUT {
+            return Ok((out, None));
+        }
+        child.wait().await.map(|st| (out, Some(st)))
+    };
+    let res = tokio::time::timeout(limit, run).await;
+    let done = matches!(&res, Ok(Ok((_, Some(_)))));
+    if !done && let Some(pg) = pgid {
+        kill_group(pg).await;
+    }
+    let (out, status) = res
+        .map_err(|_| {
+            format!(
+                "password command `{cmd}` took over {} s (it and its children were killed)",
+                limit.as_secs_f64()
+            )
+        })?
+        .map_err(|e| format!("password command `{cmd}`: {e}"))?;
+    let Some(status) = status else {
+        return Err(format!(
+            "password command `{cmd}` printed more than {MAX_COMMAND_OUTPUT} bytes (killed)"
+        ));
+    };
+    if !status.success() {
+        return Err(format!("password command `{cmd}` failed ({status})"));
+    }
+    let text = String::from_utf8_lossy(&out);
+    match text.lines().next().filter(|l| !l.is_empty()) {
+        Some(l) => Ok(l.to_string()),
+        None => Err(format!("password command `{cmd}` printed nothing")),
+    }
+}
+
+/// SIGKILL to a whole process group, through kill(1): the crate has no unsafe code for libc::kill.
+async fn kill_group(pgid: u32) {
+    let _ = tokio::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await;
 }
 
 #[cfg(test)]
@@ -56,5 +107,44 @@ mod tests {
             .await
             .expect_err("an error");
         assert!(e.contains("$ROCETOP_NXAPI_SURELY_UNSET is not set"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn endless_output_is_capped_and_named() {
+        let e = command_first_line("yes", COMMAND_LIMIT)
+            .await
+            .expect_err("capped");
+        assert!(e.contains("`yes` printed more than 65536 bytes"), "{e}");
+    }
+
+    /// A hanging command's grandchild (the `sleep` under `sh -c`) dies with it: nothing is orphaned.
+    #[tokio::test]
+    async fn a_hanging_command_and_its_children_are_killed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let pidfile = dir.path().join("pid");
+        let cmd = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
+        let e = command_first_line(&cmd, Duration::from_millis(500))
+            .await
+            .expect_err("timed out");
+        assert!(
+            e.contains("took over 0.5 s") && e.contains("sleep 300"),
+            "{e}"
+        );
+        let pid = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .to_string();
+        // Killed by the group kill; `kill -0` fails once it is gone (reaped by init, maybe later).
+        let mut gone = false;
+        for _ in 0..100 {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.contains(") Z "));
+            if !alive {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "sleep {pid} outlived its password command");
     }
 }

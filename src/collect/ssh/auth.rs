@@ -120,7 +120,7 @@ pub(crate) async fn authenticate(
     }
 
     if let Some(src) = &t.password {
-        let (label, pw) = match password(src).await {
+        let (label, pw) = match password(src, t.connect_timeout).await {
             Ok(x) => x,
             Err(e) => {
                 notes.push(e);
@@ -190,31 +190,22 @@ async fn keyboard_interactive(h: &mut Handle<Client>, user: &str, pw: &str) -> b
 }
 
 /// The password and how to name its source in messages.
-async fn password(src: &PasswordSource) -> Result<(String, Option<String>), String> {
+async fn password(
+    src: &PasswordSource,
+    t_connect: Duration,
+) -> Result<(String, Option<String>), String> {
     match src {
         PasswordSource::Env(var) => match std::env::var(var) {
             Ok(v) if !v.is_empty() => Ok((format!("password from ${var}"), Some(v))),
             _ => Err(format!("password variable ${var} is not set")),
         },
         PasswordSource::Command(cmd) => {
-            let run = tokio::process::Command::new("sh")
-                .arg("-c")
-                .arg(cmd)
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output();
-            let out = tokio::time::timeout(Duration::from_secs(10), run)
+            // Within the connect timeout that wraps authentication, so that its own message (naming
+            // the command) is what the user sees, not "timed out connecting".
+            let limit = (t_connect * 3 / 5).clamp(Duration::from_secs(1), Duration::from_secs(10));
+            crate::collect::nxapi::secret::command_first_line(cmd, limit)
                 .await
-                .map_err(|_| format!("password command `{cmd}` took over 10 s"))?
-                .map_err(|e| format!("password command `{cmd}`: {e}"))?;
-            if !out.status.success() {
-                return Err(format!("password command `{cmd}` failed ({})", out.status));
-            }
-            let text = String::from_utf8_lossy(&out.stdout);
-            match text.lines().next().filter(|l| !l.is_empty()) {
-                Some(l) => Ok(("password from command".into(), Some(l.to_string()))),
-                None => Err(format!("password command `{cmd}` printed nothing")),
-            }
+                .map(|pw| ("password from command".into(), Some(pw)))
         }
     }
 }

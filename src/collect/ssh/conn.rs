@@ -4,6 +4,7 @@
 
 use super::hostkey::{self, Client, SharedRef};
 use super::{SshTarget, auth};
+use crate::collect::logtail::local::{MAX_LINE, linebuf::LineBuf};
 use crate::collect::{CollectError, StreamEvent};
 use russh::client::{self, Handle};
 use russh::{ChannelMsg, Preferred, kex, mac};
@@ -40,6 +41,7 @@ pub(crate) struct Conn {
     /// Execs that completed on this connection.
     served: AtomicUsize,
     host_port: String,
+    max_answer: usize,
     /// Keeps the jump connection (and so the tunnel) alive as long as this one.
     _jump: Option<Arc<Conn>>,
 }
@@ -111,7 +113,7 @@ impl Conn {
             return Err(self.lost());
         }
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(drain(ch, tx, (permit, open)));
+        tokio::spawn(drain(ch, tx, self.max_answer, (permit, open)));
         let done = rx.await.map_err(|_| self.lost())?;
         match done {
             Drained::Done { out, err, status } => {
@@ -130,6 +132,10 @@ impl Conn {
                 self.host_port
             )))),
             Drained::Cut => Err(self.lost()),
+            Drained::TooBig => Err(ExecFail::Other(CollectError::Io(format!(
+                "{} answered more than {} bytes (poll.max_answer_bytes): stopped reading",
+                self.host_port, self.max_answer
+            )))),
         }
     }
 
@@ -195,12 +201,18 @@ enum Drained {
     Refused,
     /// The connection went away before the channel closed.
     Cut,
+    /// Stdout passed the answer cap; the command was stopped.
+    TooBig,
 }
+
+/// Stderr kept from one command: the message shows its last 500 characters anyway.
+const MAX_STDERR: usize = 64 << 10;
 
 /// Read a channel to its end; give up (and close it) when the caller stops waiting.
 async fn drain(
     mut ch: russh::Channel<client::Msg>,
     mut tx: oneshot::Sender<Drained>,
+    max: usize,
     _held: (OwnedSemaphorePermit, Open),
 ) {
     let (mut out, mut err, mut status) = (Vec::new(), Vec::new(), None);
@@ -212,8 +224,18 @@ async fn drain(
                 return;
             }
             msg = ch.wait() => match msg {
-                Some(ChannelMsg::Data { data }) => out.extend_from_slice(&data),
-                Some(ChannelMsg::ExtendedData { data, .. }) => err.extend_from_slice(&data),
+                Some(ChannelMsg::Data { data }) => {
+                    if out.len() + data.len() > max {
+                        stop(&ch).await;
+                        let _ = tx.send(Drained::TooBig);
+                        return;
+                    }
+                    out.extend_from_slice(&data);
+                }
+                Some(ChannelMsg::ExtendedData { data, .. }) => {
+                    let room = MAX_STDERR.saturating_sub(err.len());
+                    err.extend_from_slice(&data[..data.len().min(room)]);
+                }
                 Some(ChannelMsg::ExitStatus { exit_status }) => status = Some(Exit::Code(exit_status)),
                 Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
                     status = Some(Exit::Signal(format!("{signal_name:?}")));
@@ -252,7 +274,9 @@ async fn follow(
     hp: String,
     _open: Open,
 ) {
-    let mut buf: Vec<u8> = Vec::new();
+    // The local follower's splitter: linear, lines capped, `\r` progress bars as a terminal shows them.
+    let mut buf = LineBuf::new(MAX_LINE);
+    let mut lines = Vec::new();
     loop {
         tokio::select! {
             _ = tx.closed() => {
@@ -261,11 +285,8 @@ async fn follow(
             }
             msg = ch.wait() => match msg {
                 Some(ChannelMsg::Data { data }) => {
-                    buf.extend_from_slice(&data);
-                    while let Some(i) = buf.iter().position(|&b| b == b'\n') {
-                        let line: Vec<u8> = buf.drain(..=i).collect();
-                        let text = String::from_utf8_lossy(&line);
-                        let text = text.trim_end_matches(['\n', '\r']).to_string();
+                    buf.push(&data, &mut |l| lines.push(l));
+                    for text in lines.drain(..) {
                         if tx.send(StreamEvent::Line(text)).await.is_err() {
                             stop(&ch).await;
                             return;
@@ -387,6 +408,7 @@ pub(crate) fn open(t: &SshTarget) -> OpenFuture<'_> {
             open: Arc::new(OpenChannels::default()),
             served: AtomicUsize::new(0),
             host_port: hp,
+            max_answer: t.max_answer_bytes,
             _jump: jump,
         })
     })

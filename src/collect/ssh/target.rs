@@ -58,6 +58,9 @@ pub struct SshTarget {
     /// First wait before reconnecting after a failure; doubles up to `reconnect_max`.
     pub reconnect_min: Duration,
     pub reconnect_max: Duration,
+    /// Most stdout bytes read from one command: beyond it the command is stopped and the poll
+    /// fails saying so (an endless answer must not take the memory).
+    pub max_answer_bytes: usize,
 }
 
 impl SshTarget {
@@ -85,6 +88,7 @@ impl SshTarget {
                 .map(PathBuf::from),
             reconnect_min: Duration::from_secs(1),
             reconnect_max: Duration::from_secs(60),
+            max_answer_bytes: crate::config::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 

@@ -28,6 +28,7 @@ pub const POLL: &[&str] = &[
     "switch_interval",
     "ping_interval",
     "nic_counters",
+    "max_answer_bytes",
 ];
 pub const SWITCH: &[&str] = &[
     "name",

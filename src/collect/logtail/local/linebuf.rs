@@ -3,14 +3,19 @@
 /// The mark a cut line ends with, so nobody takes it for the whole line.
 pub const CUT_MARK: &str = " [rocetop: line cut]";
 
-/// Splits a byte stream into lines. A line longer than `max` bytes is cut to its first `max` bytes
-/// (plus [`CUT_MARK`]) and the rest of it, up to the next newline, is dropped: memory stays bounded
-/// by `max` whatever the file holds. Bytes that are not UTF-8 are replaced (lossy), never an error.
+/// Splits a byte stream into lines, for the local and the SSH log followers alike. A line longer
+/// than `max` bytes is cut to its first `max` bytes (plus [`CUT_MARK`]) and the rest of it, up to
+/// the next newline, is dropped: memory stays bounded by `max` whatever the file holds. A lone
+/// `\r` (a tqdm-style progress bar redrawing itself) starts the line over, as a terminal shows
+/// it: only the last state is emitted when the `\n` comes. Every byte is looked at once (linear),
+/// and bytes that are not UTF-8 are replaced (lossy), never an error.
 #[derive(Debug)]
 pub struct LineBuf {
     buf: Vec<u8>,
     /// The current line was already cut and sent: drop bytes until the next newline.
     dropping: bool,
+    /// The last byte seen was a `\r`: a `\n` next ends the line, anything else redraws it.
+    after_cr: bool,
     max: usize,
 }
 
@@ -19,18 +24,24 @@ impl LineBuf {
         Self {
             buf: Vec::new(),
             dropping: false,
+            after_cr: false,
             max: max.max(1),
         }
     }
 
-    /// Feed bytes; `emit` gets every line they complete (without its `\n` and a trailing `\r`).
+    /// Feed bytes; `emit` gets every line they complete (without its `\n` or `\r\n`).
     pub fn push(&mut self, mut bytes: &[u8], emit: &mut impl FnMut(String)) {
-        while !bytes.is_empty() {
-            let nl = bytes.iter().position(|&b| b == b'\n');
-            let (chunk, rest) = match nl {
-                Some(i) => (&bytes[..i], Some(&bytes[i + 1..])),
-                None => (bytes, None),
-            };
+        while let Some(&first) = bytes.first() {
+            if self.after_cr && first != b'\r' {
+                self.after_cr = false;
+                if first != b'\n' {
+                    // The progress line is redrawn from its start: what it said before is gone.
+                    self.buf.clear();
+                    self.dropping = false;
+                }
+            }
+            let end = memchr::memchr2(b'\n', b'\r', bytes);
+            let chunk = &bytes[..end.unwrap_or(bytes.len())];
             if !self.dropping {
                 let room = self.max - self.buf.len();
                 if chunk.len() > room {
@@ -41,16 +52,16 @@ impl LineBuf {
                     self.buf.extend_from_slice(chunk);
                 }
             }
-            match rest {
-                Some(rest) => {
-                    if !self.dropping {
-                        emit(self.take(false));
-                    }
-                    self.dropping = false;
-                    bytes = rest;
+            let Some(i) = end else { return };
+            if bytes[i] == b'\r' {
+                self.after_cr = true;
+            } else {
+                if !self.dropping {
+                    emit(self.take(false));
                 }
-                None => bytes = &[],
+                self.dropping = false;
             }
+            bytes = &bytes[i + 1..];
         }
     }
 
@@ -59,6 +70,7 @@ impl LineBuf {
     pub fn finish(&mut self) -> Option<String> {
         let had = !self.buf.is_empty();
         self.dropping = false;
+        self.after_cr = false;
         had.then(|| self.take(false))
     }
 
@@ -66,6 +78,7 @@ impl LineBuf {
     pub fn clear(&mut self) {
         self.buf.clear();
         self.dropping = false;
+        self.after_cr = false;
     }
 
     /// Bytes waiting for their newline.
@@ -74,9 +87,6 @@ impl LineBuf {
     }
 
     fn take(&mut self, cut: bool) -> String {
-        if !cut && self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
-        }
         let mut s = String::from_utf8_lossy(&self.buf).into_owned();
         self.buf.clear();
         if self.buf.capacity() > 4 * 4096 {
@@ -116,6 +126,51 @@ mod tests {
     fn long_lines_are_cut_and_marked_once() {
         let (out, _) = lines(4, &[b"abcdefgh", b"ij\nxy\n"]);
         assert_eq!(out, [format!("abcd{CUT_MARK}"), "xy".to_string()]);
+    }
+
+    #[test]
+    fn progress_bars_keep_their_last_state_across_chunks() {
+        let (out, mut b) = lines(
+            100,
+            &[
+                b"ep 1:  10%\rep 1:  50%",
+                b"\r",
+                b"ep 1: 100%\r",
+                b"\n",
+                b"a\r\r\nb\rc",
+            ],
+        );
+        assert_eq!(out, ["ep 1: 100%", "a"]);
+        assert_eq!(b.finish().as_deref(), Some("c"));
+        // A cut line that is then redrawn starts over, uncut.
+        let (out, _) = lines(4, &[b"abcdefgh\rxy\n"]);
+        assert_eq!(out, [format!("abcd{CUT_MARK}"), "xy".to_string()]);
+    }
+
+    /// 64 MiB of `\r`-only progress output: nothing is emitted, the buffer never holds more than
+    /// one state (the old SSH follower held all of it and rescanned it per chunk).
+    #[test]
+    fn cr_only_input_stays_bounded() {
+        let mut b = LineBuf::new(1 << 16);
+        let chunk: Vec<u8> = b"  42%|####      | 420/1000 [00:01<00:02]\r".repeat(1024);
+        let mut n = 0;
+        for _ in 0..(64 << 20) / chunk.len() {
+            b.push(&chunk, &mut |_| n += 1);
+            assert!(b.pending() < 100, "{}", b.pending());
+        }
+        assert_eq!(n, 0);
+        b.push(b"done\n", &mut |l| assert_eq!(l, "done"));
+    }
+
+    proptest::proptest! {
+        /// Any split of the input into chunks gives the same lines as feeding it whole.
+        #[test]
+        fn chunking_does_not_matter(data in proptest::collection::vec(proptest::sample::select(b"ab\r\n".to_vec()), 0..64), cut in 0usize..64) {
+            let cut = cut.min(data.len());
+            let (whole, _) = lines(8, &[&data]);
+            let (parts, _) = lines(8, &[&data[..cut], &data[cut..]]);
+            proptest::prop_assert_eq!(whole, parts);
+        }
     }
 
     #[test]

@@ -1,0 +1,187 @@
+//! Text from other machines (switch names, sysfs directory names, remote stderr, NX-API error
+//! text, training logs) made safe for a terminal. A control byte that reaches the terminal can
+//! retitle the window, clear the screen or rewrite what the user reads (`ESC ] 0;…BEL`, `ESC [2J`,
+//! a CR that overwrites a line, a bidi override that reverses it). Every human-facing writer
+//! passes its text through [`text`] where it leaves the program (lib.rs prints, the TUI's status
+//! lines); machine formats keep their values and escape the same characters in their own syntax.
+//!
+//! The set of characters is the one ratatui already refuses to put in a cell (`char::is_control`:
+//! C0, DEL, C1) plus the Unicode bidi controls, so the TUI and the printed commands agree.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// A character that must not reach a terminal as itself. `\n` and `\t` are handled by the callers
+/// ([`text`] keeps them, [`line`] escapes them).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || is_bidi(c)
+}
+
+/// Bidi embeddings, overrides and isolates, and the directional marks: they reorder what follows.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
+}
+
+fn escape_with(
+    s: &str,
+    keep: impl Fn(char) -> bool,
+    esc: impl Fn(&mut String, char),
+) -> Cow<'_, str> {
+    // Printable ASCII (almost all output) is decided on bytes, in one pass.
+    let suspect = s.bytes().any(|b| !(0x20..0x7f).contains(&b));
+    if !suspect || !s.chars().any(|c| is_unsafe(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_unsafe(c) && !keep(c) {
+            esc(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Visible escape of one character: `\x1b` for ASCII controls, `\u{9b}` above.
+fn visible(out: &mut String, c: char) {
+    if (c as u32) < 0x80 {
+        let _ = write!(out, "\\x{:02x}", c as u32);
+    } else {
+        let _ = write!(out, "\\u{{{:x}}}", c as u32);
+    }
+}
+
+/// Multi-line human text (tables, reports, error chains): line ends and tabs kept, every other
+/// control or bidi character shown as a visible escape (`\x1b]0;x\x07`).
+pub fn text(s: &str) -> Cow<'_, str> {
+    escape_with(s, |c| c == '\n' || c == '\t', visible)
+}
+
+/// One-line human text (a name, a reason in a status cell): line ends and tabs escaped too.
+pub fn line(s: &str) -> Cow<'_, str> {
+    escape_with(s, |_| false, visible)
+}
+
+/// JSON text already escapes C0 (serde): DEL, C1 and bidi characters become `\u00XX`/`\uXXXX`,
+/// which denote the same string, so the value is unchanged and the bytes are safe to print.
+pub fn json(s: &str) -> Cow<'_, str> {
+    escape_with(
+        s,
+        |c| c == '\n' || c == '\t',
+        |out, c| {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        },
+    )
+}
+
+/// Where the format has no escape for them (Prometheus label values): U+FFFD, visibly "not this".
+pub fn replaced(s: &str) -> Cow<'_, str> {
+    escape_with(s, |c| c == '\n', |out, _| out.push('\u{fffd}'))
+}
+
+/// `eprintln!` through [`text`]: the only way rocetop writes to stderr (a test keeps it so).
+#[macro_export]
+macro_rules! safe_eprintln {
+    ($($t:tt)*) => {
+        ::std::eprintln!("{}", $crate::safe::text(&::std::format!($($t)*)))
+    };
+}
+
+/// `print!` through [`text`], for human-facing stdout (tables, reports).
+#[macro_export]
+macro_rules! safe_print {
+    ($($t:tt)*) => {
+        ::std::print!("{}", $crate::safe::text(&::std::format!($($t)*)))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn osc_title_and_clear_are_shown_not_sent() {
+        let s = "mlx5_\x1b]0;PWNDEV\x07 \x1b[2J\r\u{9b}2J\u{202e}x\n\tok";
+        assert_eq!(
+            text(s),
+            "mlx5_\\x1b]0;PWNDEV\\x07 \\x1b[2J\\x0d\\u{9b}2J\\u{202e}x\n\tok"
+        );
+        assert_eq!(line("a\nb\tc"), "a\\x0ab\\x09c");
+        assert!(matches!(text("plain Ethernet1/1"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_escapes_denote_the_same_string() {
+        let v = serde_json::json!({ "name": "a\u{9b}b\u{7f}\u{202e}\x1b" });
+        let raw = serde_json::to_string(&v).expect("ok");
+        let safe = json(&raw);
+        assert!(!safe.chars().any(is_unsafe), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).expect("ok");
+        assert_eq!(back, v);
+    }
+
+    /// Every writer to stdout/stderr goes through this module: a raw `println!`/`eprintln!`/
+    /// `print!` anywhere else in src/ is a path that could forget to escape.
+    #[test]
+    fn no_raw_print_outside_this_module() {
+        fn walk(dir: &std::path::Path, bad: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).expect("ok").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, bad);
+                } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("src/safe.rs") {
+                    let src = std::fs::read_to_string(&p).expect("ok");
+                    for (i, l) in src.lines().enumerate() {
+                        let raw = ["println!(", "print!(", "eprint!("].iter().any(|m| {
+                            l.split(m).count() > 1
+                                && !l.contains(&format!("safe_{m}"))
+                                && !l.contains("safe_eprintln!(")
+                        });
+                        if raw && !l.trim_start().starts_with("//") {
+                            bad.push(format!("{}:{}: {l}", p.display(), i + 1));
+                        }
+                    }
+                }
+            }
+        }
+        let mut bad = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut bad,
+        );
+        assert!(bad.is_empty(), "raw prints: {bad:#?}");
+    }
+
+    proptest! {
+        /// Whatever goes in, nothing unsafe comes out, and a safe input is unchanged.
+        #[test]
+        fn nothing_unsafe_survives(s in "\\PC*|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}a-z\\n\\t]{0,64}") {
+            let t = text(&s);
+            prop_assert!(!t.chars().any(|c| is_unsafe(c) && c != '\n' && c != '\t'));
+            prop_assert!(!line(&s).chars().any(is_unsafe));
+            prop_assert!(!replaced(&s).chars().any(|c| is_unsafe(c) && c != '\n'));
+            if !s.chars().any(|c| is_unsafe(c) && c != '\n' && c != '\t') {
+                prop_assert_eq!(t.as_ref(), s.as_str());
+            }
+            // The printable characters keep their order: dropping the escapes gives them back.
+            let kept: String = s.chars().filter(|c| !is_unsafe(*c) || *c == '\n' || *c == '\t').collect();
+            let mut rest = t.as_ref();
+            for c in kept.chars() {
+                let at = rest.find(c);
+                prop_assert!(at.is_some(), "{c:?} lost");
+                rest = &rest[at.expect("ok") + c.len_utf8()..];
+            }
+        }
+
+        #[test]
+        fn json_stays_valid_and_equal(s in "[\\x00-\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}é]{0,32}") {
+            let raw = serde_json::to_string(&s).expect("ok");
+            let safe = json(&raw);
+            prop_assert!(!safe.chars().any(|c| is_unsafe(c) && c != '\n' && c != '\t'));
+            let back: String = serde_json::from_str(&safe).expect("ok");
+            prop_assert_eq!(back, s);
+        }
+    }
+}

@@ -1,0 +1,636 @@
+//! Issue #22: what a node, switch, recording or peer sends cannot take the terminal, the memory or
+//! the daemon. Each test feeds the binary the input that triggered a finding and checks its raw
+//! output bytes, its exit, or its peak RSS (a generous bound, never a timing). 127.0.0.1 only,
+//! port 0 only.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The binary under test; `ROCETOP_TEST_BIN` points these tests at another build (to check that
+/// they fail on the one before the fixes).
+fn bin() -> String {
+    std::env::var("ROCETOP_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_rocetop").to_string())
+}
+/// The device directory name that retitled the tmux pane in the adversarial run.
+const HOSTILE_DEV: &str = "mlx5_\x1b]0;PWNDEV\x07";
+
+struct Out {
+    code: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// Peak RSS of the child in KiB (from /usr/bin/time), when measured.
+    peak_kib: Option<u64>,
+}
+
+impl Out {
+    fn text(&self) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&self.stdout),
+            String::from_utf8_lossy(&self.stderr)
+        )
+    }
+}
+
+/// Run the binary to its end (stdin from `input`); with `measure`, under `/usr/bin/time -f %M`.
+fn run(args: &[&str], input: &[u8], measure: bool) -> Out {
+    let dir = tempfile::tempdir().expect("tmp");
+    let rss = dir.path().join("rss");
+    let mut cmd = if measure {
+        assert!(
+            Path::new("/usr/bin/time").exists(),
+            "peak RSS is measured with /usr/bin/time (GNU time): install it (apt-get install time)"
+        );
+        let mut c = Command::new("/usr/bin/time");
+        c.arg("-f").arg("%M").arg("-o").arg(&rss).arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    };
+    let mut child = cmd
+        .args(args)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rocetop");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = feeder.join();
+    let peak_kib = measure.then(|| {
+        std::fs::read_to_string(&rss)
+            .expect("time output")
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("peak RSS in KiB")
+    });
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: out.stdout,
+        stderr: out.stderr,
+        peak_kib,
+    }
+}
+
+/// No byte that a terminal would act on: C0 controls but `\n` and `\t`, DEL, and C1 (as UTF-8).
+fn assert_terminal_safe(what: &str, bytes: &[u8]) {
+    for (i, w) in bytes.iter().enumerate() {
+        let bad = (*w < 0x20 && *w != b'\n' && *w != b'\t') || *w == 0x7f;
+        let c1 = *w == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n));
+        assert!(
+            !bad && !c1,
+            "{what}: byte {w:#04x} at {i} reaches the terminal: {:?}",
+            String::from_utf8_lossy(&bytes[i.saturating_sub(40)..(i + 40).min(bytes.len())])
+        );
+    }
+}
+
+fn hw_counters_line(dev: &str, counter: &str, v: u64) -> String {
+    format!("/sys/class/infiniband/{dev}/ports/1/hw_counters/{counter}:{v}\n")
+}
+
+// ---- 1. control bytes ------------------------------------------------------------------------
+
+#[test]
+fn parse_table_and_json_never_send_control_bytes() {
+    let input = hw_counters_line(HOSTILE_DEV, "np_cnp_sent", 5)
+        + &hw_counters_line("mlx5_\u{9b}2J\u{202e}", "np_cnp_sent", 6);
+    for format in ["table", "prom", "json"] {
+        let o = run(
+            &[
+                "parse",
+                "hw-counters",
+                "-",
+                "--format",
+                format,
+                "--name",
+                "n1",
+            ],
+            input.as_bytes(),
+            false,
+        );
+        assert_eq!(o.code, 0, "{format}: {}", o.text());
+        assert_terminal_safe(format, &o.stdout);
+        assert_terminal_safe(format, &o.stderr);
+        // The device was read, not dropped: its name is there, made visible.
+        let text = o.text();
+        let seen = match format {
+            "table" => text.contains("mlx5_\\x1b]0;PWNDEV\\x07"),
+            "prom" => text.contains("mlx5_\u{fffd}]0;PWNDEV\u{fffd}"),
+            _ => text.contains("mlx5_\\u001b]0;PWNDEV\\u0007") && text.contains("\\u009b2J"),
+        };
+        assert!(seen, "{format}: {text}");
+    }
+    // JSON keeps the value: it parses back to the device name as the node wrote it.
+    let o = run(
+        &[
+            "parse",
+            "hw-counters",
+            "-",
+            "--format",
+            "json",
+            "--name",
+            "n1",
+        ],
+        input.as_bytes(),
+        false,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(
+        v.to_string().contains("mlx5_\\u001b]0;PWNDEV\\u0007"),
+        "{v}"
+    );
+}
+
+/// A node's sysfs device directory with an OSC title sequence in its name, read by the local
+/// transport, printed by `snapshot` (table) and `check`.
+#[test]
+fn snapshot_and_check_escape_a_hostile_device_name() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let port = dir
+        .path()
+        .join(format!("class/infiniband/{HOSTILE_DEV}/ports/1"));
+    std::fs::create_dir_all(port.join("hw_counters")).expect("mkdir");
+    std::fs::write(port.join("hw_counters/np_cnp_sent"), "7\n").expect("w");
+    std::fs::write(port.join("state"), "4: ACTIVE\n").expect("w");
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[[node]]\nname = \"here\"\nhost = \"127.0.0.1\"\nlocal = true\nsysfs_root = \"{}\"\n",
+            dir.path().display()
+        ),
+    )
+    .expect("w");
+    let c = cfg.to_string_lossy();
+    let o = run(
+        &["snapshot", "--config", &c, "--interval", "100ms"],
+        b"",
+        false,
+    );
+    assert_terminal_safe("snapshot stdout", &o.stdout);
+    assert_terminal_safe("snapshot stderr", &o.stderr);
+    assert!(o.text().contains("\\x1b]0;PWNDEV\\x07"), "{}", o.text());
+    let o = run(&["check", "--config", &c], b"", false);
+    assert_terminal_safe("check stdout", &o.stdout);
+    assert_terminal_safe("check stderr", &o.stderr);
+}
+
+#[test]
+fn config_errors_escape_what_the_file_says() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[[node]]\nname = \"x\\u001b]0;PWNED\\u0007\\u001b[2J\"\nhost = \"h\"\n[\"\\u001b]0;k\\u0007\"]\n",
+    )
+    .expect("w");
+    let o = run(
+        &["snapshot", "--config", &cfg.to_string_lossy()],
+        b"",
+        false,
+    );
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert_terminal_safe("config error", &o.stderr);
+    assert!(o.text().contains("\\x1b]0;PWNED\\x07"), "{}", o.text());
+}
+
+// ---- 3 / 7. sizes and linear paths -------------------------------------------------------------
+
+/// 20k switch ports through `parse --format table`: the old table took 62 s here (one scan of
+/// every series per port); now the peak memory stays proportional (a generous bound).
+#[test]
+fn a_20k_port_table_is_printed_whole() {
+    let mut text = String::from("Port                 Mode Oper(VL bmap)  RxPPP      TxPPP\n");
+    text.push_str("============================================================\n\n");
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "Ethernet{}/{}/1        Auto On (8)        {}          {}\n",
+            1 + i / 1000,
+            1 + i % 1000,
+            i,
+            i * 2
+        ));
+    }
+    let o = run(
+        &[
+            "parse", "nxos-pfc", "-", "--format", "table", "--name", "sw",
+        ],
+        text.as_bytes(),
+        true,
+    );
+    assert_eq!(o.code, 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("sw ") && l.contains("Ethernet"))
+        .count();
+    assert_eq!(rows, 20_000, "one row per port in SWITCH PORTS");
+    let kib = o.peak_kib.expect("rss");
+    assert!(kib < 400 * 1024, "peak RSS {kib} KiB for 20k ports");
+}
+
+// ---- 9. config and helpers ---------------------------------------------------------------------
+
+#[test]
+fn config_from_a_device_or_a_fifo_is_refused_without_reading() {
+    let o = run(&["snapshot", "--config", "/dev/zero"], b"", true);
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(o.text().contains("not a regular file"), "{}", o.text());
+    assert!(o.peak_kib.expect("rss") < 100 * 1024, "{:?}", o.peak_kib);
+    let dir = tempfile::tempdir().expect("tmp");
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    // A hang would never end this run (the old code blocked in open(2)); the test harness's
+    // own timeout is the guard.
+    let o = run(
+        &["snapshot", "--config", &fifo.to_string_lossy()],
+        b"",
+        false,
+    );
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(o.text().contains("not a regular file"), "{}", o.text());
+    let big = dir.path().join("big.toml");
+    let mut f = std::fs::File::create(&big).expect("create");
+    let line = format!("# {}\n", "x".repeat(1000));
+    for _ in 0..5000 {
+        f.write_all(line.as_bytes()).expect("w");
+    }
+    drop(f);
+    let o = run(
+        &["snapshot", "--config", &big.to_string_lossy()],
+        b"",
+        false,
+    );
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(o.text().contains("more than"), "{}", o.text());
+}
+
+#[test]
+fn hostfiles_are_capped_and_linear() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let hosts = dir.path().join("hosts");
+    let text: String = (0..80_000).map(|i| format!("gpu{i} slots=8\n")).collect();
+    std::fs::write(&hosts, text).expect("w");
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "[[node]]\nhostfile = \"hosts\"\nuser = \"u\"\n").expect("w");
+    let o = run(&["snapshot", "--config", &cfg.to_string_lossy()], b"", true);
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(o.text().contains("more than 10000 hosts"), "{}", o.text());
+    assert!(o.peak_kib.expect("rss") < 200 * 1024, "{:?}", o.peak_kib);
+    std::fs::write(&hosts, "/dev/zero\n").expect("w");
+    std::fs::write(&cfg, "[[node]]\nhostfile = \"/dev/zero\"\nuser = \"u\"\n").expect("w");
+    let o = run(&["snapshot", "--config", &cfg.to_string_lossy()], b"", true);
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(o.text().contains("not a regular file"), "{}", o.text());
+}
+
+// ---- 6. recordings -----------------------------------------------------------------------------
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(data).expect("gz");
+    e.finish().expect("gz")
+}
+
+/// A short demo recording, decoded into its JSON lines.
+fn demo_recording(dir: &Path) -> Vec<serde_json::Value> {
+    let f = dir.join("demo.rec");
+    let o = run(
+        &[
+            "record",
+            "--demo",
+            "--out",
+            &f.to_string_lossy(),
+            "--duration",
+            "1500ms",
+        ],
+        b"",
+        false,
+    );
+    assert_eq!(o.code, 0, "{}", o.text());
+    let mut raw = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&f).expect("open"))
+        .read_to_end(&mut raw)
+        .expect("gunzip");
+    raw.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("record"))
+        .collect()
+}
+
+fn write_recording(path: &Path, members: &[Vec<u8>]) {
+    let mut f = std::fs::File::create(path).expect("create");
+    for m in members {
+        f.write_all(&gz(m)).expect("w");
+    }
+}
+
+fn lines(recs: &[serde_json::Value]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for r in recs {
+        v.extend_from_slice(r.to_string().as_bytes());
+        v.push(b'\n');
+    }
+    v
+}
+
+#[test]
+fn crafted_recordings_are_bounded_and_read_no_files() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let recs = demo_recording(dir.path());
+    let header = recs[0].clone();
+    let polls: Vec<_> = recs
+        .iter()
+        .filter(|r| r["type"] == "poll")
+        .cloned()
+        .collect();
+    assert!(!polls.is_empty());
+
+    // One 100 MiB record (a few hundred KB compressed) after the good ones.
+    let mut huge = polls[0].clone();
+    huge["outputs"] = serde_json::json!([{ "kind": "hw-counters", "text": "a".repeat(100 << 20) }]);
+    let f = dir.path().join("huge.rec");
+    write_recording(
+        &f,
+        &[
+            lines(std::slice::from_ref(&header)),
+            lines(&polls),
+            lines(&[huge]),
+        ],
+    );
+    let o = run(
+        &["replay", &f.to_string_lossy(), "--format", "table"],
+        b"",
+        true,
+    );
+    assert_eq!(o.code, 0, "{}", o.text());
+    assert!(o.text().contains("ends early"), "{}", o.text());
+    let kib = o.peak_kib.expect("rss");
+    assert!(kib < 200 * 1024, "peak RSS {kib} KiB for a 100 MiB record");
+
+    // The stored config names a hostfile (a FIFO: reading it would hang; /dev/zero: fill memory).
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let mut h = header.clone();
+    let cfg = format!(
+        "[[node]]\nhostfile = \"{}\"\nuser = \"u\"\n",
+        fifo.display()
+    );
+    h["config_toml"] = serde_json::Value::String(cfg);
+    let f = dir.path().join("hostfile.rec");
+    write_recording(&f, &[lines(&[h]), lines(&polls)]);
+    let o = run(
+        &["replay", &f.to_string_lossy(), "--format", "table"],
+        b"",
+        true,
+    );
+    assert_eq!(o.code, 0, "{}", o.text());
+    assert!(o.peak_kib.expect("rss") < 300 * 1024, "{:?}", o.peak_kib);
+
+    // No poll at all: a non-zero exit with the reason.
+    let f = dir.path().join("empty.rec");
+    write_recording(&f, &[lines(&[header])]);
+    let o = run(
+        &["replay", &f.to_string_lossy(), "--format", "table"],
+        b"",
+        false,
+    );
+    assert_ne!(o.code, 0, "{}", o.text());
+    assert!(o.text().contains("no poll to replay"), "{}", o.text());
+}
+
+#[test]
+fn a_recording_of_no_poll_fails_with_the_reason() {
+    // A node whose SSH port accepts and never answers: no poll finishes in 300 ms.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!("[[node]]\nname = \"n\"\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"u\"\n"),
+    )
+    .expect("w");
+    let out = dir.path().join("r.rec");
+    let o = run(
+        &[
+            "record",
+            "--config",
+            &cfg.to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+            "--duration",
+            "300ms",
+        ],
+        b"",
+        false,
+    );
+    drop(l);
+    assert_ne!(o.code, 0, "{}", o.text());
+    assert!(o.text().contains("no poll finished"), "{}", o.text());
+}
+
+// ---- 4. export ---------------------------------------------------------------------------------
+
+/// Start a long-running command and read its stderr until `marker` names the address it serves.
+fn start_server(args: &[&str], marker: &str) -> (Child, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut err = child.stderr.take().expect("stderr");
+    let mut seen = Vec::new();
+    let mut b = [0u8; 1];
+    let addr = loop {
+        if err.read(&mut b).unwrap_or(0) == 0 {
+            let _ = child.kill();
+            panic!("no '{marker}' in: {}", String::from_utf8_lossy(&seen));
+        }
+        seen.push(b[0]);
+        let s = String::from_utf8_lossy(&seen).into_owned();
+        if let Some(i) = s.find(marker) {
+            let rest = &s[i + marker.len()..];
+            if let Some(end) = rest.find(|c: char| c == '/' || c == ';' || c.is_whitespace()) {
+                break rest[..end].to_string();
+            }
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = err.read_to_end(&mut sink);
+    });
+    (child, addr)
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_scrape_is_answered_while_200_slow_clients_hang_on() {
+    let (child, addr) = start_server(
+        &["export", "--demo", "--listen", "127.0.0.1:0"],
+        "serving http://",
+    );
+    let _guard = Kill(child);
+    // 200 clients that send half a request and then nothing.
+    let mut slow = Vec::new();
+    for _ in 0..200 {
+        let mut s = TcpStream::connect(&addr).expect("connect");
+        s.write_all(b"GET /metr").expect("w");
+        slow.push(s);
+    }
+    // A generous deadline, far above "under a second" and far below the 60 s the old slots held.
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("w");
+    let mut body = Vec::new();
+    let _ = s.read_to_end(&mut body);
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "scrape answer: {text:.200}"
+    );
+    assert!(text.contains("rocetop_source_up"), "{text:.200}");
+    drop(slow);
+}
+
+// ---- 5. pingd ----------------------------------------------------------------------------------
+
+/// With 40 file descriptors, a flood of 100 connections makes accept fail (EMFILE): the daemon
+/// waits it out and still answers a ping afterwards.
+#[test]
+fn pingd_survives_a_connection_flood_and_fd_exhaustion() {
+    use rocetop::collect::ping::proto::{Hello, Mode};
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 40 && exec {} pingd --listen 127.0.0.1:0",
+            bin()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut err = child.stderr.take().expect("stderr");
+    let mut seen = String::new();
+    let mut b = [0u8; 256];
+    let addr = loop {
+        let n = err.read(&mut b).expect("read");
+        assert!(n > 0, "pingd ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&b[..n]));
+        if let Some(rest) = seen.split("pingd listening on ").nth(1)
+            && let Some(end) = rest.find(';')
+        {
+            break rest[..end].to_string();
+        }
+    };
+    let mut pingd = Kill(child);
+    let drain = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let _ = err.read_to_end(&mut all);
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let mut flood = Vec::new();
+    for _ in 0..100 {
+        if let Ok(s) = TcpStream::connect(&addr) {
+            flood.push(s);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        pingd.0.try_wait().expect("wait").is_none(),
+        "pingd exited under the flood"
+    );
+    drop(flood);
+    // After the flood, a TCP session works: the echo comes back.
+    let mut ok = false;
+    for _ in 0..50 {
+        if let Ok(mut s) = TcpStream::connect(&addr) {
+            s.set_read_timeout(Some(Duration::from_secs(10)))
+                .expect("t");
+            let _ = s.write_all(&Hello { mode: Mode::Tcp }.encode());
+            let _ = s.write_all(b"ping-1234");
+            let mut got = [0u8; 9];
+            if s.read_exact(&mut got).is_ok() && &got == b"ping-1234" {
+                ok = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        pingd.0.try_wait().expect("wait").is_none(),
+        "pingd exited after the flood"
+    );
+    let _ = pingd.0.kill();
+    let _ = pingd.0.wait();
+    let log = drain.join().unwrap_or_default();
+    assert!(ok, "no echo after the flood; pingd said: {log}");
+    assert!(log.contains("accept failed"), "EMFILE was never hit: {log}");
+}
+
+// ---- 3. series per source ----------------------------------------------------------------------
+
+/// An answer that names more series than any real switch has: the store keeps the first
+/// MAX_SERIES_PER_SOURCE and says how many samples it dropped, rather than growing without end.
+#[test]
+fn a_source_cannot_make_endless_series() {
+    use rocetop::metrics::store::MAX_SERIES_PER_SOURCE;
+    use rocetop::metrics::{Parsed, Sample, Store};
+    let mut store = Store::new(60_000, 4);
+    let src = store.add_source("sw", 1000);
+    let mut p = Parsed::default();
+    for i in 0..MAX_SERIES_PER_SOURCE + 10 {
+        let port = format!("Ethernet1/{i}");
+        p.push(Sample::counter(
+            "rocetop_switch_pfc_rx_frames_total",
+            &[("switch", "sw"), ("port", &port), ("priority", "all")],
+            1,
+        ));
+    }
+    store.ingest(src, 1000, &p);
+    assert_eq!(store.all().count(), MAX_SERIES_PER_SOURCE);
+    let notes = &store.source(src).expect("source").notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("10 samples of new series not stored")),
+        "{notes:?}"
+    );
+    // Known series keep updating.
+    store.ingest(src, 2000, &p);
+    assert_eq!(store.all().count(), MAX_SERIES_PER_SOURCE);
+}
