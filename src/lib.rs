@@ -174,7 +174,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Man) => match cmd::docs::man_page() {
             Ok(page) => print_or_exit(&page),
             Err(e) => {
-                safe_eprintln!("rocetop: cannot render the man page: {e}");
+                crate::safe_eprintln!("rocetop: cannot render the man page: {e}");
                 ExitCode::from(1)
             }
         },

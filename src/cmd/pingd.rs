@@ -133,7 +133,7 @@ async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
     std.set_nonblocking(false)?;
     let (device, spin) = (verbs::Verbs(opts.verbs.clone()), opts.spin);
     tokio::task::spawn_blocking(move || {
-        let log = |l: String| eprintln!("pingd: {peer}: {l}");
+        let log = |l: String| crate::safe_eprintln!("pingd: {peer}: {l}");
         verbs::serve(std, &device, spin, &log).map_err(io::Error::other)
     })
     .await
