@@ -19,7 +19,12 @@ pub enum SourceKind {
     Node,
     Log,
     Ping,
+    /// Rare reads of a switch or node: LLDP neighbours, host QoS, PFC watchdog (`topology_probes`).
+    Topology,
 }
+
+/// How often topology sources poll (and once at start): LLDP and QoS settings change rarely.
+pub const TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
 
 /// One request of a poll and the parser for its answer.
 #[derive(Clone, Debug)]
@@ -183,6 +188,68 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
     v
 }
 
+/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog.
+pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
+    let cli = |kind, c: &str| Probe {
+        kind,
+        request: Request::Cli(c.to_string()),
+    };
+    match sw.os {
+        SwitchOs::Nxos => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
+            cli(ParseKind::NxosPfcwd, "show queuing pfc-queue detail"),
+        ],
+        SwitchOs::Sonic => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp table"),
+            cli(ParseKind::SonicPfcwd, "show pfcwd stats"),
+        ],
+        SwitchOs::Eos => vec![cli(ParseKind::LldpNeighbors, "show lldp neighbors")],
+    }
+}
+
+/// What a node is asked rarely: `lldpctl`, then the lossless settings of its netdevs.
+pub fn node_topology_probes(n: &Node) -> Vec<Probe> {
+    vec![
+        Probe {
+            kind: ParseKind::Lldpctl,
+            request: Request::Lldp,
+        },
+        Probe {
+            kind: ParseKind::HostQos,
+            request: Request::HostQos {
+                root: n.sysfs_root.clone(),
+                netdevs: n.netdevs.clone(),
+            },
+        },
+    ]
+}
+
+/// A rare source beside a switch or node, on the same transport (one connection per host).
+fn topology_source(
+    store: &mut Store,
+    name: &str,
+    transport: Arc<dyn Transport>,
+    timeout: Duration,
+    probes: Vec<Probe>,
+) -> Source {
+    let label = format!("{name} topology");
+    Source {
+        id: store.add_source(&label, TOPOLOGY_INTERVAL.as_millis() as i64),
+        name: label,
+        kind: SourceKind::Topology,
+        interval: TOPOLOGY_INTERVAL,
+        timeout,
+        transport,
+        probes,
+        ctx: Ctx::named(name),
+        ports: Vec::new(),
+        discovery: None,
+        format_regex: None,
+        nic_counters: Vec::new(),
+        nic_memo: NicMemo::default(),
+    }
+}
+
 /// Hooks for transports that live in other modules (SSH), so this file stays about sources.
 pub type RemoteFactory<'a> =
     &'a dyn Fn(&Config, Remote<'_>) -> Result<Arc<dyn Transport>, CollectError>;
@@ -196,6 +263,7 @@ pub enum Remote<'a> {
 pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
     let demo = cfg.demo.then(|| DemoCluster::new(cfg));
     let mut out = Vec::new();
+    let mut topo = Vec::new();
     let timeout = cfg.ssh.command_timeout;
     let transport_err =
         |e: CollectError| -> Arc<dyn Transport> { Arc::new(Unavailable(e.to_string())) };
@@ -205,6 +273,11 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             None => remote(cfg, Remote::Switch(sw)).unwrap_or_else(transport_err),
         };
         let interval = cfg.poll.switch_interval;
+        topo.push((
+            sw.name.clone(),
+            transport.clone(),
+            switch_topology_probes(sw),
+        ));
         out.push(Source {
             id: store.add_source(&sw.name, interval.as_millis() as i64),
             name: sw.name.clone(),
@@ -229,6 +302,7 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             None => remote(cfg, Remote::Node(n)).unwrap_or_else(transport_err),
         };
         node_transports.insert(n.name.clone(), transport.clone());
+        topo.push((n.name.clone(), transport.clone(), node_topology_probes(n)));
         let interval = cfg.poll.interval;
         out.push(Source {
             id: store.add_source(&n.name, interval.as_millis() as i64),
@@ -298,6 +372,10 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             nic_counters: cfg.poll.nic_counters.clone(),
             nic_memo: NicMemo::default(),
         });
+    }
+    // Last, so the other sources keep their ids whatever topology adds.
+    for (name, transport, probes) in topo {
+        out.push(topology_source(store, &name, transport, timeout, probes));
     }
     out
 }

@@ -3,5 +3,6 @@
 
 pub mod ethtool;
 pub mod hw_counters;
-mod prompt;
+pub(crate) mod prompt;
+pub mod qos;
 pub mod rdma_stat;
