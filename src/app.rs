@@ -4,6 +4,8 @@
 
 pub mod alerts;
 mod keys;
+pub mod lossless;
+pub mod pairing;
 pub mod view;
 
 use crate::collect::poll::Collected;

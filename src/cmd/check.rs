@@ -201,6 +201,10 @@ pub async fn run(cfg: &Config) -> Report {
     for i in &issues {
         let _ = writeln!(text, "  - {i}");
     }
+    // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
+    let proof = crate::app::lossless::prove(cfg, &store, crate::app::lossless::DEFAULT_ROCE_DSCP);
+    failures += proof.findings.len();
+    text.push_str(&proof.render());
     for w in &cfg.warnings {
         let _ = writeln!(text, "warning: {w}");
     }
