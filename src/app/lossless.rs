@@ -313,3 +313,73 @@ impl Proof {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Ctx, ParseKind, parse};
+
+    fn proof(host: &str) -> Proof {
+        let cfg = Config::from_str(
+            "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n",
+            "t.toml",
+            None,
+        )
+        .expect("config");
+        let mut store = Store::new(600_000, 16);
+        let sw = store.add_source("leaf", 1000);
+        let pfc = "Port               Mode Oper(VL bmap)  RxPPP      TxPPP\nEthernet1/1/1      Auto On  (8)        0          0\n";
+        store.ingest(sw, 1, &parse(ParseKind::NxosPfc, pfc, &Ctx::named("leaf")));
+        let n = store.add_source("n1 topology", 1000);
+        store.ingest(n, 1, &parse(ParseKind::HostQos, host, &Ctx::named("n1")));
+        prove(&cfg, &store, DEFAULT_ROCE_DSCP)
+    }
+
+    const RIGHT: &str = "mlnx_qos -i ens224\nPriority trust state: dscp\ndscp2prio mapping:\n\tprio:3 dscp:31,30,29,28,27,26,25,24,\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   1   0   0   0   0\n/sys/class/net/ens224/ecn/roce_np/enable/3:1\n/sys/class/net/ens224/ecn/roce_rp/enable/3:1\nethtool -a ens224\nPause parameters for ens224:\nRX:\t\toff\nTX:\t\toff\n";
+
+    #[test]
+    fn a_right_host_passes_and_each_wrong_setting_is_named_with_its_fix() {
+        let ok = proof(RIGHT);
+        assert!(ok.findings.is_empty(), "{:?}", ok.findings);
+        let cases = [
+            (
+                "trust state: dscp",
+                "trust state: pcp",
+                "mlnx_qos -i ens224 --trust dscp",
+            ),
+            (
+                "prio:3 dscp:31,30,29,28,27,26,",
+                "prio:2 dscp:31,30,29,28,27,26,",
+                "--dscp2prio set,26,3",
+            ),
+            (
+                "roce_rp/enable/3:1",
+                "roce_rp/enable/3:0",
+                "echo 1 > /sys/class/net/ens224/ecn/roce_rp/enable/3",
+            ),
+            ("RX:\t\toff", "RX:\t\ton", "ethtool -A ens224 rx off tx off"),
+            (
+                "enabled     0   0   0   1",
+                "enabled     0   0   0   0",
+                "--pfc 0,0,0,1,0,0,0,0",
+            ),
+        ];
+        for (from, to, fix) in cases {
+            let p = proof(&RIGHT.replace(from, to));
+            assert_eq!(p.findings.len(), 1, "{to}: {:?}", p.findings);
+            assert_eq!(p.findings[0].side, Side::Host);
+            assert!(p.findings[0].fix.contains(fix), "{to}: {:?}", p.findings[0]);
+        }
+    }
+
+    #[test]
+    fn no_mlnx_qos_is_a_note_not_a_mismatch() {
+        let p = proof("mlnx_qos -i ens224\nrocetop: mlnx_qos not installed\n");
+        assert!(p.findings.is_empty(), "{:?}", p.findings);
+        assert!(
+            p.notes.iter().any(|n| n.contains("host QoS unknown")),
+            "{:?}",
+            p.notes
+        );
+    }
+}

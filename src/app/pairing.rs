@@ -126,3 +126,80 @@ pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
     out.dedup();
     (out, disagree)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Ctx, ParseKind, parse};
+
+    pub(crate) fn store_with(outputs: &[(&str, ParseKind, &str)]) -> Store {
+        let mut store = Store::new(600_000, 16);
+        for (who, kind, text) in outputs {
+            let id = store.add_source(&format!("{who} topology"), 300_000);
+            store.ingest(id, 1_000, &parse(*kind, text, &Ctx::named(who)));
+        }
+        store
+    }
+
+    fn cfg(nodes: &str) -> Config {
+        let text = format!(
+            "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-4\"]\n[[switch]]\nname = \"leaf2\"\nhost = \"127.0.0.1\"\nos = \"sonic\"\nports = [\"Ethernet0-8\"]\n{nodes}"
+        );
+        Config::from_str(&text, "test.toml", None).expect("config")
+    }
+
+    #[test]
+    fn two_nics_on_two_leaves_pair_one_by_one_from_lldp() {
+        let cfg = cfg("[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\n");
+        // gpu1's lldpd sees leaf1 by its FQDN on a breakout port; leaf2 (SONiC) sees gpu1 too.
+        let store = store_with(&[
+            (
+                "gpu1",
+                ParseKind::Lldpctl,
+                "lldp.ens1f0.chassis.name=leaf1.fabric.local\nlldp.ens1f0.port.ifname=Eth1/1/3\n",
+            ),
+            (
+                "leaf2",
+                ParseKind::LldpNeighbors,
+                "LocalPort    RemoteDevice    RemotePortID       Capability    RemotePortDescr\n-----------  --------------  -----------------  ------------  -----------------\nEthernet8    gpu1            ens2f0             S             ens2f0\n",
+            ),
+        ]);
+        let (pairs, disagree) = pairs(&cfg, &store);
+        assert!(disagree.is_empty());
+        let got: Vec<(&str, &str, &str)> = pairs
+            .iter()
+            .map(|p| (p.netdev.as_str(), p.switch.as_str(), p.port.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("ens1f0", "leaf1", "Ethernet1/1/3"),
+                ("ens2f0", "leaf2", "Ethernet8")
+            ]
+        );
+        assert!(pairs.iter().all(|p| p.from == From::Lldp));
+    }
+
+    #[test]
+    fn the_nodes_own_word_beats_the_switchs_mac_port_id() {
+        let cfg =
+            cfg("[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\nswitch_port = \"Eth1/1/2\"\n");
+        let store = store_with(&[
+            (
+                "gpu1",
+                ParseKind::Lldpctl,
+                "lldp.ens224.chassis.name=leaf1\nlldp.ens224.port.ifname=Ethernet1/1/2\n",
+            ),
+            (
+                "leaf1",
+                ParseKind::LldpNeighbors,
+                "Device ID            Local Intf      Hold-time  Capability  Port ID\ngpu1                 Eth1/1/2        120        S            0c:42:a1:00:00:01\n",
+            ),
+        ]);
+        let (pairs, disagree) = pairs(&cfg, &store);
+        assert!(disagree.is_empty(), "{disagree:?}");
+        assert_eq!(pairs.len(), 1, "{pairs:?}");
+        assert_eq!(pairs[0].netdev, "ens224");
+        assert_eq!(pairs[0].from, From::Config);
+    }
+}

@@ -263,7 +263,6 @@ pub enum Remote<'a> {
 pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
     let demo = cfg.demo.then(|| DemoCluster::new(cfg));
     let mut out = Vec::new();
-    let mut topo = Vec::new();
     let timeout = cfg.ssh.command_timeout;
     let transport_err =
         |e: CollectError| -> Arc<dyn Transport> { Arc::new(Unavailable(e.to_string())) };
@@ -273,11 +272,6 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             None => remote(cfg, Remote::Switch(sw)).unwrap_or_else(transport_err),
         };
         let interval = cfg.poll.switch_interval;
-        topo.push((
-            sw.name.clone(),
-            transport.clone(),
-            switch_topology_probes(sw),
-        ));
         out.push(Source {
             id: store.add_source(&sw.name, interval.as_millis() as i64),
             name: sw.name.clone(),
@@ -302,7 +296,6 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             None => remote(cfg, Remote::Node(n)).unwrap_or_else(transport_err),
         };
         node_transports.insert(n.name.clone(), transport.clone());
-        topo.push((n.name.clone(), transport.clone(), node_topology_probes(n)));
         let interval = cfg.poll.interval;
         out.push(Source {
             id: store.add_source(&n.name, interval.as_millis() as i64),
@@ -373,9 +366,43 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             nic_memo: NicMemo::default(),
         });
     }
-    // Last, so the other sources keep their ids whatever topology adds.
-    for (name, transport, probes) in topo {
-        out.push(topology_source(store, &name, transport, timeout, probes));
+    out
+}
+
+/// The rare topology sources (LLDP, host QoS, PFC watchdog) of the switches and nodes among
+/// `built`, on their transports (one connection per host). Separate from [`build`] so that a
+/// command adds them where it uses them (`check`); they poll at start, then every
+/// [`TOPOLOGY_INTERVAL`].
+pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<Source> {
+    let timeout = cfg.ssh.command_timeout;
+    let transport = |name: &str, kind: SourceKind| {
+        built
+            .iter()
+            .find(|s| s.kind == kind && s.name == name)
+            .map(|s| s.transport.clone())
+    };
+    let mut out = Vec::new();
+    for sw in &cfg.switches {
+        if let Some(t) = transport(&sw.name, SourceKind::Switch) {
+            out.push(topology_source(
+                store,
+                &sw.name,
+                t,
+                timeout,
+                switch_topology_probes(sw),
+            ));
+        }
+    }
+    for n in &cfg.nodes {
+        if let Some(t) = transport(&n.name, SourceKind::Node) {
+            out.push(topology_source(
+                store,
+                &n.name,
+                t,
+                timeout,
+                node_topology_probes(n),
+            ));
+        }
     }
     out
 }
