@@ -5,6 +5,8 @@
 pub mod alerts;
 pub mod episodes;
 mod keys;
+pub mod lossless;
+pub mod pairing;
 pub mod ports;
 pub mod source;
 pub mod table;

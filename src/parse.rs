@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod host;
 pub mod keep;
+pub mod lldp;
 pub mod num;
 pub mod ping;
 pub mod switch;
@@ -33,6 +34,16 @@ pub enum ParseKind {
     TrainingLog,
     /// A ping source's report of its window (parse::ping).
     Ping,
+    /// A switch's `show lldp neighbors` (NX-OS, EOS) or SONiC `show lldp table`.
+    LldpNeighbors,
+    /// A host's `lldpctl` (text, `-f keyvalue`, `-f json`).
+    Lldpctl,
+    /// A host's `mlnx_qos -i`, sysfs ecn knobs, mtu and `ethtool -a` (parse::host::qos).
+    HostQos,
+    /// SONiC `show pfcwd stats`.
+    SonicPfcwd,
+    /// NX-OS `show queuing pfc-queue detail` (PFC watchdog).
+    NxosPfcwd,
 }
 
 impl ParseKind {
@@ -54,6 +65,11 @@ impl ParseKind {
             ParseKind::Ethtool => "ethtool",
             ParseKind::TrainingLog => "training-log",
             ParseKind::Ping => "ping",
+            ParseKind::LldpNeighbors => "lldp-neighbors",
+            ParseKind::Lldpctl => "lldpctl",
+            ParseKind::HostQos => "host-qos",
+            ParseKind::SonicPfcwd => "sonic-pfcwd",
+            ParseKind::NxosPfcwd => "nxos-pfcwd",
         }
     }
 
@@ -219,5 +235,10 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::Ethtool => host::ethtool::parse(text, name, ""),
         ParseKind::TrainingLog => training::parse_text(text, name, &ctx.log),
         ParseKind::Ping => ping::parse(text, name),
+        ParseKind::LldpNeighbors => lldp::parse_switch(text, name),
+        ParseKind::Lldpctl => lldp::parse_lldpctl(text, name),
+        ParseKind::HostQos => host::qos::parse(text, name, ""),
+        ParseKind::SonicPfcwd => switch::pfcwd::parse_sonic(text, name),
+        ParseKind::NxosPfcwd => switch::pfcwd::parse_nxos(text, name),
     }
 }

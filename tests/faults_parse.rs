@@ -215,7 +215,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 16] = [
+const KINDS: [ParseKind; 21] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -232,6 +232,11 @@ const KINDS: [ParseKind; 16] = [
     ParseKind::Ethtool,
     ParseKind::TrainingLog,
     ParseKind::Ping,
+    ParseKind::LldpNeighbors,
+    ParseKind::Lldpctl,
+    ParseKind::HostQos,
+    ParseKind::SonicPfcwd,
+    ParseKind::NxosPfcwd,
 ];
 
 #[test]

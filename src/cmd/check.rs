@@ -78,10 +78,11 @@ fn summary(kind: SourceKind, store: &Store, src: &Source) -> String {
 
 pub async fn run(cfg: &Config) -> Report {
     let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 8);
-    let sources: Vec<Arc<Source>> = super::build_sources(cfg, &mut store, super::remote())
-        .into_iter()
-        .map(Arc::new)
-        .collect();
+    let mut built = super::build_sources(cfg, &mut store, super::remote());
+    // LLDP, host QoS and the PFC watchdog, for the lossless-path proof below.
+    let topology = crate::collect::source::build_topology(cfg, &mut store, &built);
+    built.extend(topology);
+    let sources: Vec<Arc<Source>> = built.into_iter().map(Arc::new).collect();
     // check runs once: a connection that failed is reported as it failed, not re-tried within
     // a backoff window (which would add "retrying in N s" to a command that never retries).
     let refused = connect_all(cfg, &sources).await;
@@ -165,7 +166,18 @@ fn render(
     let mut failures = 0;
     let _ = writeln!(text, "{:<28} {:<7} {:<40} result", "source", "kind", "how");
     let fix_indent = "";
+    // A host that failed already says why; its topology reads failed the same way.
+    let host_failed = |n: &str| {
+        store
+            .source_by_name(n)
+            .is_some_and(|(_, h)| h.last_error.is_some())
+    };
     for s in sources {
+        if s.kind == SourceKind::Topology
+            && (host_failed(&s.ctx.name) || refused.contains_key(&s.id))
+        {
+            continue;
+        }
         let kind = format!("{:?}", s.kind).to_lowercase();
         let head = format!("{:<28} {:<7} {:<40}", s.name, kind, s.transport.describe());
         let error = refused.get(&s.id).cloned().or_else(|| error_of(store, s));
@@ -205,6 +217,10 @@ fn render(
     for i in &issues {
         let _ = writeln!(text, "  - {i}");
     }
+    // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
+    let proof = crate::app::lossless::prove(cfg, &store, crate::app::lossless::DEFAULT_ROCE_DSCP);
+    failures += proof.findings.len();
+    text.push_str(&proof.render());
     for w in &cfg.warnings {
         let _ = writeln!(text, "warning: {w}");
     }

@@ -3,6 +3,7 @@
 
 pub mod render;
 pub mod sim;
+mod topology;
 
 use super::transport::{CollectError, Request, StreamEvent, Transport};
 use crate::config::Config;
@@ -107,6 +108,10 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 Ok(render::nxos_pfc(sw))
             } else if cmd.contains("flowcontrol") {
                 Ok(render::nxos_flowcontrol(sw))
+            } else if cmd.contains("lldp neighbors") {
+                Ok(topology::nxos_lldp(sim, sw))
+            } else if cmd.contains("pfc-queue") {
+                Ok(topology::nxos_pfcwd(sw))
             } else {
                 Ok("% Invalid command at '^' marker.\n".into())
             }
@@ -145,6 +150,8 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                     }
                     Ok(s)
                 }
+                Request::Lldp => Ok(topology::lldpctl(sim, node)),
+                Request::HostQos { root, .. } => Ok(topology::host_qos(node, root)),
                 Request::Cli(_) => Err(unsupported()),
             }
         }

@@ -65,7 +65,7 @@ fn unglue(
         .filter(|&i| matches!(results.get(i), Some(Ok(_))))
         .collect();
     let empty = |i: &usize| matches!(results.get(*i), Some(Ok(t)) if t.trim().is_empty());
-    let glued = src.kind == super::SourceKind::Switch
+    let glued = matches!(src.kind, SourceKind::Switch | SourceKind::Topology)
         && ok.iter().any(empty)
         && ok.iter().any(|i| !empty(i));
     if !glued {
@@ -148,7 +148,9 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
         }
         set.spawn(async move {
             // Stagger first polls over the interval so hundreds of connects do not land at once.
-            let stagger = src.interval.as_millis() as u64 * i as u64 / n;
+            // (A rare source, such as topology every few minutes, still starts within seconds.)
+            let spread = src.interval.min(Duration::from_secs(5));
+            let stagger = spread.as_millis() as u64 * i as u64 / n;
             tokio::time::sleep(Duration::from_millis(stagger)).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -19,7 +19,12 @@ pub enum SourceKind {
     Node,
     Log,
     Ping,
+    /// Rare reads of a switch or node: LLDP neighbours, host QoS, PFC watchdog (`topology_probes`).
+    Topology,
 }
+
+/// How often topology sources poll (and once at start): LLDP and QoS settings change rarely.
+pub const TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
 
 /// One request of a poll and the parser for its answer.
 #[derive(Clone, Debug)]
@@ -183,6 +188,68 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
     v
 }
 
+/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog.
+pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
+    let cli = |kind, c: &str| Probe {
+        kind,
+        request: Request::Cli(c.to_string()),
+    };
+    match sw.os {
+        SwitchOs::Nxos => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
+            cli(ParseKind::NxosPfcwd, "show queuing pfc-queue detail"),
+        ],
+        SwitchOs::Sonic => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp table"),
+            cli(ParseKind::SonicPfcwd, "show pfcwd stats"),
+        ],
+        SwitchOs::Eos => vec![cli(ParseKind::LldpNeighbors, "show lldp neighbors")],
+    }
+}
+
+/// What a node is asked rarely: `lldpctl`, then the lossless settings of its netdevs.
+pub fn node_topology_probes(n: &Node) -> Vec<Probe> {
+    vec![
+        Probe {
+            kind: ParseKind::Lldpctl,
+            request: Request::Lldp,
+        },
+        Probe {
+            kind: ParseKind::HostQos,
+            request: Request::HostQos {
+                root: n.sysfs_root.clone(),
+                netdevs: n.netdevs.clone(),
+            },
+        },
+    ]
+}
+
+/// A rare source beside a switch or node, on the same transport (one connection per host).
+fn topology_source(
+    store: &mut Store,
+    name: &str,
+    transport: Arc<dyn Transport>,
+    timeout: Duration,
+    probes: Vec<Probe>,
+) -> Source {
+    let label = format!("{name} topology");
+    Source {
+        id: store.add_source(&label, TOPOLOGY_INTERVAL.as_millis() as i64),
+        name: label,
+        kind: SourceKind::Topology,
+        interval: TOPOLOGY_INTERVAL,
+        timeout,
+        transport,
+        probes,
+        ctx: Ctx::named(name),
+        ports: Vec::new(),
+        discovery: None,
+        format_regex: None,
+        nic_counters: Vec::new(),
+        nic_memo: NicMemo::default(),
+    }
+}
+
 /// Hooks for transports that live in other modules (SSH), so this file stays about sources.
 pub type RemoteFactory<'a> =
     &'a dyn Fn(&Config, Remote<'_>) -> Result<Arc<dyn Transport>, CollectError>;
@@ -298,6 +365,44 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             nic_counters: cfg.poll.nic_counters.clone(),
             nic_memo: NicMemo::default(),
         });
+    }
+    out
+}
+
+/// The rare topology sources (LLDP, host QoS, PFC watchdog) of the switches and nodes among
+/// `built`, on their transports (one connection per host). Separate from [`build`] so that a
+/// command adds them where it uses them (`check`); they poll at start, then every
+/// [`TOPOLOGY_INTERVAL`].
+pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<Source> {
+    let timeout = cfg.ssh.command_timeout;
+    let transport = |name: &str, kind: SourceKind| {
+        built
+            .iter()
+            .find(|s| s.kind == kind && s.name == name)
+            .map(|s| s.transport.clone())
+    };
+    let mut out = Vec::new();
+    for sw in &cfg.switches {
+        if let Some(t) = transport(&sw.name, SourceKind::Switch) {
+            out.push(topology_source(
+                store,
+                &sw.name,
+                t,
+                timeout,
+                switch_topology_probes(sw),
+            ));
+        }
+    }
+    for n in &cfg.nodes {
+        if let Some(t) = transport(&n.name, SourceKind::Node) {
+            out.push(topology_source(
+                store,
+                &n.name,
+                t,
+                timeout,
+                node_topology_probes(n),
+            ));
+        }
     }
     out
 }

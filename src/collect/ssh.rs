@@ -282,7 +282,11 @@ impl Transport for SshTransport {
         let host_reqs = reqs.iter().all(|r| {
             matches!(
                 r,
-                Request::SysfsDump { .. } | Request::Ethtool { .. } | Request::Tail { .. }
+                Request::SysfsDump { .. }
+                    | Request::Ethtool { .. }
+                    | Request::Tail { .. }
+                    | Request::Lldp
+                    | Request::HostQos { .. }
             )
         });
         if !self.target.switch_mode && host_reqs && reqs.len() > 1 {

@@ -27,6 +27,11 @@ pub enum Request {
     Tail { path: String, lines: usize },
     /// Follow a file like `tail -F` (streams only).
     Follow { path: String, lines: usize },
+    /// `lldpctl -f keyvalue` on a host (topology; polled rarely).
+    Lldp,
+    /// The lossless settings of netdevs (all RDMA netdevs when empty): `mlnx_qos -i`, `ethtool -a`,
+    /// the MTU and the DCQCN enable knobs under `<root>/class/net/<if>/ecn/` (polled rarely).
+    HostQos { root: String, netdevs: Vec<String> },
 }
 
 impl Request {
@@ -69,8 +74,29 @@ impl Request {
             Request::Follow { path, lines } => {
                 format!("LC_ALL=C tail -n {lines} -F {} 2>&1", shell_path(path))
             }
+            // A missing tool is a fact to show, not a failed poll: say so in the output.
+            Request::Lldp => format!(
+                "if command -v lldpctl >/dev/null 2>&1; then LC_ALL=C lldpctl -f keyvalue 2>&1; else echo '{}'; fi; true",
+                crate::parse::lldp::NOT_INSTALLED
+            ),
+            Request::HostQos { root, netdevs } => host_qos_shell(root, netdevs),
         }
     }
+}
+
+/// Per netdev: `mlnx_qos -i` (echoed, so the output names the netdev), `ethtool -a`, and the mtu
+/// and ecn knobs as `path:value` lines. Netdev names were validated (`config::is_safe_name`).
+fn host_qos_shell(root: &str, netdevs: &[String]) -> String {
+    let root = shell_path(root);
+    let list = if netdevs.is_empty() {
+        format!("$(cat {root}/class/infiniband/*/ports/*/gid_attrs/ndevs/* 2>/dev/null | sort -u)")
+    } else {
+        netdevs.join(" ")
+    };
+    format!(
+        "for n in {list}; do echo mlnx_qos -i $n; if command -v mlnx_qos >/dev/null 2>&1; then LC_ALL=C mlnx_qos -i $n 2>&1; else echo '{}'; fi; echo ethtool -a $n; LC_ALL=C ethtool -a $n 2>&1; LC_ALL=C grep -s . {root}/class/net/$n/mtu {root}/class/net/$n/ecn/roce_np/enable/* {root}/class/net/$n/ecn/roce_rp/enable/*; done; true",
+        crate::parse::host::qos::NOT_INSTALLED
+    )
 }
 
 /// A path for a remote shell: `~/` stays expandable, the rest is single-quoted.

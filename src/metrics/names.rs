@@ -17,6 +17,12 @@ pub const SW_PFC_RX: &str = "rocetop_switch_pfc_rx_frames_total";
 pub const SW_PFC_TX: &str = "rocetop_switch_pfc_tx_frames_total";
 pub const SW_PFC_ENABLED: &str = "rocetop_switch_pfc_enabled";
 pub const SW_PFC_WATCHDOG_STORMS: &str = "rocetop_switch_pfc_watchdog_storms_total";
+// PFC watchdog (SONiC `show pfcwd stats`, NX-OS `show queuing pfc-queue detail`) {switch,port,priority}
+pub const SW_PFC_WATCHDOG_RESTORED: &str = "rocetop_switch_pfc_watchdog_restored_total";
+/// 1 while the watchdog holds the queue shut (SONiC `stormed`, NX-OS `[Shutdown]`).
+pub const SW_PFC_WATCHDOG_QUEUE_SHUT: &str = "rocetop_switch_pfc_watchdog_queue_shut";
+/// Packets the watchdog dropped on a shut queue {direction=tx|rx}.
+pub const SW_PFC_WATCHDOG_DROPPED: &str = "rocetop_switch_pfc_watchdog_dropped_packets_total";
 pub const SW_LINK_PAUSE_RX: &str = "rocetop_switch_link_pause_rx_frames_total";
 pub const SW_LINK_PAUSE_TX: &str = "rocetop_switch_link_pause_tx_frames_total";
 pub const SW_FLOWCONTROL_ENABLED: &str = "rocetop_switch_flowcontrol_enabled";
@@ -36,6 +42,29 @@ pub const NIC_PFC_RX_PAUSE_DURATION: &str = "rocetop_nic_pfc_rx_pause_duration_s
 pub const NIC_PFC_TX_PAUSE_DURATION: &str = "rocetop_nic_pfc_tx_pause_duration_seconds_total";
 pub const NIC_PFC_RX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_rx_pause_transitions_total";
 pub const NIC_PFC_TX_PAUSE_TRANSITION: &str = "rocetop_nic_pfc_tx_pause_transitions_total";
+// host QoS (mlnx_qos, sysfs ecn knobs, ethtool -a, mtu): gauges {node,netdev,...}
+pub const NIC_QOS_PFC_ENABLED: &str = "rocetop_nic_qos_pfc_enabled";
+/// 1 when the NIC classifies by DSCP (`Priority trust state: dscp`), 0 for PCP.
+pub const NIC_QOS_TRUST_DSCP: &str = "rocetop_nic_qos_trust_dscp";
+/// The priority a DSCP value maps to {dscp}.
+pub const NIC_QOS_DSCP_PRIORITY: &str = "rocetop_nic_qos_dscp_priority";
+/// The traffic class a priority rides {priority}.
+pub const NIC_QOS_PRIORITY_TC: &str = "rocetop_nic_qos_priority_tc";
+/// ETS minimum bandwidth of a traffic class, percent {tc}; strict classes have none.
+pub const NIC_QOS_TC_BANDWIDTH_PERCENT: &str = "rocetop_nic_qos_tc_bandwidth_percent";
+pub const NIC_QOS_TC_STRICT: &str = "rocetop_nic_qos_tc_strict";
+pub const NIC_QOS_RX_BUFFER_BYTES: &str = "rocetop_nic_qos_receive_buffer_bytes";
+/// The receive buffer a priority's PFC uses {priority}.
+pub const NIC_QOS_PRIORITY_BUFFER: &str = "rocetop_nic_qos_priority_buffer";
+/// DCQCN notification point / reaction point enabled (`ecn/roce_np|roce_rp/enable/<prio>`).
+pub const NIC_QOS_DCQCN_NP_ENABLED: &str = "rocetop_nic_qos_dcqcn_np_enabled";
+pub const NIC_QOS_DCQCN_RP_ENABLED: &str = "rocetop_nic_qos_dcqcn_rp_enabled";
+/// 802.3x pause on the host NIC (`ethtool -a`) {direction=rx|tx}.
+pub const NIC_FLOWCONTROL_ENABLED: &str = "rocetop_nic_flowcontrol_enabled";
+pub const NIC_MTU_BYTES: &str = "rocetop_nic_mtu_bytes";
+// topology
+/// 1 per LLDP neighbour {node,netdev,switch,port,side=node|switch}: `side` says who reported it.
+pub const LINK_NEIGHBOR_INFO: &str = "rocetop_link_neighbor_info";
 // RDMA vs kernel bytes
 pub const NODE_RDMA_BYTES: &str = "rocetop_node_rdma_bytes_total";
 pub const NODE_KERNEL_BYTES: &str = "rocetop_node_kernel_bytes_total";

@@ -4,4 +4,5 @@
 pub mod ethtool;
 pub mod hw_counters;
 pub(crate) mod prompt;
+pub mod qos;
 pub mod rdma_stat;

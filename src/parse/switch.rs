@@ -3,6 +3,7 @@
 pub(crate) mod common;
 pub mod eos;
 pub mod nxos;
+pub mod pfcwd;
 pub mod sonic;
 pub mod split;
 
@@ -12,6 +13,10 @@ pub fn normalize_port(raw: &str) -> String {
     let s = raw.trim();
     let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
     let (prefix, rest) = s.split_at(split);
+    // `eth0` without a slot is a Linux/SONiC management interface, not `Ethernet0`.
+    if prefix == "eth" && !rest.contains('/') {
+        return s.to_string();
+    }
     let full = match prefix.to_ascii_lowercase().as_str() {
         "eth" | "ethernet" | "et" | "e" => "Ethernet",
         "po" | "port-channel" | "portchannel" => "port-channel",
@@ -52,6 +57,8 @@ mod tests {
             ("Po12", "port-channel12"),
             ("ii1/1/6", "ii1/1/6"),
             ("Gi1/1", "Gi1/1"),
+            ("eth0", "eth0"),
+            ("Ethernet0", "Ethernet0"),
         ] {
             assert_eq!(normalize_port(raw), want);
         }

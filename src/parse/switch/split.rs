@@ -21,6 +21,11 @@ fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
             ParseKind::SonicPfc => t.starts_with("Port Rx") || t.starts_with("Port Tx"),
             ParseKind::SonicQueue => t.contains("TxQ") && t.contains("Counter/pkts"),
             ParseKind::SonicWred => t.contains("TxQ") && t.contains("WredDrp"),
+            ParseKind::LldpNeighbors => {
+                t.starts_with("Capability codes") || t.starts_with("Last table change")
+            }
+            ParseKind::SonicPfcwd => t.starts_with("QUEUE") && t.contains("STORM"),
+            ParseKind::NxosPfcwd => t.contains("Interface PFC watchdog:"),
             _ => false,
         }
     };

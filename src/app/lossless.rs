@@ -1,0 +1,385 @@
+//! Proof that the lossless path is set up end to end, for every node netdev ↔ switch port pair:
+//! the switch's no-drop priority is the host's PFC priority, the host trusts DSCP and maps the
+//! RoCE DSCP to it, DCQCN is on for it, 802.3x is off where PFC is on, the host MTU fits the
+//! switch's. Pure over the store: each finding names the wrong side and the command that fixes it;
+//! what could not be read is a note, never a pass and never a failure.
+
+use super::pairing::{self, Pair};
+use crate::config::Config;
+use crate::metrics::Store;
+use crate::metrics::names::*;
+use crate::metrics::query::latest;
+use std::collections::BTreeSet;
+
+/// The DSCP RoCEv2 traffic carries unless configured otherwise (NVIDIA's default, AF31).
+pub const DEFAULT_ROCE_DSCP: u8 = 26;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Host,
+    Switch,
+    Config,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub side: Side,
+    /// `ubunturdma1 ens224 ↔ NX_AI_Leaf1 Ethernet1/2/2`
+    pub link: String,
+    pub problem: String,
+    /// The command (or config line) that fixes it on `side`.
+    pub fix: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Proof {
+    pub pairs: Vec<Pair>,
+    pub findings: Vec<Finding>,
+    /// Facts that could not be read (no mlnx_qos, no ecn knobs): neither pass nor failure.
+    pub notes: Vec<String>,
+}
+
+fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    latest(store, name, labels).map(|(_, v)| v.as_f64())
+}
+
+/// Priorities with `name` = 1 among the series matching `labels`; None when none is known.
+fn enabled_priorities(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<BTreeSet<u8>> {
+    let mut seen = false;
+    let mut on = BTreeSet::new();
+    for (_, s) in store.select(name, labels) {
+        let (Some(p), Some((_, v))) = (s.key.label("priority"), s.latest()) else {
+            continue;
+        };
+        let Ok(p) = p.parse::<u8>() else {
+            continue; // `all`: a port total, not a priority
+        };
+        seen = true;
+        if v.as_f64() > 0.5 {
+            on.insert(p);
+        }
+    }
+    seen.then_some(on)
+}
+
+fn list(s: &BTreeSet<u8>) -> String {
+    if s.is_empty() {
+        return "none".into();
+    }
+    s.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// `mlnx_qos --pfc` argument enabling exactly `prios`.
+fn pfc_arg(prios: &BTreeSet<u8>) -> String {
+    (0..8u8)
+        .map(|p| if prios.contains(&p) { "1" } else { "0" })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Check every pair; `dscp` is the RoCE traffic's DSCP.
+pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
+    let (pairs, disagreements) = pairing::pairs(cfg, store);
+    let mut proof = Proof::default();
+    for d in &disagreements {
+        let seen: Vec<String> = d
+            .lldp
+            .iter()
+            .map(|(nd, sw, p)| format!("{nd} ↔ {sw} {p}"))
+            .collect();
+        proof.findings.push(Finding {
+            side: Side::Config,
+            link: d.node.clone(),
+            problem: format!(
+                "config says switch_port = \"{}\", LLDP says {}",
+                d.config_port,
+                seen.join(", ")
+            ),
+            fix: match d.lldp.as_slice() {
+                [(_, _, p)] => format!(
+                    "set switch_port = \"{p}\" for {} (or recable to {})",
+                    d.node, d.config_port
+                ),
+                _ => format!("set switch_port for {} to the port it is cabled to", d.node),
+            },
+        });
+    }
+    for n in &cfg.nodes {
+        if !pairs.iter().any(|p| p.node == n.name) {
+            proof.notes.push(format!(
+                "{}: no switch port known (no switch_port in config, no LLDP neighbour seen)",
+                n.name
+            ));
+        }
+    }
+    for p in &pairs {
+        check_pair(cfg, store, dscp, p, &mut proof);
+    }
+    if !pairs.is_empty() {
+        proof.notes.push(format!(
+            "not proven yet: MTU (host {} ≤ switch: the switch MTU is not read) and ECN marking on the switch queue",
+            mtus(store)
+        ));
+    }
+    proof.pairs = pairs;
+    proof
+}
+
+fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof) {
+    let link = if p.netdev.is_empty() {
+        format!("{} ↔ {} {}", p.node, p.switch, p.port)
+    } else {
+        format!("{} {} ↔ {} {}", p.node, p.netdev, p.switch, p.port)
+    };
+    let mut find = |side, problem: String, fix: String| {
+        proof.findings.push(Finding {
+            side,
+            link: link.clone(),
+            problem,
+            fix,
+        })
+    };
+    let sw = [("switch", p.switch.as_str()), ("port", p.port.as_str())];
+    let host = [("node", p.node.as_str()), ("netdev", p.netdev.as_str())];
+    let nd = if p.netdev.is_empty() {
+        "<netdev>"
+    } else {
+        p.netdev.as_str()
+    };
+    let sw_pfc = enabled_priorities(store, SW_PFC_ENABLED, &sw);
+    let host_pfc = if p.netdev.is_empty() {
+        None
+    } else {
+        enabled_priorities(store, NIC_QOS_PFC_ENABLED, &host)
+    };
+    // The no-drop priority the fabric is built around: the switch's, else the host's.
+    let lossless: Option<u8> = sw_pfc
+        .as_ref()
+        .and_then(|s| s.iter().next().copied())
+        .or_else(|| host_pfc.as_ref().and_then(|h| h.iter().next().copied()));
+    match (&sw_pfc, &host_pfc) {
+        (Some(s), Some(h)) if s != h && !s.is_empty() => find(
+            Side::Host,
+            format!(
+                "PFC on priorities {} on the host, the switch port's no-drop priority is {}",
+                list(h),
+                list(s)
+            ),
+            format!("mlnx_qos -i {nd} --pfc {}", pfc_arg(s)),
+        ),
+        (Some(s), Some(h)) if s.is_empty() && !h.is_empty() => find(
+            Side::Switch,
+            format!(
+                "PFC is off on the switch port, the host has it on priorities {}",
+                list(h)
+            ),
+            format!("interface {} ; priority-flow-control mode on", p.port),
+        ),
+        _ => {}
+    }
+    let Some(prio) = lossless else {
+        proof
+            .notes
+            .push(format!("{link}: no PFC priority known on either side"));
+        return;
+    };
+    if p.netdev.is_empty() {
+        proof.notes.push(format!("{link}: host side not checked (which netdev rides this port is unknown: set netdevs or run lldpd)"));
+        return;
+    }
+    if host_pfc.is_none() {
+        proof.notes.push(format!(
+            "{link}: host QoS unknown (mlnx_qos not installed or not run)"
+        ));
+    }
+    match value(store, NIC_QOS_TRUST_DSCP, &host) {
+        Some(t) if t < 0.5 => find(
+            Side::Host,
+            "the host NIC trusts PCP, the fabric classifies RoCE by DSCP".into(),
+            format!("mlnx_qos -i {nd} --trust dscp"),
+        ),
+        _ => {}
+    }
+    let d = dscp.to_string();
+    let mut dl = host.to_vec();
+    dl.push(("dscp", &d));
+    match value(store, NIC_QOS_DSCP_PRIORITY, &dl) {
+        Some(m) if (m - f64::from(prio)).abs() > 0.5 => find(
+            Side::Host,
+            format!("DSCP {dscp} maps to priority {m} on the host, the no-drop priority is {prio}"),
+            format!("mlnx_qos -i {nd} --dscp2prio set,{dscp},{prio}"),
+        ),
+        _ => {}
+    }
+    let pr = prio.to_string();
+    let mut pl = host.to_vec();
+    pl.push(("priority", &pr));
+    for (name, point) in [
+        (NIC_QOS_DCQCN_NP_ENABLED, "roce_np"),
+        (NIC_QOS_DCQCN_RP_ENABLED, "roce_rp"),
+    ] {
+        match value(store, name, &pl) {
+            Some(v) if v < 0.5 => find(
+                Side::Host,
+                format!("DCQCN {point} is off on priority {prio}"),
+                format!("echo 1 > /sys/class/net/{nd}/ecn/{point}/enable/{prio}"),
+            ),
+            Some(_) => {}
+            None => proof.notes.push(format!(
+                "{link}: DCQCN knobs not readable (/sys/class/net/{nd}/ecn)"
+            )),
+        }
+    }
+    let fc_on = |name, labels: &[(&str, &str)]| {
+        ["rx", "tx"].into_iter().any(|dir| {
+            let mut l = labels.to_vec();
+            l.push(("direction", dir));
+            value(store, name, &l).is_some_and(|v| v > 0.5)
+        })
+    };
+    if fc_on(NIC_FLOWCONTROL_ENABLED, &host) {
+        find(
+            Side::Host,
+            "802.3x pause is on beside PFC (it pauses every priority)".into(),
+            format!("ethtool -A {nd} rx off tx off"),
+        );
+    }
+    // With `[alerts] flowcontrol` set, the switch's 802.3x is judged against it elsewhere.
+    if cfg.alerts.flowcontrol.is_none() && fc_on(SW_FLOWCONTROL_ENABLED, &sw) {
+        find(
+            Side::Switch,
+            "802.3x flowcontrol is on beside PFC".into(),
+            format!(
+                "interface {} ; flowcontrol receive off ; flowcontrol send off",
+                p.port
+            ),
+        );
+    }
+}
+
+/// The host MTUs seen, for the note above (`9000`, or `1500, 9000`).
+fn mtus(store: &Store) -> String {
+    let set: BTreeSet<u64> = store
+        .select(NIC_MTU_BYTES, &[])
+        .filter_map(|(_, s)| s.latest().map(|(_, v)| v.as_f64() as u64))
+        .collect();
+    if set.is_empty() {
+        return "unknown".into();
+    }
+    set.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Proof {
+    /// The `check` section: pairs, findings with their fixes, notes.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "\nLossless path: {} link(s), {}",
+            self.pairs.len(),
+            if self.findings.is_empty() {
+                "consistent".to_string()
+            } else {
+                format!("{} mismatch(es)", self.findings.len())
+            }
+        );
+        for p in &self.pairs {
+            let from = match p.from {
+                pairing::From::Config => "config",
+                pairing::From::Lldp => "LLDP",
+            };
+            let nd = if p.netdev.is_empty() { "?" } else { &p.netdev };
+            let _ = writeln!(t, "  {} {nd} ↔ {} {} ({from})", p.node, p.switch, p.port);
+        }
+        for f in &self.findings {
+            let side = match f.side {
+                Side::Host => "host",
+                Side::Switch => "switch",
+                Side::Config => "config",
+            };
+            let _ = writeln!(
+                t,
+                "  MISMATCH {}: {} [{side} side]\n    fix: {}",
+                f.link, f.problem, f.fix
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(t, "  note: {n}");
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Ctx, ParseKind, parse};
+
+    fn proof(host: &str) -> Proof {
+        let cfg = Config::from_str(
+            "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n",
+            "t.toml",
+            None,
+        )
+        .expect("config");
+        let mut store = Store::new(600_000, 16);
+        let sw = store.add_source("leaf", 1000);
+        let pfc = "Port               Mode Oper(VL bmap)  RxPPP      TxPPP\nEthernet1/1/1      Auto On  (8)        0          0\n";
+        store.ingest(sw, 1, &parse(ParseKind::NxosPfc, pfc, &Ctx::named("leaf")));
+        let n = store.add_source("n1 topology", 1000);
+        store.ingest(n, 1, &parse(ParseKind::HostQos, host, &Ctx::named("n1")));
+        prove(&cfg, &store, DEFAULT_ROCE_DSCP)
+    }
+
+    const RIGHT: &str = "mlnx_qos -i ens224\nPriority trust state: dscp\ndscp2prio mapping:\n\tprio:3 dscp:31,30,29,28,27,26,25,24,\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   1   0   0   0   0\n/sys/class/net/ens224/ecn/roce_np/enable/3:1\n/sys/class/net/ens224/ecn/roce_rp/enable/3:1\nethtool -a ens224\nPause parameters for ens224:\nRX:\t\toff\nTX:\t\toff\n";
+
+    #[test]
+    fn a_right_host_passes_and_each_wrong_setting_is_named_with_its_fix() {
+        let ok = proof(RIGHT);
+        assert!(ok.findings.is_empty(), "{:?}", ok.findings);
+        let cases = [
+            (
+                "trust state: dscp",
+                "trust state: pcp",
+                "mlnx_qos -i ens224 --trust dscp",
+            ),
+            (
+                "prio:3 dscp:31,30,29,28,27,26,",
+                "prio:2 dscp:31,30,29,28,27,26,",
+                "--dscp2prio set,26,3",
+            ),
+            (
+                "roce_rp/enable/3:1",
+                "roce_rp/enable/3:0",
+                "echo 1 > /sys/class/net/ens224/ecn/roce_rp/enable/3",
+            ),
+            ("RX:\t\toff", "RX:\t\ton", "ethtool -A ens224 rx off tx off"),
+            (
+                "enabled     0   0   0   1",
+                "enabled     0   0   0   0",
+                "--pfc 0,0,0,1,0,0,0,0",
+            ),
+        ];
+        for (from, to, fix) in cases {
+            let p = proof(&RIGHT.replace(from, to));
+            assert_eq!(p.findings.len(), 1, "{to}: {:?}", p.findings);
+            assert_eq!(p.findings[0].side, Side::Host);
+            assert!(p.findings[0].fix.contains(fix), "{to}: {:?}", p.findings[0]);
+        }
+    }
+
+    #[test]
+    fn no_mlnx_qos_is_a_note_not_a_mismatch() {
+        let p = proof("mlnx_qos -i ens224\nrocetop: mlnx_qos not installed\n");
+        assert!(p.findings.is_empty(), "{:?}", p.findings);
+        assert!(
+            p.notes.iter().any(|n| n.contains("host QoS unknown")),
+            "{:?}",
+            p.notes
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! `rocetop check` proves the lossless path against real OpenSSH sshd processes on 127.0.0.1: an
+//! NX-OS "switch" (a ForceCommand answering `show` commands) with PFC on priority 3, and three
+//! Linux "nodes" (a real shell, with `mlnx_qos`, `lldpctl` and `ethtool` stand-ins on PATH and a
+//! sysfs tree of their own): one consistent, one whose `mlnx_qos` (a real capture: PFC on
+//! priority 5) disagrees with the switch, one whose LLDP puts it on another port than the config.
+
+#[path = "common/sshd.rs"]
+mod sshd;
+
+use sshd::{Options, Sshd};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PFC: &str = "\n============================================================\nPort               Mode Oper(VL bmap)  RxPPP      TxPPP     \n============================================================\n\nEthernet1/1/1      Auto On  (8)        0          0         \nEthernet1/1/2      Auto On  (8)        0          0         \nEthernet1/1/3      Auto On  (8)        0          0         \nEthernet1/2/1      Auto On  (8)        0          0         \n";
+const FLOWCONTROL: &str = "\n--------------------------------------------------------------------------------\nPort         Send FlowControl  Receive FlowControl  RxPause TxPause\n             admin    oper     admin    oper\n--------------------------------------------------------------------------------\nEth1/1/1     off      off      off      off         0       0      \nEth1/1/2     off      off      off      off         0       0      \nEth1/1/3     off      off      off      off         0       0      \nEth1/2/1     off      off      off      off         0       0      \n";
+/// The switch's view: node-moved is on Ethernet1/1/3, whatever its config says.
+const LLDP: &str = "Capability codes:\n  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device\n  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other\nDevice ID            Local Intf      Hold-time  Capability  Port ID\nnode-good            Eth1/1/1        120        S            ens224\nnode-badqos          Eth1/1/2        120        S            ens224\nnode-moved.lab.local\n                     Eth1/1/3        120        S            ens224\nTotal entries displayed: 3\n";
+const GOOD_QOS: &str = "DCBX mode: OS controlled\nPriority trust state: dscp\ndscp2prio mapping:\n        prio:0 dscp:07,06,05,04,03,02,01,00,\n        prio:1 dscp:15,14,13,12,11,10,09,08,\n        prio:2 dscp:23,22,21,20,19,18,17,16,\n        prio:3 dscp:31,30,29,28,27,26,25,24,\n        prio:4 dscp:39,38,37,36,35,34,33,32,\n        prio:5 dscp:47,46,45,44,43,42,41,40,\n        prio:6 dscp:55,54,53,52,51,50,49,48,\n        prio:7 dscp:63,62,61,60,59,58,57,56,\ndefault priority:\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled     0   0   0   1   0   0   0   0\n";
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).expect("script");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(path)
+        .status()
+        .expect("chmod");
+}
+
+fn switch(dir: &Path) -> Sshd {
+    let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nxos/synthetic");
+    for (f, t) in [("pfc", PFC), ("fc", FLOWCONTROL), ("lldp", LLDP)] {
+        std::fs::write(dir.join(f), t).expect("write");
+    }
+    let d = dir.display();
+    let sh = dir.join("nxos.sh");
+    script(
+        &sh,
+        &format!(
+            r#"IFS=';'
+for c in ${{SSH_ORIGINAL_COMMAND:-}}; do
+  c=$(echo "$c" | sed 's/^ *//; s/ *$//')
+  case "$c" in
+    "show queuing interface"*) cat {fix}/demo-show-queuing-interface_nxos7_SYNTHETIC.txt ;;
+    "show interface priority-flow-control") cat {d}/pfc ;;
+    "show interface flowcontrol") cat {d}/fc ;;
+    "show lldp neighbors") cat {d}/lldp ;;
+    "show queuing pfc-queue detail") echo "Ethernet1/1/1 Interface PFC watchdog: [Disabled]" ;;
+    "") ;;
+    *) echo "% Invalid command at '^' marker." ;;
+  esac
+done
+"#
+        ),
+    );
+    Sshd::with(Options {
+        force_command: Some(sh.display().to_string()),
+        ..Options::default()
+    })
+}
+
+/// A node: its own sysfs tree (MTU, DCQCN on priority 3) and tools that print `qos` and `lldp`.
+fn node(dir: &Path, qos: &str, lldp_port: &str) -> (Sshd, PathBuf) {
+    let bin = dir.join("bin");
+    let sys = dir.join("sys");
+    let net = sys.join("class/net/ens224");
+    for point in ["roce_np", "roce_rp"] {
+        let e = net.join("ecn").join(point).join("enable");
+        std::fs::create_dir_all(&e).expect("mkdir");
+        for p in 0..8 {
+            std::fs::write(e.join(p.to_string()), if p == 3 { "1\n" } else { "0\n" }).expect("w");
+        }
+    }
+    std::fs::write(net.join("mtu"), "9000\n").expect("mtu");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::write(dir.join("qos.txt"), qos).expect("qos");
+    script(
+        &bin.join("mlnx_qos"),
+        &format!("cat {}\n", dir.join("qos.txt").display()),
+    );
+    script(
+        &bin.join("lldpctl"),
+        &format!(
+            "echo lldp.ens224.chassis.name=leaf.lab.local\necho lldp.ens224.port.ifname={lldp_port}\n"
+        ),
+    );
+    script(
+        &bin.join("ethtool"),
+        "case \"$1\" in -a) printf 'Pause parameters for %s:\\nAutonegotiate:\\toff\\nRX:\\t\\toff\\nTX:\\t\\toff\\n' \"$2\" ;; *) echo 'NIC statistics:'; echo '     rx_prio3_pause: 0' ;; esac\n",
+    );
+    let sh = dir.join("node.sh");
+    script(
+        &sh,
+        &format!(
+            "PATH={}:$PATH; export PATH\nexec sh -c \"$SSH_ORIGINAL_COMMAND\"\n",
+            bin.display()
+        ),
+    );
+    let s = Sshd::with(Options {
+        force_command: Some(sh.display().to_string()),
+        ..Options::default()
+    });
+    (s, sys)
+}
+
+#[test]
+fn check_proves_the_lossless_path_and_names_the_wrong_side() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let sub = |n: &str| {
+        let p = root.path().join(n);
+        std::fs::create_dir_all(&p).expect("mkdir");
+        p
+    };
+    let sw = switch(&sub("switch"));
+    // The real capture's own prompt line would rename the netdev: mlnx_qos prints no prompt.
+    let capture = include_str!("fixtures/topology/mlnx_qos_dscp-trust_pfc-prio5_ets-buffers.txt");
+    let bad_qos: String = capture.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let (good, good_sys) = node(&sub("good"), GOOD_QOS, "Eth1/1/1");
+    let (bad, bad_sys) = node(&sub("bad"), &bad_qos, "Eth1/1/2");
+    let (moved, moved_sys) = node(&sub("moved"), GOOD_QOS, "Eth1/1/3");
+    let kh = root.path().join("known_hosts");
+    for s in [&sw, &good, &bad, &moved] {
+        s.trust(&kh, "ed25519");
+    }
+    let node_cfg = |name: &str, s: &Sshd, sys: &Path, port: &str| {
+        format!(
+            "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nidentity_file = \"{}\"\nsysfs_root = \"{}\"\nnetdevs = [\"ens224\"]\nswitch_port = \"{port}\"\n",
+            s.port,
+            user(),
+            s.client_key.display(),
+            sys.display()
+        )
+    };
+    let cfg = format!(
+        "[ssh]\nknown_hosts = \"{}\"\nconnect_timeout = \"3s\"\ncommand_timeout = \"3s\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-3\", \"Ethernet1/2/1\"]\n{}{}{}",
+        kh.display(),
+        sw.port,
+        user(),
+        sw.client_key.display(),
+        node_cfg("node-good", &good, &good_sys, "Ethernet1/1/1"),
+        node_cfg("node-badqos", &bad, &bad_sys, "Ethernet1/1/2"),
+        node_cfg("node-moved", &moved, &moved_sys, "Ethernet1/2/1"),
+    );
+    let path = root.path().join("rocetop.toml");
+    std::fs::write(&path, cfg).expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["check", "--config"])
+        .arg(&path)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(!text.contains("FAILED"), "every source answers: {text}");
+    let mismatches: Vec<&str> = text.lines().filter(|l| l.contains("MISMATCH")).collect();
+    assert_eq!(mismatches.len(), 2, "{text}");
+    // The host is the wrong side, and the fix enables exactly the switch's priority 3.
+    assert!(
+        text.contains("MISMATCH node-badqos ens224 ↔ leaf Ethernet1/1/2: PFC on priorities 5 on the host, the switch port's no-drop priority is 3 [host side]\n    fix: mlnx_qos -i ens224 --pfc 0,0,0,1,0,0,0,0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MISMATCH node-moved: config says switch_port = \"Ethernet1/2/1\", LLDP says ens224 ↔ leaf Ethernet1/1/3 [config side]\n    fix: set switch_port = \"Ethernet1/1/3\""),
+        "{text}"
+    );
+    assert!(
+        !mismatches.iter().any(|l| l.contains("node-good")),
+        "{text}"
+    );
+    assert!(
+        text.contains("node-good ens224 ↔ leaf Ethernet1/1/1 (config)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PFC watchdog disabled on Ethernet1/1/1"),
+        "{text}"
+    );
+}
