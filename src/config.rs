@@ -67,6 +67,17 @@ pub struct Poll {
     /// the counter name; `default` is [`DEFAULT_NIC_COUNTERS`], `*` keeps all). PFC pause,
     /// RDMA hw_counters and the RDMA/kernel byte totals are always kept.
     pub nic_counters: Vec<String>,
+    /// How nodes are polled over SSH (switches always exec per poll).
+    pub mode: PollMode,
+}
+
+/// `[poll] mode`: `exec` runs one batched exec per node per poll; `stream` keeps one channel per
+/// node open with a shell loop that sends only the lines that changed (`collect::stream`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum PollMode {
+    #[default]
+    Exec,
+    Stream,
 }
 
 /// The NIC counters kept by default: pause and storm events, discards and drops, errors, buffer

@@ -27,6 +27,7 @@ pub struct RawPoll {
     pub switch_interval: Option<String>,
     pub ping_interval: Option<String>,
     pub nic_counters: Option<Vec<String>>,
+    pub mode: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -28,6 +28,7 @@ pub const POLL: &[&str] = &[
     "switch_interval",
     "ping_interval",
     "nic_counters",
+    "mode",
 ];
 pub const SWITCH: &[&str] = &[
     "name",
