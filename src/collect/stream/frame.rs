@@ -216,7 +216,7 @@ mod tests {
     fn through_awk(dumps: &[String]) -> (Vec<String>, usize) {
         let nonce = "0123456789abcdef";
         let script = node_script("true", nonce, 1.0);
-        let awk = script.split_once("| ").expect("pipe").1;
+        let awk = script.split_once("; done | ").expect("pipe").1;
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(awk)
@@ -251,10 +251,10 @@ mod tests {
 
     #[test]
     fn only_changed_lines_travel_and_dumps_come_back_exact() {
-        let d1 = lines(&["a:1", "b:2", "c:1.0", "", "x\ty"]);
-        // "1.0" -> "1" must travel even though awk could compare them as numbers.
-        let d2 = lines(&["a:1", "b:3", "c:1", "", "x\ty"]);
-        let d3 = lines(&["a:1", "b:3", "c:1", "", "x\ty", "new:7"]);
+        let d1 = lines(&["a:1", "b:2", "1.0", "", "x\ty"]);
+        // "1.0" -> "1" must travel although awk compares numeric-looking lines as numbers.
+        let d2 = lines(&["a:1", "b:3", "1", "", "x\ty"]);
+        let d3 = lines(&["a:1", "b:3", "1", "", "x\ty", "new:7"]);
         let d4 = lines(&["a:0"]);
         let dumps = vec![d1, d2, d3, d4, String::new(), lines(&["z"])];
         let (got, _) = through_awk(&dumps);
