@@ -58,6 +58,7 @@ pub fn ssh_target(cfg: &Config, r: &Remote<'_>) -> SshTarget {
     t.connect_timeout = cfg.ssh.connect_timeout;
     t.max_answer_bytes = cfg.poll.max_answer_bytes;
     t.keepalive_interval = cfg.ssh.keepalive;
+    t.stream = cfg.poll.mode == config::PollMode::Stream;
     if let Remote::Switch(s) = r {
         t.switch_mode = true;
         t.password = s.password.as_ref().map(|p| match p {

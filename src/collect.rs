@@ -9,6 +9,7 @@ pub mod ping;
 pub mod poll;
 pub mod source;
 pub mod ssh;
+pub mod stream;
 pub mod transport;
 
 pub use collected::Collected;

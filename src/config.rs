@@ -71,6 +71,17 @@ pub struct Poll {
     /// Most bytes one command or request may answer (`poll.max_answer_bytes`); a larger answer
     /// fails that poll with a message instead of taking the memory.
     pub max_answer_bytes: usize,
+    /// How nodes are polled over SSH (switches always exec per poll).
+    pub mode: PollMode,
+}
+
+/// `[poll] mode`: `exec` runs one batched exec per node per poll; `stream` keeps one channel per
+/// node open with a shell loop that sends only the lines that changed (`collect::stream`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum PollMode {
+    #[default]
+    Exec,
+    Stream,
 }
 
 /// The default answer cap: the largest real switch answer seen (`show queuing interface` of a

@@ -107,6 +107,19 @@ pub async fn poll_once(src: &Source) -> Collected {
         };
     let results = unglue(src, &probes, results);
     let t1 = now_ms();
+    let c = collected(src, &probes, results, t0 + (t1 - t0) / 2);
+    timing::POLLS.observe(started.elapsed());
+    c
+}
+
+/// One poll's answers, parsed: what a poll (exec or stream) sends on. The first probe's failure
+/// is the source's; the others' are notes.
+pub(crate) fn collected(
+    src: &Source,
+    probes: &[super::source::Probe],
+    results: Vec<Result<String, CollectError>>,
+    at: crate::metrics::Ts,
+) -> Collected {
     let mut raw = Vec::new();
     let mut error = None;
     let mut side_errors = Vec::new();
@@ -124,10 +137,9 @@ pub async fn poll_once(src: &Source) -> Collected {
     for e in side_errors {
         parsed.note(e);
     }
-    timing::POLLS.observe(started.elapsed());
     Collected {
         source: src.id,
-        at: t0 + (t1 - t0) / 2,
+        at,
         parsed,
         raw,
         error,
@@ -144,6 +156,10 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
         let tx = tx.clone();
         if src.kind == SourceKind::Log {
             set.spawn(crate::collect::logtail::follow::run(src, tx));
+            continue;
+        }
+        if src.kind == SourceKind::Node && src.transport.streams_polls() {
+            set.spawn(crate::collect::stream::run(src, tx));
             continue;
         }
         set.spawn(async move {

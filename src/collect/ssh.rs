@@ -5,7 +5,7 @@
 
 mod alias;
 mod auth;
-mod batch;
+pub(crate) mod batch;
 mod conn;
 mod hostkey;
 
@@ -331,6 +331,36 @@ impl Transport for SshTransport {
             }
             Err(ExecFail::Other(e)) => Err(e),
         }
+    }
+
+    fn streams_polls(&self) -> bool {
+        self.target.stream && !self.target.switch_mode
+    }
+
+    async fn stream_shell(
+        &self,
+        cmd: &str,
+    ) -> Result<mpsc::Receiver<super::transport::ByteEvent>, CollectError> {
+        let c = self.conn().await;
+        let r = match c {
+            Ok(c) => match c.stream_bytes(cmd).await {
+                Ok(rx) => Ok(rx),
+                Err(ExecFail::Lost(why)) => {
+                    self.drop_conn(&c, Some(why)).await;
+                    match self.conn().await {
+                        Ok(c) => c.stream_bytes(cmd).await.map_err(ExecFail::into_error),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(ExecFail::Other(e)) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        match &r {
+            Ok(_) => self.set_status(None),
+            Err(e) => self.set_status(Some(e)),
+        }
+        r
     }
 
     fn describe(&self) -> String {

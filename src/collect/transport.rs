@@ -145,6 +145,14 @@ pub enum StreamEvent {
     Error(CollectError),
 }
 
+/// One event of a raw byte stream (the streaming node collector, `collect::stream`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ByteEvent {
+    Data(Vec<u8>),
+    /// The stream ended or broke; the collector reconnects.
+    End(CollectError),
+}
+
 #[async_trait]
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Run one request; the whole output, or why not. Implementations bound it by `timeout`.
@@ -167,6 +175,22 @@ pub trait Transport: Send + Sync + fmt::Debug {
     async fn stream(&self, req: &Request) -> Result<mpsc::Receiver<StreamEvent>, CollectError> {
         Err(CollectError::Unavailable(format!(
             "{} cannot stream {req:?}",
+            self.describe()
+        )))
+    }
+
+    /// Whether a node's polls should come over one long-lived stream (`[poll] mode = "stream"`)
+    /// instead of an exec per poll.
+    fn streams_polls(&self) -> bool {
+        false
+    }
+
+    /// Run a long-lived shell command; its stdout bytes as they come, until the receiver is
+    /// dropped (bounded: a slow reader stops the command, not memory).
+    async fn stream_shell(&self, cmd: &str) -> Result<mpsc::Receiver<ByteEvent>, CollectError> {
+        let _ = cmd;
+        Err(CollectError::Unavailable(format!(
+            "{} cannot stream a shell",
             self.describe()
         )))
     }

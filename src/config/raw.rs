@@ -28,6 +28,7 @@ pub struct RawPoll {
     pub ping_interval: Option<String>,
     pub nic_counters: Option<Vec<String>>,
     pub max_answer_bytes: Option<i64>,
+    pub mode: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -153,6 +153,74 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Start a long-running command whose stdout bytes go to the receiver as they come.
+    /// The receiver holds at most a few SSH packets: a reader that falls behind leaves the
+    /// channel window full and the command blocked on its write.
+    pub async fn stream_bytes(
+        &self,
+        cmd: &str,
+    ) -> Result<mpsc::Receiver<crate::collect::transport::ByteEvent>, ExecFail> {
+        let (ch, open) = self.open_channel().await?;
+        if ch.exec(true, cmd).await.is_err() {
+            return Err(self.lost());
+        }
+        let (tx, rx) = mpsc::channel(8);
+        let hp = self.host_port.clone();
+        tokio::spawn(follow_bytes(ch, tx, hp, open));
+        Ok(rx)
+    }
+}
+
+/// Forward a long-running command's stdout until it ends or the receiver is dropped; stderr is
+/// kept (its end) for the message when the command ends.
+async fn follow_bytes(
+    mut ch: russh::Channel<client::Msg>,
+    tx: mpsc::Sender<crate::collect::transport::ByteEvent>,
+    hp: String,
+    _open: Open,
+) {
+    use crate::collect::transport::ByteEvent;
+    let mut err: Vec<u8> = Vec::new();
+    let mut status = None;
+    loop {
+        tokio::select! {
+            _ = tx.closed() => {
+                stop(&ch).await;
+                return;
+            }
+            msg = ch.wait() => match msg {
+                Some(ChannelMsg::Data { data }) => {
+                    if tx.send(ByteEvent::Data(data.to_vec())).await.is_err() {
+                        stop(&ch).await;
+                        return;
+                    }
+                }
+                Some(ChannelMsg::ExtendedData { data, .. }) => {
+                    err.extend_from_slice(&data);
+                    let cut = err.len().saturating_sub(4096);
+                    err.drain(..cut);
+                }
+                Some(ChannelMsg::ExitStatus { exit_status }) => status = Some(Exit::Code(exit_status)),
+                Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
+                    status = Some(Exit::Signal(format!("{signal_name:?}")));
+                }
+                Some(ChannelMsg::Close) | None => break,
+                Some(_) => {}
+            }
+        }
+    }
+    let mut why = format!("stream from {hp} ended");
+    if let Some(s) = status {
+        why.push_str(&format!(" ({s})"));
+    }
+    let e = tail_text(&err, b"");
+    if !e.is_empty() {
+        why.push_str(&format!(": {e}"));
+    }
+    let _ = tx.send(ByteEvent::End(CollectError::Io(why))).await;
+}
+
 /// Channels of a connection open now (execs and streams), and a wakeup when one closes.
 #[derive(Default)]
 struct OpenChannels {

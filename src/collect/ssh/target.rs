@@ -53,6 +53,9 @@ pub struct SshTarget {
     pub max_channels: usize,
     /// Network gear: may close the connection after each exec; see [`SshTransport::run_all`].
     pub switch_mode: bool,
+    /// `[poll] mode = "stream"`: a node's polls come over one long-lived channel
+    /// (`collect::stream`); switches ignore it.
+    pub stream: bool,
     /// The ssh-agent socket; [`SshTarget::new`] takes `SSH_AUTH_SOCK`. `None`: no agent.
     pub agent_socket: Option<PathBuf>,
     /// First wait before reconnecting after a failure; doubles up to `reconnect_max`.
@@ -81,6 +84,7 @@ impl SshTarget {
             keepalive_max: 3,
             extra_algorithms: None,
             proxy_jump: None,
+            stream: false,
             max_channels: 4,
             switch_mode: false,
             agent_socket: std::env::var_os("SSH_AUTH_SOCK")

@@ -29,6 +29,7 @@ pub const POLL: &[&str] = &[
     "ping_interval",
     "nic_counters",
     "max_answer_bytes",
+    "mode",
 ];
 pub const SWITCH: &[&str] = &[
     "name",

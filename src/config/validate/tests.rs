@@ -215,3 +215,22 @@ fn ping_rdma_pins_are_read_and_checked() {
     );
     assert!(p.iter().any(|s| s.starts_with("ping[0].device: ")), "{p:?}");
 }
+
+#[test]
+fn poll_mode_is_stream_or_exec() {
+    let ok = |m: &str| build(&format!("demo = true\n[poll]\nmode = \"{m}\"\n"), None);
+    assert_eq!(
+        ok("stream").map(|c| c.poll.mode).ok(),
+        Some(crate::config::PollMode::Stream)
+    );
+    assert_eq!(
+        build("demo = true\n", None).map(|c| c.poll.mode).ok(),
+        Some(crate::config::PollMode::Exec)
+    );
+    let p = problems("demo = true\n[poll]\nmode = \"push\"\n");
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("poll.mode: expected \"stream\" or \"exec\""),
+        "{p:?}"
+    );
+}

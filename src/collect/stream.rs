@@ -1,0 +1,177 @@
+//! The streaming node collector (`[poll] mode = "stream"`): one long-lived exec channel per node
+//! running a shell loop that sends, every interval, only the dump lines that changed
+//! (frame.rs has the wire format). The full dump is rebuilt here and parsed by the same code as
+//! an exec poll (`poll::collected`), so both modes give the same samples. A stream that ends,
+//! breaks its framing or sends no frame within `interval + timeout` makes the source down for
+//! that poll; the next try reconnects through the transport (with its backoff).
+
+pub mod frame;
+
+use super::poll::{self, Collected};
+use super::source::Source;
+use super::ssh::batch;
+use super::transport::{ByteEvent, Request};
+use crate::metrics::now_ms;
+use frame::Reassembler;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A line longer than this is not a sysfs or ethtool line: the stream is refused (memory bound).
+const MAX_LINE: usize = 1 << 20;
+
+/// How one stream ended.
+enum Ended {
+    /// The receiver of samples is gone: stop.
+    Stop,
+    /// The probes changed (discovery learned netdevs): start a new stream at once.
+    Restart,
+    /// The stream broke: report it, wait, reconnect.
+    Broken(String),
+}
+
+/// Collect one node over streams until `tx` is dropped.
+pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
+    loop {
+        let probes = src.probes_now();
+        let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
+        let cmds: Vec<String> = reqs.iter().map(Request::shell).collect();
+        let nonce = batch::nonce();
+        let script = frame::node_script(
+            &batch::join(&cmds, &nonce),
+            &nonce,
+            src.interval.as_secs_f64(),
+        );
+        let ended = match src.transport.stream_shell(&script).await {
+            Ok(rx) => follow(&src, &probes, &reqs, &nonce, rx, &tx).await,
+            Err(e) => Ended::Broken(e.to_string()),
+        };
+        match ended {
+            Ended::Stop => return,
+            Ended::Restart => continue,
+            Ended::Broken(why) => {
+                let c = Collected {
+                    source: src.id,
+                    at: now_ms(),
+                    parsed: Default::default(),
+                    raw: Vec::new(),
+                    error: Some(why),
+                };
+                if tx.send(c).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(src.interval).await;
+            }
+        }
+    }
+}
+
+/// Parse every frame of one stream into a poll's worth of samples.
+async fn follow(
+    src: &Source,
+    probes: &[super::source::Probe],
+    reqs: &[Request],
+    nonce: &str,
+    mut rx: mpsc::Receiver<ByteEvent>,
+    tx: &mpsc::Sender<Collected>,
+) -> Ended {
+    let mut lines = Lines::default();
+    let mut reasm = Reassembler::new();
+    // The first frame also waits for the node's first dump and the channel to open.
+    let mut wait = src.interval + src.timeout * 2;
+    loop {
+        let dump =
+            match tokio::time::timeout(wait, next_dump(&mut rx, &mut lines, &mut reasm)).await {
+                Ok(Ok(d)) => d,
+                Ok(Err(why)) => return Ended::Broken(why),
+                Err(_) => {
+                    return Ended::Broken(format!(
+                        "stream: no frame within {} s",
+                        wait.as_secs_f64().ceil()
+                    ));
+                }
+            };
+        // Samples keep the collector's receive time, as an exec poll does.
+        let at = now_ms();
+        let results = batch::split(&dump, nonce, reqs.len());
+        let c = poll::collected(src, probes, results, at);
+        if tx.send(c).await.is_err() {
+            return Ended::Stop;
+        }
+        let now: Vec<Request> = src.probes_now().into_iter().map(|p| p.request).collect();
+        if now != reqs {
+            return Ended::Restart;
+        }
+        wait = src.interval + src.timeout;
+    }
+}
+
+/// Read until the reassembler completes a dump.
+async fn next_dump(
+    rx: &mut mpsc::Receiver<ByteEvent>,
+    lines: &mut Lines,
+    reasm: &mut Reassembler,
+) -> Result<String, String> {
+    loop {
+        while let Some(line) = lines.next_line()? {
+            if let Some(d) = reasm.push(&line).map_err(|e| format!("stream: {e}"))? {
+                return Ok(d);
+            }
+        }
+        match rx.recv().await {
+            Some(ByteEvent::Data(b)) => lines.feed(&b),
+            Some(ByteEvent::End(e)) => return Err(e.to_string()),
+            None => return Err("stream: the channel closed".into()),
+        }
+    }
+}
+
+/// Bytes in, lines out (decoded lossily, as an exec's output is).
+#[derive(Default)]
+struct Lines {
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Lines {
+    fn feed(&mut self, b: &[u8]) {
+        if self.at > 0 {
+            self.buf.drain(..self.at);
+            self.at = 0;
+        }
+        self.buf.extend_from_slice(b);
+    }
+
+    fn next_line(&mut self) -> Result<Option<String>, String> {
+        let rest = &self.buf[self.at..];
+        match rest.iter().position(|&c| c == b'\n') {
+            Some(i) => {
+                let line = String::from_utf8_lossy(&rest[..i]).into_owned();
+                self.at += i + 1;
+                Ok(Some(line))
+            }
+            None if rest.len() > MAX_LINE => Err(format!("stream: a line over {MAX_LINE} bytes")),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_chunks_and_decode_lossily() {
+        let mut l = Lines::default();
+        l.feed(b"ab");
+        assert_eq!(l.next_line(), Ok(None));
+        l.feed(b"c\nd\xff\n\ne");
+        assert_eq!(l.next_line(), Ok(Some("abc".into())));
+        assert_eq!(l.next_line(), Ok(Some("d\u{fffd}".into())));
+        assert_eq!(l.next_line(), Ok(Some(String::new())));
+        assert_eq!(l.next_line(), Ok(None));
+        l.feed(b"\n");
+        assert_eq!(l.next_line(), Ok(Some("e".into())));
+        l.feed(&vec![b'x'; MAX_LINE + 1]);
+        assert!(l.next_line().is_err());
+    }
+}
