@@ -676,7 +676,7 @@ fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Ping> {
     if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
         p.add(
             &format!("{path}.device"),
-            "ib_port and gid_index pin a port of a device: set device too".to_string(),
+            "ib_port and gid_index pin a port of a device: set device too",
         );
     }
     Some(Ping {
