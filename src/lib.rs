@@ -177,7 +177,6 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-
 /// A whole document to stdout (generated text: UTF-8), ending quietly on a closed pipe.
 fn print_or_exit(doc: &[u8]) -> ExitCode {
     match output::stdout::print(&String::from_utf8_lossy(doc)) {
