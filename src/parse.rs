@@ -6,6 +6,7 @@ pub mod host;
 pub mod keep;
 pub mod num;
 pub mod ping;
+pub mod prom_api;
 pub mod switch;
 pub mod training;
 
@@ -33,6 +34,8 @@ pub enum ParseKind {
     TrainingLog,
     /// A ping source's report of its window (parse::ping).
     Ping,
+    /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
+    PromApi,
 }
 
 impl ParseKind {
@@ -54,6 +57,7 @@ impl ParseKind {
             ParseKind::Ethtool => "ethtool",
             ParseKind::TrainingLog => "training-log",
             ParseKind::Ping => "ping",
+            ParseKind::PromApi => "prom-api",
         }
     }
 
@@ -102,6 +106,9 @@ impl ParseKind {
                 "a training log (iteration/step lines with loss or step time, nccl-tests tables, NCCL_DEBUG transport lines)"
             }
             ParseKind::Ping => "a rocetop ping report",
+            ParseKind::PromApi => {
+                "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
+            }
         }
     }
 
@@ -187,7 +194,7 @@ pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
 /// by rocetop itself).
 pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
     let (text, skipped) = match kind {
-        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping => (
+        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping | ParseKind::PromApi => (
             std::borrow::Cow::Borrowed(text),
             capture::Skipped::default(),
         ),
@@ -219,5 +226,6 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::Ethtool => host::ethtool::parse(text, name, ""),
         ParseKind::TrainingLog => training::parse_text(text, name, &ctx.log),
         ParseKind::Ping => ping::parse(text, name),
+        ParseKind::PromApi => prom_api::parse(text),
     }
 }

@@ -145,7 +145,7 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                     }
                     Ok(s)
                 }
-                Request::Cli(_) => Err(unsupported()),
+                Request::Cli(_) | Request::PromQueries => Err(unsupported()),
             }
         }
         _ => Err(unsupported()),

@@ -127,7 +127,7 @@ pub async fn poll_once(src: &Source) -> Collected {
     timing::POLLS.observe(started.elapsed());
     Collected {
         source: src.id,
-        at: t0 + (t1 - t0) / 2,
+        at: src.transport.answers_at().unwrap_or(t0 + (t1 - t0) / 2),
         parsed,
         raw,
         error,

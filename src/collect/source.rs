@@ -19,6 +19,8 @@ pub enum SourceKind {
     Node,
     Log,
     Ping,
+    /// A fleet read from a Prometheus HTTP API (`[[prometheus]]`).
+    Prometheus,
 }
 
 /// One request of a poll and the parser for its answer.
@@ -299,7 +301,42 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             nic_memo: NicMemo::default(),
         });
     }
+    for p in &cfg.prometheus {
+        let transport: Arc<dyn Transport> = match (&demo, super::prometheus::PromTransport::live(p))
+        {
+            (Some(_), _) => Arc::new(Unavailable("the demo has no Prometheus".into())),
+            (None, Ok(t)) => Arc::new(t),
+            (None, Err(e)) => Arc::new(Unavailable(format!("{}: {e}", p.name))),
+        };
+        out.push(fleet_source(p, store, transport));
+    }
     out
+}
+
+/// The one source of a `[[prometheus]]` section: one probe that asks every query of a poll.
+pub fn fleet_source(
+    p: &crate::config::Prometheus,
+    store: &mut Store,
+    transport: Arc<dyn Transport>,
+) -> Source {
+    Source {
+        id: store.add_source(&p.name, p.step.as_millis() as i64),
+        name: p.name.clone(),
+        kind: SourceKind::Prometheus,
+        interval: p.step,
+        timeout: p.timeout,
+        transport,
+        probes: vec![Probe {
+            kind: ParseKind::PromApi,
+            request: Request::PromQueries,
+        }],
+        ctx: Ctx::named(&p.name),
+        ports: Vec::new(),
+        discovery: None,
+        format_regex: None,
+        nic_counters: Vec::new(),
+        nic_memo: NicMemo::default(),
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ pub enum Request {
     Tail { path: String, lines: usize },
     /// Follow a file like `tail -F` (streams only).
     Follow { path: String, lines: usize },
+    /// Every query of a `[[prometheus]]` poll; the transport knows them (collect::prometheus).
+    PromQueries,
 }
 
 impl Request {
@@ -69,6 +71,7 @@ impl Request {
             Request::Follow { path, lines } => {
                 format!("LC_ALL=C tail -n {lines} -F {} 2>&1", shell_path(path))
             }
+            Request::PromQueries => "true".to_string(),
         }
     }
 }
@@ -148,6 +151,12 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Open connections ahead of the first poll (SSH); a no-op where there is nothing to open.
     async fn warm_up(&self) -> Result<(), CollectError> {
         Ok(())
+    }
+
+    /// The time the last answers describe, where the server says it (a Prometheus evaluation
+    /// time); `None`: the time of the poll.
+    fn answers_at(&self) -> Option<crate::metrics::Ts> {
+        None
     }
 
     /// "ssh versa@192.168.11.152:22", "local", "demo".

@@ -55,6 +55,7 @@ impl SourceInfo {
             "switch" => SourceKind::Switch,
             "log" => SourceKind::Log,
             "ping" => SourceKind::Ping,
+            "prometheus" => SourceKind::Prometheus,
             _ => SourceKind::Node,
         }
     }
@@ -66,6 +67,7 @@ pub fn kind_name(k: SourceKind) -> &'static str {
         SourceKind::Node => "node",
         SourceKind::Log => "log",
         SourceKind::Ping => "ping",
+        SourceKind::Prometheus => "prometheus",
     }
 }
 
