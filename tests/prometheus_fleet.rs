@@ -161,9 +161,19 @@ async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
         "{after:?}"
     );
 
-    // One detection query once, then one query per profile (3 here) per poll, for 200 nodes.
+    // One detection query every 20 polls, then one query per profile (3 here) per poll.
     let q = transport.queries().await;
     assert_eq!(q, 2 + 30 * 3, "queries for 30 polls");
+
+    // The tabs make one row per node the labels name (no node list in the config).
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let last = *ats.last().expect("polls");
+    let app = rocetop::app::App::new(cfg.clone(), store, theme, last);
+    let rows = rocetop::app::vm::overview::view(&app.ctx(rocetop::app::Tab::Overview)).rows;
+    assert_eq!(rows.len(), NODES);
+    assert!(rows.iter().any(|r| r.name == "gpu0199"));
+    let ecn = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
+    assert_eq!(ecn.len(), NODES * 2, "one row per node and device");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
