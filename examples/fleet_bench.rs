@@ -100,7 +100,7 @@ async fn main() {
             first_screen = Some(begin.elapsed().as_secs_f64());
         }
         eprintln!(
-            "refresh {k}: {:.0} ms wall, {:.0} ms CPU, {q} queries, {} overview rows, {} ECN rows, RSS {:.0} MB",
+            "refresh {k}: {:.0} ms wall, {:.0} ms CPU ({poll_cpu:.0} in the poll: HTTP, JSON, mapping), {q} queries, {} overview rows, {} ECN rows, RSS {:.0} MB",
             wall[k as usize],
             cpu[k as usize],
             rows.len(),
