@@ -7,6 +7,7 @@ pub mod logtail;
 pub mod nxapi;
 pub mod ping;
 pub mod poll;
+pub mod prometheus;
 pub mod source;
 pub mod ssh;
 pub mod stream;

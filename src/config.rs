@@ -205,12 +205,48 @@ pub struct Config {
     pub nodes: Vec<Node>,
     pub logs: Vec<Log>,
     pub pings: Vec<Ping>,
+    /// Fleets read from an existing Prometheus (`[[prometheus]]`).
+    pub prometheus: Vec<Prometheus>,
     pub ui: Ui,
     pub alerts: Alerts,
     /// Where it was read from (None: the built-in reference).
     pub path: Option<PathBuf>,
     /// Things that work but deserve attention (an identity file others can read).
     pub warnings: Vec<String>,
+}
+
+/// A `[[prometheus]]` source: a fleet read from a Prometheus HTTP API (Thanos, Mimir and
+/// VictoriaMetrics speak the same); nodes and devices come from its labels.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Prometheus {
+    pub name: String,
+    pub url: PromUrl,
+    /// Label matchers added to every query, braces removed (`cluster="a"`); empty: none.
+    pub matchers: String,
+    /// The label that names the node (its `:port` suffix is stripped).
+    pub node_label: String,
+    pub auth: PromAuth,
+    pub ca_file: Option<PathBuf>,
+    /// Queries are evaluated at multiples of this (the scrape interval): each poll reads one new
+    /// scrape of every target, so the store's rates are per scrape interval.
+    pub step: Duration,
+    pub timeout: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PromUrl {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+    /// Path prefix before `/api/v1/...` (`/prometheus` behind a proxy), no trailing slash.
+    pub prefix: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum PromAuth {
+    None,
+    Bearer(Secret),
+    Basic { user: String, password: Secret },
 }
 
 /// Every problem found, each with its key path; shown as one message.

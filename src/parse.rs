@@ -7,6 +7,7 @@ pub mod keep;
 pub mod lldp;
 pub mod num;
 pub mod ping;
+pub mod prom_api;
 pub mod switch;
 pub mod training;
 
@@ -44,6 +45,8 @@ pub enum ParseKind {
     SonicPfcwd,
     /// NX-OS `show queuing pfc-queue detail` (PFC watchdog).
     NxosPfcwd,
+    /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
+    PromApi,
 }
 
 impl ParseKind {
@@ -70,6 +73,7 @@ impl ParseKind {
             ParseKind::HostQos => "host-qos",
             ParseKind::SonicPfcwd => "sonic-pfcwd",
             ParseKind::NxosPfcwd => "nxos-pfcwd",
+            ParseKind::PromApi => "prom-api",
         }
     }
 
@@ -118,6 +122,9 @@ impl ParseKind {
                 "a training log (iteration/step lines with loss or step time, nccl-tests tables, NCCL_DEBUG transport lines)"
             }
             ParseKind::Ping => "a rocetop ping report",
+            ParseKind::PromApi => {
+                "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
+            }
         }
     }
 
@@ -203,7 +210,7 @@ pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
 /// by rocetop itself).
 pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
     let (text, skipped) = match kind {
-        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping => (
+        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping | ParseKind::PromApi => (
             std::borrow::Cow::Borrowed(text),
             capture::Skipped::default(),
         ),
@@ -240,5 +247,6 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::HostQos => host::qos::parse(text, name, ""),
         ParseKind::SonicPfcwd => switch::pfcwd::parse_sonic(text, name),
         ParseKind::NxosPfcwd => switch::pfcwd::parse_nxos(text, name),
+        ParseKind::PromApi => prom_api::parse(text),
     }
 }

@@ -16,6 +16,13 @@ use crate::metrics::store::SourceId;
 use crate::metrics::{Store, Ts};
 use std::collections::HashMap;
 
+/// A node a row is made for, and the source whose state it shows.
+pub struct NodeRef {
+    pub name: String,
+    pub source: String,
+    pub switch_port: Option<String>,
+}
+
 /// Everything a view model reads.
 pub struct Ctx<'a> {
     pub cfg: &'a Config,
@@ -38,6 +45,45 @@ impl Ctx<'_> {
             None => self.store.source_by_name(name).map(|(_, h)| h),
         };
         SrcState::of(h, self.now)
+    }
+
+    /// The nodes rows are made for: the configured ones, then those a `[[prometheus]]` fleet
+    /// names in its labels (no node list for a fleet), each with the source that reports it.
+    pub fn nodes(&self) -> Vec<NodeRef> {
+        let mut v: Vec<NodeRef> = self
+            .cfg
+            .nodes
+            .iter()
+            .map(|n| NodeRef {
+                name: n.name.clone(),
+                source: n.name.clone(),
+                switch_port: n.switch_port.clone(),
+            })
+            .collect();
+        for p in &self.cfg.prometheus {
+            let Some(id) = self
+                .source_ids
+                .get(&p.name)
+                .copied()
+                .or_else(|| self.store.source_by_name(&p.name).map(|(id, _)| id))
+            else {
+                continue;
+            };
+            let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+            for (_, s) in self.store.all() {
+                if s.source == id {
+                    if let Some(n) = s.key.label("node") {
+                        seen.insert(n);
+                    }
+                }
+            }
+            v.extend(seen.into_iter().map(|n| NodeRef {
+                name: n.to_string(),
+                source: p.name.clone(),
+                switch_port: None,
+            }));
+        }
+        v
     }
 
     /// Filter and order rows as the tab asks.

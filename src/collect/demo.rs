@@ -152,7 +152,7 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 }
                 Request::Lldp => Ok(topology::lldpctl(sim, node)),
                 Request::HostQos { root, .. } => Ok(topology::host_qos(node, root)),
-                Request::Cli(_) => Err(unsupported()),
+                Request::Cli(_) | Request::PromQueries => Err(unsupported()),
             }
         }
         _ => Err(unsupported()),

@@ -35,6 +35,9 @@ impl Transport for LocalTransport {
                 Request::Cli(c) => Err(CollectError::Unavailable(format!(
                     "'{c}' is a switch command; this source has no switch transport"
                 ))),
+                Request::PromQueries => Err(CollectError::Unavailable(
+                    "Prometheus queries need a [[prometheus]] source".into(),
+                )),
             }
         };
         tokio::time::timeout(timeout, work)

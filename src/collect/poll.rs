@@ -107,7 +107,9 @@ pub async fn poll_once(src: &Source) -> Collected {
         };
     let results = unglue(src, &probes, results);
     let t1 = now_ms();
-    let c = collected(src, &probes, results, t0 + (t1 - t0) / 2);
+    // A fleet source's answers are as of the query time it asked for, not when they arrived.
+    let at = src.transport.answers_at().unwrap_or(t0 + (t1 - t0) / 2);
+    let c = collected(src, &probes, results, at);
     timing::POLLS.observe(started.elapsed());
     c
 }

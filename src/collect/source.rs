@@ -21,6 +21,8 @@ pub enum SourceKind {
     Ping,
     /// Rare reads of a switch or node: LLDP neighbours, host QoS, PFC watchdog (`topology_probes`).
     Topology,
+    /// A fleet read from a Prometheus HTTP API (`[[prometheus]]`).
+    Prometheus,
 }
 
 /// How often topology sources poll (and once at start): LLDP and QoS settings change rarely.
@@ -366,6 +368,15 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
             nic_memo: NicMemo::default(),
         });
     }
+    for p in &cfg.prometheus {
+        let transport: Arc<dyn Transport> = match (&demo, super::prometheus::PromTransport::live(p))
+        {
+            (Some(_), _) => Arc::new(Unavailable("the demo has no Prometheus".into())),
+            (None, Ok(t)) => Arc::new(t),
+            (None, Err(e)) => Arc::new(Unavailable(format!("{}: {e}", p.name))),
+        };
+        out.push(fleet_source(p, store, transport));
+    }
     out
 }
 
@@ -405,6 +416,32 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
         }
     }
     out
+}
+
+/// The one source of a `[[prometheus]]` section: one probe that asks every query of a poll.
+pub fn fleet_source(
+    p: &crate::config::Prometheus,
+    store: &mut Store,
+    transport: Arc<dyn Transport>,
+) -> Source {
+    Source {
+        id: store.add_source(&p.name, p.step.as_millis() as i64),
+        name: p.name.clone(),
+        kind: SourceKind::Prometheus,
+        interval: p.step,
+        timeout: p.timeout,
+        transport,
+        probes: vec![Probe {
+            kind: ParseKind::PromApi,
+            request: Request::PromQueries,
+        }],
+        ctx: Ctx::named(&p.name),
+        ports: Vec::new(),
+        discovery: None,
+        format_regex: None,
+        nic_counters: Vec::new(),
+        nic_memo: NicMemo::default(),
+    }
 }
 
 #[cfg(test)]

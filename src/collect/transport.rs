@@ -32,6 +32,8 @@ pub enum Request {
     /// The lossless settings of netdevs (all RDMA netdevs when empty): `mlnx_qos -i`, `ethtool -a`,
     /// the MTU and the DCQCN enable knobs under `<root>/class/net/<if>/ecn/` (polled rarely).
     HostQos { root: String, netdevs: Vec<String> },
+    /// Every query of a `[[prometheus]]` poll; the transport knows them (collect::prometheus).
+    PromQueries,
 }
 
 impl Request {
@@ -80,6 +82,7 @@ impl Request {
                 crate::parse::lldp::NOT_INSTALLED
             ),
             Request::HostQos { root, netdevs } => host_qos_shell(root, netdevs),
+            Request::PromQueries => "true".to_string(),
         }
     }
 }
@@ -198,6 +201,12 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Open connections ahead of the first poll (SSH); a no-op where there is nothing to open.
     async fn warm_up(&self) -> Result<(), CollectError> {
         Ok(())
+    }
+
+    /// The time the last answers describe, where the server says it (a Prometheus evaluation
+    /// time); `None`: the time of the poll.
+    fn answers_at(&self) -> Option<crate::metrics::Ts> {
+        None
     }
 
     /// "ssh versa@192.168.11.152:22", "local", "demo".

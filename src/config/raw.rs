@@ -126,3 +126,21 @@ pub struct RawAlerts {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+#[derive(Debug, Default, Deserialize)]
+pub struct RawPrometheus {
+    pub name: Option<String>,
+    pub url: Option<String>,
+    pub selector: Option<String>,
+    pub node_label: Option<String>,
+    pub bearer_token_env: Option<String>,
+    pub bearer_token_command: Option<String>,
+    pub basic_user: Option<String>,
+    pub basic_password_env: Option<String>,
+    pub basic_password_command: Option<String>,
+    pub ca_file: Option<String>,
+    pub step: Option<String>,
+    pub timeout: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}

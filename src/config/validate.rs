@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod keys;
+mod prometheus;
 use keys::*;
 
 /// A name that may appear in a remote command line: device, netdev, port, node, user.
@@ -310,6 +311,11 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         }
     }
 
+    let prometheus = array::<RawPrometheus>(&mut p, "prometheus", table.get("prometheus"))
+        .into_iter()
+        .filter_map(|(i, r)| prometheus::build(&mut p, &format!("prometheus[{i}]"), r, base))
+        .collect();
+
     cross_checks(&mut p, &switches, &nodes, &logs, &pings);
     if !p.0.is_empty() {
         return Err(p.0);
@@ -323,6 +329,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         nodes,
         logs,
         pings,
+        prometheus,
         ui,
         alerts,
         path: None,

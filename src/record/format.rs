@@ -56,6 +56,7 @@ impl SourceInfo {
             "log" => SourceKind::Log,
             "ping" => SourceKind::Ping,
             "topology" => SourceKind::Topology,
+            "prometheus" => SourceKind::Prometheus,
             _ => SourceKind::Node,
         }
     }
@@ -68,6 +69,7 @@ pub fn kind_name(k: SourceKind) -> &'static str {
         SourceKind::Log => "log",
         SourceKind::Ping => "ping",
         SourceKind::Topology => "topology",
+        SourceKind::Prometheus => "prometheus",
     }
 }
 

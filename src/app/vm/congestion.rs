@@ -54,9 +54,9 @@ pub fn view(cx: &Ctx) -> TabView {
     let keys: BTreeSet<&Vec<String>> = ecn.keys().chain(cnp.keys()).chain(hdl.keys()).collect();
     let grouped = by_first(keys.iter().copied());
     let mut rows = Vec::new();
-    for node in &cx.cfg.nodes {
+    for node in &cx.nodes() {
         let name = node.name.as_str();
-        let state = cx.src(name);
+        let state = cx.src(&node.source);
         let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
             rows.push(r);

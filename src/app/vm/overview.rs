@@ -75,14 +75,15 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     }
     let rtt = rtt_by_peer(st);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
-    let mut rows: Vec<Row> = Vec::with_capacity(cx.cfg.nodes.len());
-    for n in &cx.cfg.nodes {
+    let nodes = cx.nodes();
+    let mut rows: Vec<Row> = Vec::with_capacity(nodes.len());
+    for n in &nodes {
         let name = n.name.as_str();
-        let state = cx.src(name);
-        let sev = cx
-            .alerts
-            .worst_for(&Subject::Node(name.into()))
-            .max(cx.alerts.worst_for(&Subject::Source(name.into())));
+        let state = cx.src(&n.source);
+        let sev = cx.alerts.worst_for(&Subject::Node(name.into())).max(
+            cx.alerts
+                .worst_for(&Subject::Source(n.source.as_str().into())),
+        );
         let port = n
             .switch_port
             .as_deref()

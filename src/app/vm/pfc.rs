@@ -233,9 +233,9 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
     let grouped = by_first(keys.iter().copied());
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let mut rows = Vec::new();
-    for n in &cx.cfg.nodes {
+    for n in &cx.nodes() {
         let name = n.name.as_str();
-        let state = cx.src(name);
+        let state = cx.src(&n.source);
         let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
         if let Some(r) = state.source_row(name, !mine.is_empty(), "pause counters") {
             rows.push(r);

@@ -47,7 +47,25 @@ pub fn missing(src: &Source, store: &Store) -> Vec<Missing> {
         // LLDP, host QoS and the watchdog are judged by the lossless-path proof (app::lossless),
         // which says what it could not read.
         SourceKind::Topology => Vec::new(),
+        SourceKind::Prometheus => fleet(src, store),
     }
+}
+
+fn fleet(src: &Source, store: &Store) -> Vec<Missing> {
+    let mut out = Vec::new();
+    for (prefix, what) in [
+        ("rocetop_rdma_", "RDMA counters (ECN/CNP tab)"),
+        ("rocetop_nic_pfc_", "host PFC pause counters (PFC tab)"),
+    ] {
+        if !has(store, src, prefix, &[]) {
+            out.push(Missing {
+                what: what.into(),
+                cause: format!("{} holds no series of this kind", src.name),
+                fix: crate::parse::prom_api::NOTHING_TO_READ.into(),
+            });
+        }
+    }
+    out
 }
 
 fn node(src: &Source, store: &Store) -> Vec<Missing> {

@@ -11,6 +11,7 @@ pub const TOP: &[&str] = &[
     "simulation",
     "ui",
     "alerts",
+    "prometheus",
 ];
 pub const SSH: &[&str] = &[
     "known_hosts",
@@ -84,3 +85,17 @@ pub const ALERTS: &[&str] = &[
     "episode_settle_seconds",
 ];
 pub const LEGACY: &[&str] = &["dh-group14-sha1", "ecdh-nistp", "hmac-sha1", "ssh-rsa"];
+pub const PROMETHEUS: &[&str] = &[
+    "name",
+    "url",
+    "selector",
+    "node_label",
+    "bearer_token_env",
+    "bearer_token_command",
+    "basic_user",
+    "basic_password_env",
+    "basic_password_command",
+    "ca_file",
+    "step",
+    "timeout",
+];

@@ -1,0 +1,122 @@
+//! Fleet-mode bench (issue #17): a real Prometheus over a backfilled fleet (default 2000 nodes ×
+//! 2 devices × 30 min at 15 s), read by a `[[prometheus]]` source. Reports the first screen (two
+//! polls: rates need two samples), wall time and rocetop CPU per refresh (poll + store + the
+//! Overview/ECN view models), RSS, and queries per refresh.
+//!
+//!     cargo run --release --example fleet_bench -- [NODES]
+
+#[path = "../tests/common/prom.rs"]
+mod prom;
+
+use prom::{Fleet, STEP_S};
+use rocetop::collect::poll::poll_once;
+use rocetop::collect::prometheus::PromTransport;
+use rocetop::collect::source::fleet_source;
+use rocetop::config::Config;
+use rocetop::metrics::Store;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Instant;
+
+/// CPU time of this process (user + system), from /proc/self/stat, in ms.
+fn cpu_ms() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let f: Vec<&str> = s
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) * 10.0
+}
+
+fn rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let nodes: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2000);
+    let Some(bins) = prom::require() else { return };
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let start = (now_s - 3 * 3600) / STEP_S * STEP_S;
+    let fleet = Fleet { nodes, start };
+    let t = Instant::now();
+    let server = prom::start(&bins, &fleet);
+    eprintln!(
+        "backfill + server ready: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let cfg = Config::from_str(
+        &format!(
+            "[[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:{}\"\n",
+            server.port
+        ),
+        "bench",
+        None,
+    )
+    .expect("config");
+    let p = &cfg.prometheus[0];
+    let t0 = (start + 15 * 60) * 1000 + 7_000;
+    let now = Arc::new(AtomicI64::new(t0));
+    let n = now.clone();
+    let transport = Arc::new(
+        PromTransport::new(p, Arc::new(move || n.load(Ordering::SeqCst))).expect("transport"),
+    );
+    let mut store = Store::new(24 * 3600 * 1000, 4096);
+    let src = fleet_source(p, &mut store, transport.clone());
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let mut app = rocetop::app::App::new(cfg.clone(), store, theme, t0);
+    let polls = 12;
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    let mut first_screen = None;
+    let begin = Instant::now();
+    for k in 0..polls {
+        now.store(t0 + k * STEP_S * 1000, Ordering::SeqCst);
+        let (w0, c0, q0) = (Instant::now(), cpu_ms(), transport.queries().await);
+        let c = poll_once(&src).await;
+        let poll_cpu = cpu_ms() - c0;
+        assert_eq!(c.error, None);
+        let at = c.at;
+        app.update(rocetop::app::Event::Collected(c), at);
+        let rows = rocetop::app::vm::overview::view(&app.ctx(rocetop::app::Tab::Overview)).rows;
+        let ecn = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
+        let q = transport.queries().await - q0;
+        wall.push(w0.elapsed().as_secs_f64() * 1e3);
+        cpu.push(cpu_ms() - c0);
+        if k == 1 {
+            first_screen = Some(begin.elapsed().as_secs_f64());
+        }
+        eprintln!(
+            "refresh {k}: {:.0} ms wall, {:.0} ms CPU ({poll_cpu:.0} in the poll: HTTP, JSON, mapping), {q} queries, {} overview rows, {} ECN rows, RSS {:.0} MB",
+            wall[k as usize],
+            cpu[k as usize],
+            rows.len(),
+            ecn.len(),
+            rss_mb()
+        );
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "fleet_bench nodes={nodes} first_screen_s={:.2} (2 polls, step not waited) wall_ms_median={:.0} cpu_ms_median={:.0} rss_mb={:.0} queries_per_refresh=3 (+1 detection every 20)",
+        first_screen.unwrap_or(f64::NAN),
+        med(&mut wall),
+        med(&mut cpu),
+        rss_mb()
+    );
+}

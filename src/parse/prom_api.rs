@@ -1,0 +1,315 @@
+//! Answers of a Prometheus HTTP API (`/api/v1/query`, instant vectors) mapped onto rocetop's
+//! vocabulary (DESIGN.md §4). Pure: the collector (`collect::prometheus`) stores the server's raw
+//! answers in one text, so a recording replays through this same mapping.
+//!
+//! The text holds one answer per query, each after a `# query NAME` line (`# error NAME why` for a
+//! query that failed). The collector asks every query through `label_replace` so the node name,
+//! port stripped, arrives in the fixed label [`NODE_LABEL`]: the mapping never needs the config.
+//!
+//! Profiles (exact names from the exporters' source): node_exporter's infiniband collector
+//! (`node_infiniband_*_total{device,port}`) and ethtool collector (`node_ethtool_received_prio3_pause`
+//! {device=netdev}, no `_total`), yuuki/rdma_exporter (`rdma_<hw_counter>_total{device,port}`,
+//! `rdma_roce_pfc_pause_frames_total{device,port,netdev,direction,priority}`, durations in µs),
+//! and rocetop's own export (`rocetop_rdma_*`, `rocetop_nic_pfc_*`, labels already ours).
+
+use crate::metrics::names::{self, rdma_counter};
+use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
+use serde::Deserialize;
+use std::collections::{HashMap, HashSet};
+
+/// The label the collector's `label_replace` fills with the node name (port stripped).
+pub const NODE_LABEL: &str = "rocetop_node";
+
+/// The exporters rocetop reads, in the order a duplicate series is kept (first wins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Profile {
+    Rocetop,
+    NodeInfiniband,
+    NodeEthtool,
+    RdmaExporter,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 4] = [
+        Profile::Rocetop,
+        Profile::NodeInfiniband,
+        Profile::NodeEthtool,
+        Profile::RdmaExporter,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Rocetop => "rocetop",
+            Profile::NodeInfiniband => "node_exporter infiniband",
+            Profile::NodeEthtool => "node_exporter ethtool",
+            Profile::RdmaExporter => "rdma_exporter",
+        }
+    }
+
+    /// The profile a metric name belongs to, if any.
+    pub fn of(metric: &str) -> Option<Profile> {
+        if metric.starts_with("rocetop_") {
+            Some(Profile::Rocetop)
+        } else if metric.starts_with("node_infiniband_") {
+            Some(Profile::NodeInfiniband)
+        } else if metric.starts_with("node_ethtool_") {
+            Some(Profile::NodeEthtool)
+        } else if metric.starts_with("rdma_") {
+            Some(Profile::RdmaExporter)
+        } else {
+            None
+        }
+    }
+
+    /// The series selector (metric names only) this profile's one query asks for.
+    pub fn selector(self) -> &'static str {
+        match self {
+            Profile::Rocetop => r#"__name__=~"rocetop_(rdma_.+_total|nic_pfc_.+_total)""#,
+            Profile::NodeInfiniband => {
+                r#"__name__=~"node_infiniband_(np_ecn_marked_roce_packets_received|np_cnp_packets_sent|rp_cnp_packets_handled|rp_cnp_ignored_packets_received|out_of_sequence_packets_received|packet_sequence_errors|local_ack_timeout_errors)_total""#
+            }
+            Profile::NodeEthtool => {
+                r#"__name__=~"node_ethtool_(received|transmitted)_prio[0-7]_pause(_duration)?""#
+            }
+            Profile::RdmaExporter => {
+                r#"__name__=~"rdma_(np_ecn_marked_roce_packets|np_cnp_sent|rp_cnp_handled|rp_cnp_ignored|out_of_sequence|packet_seq_err|local_ack_timeout_err|roce_pfc_pause_frames|roce_pfc_pause_duration)_total""#
+            }
+        }
+    }
+}
+
+/// The detection query's selector: every family any profile could give.
+pub const DETECT_SELECTOR: &str =
+    r#"__name__=~"node_infiniband_.*|node_ethtool_.*|rdma_.*|rocetop_.*""#;
+
+/// What to enable when a server holds none of the profiles.
+pub const NOTHING_TO_READ: &str = "this Prometheus holds no RDMA counters rocetop reads: enable node_exporter's \
+infiniband collector (on by default since 1.11; mlx5 congestion counters) and `--collector.ethtool` with \
+`--collector.ethtool.metrics-include='^(rx|tx)_prio[0-7]_pause.*'` for PFC, or run yuuki/rdma_exporter, \
+or `rocetop export` on each node (contrib/debian/rocetop-export.service, contrib/prometheus.yml)";
+
+#[derive(Deserialize)]
+struct Answer {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    #[serde(default)]
+    result: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    metric: HashMap<String, String>,
+    value: (f64, String),
+}
+
+fn answer(json: &str) -> Result<Vec<Item>, String> {
+    let a: Answer =
+        serde_json::from_str(json).map_err(|e| format!("not a Prometheus API answer: {e}"))?;
+    if a.status != "success" {
+        return Err(format!(
+            "Prometheus: {}",
+            a.error.unwrap_or_else(|| a.status.clone())
+        ));
+    }
+    let d = a.data.ok_or("Prometheus answer without data")?;
+    if d.result_type != "vector" {
+        return Err(format!("expected an instant vector, got {}", d.result_type));
+    }
+    Ok(d.result)
+}
+
+/// The profiles a detection answer (`count by (__name__)(...)`) shows the server holds.
+pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
+    let mut v: Vec<Profile> = answer(json)?
+        .iter()
+        .filter_map(|i| i.metric.get("__name__").and_then(|n| Profile::of(n)))
+        .collect();
+    v.sort();
+    v.dedup();
+    Ok(v)
+}
+
+/// Map every answer of a poll's text onto rocetop samples.
+pub fn parse(text: &str) -> Parsed {
+    let mut p = Parsed::default();
+    let mut seen: HashSet<SeriesKey> = HashSet::new();
+    let (mut refused, mut dups, mut unnamed) = (0usize, 0usize, 0usize);
+    let mut query = "";
+    for line in text.lines() {
+        if let Some(q) = line.strip_prefix("# query ") {
+            query = q.trim();
+        } else if let Some(e) = line.strip_prefix("# error ") {
+            p.note(format!("query {}", e.trim()));
+        } else if line.starts_with('#') || line.trim().is_empty() {
+        } else {
+            match answer(line) {
+                Err(e) => p.note(format!("query {query}: {e}")),
+                Ok(items) => {
+                    for it in &items {
+                        match map(it) {
+                            Mapped::Sample(s) if seen.insert(s.key.clone()) => p.push(s),
+                            Mapped::Sample(_) => dups += 1,
+                            Mapped::Refused => refused += 1,
+                            Mapped::NoNode => unnamed += 1,
+                            Mapped::Unknown(n) => p.unknown(&n),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if refused > 0 {
+        p.note(format!(
+            "{refused} samples refused (NaN, ±Inf or negative counter)"
+        ));
+    }
+    if dups > 0 {
+        p.note(format!(
+            "{dups} duplicate series (two exporters report the same counter): kept the first profile's"
+        ));
+    }
+    if unnamed > 0 {
+        p.note(format!("{unnamed} series without a node label: not shown"));
+    }
+    p
+}
+
+enum Mapped {
+    Sample(Sample),
+    Refused,
+    NoNode,
+    Unknown(String),
+}
+
+fn map(it: &Item) -> Mapped {
+    let m = &it.metric;
+    let Some(name) = m.get("__name__") else {
+        return Mapped::Unknown("series without __name__".into());
+    };
+    let Some(node) = m
+        .get("node")
+        .or_else(|| m.get(NODE_LABEL))
+        .filter(|n| !n.is_empty())
+    else {
+        return Mapped::NoNode;
+    };
+    // Rocetop's own export already says `node`; an exporter's `node` label (rare) loses to ours.
+    let node = if Profile::of(name) == Some(Profile::Rocetop) {
+        node
+    } else {
+        m.get(NODE_LABEL).unwrap_or(node)
+    };
+    let Some((metric, labels, scale)) = target(name, m) else {
+        return Mapped::Unknown(format!("{name}: not mapped"));
+    };
+    let v = match it.value.1.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => v * scale,
+        _ => return Mapped::Refused,
+    };
+    let mut l: Vec<(LabelName, &str)> = vec![("node", node.as_str())];
+    l.extend(labels.iter().map(|(k, v)| (*k, v.as_str())));
+    Mapped::Sample(Sample {
+        key: SeriesKey::new(metric, &l),
+        value: Value::Counter(v.round() as u64),
+    })
+}
+
+type Target = (String, Vec<(LabelName, String)>, f64);
+
+/// The rocetop name, labels (besides `node`) and unit factor of one exporter series.
+fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
+    let get = |k: &str| m.get(k).cloned();
+    let rdma = |hw: &str| -> Option<Target> {
+        Some((
+            rdma_counter(hw),
+            vec![("device", get("device")?), ("rdma_port", get("port")?)],
+            1.0,
+        ))
+    };
+    if let Some(rest) = name.strip_prefix("node_infiniband_") {
+        let hw = match rest {
+            "np_ecn_marked_roce_packets_received_total" => "np_ecn_marked_roce_packets",
+            "np_cnp_packets_sent_total" => "np_cnp_sent",
+            "rp_cnp_packets_handled_total" => "rp_cnp_handled",
+            "rp_cnp_ignored_packets_received_total" => "rp_cnp_ignored",
+            "out_of_sequence_packets_received_total" => "out_of_sequence",
+            "packet_sequence_errors_total" => "packet_seq_err",
+            "local_ack_timeout_errors_total" => "local_ack_timeout_err",
+            _ => return None,
+        };
+        return rdma(hw);
+    }
+    if let Some(rest) = name.strip_prefix("node_ethtool_") {
+        let (dir, rest) = rest
+            .strip_prefix("received_prio")
+            .map(|r| ("rx", r))
+            .or_else(|| rest.strip_prefix("transmitted_prio").map(|r| ("tx", r)))?;
+        let (prio, kind) = rest.split_once('_')?;
+        return pause(dir, kind, prio, get("device")?, 1.0);
+    }
+    if let Some(kind) = name
+        .strip_prefix("rdma_roce_pfc_")
+        .and_then(|r| r.strip_suffix("_total"))
+    {
+        let kind = if kind == "pause_frames" {
+            "pause"
+        } else {
+            kind
+        };
+        let dir = get("direction")?;
+        return pause(&dir, kind, &get("priority")?, get("netdev")?, 1.0);
+    }
+    if let Some(hw) = name
+        .strip_prefix("rdma_")
+        .and_then(|r| r.strip_suffix("_total"))
+    {
+        return rdma(hw);
+    }
+    if names::rdma_counter_of(name).is_some() {
+        return Some((
+            name.to_string(),
+            vec![("device", get("device")?), ("rdma_port", get("rdma_port")?)],
+            1.0,
+        ));
+    }
+    if name.starts_with("rocetop_nic_pfc_") {
+        let scale = 1.0 / names::exposition_scale(name);
+        return Some((
+            name.to_string(),
+            vec![("netdev", get("netdev")?), ("priority", get("priority")?)],
+            scale,
+        ));
+    }
+    None
+}
+
+/// A per-priority pause counter: frames, or duration in µs (what the store keeps).
+fn pause(dir: &str, kind: &str, prio: &str, netdev: String, scale: f64) -> Option<Target> {
+    if prio.len() != 1 || !prio.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let metric = match (dir, kind) {
+        ("rx", "pause") => names::NIC_PFC_RX_PAUSE,
+        ("tx", "pause") => names::NIC_PFC_TX_PAUSE,
+        ("rx", "pause_duration") => names::NIC_PFC_RX_PAUSE_DURATION,
+        ("tx", "pause_duration") => names::NIC_PFC_TX_PAUSE_DURATION,
+        _ => return None,
+    };
+    Some((
+        metric.to_string(),
+        vec![("netdev", netdev), ("priority", prio.to_string())],
+        scale,
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+use super::*;
+
+/// One answer on one line, as the collector stores it.
+fn vector(items: &str) -> String {
+    let items = items.replace('\n', " ");
+    format!(r#"{{"status":"success","data":{{"resultType":"vector","result":[{items}]}}}}"#)
+}
+
+#[test]
+fn node_exporter_and_rdma_exporter_names_map_onto_ours() {
+    let text = format!(
+        "# query node_infiniband\n{}\n# query rdma_exporter\n{}\n",
+        vector(
+            r#"{"metric":{"__name__":"node_infiniband_np_cnp_packets_sent_total","device":"mlx5_0","port":"1","instance":"gpu1:9100","rocetop_node":"gpu1"},"value":[1700000000,"42"]},
+               {"metric":{"__name__":"node_ethtool_received_prio3_pause_duration","device":"ens1f0","rocetop_node":"gpu1"},"value":[1700000000,"1500"]}"#
+        ),
+        vector(
+            r#"{"metric":{"__name__":"rdma_roce_pfc_pause_frames_total","device":"mlx5_1","port":"1","netdev":"ens2f0","direction":"tx","priority":"3","rocetop_node":"gpu2"},"value":[1700000000,"7"]},
+               {"metric":{"__name__":"rdma_rp_cnp_handled_total","device":"mlx5_1","port":"1","rocetop_node":"gpu2"},"value":[1700000000,"9"]}"#
+        )
+    );
+    let p = parse(&text);
+    assert_eq!(p.notes, Vec::<String>::new());
+    assert_eq!(
+        p.find(
+            "rocetop_rdma_np_cnp_sent_total",
+            &[("node", "gpu1"), ("device", "mlx5_0"), ("rdma_port", "1")]
+        ),
+        Some(Value::Counter(42))
+    );
+    assert_eq!(
+        p.find(
+            names::NIC_PFC_RX_PAUSE_DURATION,
+            &[("node", "gpu1"), ("netdev", "ens1f0"), ("priority", "3")]
+        ),
+        Some(Value::Counter(1500)),
+        "µs stay µs, as the store keeps them"
+    );
+    assert_eq!(
+        p.find(
+            names::NIC_PFC_TX_PAUSE,
+            &[("node", "gpu2"), ("netdev", "ens2f0"), ("priority", "3")]
+        ),
+        Some(Value::Counter(7))
+    );
+    assert_eq!(
+        p.find(
+            "rocetop_rdma_rp_cnp_handled_total",
+            &[("node", "gpu2"), ("device", "mlx5_1")]
+        ),
+        Some(Value::Counter(9))
+    );
+}
+
+#[test]
+fn nan_inf_and_negative_are_refused_never_zero() {
+    let text = vector(
+        r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"a"},"value":[1,"NaN"]},
+           {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"b"},"value":[1,"+Inf"]},
+           {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"c"},"value":[1,"-3"]}"#,
+    );
+    let p = parse(&text);
+    assert!(p.samples.is_empty());
+    assert!(p.notes[0].starts_with("3 samples refused"), "{:?}", p.notes);
+}
+
+#[test]
+fn duplicates_from_two_exporters_keep_one_and_say_so() {
+    let text = vector(
+        r#"{"metric":{"__name__":"node_infiniband_np_cnp_packets_sent_total","device":"d","port":"1","rocetop_node":"a"},"value":[1,"5"]},
+           {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"a"},"value":[1,"6"]}"#,
+    );
+    let p = parse(&text);
+    assert_eq!(p.samples.len(), 1);
+    assert_eq!(p.samples[0].value, Value::Counter(5));
+    assert!(p.notes[0].contains("duplicate"), "{:?}", p.notes);
+}
+
+#[test]
+fn rocetop_export_keeps_its_node_and_pause_seconds_become_microseconds() {
+    let text = vector(
+        r#"{"metric":{"__name__":"rocetop_nic_pfc_rx_pause_duration_seconds_total","node":"n1","netdev":"ens1","priority":"3","instance":"n1:9400","rocetop_node":"n1host"},"value":[1,"0.25"]}"#,
+    );
+    let p = parse(&text);
+    assert_eq!(
+        p.find(names::NIC_PFC_RX_PAUSE_DURATION, &[("node", "n1")]),
+        Some(Value::Counter(250_000))
+    );
+}
+
+#[test]
+fn errors_and_garbage_become_notes_not_samples() {
+    let text = "# error node_ethtool: HTTP 503\n{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}\nnot json\n";
+    let p = parse(text);
+    assert!(p.samples.is_empty());
+    assert_eq!(p.notes.len(), 3, "{:?}", p.notes);
+    assert!(p.notes[1].contains("parse error"));
+}
+
+#[test]
+fn detection_lists_profiles_present() {
+    let j = vector(
+        r#"{"metric":{"__name__":"node_infiniband_np_cnp_packets_sent_total"},"value":[1,"4000"]},
+           {"metric":{"__name__":"rdma_port_info"},"value":[1,"4000"]},
+           {"metric":{"__name__":"up"},"value":[1,"1"]}"#,
+    );
+    assert_eq!(
+        profiles(&j),
+        Ok(vec![Profile::NodeInfiniband, Profile::RdmaExporter])
+    );
+    assert_eq!(profiles(&vector("")), Ok(vec![]));
+    assert!(profiles("<html>").is_err());
+}

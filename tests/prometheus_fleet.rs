@@ -1,0 +1,218 @@
+//! Fleet mode against the real Debian Prometheus (issue #17): a TSDB backfilled by promtool with
+//! counters growing at known rates in node_exporter's and rdma_exporter's names; rocetop's rates,
+//! read through `[[prometheus]]` and the store's rate.rs, must equal them.
+
+#[path = "common/prom.rs"]
+mod prom;
+
+use prom::{Fleet, STEP_S};
+use rocetop::collect::poll::poll_once;
+use rocetop::collect::prometheus::PromTransport;
+use rocetop::collect::source::fleet_source;
+use rocetop::config::Config;
+use rocetop::metrics::names;
+use rocetop::metrics::query::{label_values, rate_sum};
+use rocetop::metrics::{SeriesKey, Store};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+const NODES: usize = 200;
+
+fn config(port: u16, extra: &str) -> Config {
+    Config::from_str(
+        &format!("[[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:{port}\"\n{extra}"),
+        "test",
+        None,
+    )
+    .expect("valid config")
+}
+
+/// A clock that starts at `t0` (ms) and moves one step per poll.
+fn stepping_clock(t0: i64) -> (Arc<AtomicI64>, rocetop::collect::prometheus::Clock) {
+    let now = Arc::new(AtomicI64::new(t0));
+    let n = now.clone();
+    (now, Arc::new(move || n.load(Ordering::SeqCst)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
+    let Some(bins) = prom::require() else { return };
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let start = (now_s - 3 * 3600) / STEP_S * STEP_S;
+    let fleet = Fleet {
+        nodes: NODES,
+        start,
+    };
+    let server = prom::start(&bins, &fleet);
+
+    let cfg = config(server.port, "");
+    let p = &cfg.prometheus[0];
+    // Polls from minute 15 to past the reset at minute 20, 2 s after each step boundary.
+    let t0 = (start + 15 * 60) * 1000 + 7_000;
+    let (now, clock) = stepping_clock(t0);
+    let transport = Arc::new(PromTransport::new(p, clock).expect("transport"));
+    let mut store = Store::new(24 * 3600 * 1000, 4096);
+    let src = fleet_source(p, &mut store, transport.clone());
+    let mut ats = Vec::new();
+    for k in 0..30 {
+        now.store(t0 + k * STEP_S * 1000, Ordering::SeqCst);
+        let c = poll_once(&src).await;
+        assert_eq!(c.error, None, "poll {k}");
+        ats.push(c.at);
+        c.apply(&mut store);
+        if k == 0 {
+            assert!(
+                c.parsed.notes.iter().any(|n| n.contains("refused")),
+                "NaN refused: {:?}",
+                c.parsed.notes
+            );
+            assert!(
+                c.parsed.notes.iter().any(|n| n.contains("duplicate")),
+                "{:?}",
+                c.parsed.notes
+            );
+        }
+    }
+    // Evaluation times are step multiples, one step apart: each poll reads one new scrape.
+    assert!(
+        ats.windows(2).all(|w| w[1] - w[0] == STEP_S * 1000),
+        "{ats:?}"
+    );
+    assert_eq!(ats[0] % (STEP_S * 1000), 0);
+
+    // Every node appears, from labels alone, with the port stripped.
+    let nodes = label_values(&store, &names::rdma_counter("np_cnp_sent"), "node");
+    assert_eq!(nodes.len(), NODES, "{:?}", &nodes[..5.min(nodes.len())]);
+    assert!(nodes.contains(&Fleet::node(7)));
+
+    let cnp = names::rdma_counter("np_cnp_sent");
+    for i in [4usize, 7, 57, 199] {
+        for (d, dev) in ["mlx5_0", "mlx5_1"].iter().enumerate() {
+            let node = Fleet::node(i);
+            let r = rate_sum(&store, &cnp, &[("node", &node), ("device", dev)]);
+            assert_eq!(
+                r,
+                Some(Fleet::cnp_rate(i, d) as f64),
+                "CNP/s of {node} {dev}"
+            );
+        }
+        let node = Fleet::node(i);
+        let pause = rate_sum(
+            &store,
+            names::NIC_PFC_RX_PAUSE,
+            &[("node", &node), ("priority", "3")],
+        );
+        assert_eq!(
+            pause,
+            Some(2.0 * Fleet::pause_rate(i) as f64),
+            "rx pause/s of {node}, two netdevs"
+        );
+    }
+    let ecn = rate_sum(
+        &store,
+        &names::rdma_counter("np_ecn_marked_roce_packets"),
+        &[("node", "gpu0004"), ("device", "mlx5_1")],
+    );
+    assert_eq!(ecn, Some(Fleet::ecn_rate(4, 1) as f64));
+    // µs of pause per second, as the store keeps them (the exporter divides by 10^6 once).
+    let us = rate_sum(
+        &store,
+        names::NIC_PFC_RX_PAUSE_DURATION,
+        &[("node", "gpu0004"), ("netdev", "ens1f0")],
+    );
+    assert_eq!(us, Some(Fleet::pause_us_rate(4) as f64));
+
+    // NaN samples are refused: node 2's CNP-handled is missing, never 0.
+    let handled = names::rdma_counter("rp_cnp_handled");
+    assert_eq!(rate_sum(&store, &handled, &[("node", "gpu0002")]), None);
+    assert!(rate_sum(&store, &handled, &[("node", "gpu0004")]).is_some());
+
+    // The reset of node 0 / mlx5_0 gives no rate for its interval, and the right rate after.
+    let key = SeriesKey::new(
+        &cnp,
+        &[
+            ("device", "mlx5_0"),
+            ("node", "gpu0000"),
+            ("rdma_port", "1"),
+        ],
+    );
+    let id = store.id(&key).expect("series of node 0");
+    let reset_ms = fleet.reset_at() * 1000;
+    let rates = store.rates(id, 0);
+    let at_reset = rates
+        .iter()
+        .find(|(t, _)| *t >= reset_ms)
+        .expect("an interval over the reset");
+    assert_eq!(
+        at_reset.1.value(),
+        None,
+        "no rate across a reset: {at_reset:?}"
+    );
+    let after: Vec<f64> = rates
+        .iter()
+        .filter(|(t, _)| *t > at_reset.0)
+        .filter_map(|(_, r)| r.value())
+        .collect();
+    assert!(
+        !after.is_empty() && after.iter().all(|r| *r == Fleet::cnp_rate(0, 0) as f64),
+        "{after:?}"
+    );
+
+    // One detection query every 20 polls, then one query per profile (3 here) per poll.
+    let q = transport.queries().await;
+    assert_eq!(q, 2 + 30 * 3, "queries for 30 polls");
+
+    // The tabs make one row per node the labels name (no node list in the config).
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let last = *ats.last().expect("polls");
+    let app = rocetop::app::App::new(cfg.clone(), store, theme, last);
+    let rows = rocetop::app::vm::overview::view(&app.ctx(rocetop::app::Tab::Overview)).rows;
+    assert_eq!(rows.len(), NODES);
+    assert!(rows.iter().any(|r| r.name == "gpu0199"));
+    let ecn = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
+    assert_eq!(ecn.len(), NODES * 2, "one row per node and device");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_profiles_says_what_to_enable_and_a_dead_one_says_so() {
+    let Some(bins) = prom::require() else { return };
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let start = (now_s - 3 * 3600) / STEP_S * STEP_S;
+    let server = prom::start(&bins, &Fleet { nodes: 2, start });
+    let cfg = config(server.port, "selector = '{job=\"none\"}'\n");
+    let p = &cfg.prometheus[0];
+    let (_now, clock) = stepping_clock((start + 600) * 1000);
+    let mut store = Store::new(3_600_000, 100);
+    let src = fleet_source(
+        p,
+        &mut store,
+        Arc::new(PromTransport::new(p, clock).expect("t")),
+    );
+    let c = poll_once(&src).await;
+    let e = c.error.expect("no profile is an error");
+    assert!(
+        e.contains("--collector.ethtool") && e.contains("rdma_exporter"),
+        "{e}"
+    );
+    assert!(c.parsed.samples.is_empty());
+
+    let port = server.port;
+    drop(server);
+    let cfg = config(port, "");
+    let p = &cfg.prometheus[0];
+    let (_now, clock) = stepping_clock((start + 600) * 1000);
+    let src = fleet_source(
+        p,
+        &mut store,
+        Arc::new(PromTransport::new(p, clock).expect("t")),
+    );
+    let c = poll_once(&src).await;
+    let e = c.error.expect("down is an error");
+    assert!(e.contains("refused"), "{e}");
+}
