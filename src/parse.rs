@@ -122,6 +122,15 @@ impl ParseKind {
                 "a training log (iteration/step lines with loss or step time, nccl-tests tables, NCCL_DEBUG transport lines)"
             }
             ParseKind::Ping => "a rocetop ping report",
+            ParseKind::LldpNeighbors => {
+                "a switch's `show lldp neighbors` (NX-OS, EOS) or SONiC `show lldp table`"
+            }
+            ParseKind::Lldpctl => "a host's `lldpctl` (text, `-f keyvalue` or `-f json`)",
+            ParseKind::HostQos => {
+                "a host's `mlnx_qos -i <netdev>` (trust, PFC, DSCP map) with the sysfs ecn knobs"
+            }
+            ParseKind::SonicPfcwd => "SONiC `show pfcwd stats`",
+            ParseKind::NxosPfcwd => "NX-OS `show queuing pfc-queue detail` (PFC watchdog)",
             ParseKind::PromApi => {
                 "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
             }

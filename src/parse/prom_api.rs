@@ -217,13 +217,23 @@ fn map(it: &Item) -> Mapped {
     };
     let mut l: Vec<(LabelName, &str)> = vec![("node", node.as_str())];
     l.extend(labels.iter().map(|(k, v)| (*k, v.as_str())));
+    let n = v.round() as u64;
     Mapped::Sample(Sample {
+        value: if is_pause_duration(&metric) {
+            Value::CounterMicros(n)
+        } else {
+            Value::Counter(n)
+        },
         key: SeriesKey::new(metric, &l),
-        value: Value::Counter(v.round() as u64),
     })
 }
 
 type Target = (String, Vec<(LabelName, String)>, f64);
+
+/// Pause time: kept in µs like the NIC's own counter, read back in seconds (metrics::Scale).
+fn is_pause_duration(metric: &str) -> bool {
+    metric == names::NIC_PFC_RX_PAUSE_DURATION || metric == names::NIC_PFC_TX_PAUSE_DURATION
+}
 
 /// The rocetop name, labels (besides `node`) and unit factor of one exporter series.
 fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
@@ -282,7 +292,8 @@ fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
         ));
     }
     if name.starts_with("rocetop_nic_pfc_") {
-        let scale = 1.0 / names::exposition_scale(name);
+        // rocetop's export says seconds; the store keeps pause time as the NIC counts it (µs).
+        let scale = if is_pause_duration(name) { 1e6 } else { 1.0 };
         return Some((
             name.to_string(),
             vec![("netdev", get("netdev")?), ("priority", get("priority")?)],

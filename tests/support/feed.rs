@@ -251,6 +251,8 @@ pub fn polls(lab: &mut Lab) -> Vec<(String, Parsed)> {
                 }
                 v
             }
+            // Rare reads and fleet sources are not part of the simulated lab's polls here.
+            SourceKind::Topology | SourceKind::Prometheus => continue,
             SourceKind::Log => {
                 let Some(log) = lab.sim.logs.iter().find(|l| src.ctx.log == l.path) else {
                     continue;
