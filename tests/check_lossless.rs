@@ -76,6 +76,19 @@ fn node(dir: &Path, qos: &str, lldp_port: &str) -> (Sshd, PathBuf) {
         }
     }
     std::fs::write(net.join("mtu"), "9000\n").expect("mtu");
+    // An RDMA device on ens224 with its DCQCN counters: check wants the data every tab needs.
+    let port = sys.join("class/infiniband/mlx5_0/ports/1");
+    std::fs::create_dir_all(port.join("hw_counters")).expect("hw_counters");
+    std::fs::create_dir_all(port.join("gid_attrs/ndevs")).expect("ndevs");
+    for c in [
+        "np_cnp_sent",
+        "np_ecn_marked_roce_packets",
+        "rp_cnp_handled",
+    ] {
+        std::fs::write(port.join("hw_counters").join(c), "0\n").expect("counter");
+    }
+    std::fs::write(port.join("gid_attrs/ndevs/0"), "ens224\n").expect("ndev");
+    std::fs::write(port.join("state"), "4: ACTIVE\n").expect("state");
     std::fs::create_dir_all(&bin).expect("bin");
     std::fs::write(dir.join("qos.txt"), qos).expect("qos");
     script(

@@ -215,7 +215,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 21] = [
+const KINDS: [ParseKind; 22] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -237,6 +237,7 @@ const KINDS: [ParseKind; 21] = [
     ParseKind::HostQos,
     ParseKind::SonicPfcwd,
     ParseKind::NxosPfcwd,
+    ParseKind::PromApi,
 ];
 
 #[test]

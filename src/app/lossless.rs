@@ -281,8 +281,11 @@ impl Proof {
             t,
             "\nLossless path: {} link(s), {}",
             self.pairs.len(),
-            if self.findings.is_empty() {
+            if self.findings.is_empty() && self.notes.is_empty() {
                 "consistent".to_string()
+            } else if self.findings.is_empty() {
+                // Unknown facts are not agreement: say what was not proven (the notes below).
+                format!("no mismatch in what was read; {} note(s)", self.notes.len())
             } else {
                 format!("{} mismatch(es)", self.findings.len())
             }

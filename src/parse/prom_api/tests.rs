@@ -33,7 +33,7 @@ fn node_exporter_and_rdma_exporter_names_map_onto_ours() {
             names::NIC_PFC_RX_PAUSE_DURATION,
             &[("node", "gpu1"), ("netdev", "ens1f0"), ("priority", "3")]
         ),
-        Some(Value::Counter(1500)),
+        Some(Value::CounterMicros(1500)),
         "µs stay µs, as the store keeps them"
     );
     assert_eq!(
@@ -84,7 +84,7 @@ fn rocetop_export_keeps_its_node_and_pause_seconds_become_microseconds() {
     let p = parse(&text);
     assert_eq!(
         p.find(names::NIC_PFC_RX_PAUSE_DURATION, &[("node", "n1")]),
-        Some(Value::Counter(250_000))
+        Some(Value::CounterMicros(250_000))
     );
 }
 
