@@ -224,7 +224,9 @@ pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
             capture::Skipped::default(),
         ),
         // The host parsers read the netdev or device from the shell prompt's command.
-        ParseKind::Ethtool | ParseKind::RdmaStatistic => capture::clean(text, false),
+        ParseKind::Ethtool | ParseKind::RdmaStatistic | ParseKind::HostQos | ParseKind::Lldpctl => {
+            capture::clean(text, false)
+        }
         _ => capture::clean(text, true),
     };
     let mut p = dispatch(kind, &text, ctx);

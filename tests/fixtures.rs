@@ -53,6 +53,12 @@ const RULES: &[(&str, &str, ParseKind)] = &[
     ("linux", "rdma-stat", ParseKind::RdmaStatistic),
     ("linux", "hw-counters", ParseKind::HwCounters),
     ("training", "", ParseKind::TrainingLog),
+    // Topology captures (#21): LLDP, host QoS, PFC watchdog.
+    ("topology", "lldpctl", ParseKind::Lldpctl),
+    ("topology", "show-lldp-", ParseKind::LldpNeighbors),
+    ("topology", "mlnx_qos", ParseKind::HostQos),
+    ("topology", "show-pfcwd-stats", ParseKind::SonicPfcwd),
+    ("topology", "show-queuing-pfc-queue", ParseKind::NxosPfcwd),
 ];
 
 /// Files in the fixture tree that are not captures of a parse kind, and why.

@@ -117,13 +117,16 @@ async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
         &[("node", "gpu0004"), ("device", "mlx5_1")],
     );
     assert_eq!(ecn, Some(Fleet::ecn_rate(4, 1) as f64));
-    // µs of pause per second, as the store keeps them (the exporter divides by 10^6 once).
-    let us = rate_sum(
+    // Seconds of pause per second (the store keeps the NIC's µs and reads seconds, #15.2).
+    let frac = rate_sum(
         &store,
         names::NIC_PFC_RX_PAUSE_DURATION,
         &[("node", "gpu0004"), ("netdev", "ens1f0")],
     );
-    assert_eq!(us, Some(Fleet::pause_us_rate(4) as f64));
+    assert_eq!(
+        frac.map(|s| (s * 1e6).round()),
+        Some(Fleet::pause_us_rate(4) as f64)
+    );
 
     // NaN samples are refused: node 2's CNP-handled is missing, never 0.
     let handled = names::rdma_counter("rp_cnp_handled");

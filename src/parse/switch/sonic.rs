@@ -154,6 +154,12 @@ fn queue_table(
             let (Some(port), Some(queue)) = (cells.first(), cells.get(1)) else {
                 return false;
             };
+            // Port and queue names are printable ASCII (`host|ASIC0|Ethernet4`, `UC3`): a row of
+            // binary junk with the right number of cells is not a queue.
+            let name_like = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic());
+            if !name_like(port) || !name_like(queue) {
+                return false;
+            }
             let port = normalize_port(port);
             let mut ok = true;
             for (col, cell) in h.iter().zip(cells).skip(2) {
