@@ -465,11 +465,7 @@ fn selection_follows_its_item_across_resorts_and_filters() {
     let b2 = render(&lab.app, 120, 40);
     let (x, y) = find(&b2, &format!("{name} ")).expect("row");
     // The selection's colours (theme.selected, WCAG-checked) mark the row, not a modifier.
-    assert_ne!(
-        b2[(x, y)].bg,
-        b2[(x, y + 1)].bg,
-        "{name} is highlighted"
-    );
+    assert_ne!(b2[(x, y)].bg, b2[(x, y + 1)].bg, "{name} is highlighted");
     drop(b);
     lab.key(KeyCode::Char('/'));
     lab.chars("rdma");
