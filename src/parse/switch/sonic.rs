@@ -157,7 +157,12 @@ fn queue_table(
             // Port and queue names are printable ASCII (`host|ASIC0|Ethernet4`, `UC3`): a row of
             // binary junk with the right number of cells is not a queue.
             let name_like = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic());
-            if !name_like(port) || !name_like(queue) {
+            // SONiC names queues by type and index: UC3, MC10, ALL0.
+            let digits = queue.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            let queue_like = digits.len() < queue.len()
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit());
+            if !name_like(port) || !queue_like {
                 return false;
             }
             let port = normalize_port(port);
