@@ -192,11 +192,8 @@ async fn enormous_outputs_are_read_without_panic() {
                     "{kind:?} {what}: examples are bounded in size"
                 );
             }
-            assert!(
-                t0.elapsed() < std::time::Duration::from_secs(120),
-                "{kind:?} {what}: {:?}",
-                t0.elapsed()
-            );
+            // A figure, not a bound (timings are for benchmarks): linear cost shows here.
+            eprintln!("{kind:?} {what}: {} MB in {:?}", big.len() >> 20, t0.elapsed());
         }
     }
 }
