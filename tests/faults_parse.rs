@@ -193,7 +193,11 @@ async fn enormous_outputs_are_read_without_panic() {
                 );
             }
             // A figure, not a bound (timings are for benchmarks): linear cost shows here.
-            eprintln!("{kind:?} {what}: {} MB in {:?}", big.len() >> 20, t0.elapsed());
+            eprintln!(
+                "{kind:?} {what}: {} MB in {:?}",
+                big.len() >> 20,
+                t0.elapsed()
+            );
         }
     }
 }
