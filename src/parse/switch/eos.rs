@@ -44,31 +44,44 @@ pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
     };
     let mut p = Parsed::default();
     let mut acc = Acc::default();
+    per_interface(&v, "interfaceCounters", &mut p, |p, intf, c| {
+        let port = normalize_port(intf);
+        for (key, name) in [("rxFrames", SW_PFC_RX), ("txFrames", SW_PFC_TX)] {
+            let Some(v) = c.get(key) else { continue };
+            if let Some(n) = jtake(p, || format!("{intf} {key}"), v) {
+                let l = [
+                    ("switch", switch),
+                    ("port", port.as_str()),
+                    ("priority", "all"),
+                ];
+                acc.set(Sample::counter(name, &l, n));
+            }
+        }
+    });
+    acc.into_parsed(p)
+}
+
+/// Each interface under `table` (`{"Ethernet1": {...}}`) of every body; a reply with no such
+/// table is not understood.
+fn per_interface(
+    v: &Value,
+    table: &str,
+    p: &mut Parsed,
+    mut each: impl FnMut(&mut Parsed, &str, &Value),
+) {
     let mut found = false;
-    for b in bodies(&v) {
-        let Some(m) = b.get("interfaceCounters").and_then(Value::as_object) else {
+    for b in bodies(v) {
+        let Some(m) = b.get(table).and_then(Value::as_object) else {
             continue;
         };
         found = true;
         for (intf, c) in m {
-            let port = normalize_port(intf);
-            for (key, name) in [("rxFrames", SW_PFC_RX), ("txFrames", SW_PFC_TX)] {
-                let Some(v) = c.get(key) else { continue };
-                if let Some(n) = jtake(&mut p, || format!("{intf} {key}"), v) {
-                    let l = [
-                        ("switch", switch),
-                        ("port", port.as_str()),
-                        ("priority", "all"),
-                    ];
-                    acc.set(Sample::counter(name, &l, n));
-                }
-            }
+            each(p, intf, c);
         }
     }
     if !found {
-        p.unknown("JSON without interfaceCounters");
+        p.unknown(&format!("JSON without {table}"));
     }
-    acc.into_parsed(p)
 }
 
 pub fn parse_queue(text: &str, switch: &str) -> Parsed {
@@ -85,35 +98,25 @@ pub fn parse_ecn(text: &str, switch: &str) -> Parsed {
     };
     let mut p = Parsed::default();
     let mut acc = Acc::default();
-    let mut found = false;
-    for b in bodies(&v) {
-        let Some(m) = b.get("intfQueueCounters").and_then(Value::as_object) else {
-            continue;
+    per_interface(&v, "intfQueueCounters", &mut p, |p, intf, c| {
+        let port = normalize_port(intf);
+        let Some(q) = c.get("queueCounters").and_then(Value::as_object) else {
+            p.unknown(&format!("{intf}: no queueCounters"));
+            return;
         };
-        found = true;
-        for (intf, c) in m {
-            let port = normalize_port(intf);
-            let Some(q) = c.get("queueCounters").and_then(Value::as_object) else {
-                p.unknown(&format!("{intf}: no queueCounters"));
-                continue;
-            };
-            for (tc, val) in q {
-                // `"-"`: the queue is not counted, so no sample (and nothing to report).
-                if let Some(n) = jtake(&mut p, || format!("{intf} TC{tc}"), val) {
-                    let queue = format!("TC{tc}");
-                    let l = [
-                        ("switch", switch),
-                        ("port", port.as_str()),
-                        ("queue", queue.as_str()),
-                    ];
-                    acc.set(Sample::counter(SW_QUEUE_ECN_MARKED, &l, n));
-                }
+        for (tc, val) in q {
+            // `"-"`: the queue is not counted, so no sample (and nothing to report).
+            if let Some(n) = jtake(p, || format!("{intf} TC{tc}"), val) {
+                let queue = format!("TC{tc}");
+                let l = [
+                    ("switch", switch),
+                    ("port", port.as_str()),
+                    ("queue", queue.as_str()),
+                ];
+                acc.set(Sample::counter(SW_QUEUE_ECN_MARKED, &l, n));
             }
         }
-    }
-    if !found {
-        p.unknown("JSON without intfQueueCounters");
-    }
+    });
     acc.into_parsed(p)
 }
 

@@ -51,7 +51,7 @@ mod tests {
     #[test]
     fn both_sides_agree_on_port_and_iterations_and_avoid_pingds_port() {
         let s = server_args(Some("rocep19s0"), Some(3));
-        let c = client_args(Some("rocep11s0"), Some(5), "192.168.250.202");
+        let c = client_args(Some("rocep11s0"), Some(5), "192.0.2.202");
         assert_eq!(
             s,
             [
@@ -78,13 +78,13 @@ mod tests {
                 "rocep11s0",
                 "-x",
                 "5",
-                "192.168.250.202"
+                "192.0.2.202"
             ]
         );
         assert_ne!(PORT, crate::collect::ping::DEFAULT_PORT);
         assert_eq!(
-            peer_commands("192.168.250.202", Some("rocep19s0"), Some(3)),
-            "rocetop pingd --listen 192.168.250.202:18515 &     # built with --features verbs\n\
+            peer_commands("192.0.2.202", Some("rocep19s0"), Some(3)),
+            "rocetop pingd --listen 192.0.2.202:18515 &     # built with --features verbs\n\
              ib_send_lat -F -p 18516 -n 5000 -d rocep19s0 -x 3     # once per test run"
         );
         assert_eq!(server_args(None, None), ["-F", "-p", "18516", "-n", "5000"]);
