@@ -15,21 +15,28 @@ command -v awk >/dev/null 2>&1 || need+=(mawk)  # the streaming node loop (tests
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -e /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
 [ -e /usr/include/rdma/rdma_cma.h ] || need+=(librdmacm-dev)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+# bindgen loads libclang.so / libclang-<N>.so, never libclang-cpp: detect what it loads (#15).
+# shellcheck source=scripts/libclang.sh
+. scripts/libclang.sh
+libclang_dir >/dev/null || need+=("$(libclang_package)")
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
+  # libclang_package asked apt-cache before the update: ask again now that the lists are fresh.
+  for i in "${!need[@]}"; do
+    case "${need[$i]}" in libclang*) need[$i]=$(libclang_package) ;; esac
+  done
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# rdma-sys' bindgen breaks on libclang 16+: prefer an llvm <= 15 when several are installed.
+# rdma-sys' bindgen breaks on libclang 16+: point it at an llvm <= 15 when several are installed.
 if [ -z "${LIBCLANG_PATH:-}" ]; then
-  for v in 15 14 13; do
-    if [ -d "/usr/lib/llvm-$v/lib" ] && ls /usr/lib/llvm-$v/lib/libclang*.so* >/dev/null 2>&1; then
-      export LIBCLANG_PATH="/usr/lib/llvm-$v/lib"; break
-    fi
-  done
+  if dir=$(libclang_dir); then
+    export LIBCLANG_PATH="$dir"
+  else
+    echo "scripts/test.sh: no libclang 13-15 found; --features verbs will use what bindgen finds" >&2
+  fi
 fi
 
 cargo fmt --all -- --check

@@ -104,3 +104,31 @@ fn the_newest_llvm_bindgen_works_with_wins_and_16_plus_does_not_count() {
         Some("/usr/lib/llvm-14/lib")
     );
 }
+
+/// The detection above is only worth something if scripts/test.sh uses it: a merge once put back
+/// test.sh's own `ls /usr/lib/llvm-*/lib/libclang*.so*`, which matches libclang-cpp and so never
+/// installed libclang on a fresh machine.
+#[test]
+fn test_sh_decides_with_libclang_sh_only() {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test.sh"))
+            .expect("read scripts/test.sh");
+    let code: Vec<&str> = script
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    assert!(
+        code.iter().any(|l| l.trim() == ". scripts/libclang.sh"),
+        "scripts/test.sh must source scripts/libclang.sh"
+    );
+    assert!(
+        code.iter()
+            .any(|l| l.contains("libclang_dir") && l.contains("libclang_package")),
+        "the install decision must come from libclang_dir / libclang_package"
+    );
+    let own_globs: Vec<&&str> = code.iter().filter(|l| l.contains("libclang*")).collect();
+    assert!(
+        own_globs.is_empty(),
+        "scripts/test.sh globs libclang itself (matches libclang-cpp): {own_globs:?}"
+    );
+}
