@@ -5,8 +5,10 @@
 # min(N, 8) sshd) and a simulated NX-OS switch (an sshd ForceCommand answering the three `show`
 # commands), with counters bench/perf/fabric.py advances every second. Then, one after another on
 # the same fabric, SECS seconds each at 1 Hz:
-#   export  `rocetop export` headless
+#   export  `rocetop export` headless ([poll] mode = "exec": one exec per node per refresh)
+#   stream  `rocetop export` with [poll] mode = "stream" (one long-lived channel per node)
 #   tui     the live screen under tmux at 120x40 (bytes to the terminal from tmux pipe-pane)
+#   tuistream  the same screen with mode = "stream"
 #   watch   one `ssh` per source per second: N nodes (sysfs dump + ethtool -S, the same commands
 #           rocetop sends) + 3 switch commands, in parallel (bench/perf/watch.sh)
 #   cm      the same through OpenSSH ControlMaster (one master per host, opened first)
@@ -34,7 +36,7 @@ SECS=${SECS:-60}
 # Seconds between refreshes (every case). 1 is the goal; at N=512 a small box cannot simulate 1 Hz,
 # so INTERVAL=5 measures rocetop's cost per refresh where the fabric keeps up.
 INTERVAL=${INTERVAL:-1}
-MODES=${MODES:-export tui watch cm}
+MODES=${MODES:-export stream tui tuistream watch cm}
 SSHDS=${SSHDS:-$((N < 8 ? N : 8))}
 BIN=${ROCETOP_BIN:-${CARGO_TARGET_DIR:-target}/release/rocetop}
 [ -x "$BIN" ] || { echo "no binary at $BIN: cargo build --release (or set ROCETOP_BIN)" >&2; exit 1; }
@@ -145,6 +147,9 @@ done
 for c in "show queuing interface Ethernet1/1-32" "show interface priority-flow-control" "show interface flowcontrol"; do
   printf '%s\t%s\n' "$SW_PORT" "$c" >>"$W/targets"
 done
+# The same fabric read through one long-lived channel per node (switches always exec).
+sed 's/^\[poll\]$/[poll]\nmode = "stream"/' "$W/c.toml" >"$W/c-stream.toml"
+grep -q '^mode = "stream"' "$W/c-stream.toml" || { echo "could not derive the stream config" >&2; exit 1; }
 SSH=(-q -i "$W/id" -o UserKnownHostsFile="$W/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
      -o IdentitiesOnly=yes -o IdentityAgent=none -l "$USER_NAME")
 
@@ -179,9 +184,11 @@ PY
 }
 meter() { python3 bench/perf/meter.py "$@"; }
 
+# run_export [NAME CONFIG]
 run_export() {
+  local name=${1:-export} cfg=${2:-$W/c.toml}
   local port; port=$(free_port)
-  "$BIN" export --config "$W/c.toml" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
+  "$BIN" export --config "$cfg" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
   for _ in $(seq 300); do [ "$(all_up "$port")" -ge $((N + 1)) ] && break; sleep 0.2; done
   sleep 2
   curl -sf "http://127.0.0.1:$port/metrics" >"$W/m0"
@@ -193,8 +200,8 @@ run_export() {
   local up; up=$(grep -c '^rocetop_source_up{.*} 1$' "$W/m1" || true)
   local ours; ours=$(grep -c '^rocetop_' "$W/m1" || true)
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  log "export: $up/$((N + 1)) sources up, $ours metric lines"
-  row export "$cpu" "$rss" "$(hq "$W/m0" "$W/m1" 0.5)" "$(hq "$W/m0" "$W/m1" 0.99)" "$((SECS / INTERVAL))" "$rcpu" 0
+  log "$name: $up/$((N + 1)) sources up, $ours metric lines"
+  row "$name" "$cpu" "$rss" "$(hq "$W/m0" "$W/m1" 0.5)" "$(hq "$W/m0" "$W/m1" 0.99)" "$((SECS / INTERVAL))" "$rcpu" 0
 }
 
 # profile: `rocetop export` under `perf record` (software clock, call graphs) for SECS seconds;
@@ -209,11 +216,13 @@ run_profile() {
   log "profile written to ${PROFILE_OUT:-/tmp/rocetop-perf.report}"
 }
 
+# run_tui [NAME CONFIG]
 run_tui() {
+  local name=${1:-tui} cfg=${2:-$W/c.toml}
   local out="$W/tui.out" t0 t1 pid
   : >"$out"
   t0=$(date +%s%N)
-  tmux -L "$SOCK" new-session -d -s tui -x 120 -y 40 "exec $BIN --config $W/c.toml"
+  tmux -L "$SOCK" new-session -d -s tui -x 120 -y 40 "exec $BIN --config $cfg"
   tmux -L "$SOCK" pipe-pane -o -t tui "cat >>'$out'"
   pid=$(tmux -L "$SOCK" display -p -t tui '#{pane_pid}')
   local first=-
@@ -235,8 +244,8 @@ run_tui() {
   tmux -L "$SOCK" send-keys -t tui q
   sleep 0.5
   tmux -L "$SOCK" kill-session -t tui 2>/dev/null || true
-  log "tui: first full screen after ${first} ms"
-  row tui "$cpu" "$rss" - - "$((SECS / INTERVAL))" "$rcpu" $(((b1 - b0) / SECS))
+  log "$name: first full screen after ${first} ms"
+  row "$name" "$cpu" "$rss" - - "$((SECS / INTERVAL))" "$rcpu" $(((b1 - b0) / SECS))
 }
 
 # baseline MODE [ssh options]: watch.sh in a tmux-less shell, output to /dev/null
@@ -266,7 +275,9 @@ for m in $MODES; do
   log "running $m"
   case $m in
     export) run_export ;;
+    stream) run_export stream "$W/c-stream.toml" ;;
     tui) run_tui ;;
+    tuistream) run_tui tuistream "$W/c-stream.toml" ;;
     watch) run_baseline watch ;;
     cm) run_cm ;;
     profile) run_profile ;;
@@ -295,7 +306,7 @@ echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(npro
     for (i = 1; i <= NR; i++) {
       r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
       c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
-      printf "| %-6s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] == "tui" ? tb[i] : "-")
+      printf "| %-6s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /^tui/ ? tb[i] : "-")
     }
   }' "$RESULTS"
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (all $((N + 1)) sources up) after $(cat "$W/first_screen") ms"

@@ -76,35 +76,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
 }
 
-fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
-    let full: usize = Tab::ALL.iter().map(|t| t.title().len() + 5).sum();
-    let short = full > area.width as usize;
-    let mut spans = Vec::new();
-    let mut hits = Vec::new();
-    let mut x = area.x;
-    for (i, t) in Tab::ALL.iter().enumerate() {
-        let title = if short {
-            t.title().chars().take(3).collect()
-        } else {
-            t.title().to_string()
-        };
-        let st = if *t == app.tab {
-            app.theme.tab_active
-        } else {
-            app.theme.normal
-        };
-        let label = format!(" {} {title}", i + 1);
-        let w = label.chars().count() as u16 + 2;
-        hits.push((x, x + w, *t));
-        x += w;
-        spans.push(Span::styled(label, st));
-        let (mark, tone) = match app.alerts.worst_in(*t) {
-            Some(Severity::Crit) => ("!!", Tone::Crit),
-            Some(Severity::Warn) => ("! ", Tone::Warn),
-            None => ("  ", Tone::Normal),
-        };
-        spans.push(Span::styled(mark, tone.style(app)));
-    }
+/// What the view is showing besides live data (replay, time travel, REC, FROZEN, mark): these
+/// say the numbers are not "now", so they outrank the tab titles for the tab bar's width.
+fn view_states(app: &App) -> String {
     let mut right = Vec::new();
     if let Some(r) = &app.replay {
         let state = if r.ended {
@@ -123,7 +97,7 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     }
     if let Some(t) = &app.travel {
         right.push(format!(
-            "at {} (−{})  Esc: live",
+            "at {} (−{}) Esc: live",
             fmt::clock(t.at),
             lists::ago(app.now - t.at)
         ));
@@ -141,11 +115,81 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     if let Some(m) = app.mark {
         right.push(format!("mark {}", fmt::clock(m)));
     }
+    right.join("  ")
+}
+
+/// How much of each tab's title the bar has room for.
+#[derive(Clone, Copy, PartialEq)]
+enum Titles {
+    Full,
+    /// The first three letters.
+    Short,
+    /// The number only.
+    Number,
+}
+
+impl Titles {
+    fn of(t: Tab, this: Titles) -> String {
+        match this {
+            Titles::Full => format!(" {} {}", t.index() + 1, t.title()),
+            Titles::Short => format!(
+                " {} {}",
+                t.index() + 1,
+                t.title().chars().take(3).collect::<String>()
+            ),
+            Titles::Number => format!(" {}", t.index() + 1),
+        }
+    }
+
+    /// The widest titles that leave room for `right` (`width` columns in all).
+    fn fitting(width: usize, right: usize) -> Titles {
+        let need = |t: Titles| -> usize {
+            let tabs: usize = Tab::ALL
+                .iter()
+                .map(|x| Titles::of(*x, t).chars().count() + 2)
+                .sum();
+            tabs + if right > 0 { right + 2 } else { 0 }
+        };
+        [Titles::Full, Titles::Short]
+            .into_iter()
+            .find(|t| need(*t) <= width)
+            .unwrap_or(Titles::Number)
+    }
+}
+
+fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
+    let right = view_states(app);
+    let width = area.width as usize;
+    let titles = Titles::fitting(width, right.chars().count());
+    let mut spans = Vec::new();
+    let mut hits = Vec::new();
+    let mut x = area.x;
+    for t in Tab::ALL {
+        let st = if t == app.tab {
+            app.theme.tab_active
+        } else {
+            app.theme.normal
+        };
+        let label = Titles::of(t, titles);
+        let w = label.chars().count() as u16 + 2;
+        hits.push((x, x + w, t));
+        x += w;
+        spans.push(Span::styled(label, st));
+        let (mark, tone) = match app.alerts.worst_in(t) {
+            Some(Severity::Crit) => ("!!", Tone::Crit),
+            Some(Severity::Warn) => ("! ", Tone::Warn),
+            None => ("  ", Tone::Normal),
+        };
+        spans.push(Span::styled(mark, tone.style(app)));
+    }
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let r = right.join("  ");
-    if !r.is_empty() && used + r.len() + 2 <= area.width as usize {
-        spans.push(Span::raw(" ".repeat(area.width as usize - used - r.len())));
-        spans.push(Span::styled(r, app.theme.warn));
+    if !right.is_empty() {
+        // Right-aligned; cut at the end (never dropped) when even numbered tabs leave too little.
+        let room = width.saturating_sub(used + 1);
+        let shown: String = right.chars().take(room).collect();
+        let pad = width.saturating_sub(used + shown.chars().count()).max(1);
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(shown, app.theme.warn));
     }
     {
         let mut h = app.hits.borrow_mut();

@@ -64,10 +64,17 @@ fn user() -> String {
 }
 
 /// A config of one node per sshd, each with its own fake sysfs root.
-fn config(nodes: &[(&str, &Sshd, &Path)], known_hosts: &Path, interval: &str) -> Config {
+/// `mode`: `[poll] mode`, "exec" (one exec per poll) or "stream" (one long-lived channel per
+/// node): every fault here must read the same in both.
+fn config(
+    nodes: &[(&str, &Sshd, &Path)],
+    known_hosts: &Path,
+    interval: &str,
+    mode: &str,
+) -> Config {
     let mut t = format!(
         "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nconnect_timeout = \"2s\"\ncommand_timeout = \"2s\"\n\
-         [poll]\ninterval = \"{interval}\"\nretention = \"10m\"\n",
+         [poll]\ninterval = \"{interval}\"\nretention = \"10m\"\nmode = \"{mode}\"\n",
         known_hosts.display(),
         known_hosts.with_file_name("no_ssh_config").display(),
     );
@@ -102,7 +109,7 @@ impl Drop for Cluster {
     }
 }
 
-fn cluster(sshds: &[&Sshd], interval: &str) -> Cluster {
+fn cluster(sshds: &[&Sshd], interval: &str, mode: &str) -> Cluster {
     let kh = sshds[0].path("known_hosts_all");
     let _ = std::fs::remove_file(&kh);
     let run = Arc::new(AtomicBool::new(true));
@@ -121,7 +128,7 @@ fn cluster(sshds: &[&Sshd], interval: &str) -> Cluster {
         .zip(&roots)
         .map(|((n, s), r)| (n.as_str(), *s, r.path()))
         .collect();
-    let cfg = config(&nodes, &kh, interval);
+    let cfg = config(&nodes, &kh, interval, mode);
     let mut store = Store::new(600_000, 10_000);
     let sources = build(&cfg, &mut store, rocetop::cmd::remote())
         .into_iter()
@@ -156,9 +163,18 @@ async fn next(rx: &mut mpsc::Receiver<Collected>) -> Collected {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_sshd_is_down_alone_then_back_without_a_spike() {
+    killed_sshd("exec").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_sshd_is_down_alone_then_back_without_a_spike_streaming() {
+    killed_sshd("stream").await;
+}
+
+async fn killed_sshd(mode: &str) {
     let mut a = Sshd::start();
     let b = Sshd::start();
-    let mut c = cluster(&[&a, &b], "1s");
+    let mut c = cluster(&[&a, &b], "1s", mode);
     let (n1, n2) = (SourceId(0), SourceId(1));
     let (tx, mut rx) = mpsc::channel(64);
     let _tasks = spawn_all(c.sources.clone(), tx);
@@ -286,9 +302,18 @@ fn key(c: char) -> Event {
 /// `App::update` answers keys at once all the while (it is a plain fn: it cannot await I/O).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_node_times_out_while_keys_are_answered() {
+    hung_node("exec").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_node_times_out_while_keys_are_answered_streaming() {
+    hung_node("stream").await;
+}
+
+async fn hung_node(mode: &str) {
     let a = Sshd::start();
     let b = Sshd::start();
-    let mut c = cluster(&[&a, &b], "1s");
+    let mut c = cluster(&[&a, &b], "1s", mode);
     let (n1, n2) = (SourceId(0), SourceId(1));
     let root1: PathBuf = c._roots[0].path().to_path_buf();
     let (tx, mut rx) = mpsc::channel(64);

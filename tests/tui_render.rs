@@ -111,6 +111,15 @@ macro_rules! snap {
     };
 }
 
+/// 88 s into the demo with the cursor 60 s back (`{`): the first episode as each tab showed it,
+/// under the time-travel banner.
+fn past() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(88);
+    lab.chars("{");
+    lab
+}
+
 snap!(overview_normal, busy(), Tab::Overview);
 snap!(overview_waiting, Lab::new(), Tab::Overview);
 snap!(overview_failing, failing(), Tab::Overview);
@@ -128,6 +137,12 @@ snap!(latency_normal, busy(), Tab::Latency);
 snap!(latency_waiting, Lab::new(), Tab::Latency);
 snap!(log_normal, busy(), Tab::Log);
 snap!(log_waiting, Lab::new(), Tab::Log);
+snap!(overview_past, past(), Tab::Overview);
+snap!(queues_past, past(), Tab::Queues);
+snap!(pfc_past, past(), Tab::Pfc);
+snap!(congestion_past, past(), Tab::Congestion);
+snap!(latency_past, past(), Tab::Latency);
+snap!(log_past, past(), Tab::Log);
 
 #[test]
 fn overview_small_terminals() {
@@ -557,6 +572,22 @@ fn tables_fit_80x24() {
         for m in must {
             assert!(s.contains(m), "{tab:?} lost {m}:\n{s}");
         }
+        assert!(s.lines().all(|l| l.chars().count() <= 80));
+    }
+}
+
+/// The cursor in the past at 80×24: every tab keeps its banner (when, how far back) and fits.
+#[test]
+fn past_80x24() {
+    let mut lab = past();
+    for tab in Tab::ALL {
+        on_tab(&mut lab, tab);
+        let s = text(&render(&lab.app, 80, 24));
+        insta::assert_snapshot!(format!("{tab:?}_past_80x24").to_lowercase(), s);
+        assert!(
+            s.lines().next().is_some_and(|l| l.contains("(−1m00s)")),
+            "{tab:?}: no time-travel banner:\n{s}"
+        );
         assert!(s.lines().all(|l| l.chars().count() <= 80));
     }
 }

@@ -208,6 +208,14 @@ impl Lab {
 /// (`parse_outputs`, as a poll does). The training log's new lines go through the training-log
 /// parser; pings through the demo pinger's report and the ping parser.
 pub fn polls(lab: &mut Lab) -> Vec<(String, Parsed)> {
+    polls_raw(lab)
+        .into_iter()
+        .map(|(name, _, parsed)| (name, parsed))
+        .collect()
+}
+
+/// [`polls`] with each source's raw outputs too (what a recording keeps).
+pub fn polls_raw(lab: &mut Lab) -> Vec<(String, Vec<(ParseKind, String)>, Parsed)> {
     let mut out = Vec::new();
     let mut log_polled = lab.log_polled;
     for src in &lab.sources {
@@ -272,7 +280,8 @@ pub fn polls(lab: &mut Lab) -> Vec<(String, Parsed)> {
                 vec![(ParseKind::Ping, pinger.report_at(lab.secs * 1000))]
             }
         };
-        out.push((src.name.clone(), parse_outputs(src, &outputs)));
+        let parsed = parse_outputs(src, &outputs);
+        out.push((src.name.clone(), outputs, parsed));
     }
     lab.log_polled = log_polled;
     out
