@@ -40,6 +40,7 @@ enum Field {
 }
 
 mod pairs;
+mod progress;
 
 use pairs::{Pair, Pairs, Unit};
 
@@ -77,6 +78,14 @@ pub(super) fn read(body: &str) -> Read {
         }
         acc.set(field, &key, &pair);
         acc.keys.push(key);
+    }
+    // A step printed without a key (a progress bar's `4/18`, MetricLogger's `[ 103/5005]`) belongs
+    // to the line's one record; a line of glued records has no such position.
+    if read.groups.is_empty()
+        && let Some((step, seconds)) = progress::read(body)
+    {
+        set_once(&mut acc.rec.iteration, Some(step));
+        set_once(&mut acc.rec.step_seconds, seconds);
     }
     acc.finish(&mut read);
     if read.summary {
@@ -187,13 +196,15 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         return None;
     }
     let field = match base {
-        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step" => {
-            Field::Iteration
-        }
+        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step"
+        // MaxText: `completed step: 9, seconds: 5.667, ...`
+        | "completed step" => Field::Iteration,
         "epoch" | "train epoch" => Field::Epoch,
         "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss"
         // LitGPT: `loss train (curr): 1.657`
-        | "loss train (curr)" | "loss train" => Field::Loss,
+        | "loss train (curr)" | "loss train"
+        // NeMo / Megatron-Core through Lightning: the loss averaged over data-parallel ranks
+        | "reduced train loss" => Field::Loss,
         "elapsed time per iteration"
         | "iter time"
         | "iteration time"
@@ -202,14 +213,20 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         | "time per iteration"
         | "batch time"
         | "time"
-        | "dt" => Field::Step,
+        | "dt"
+        // NeMo: `train_step_timing in s: 0.03146`
+        | "train step timing"
+        // MaxText's step time; only as `seconds:` (a key), never a bare word
+        | "seconds" => Field::Step,
         // The lab's `Total: 156.3ms` is the step time; a bare `total` elsewhere is a count.
         "total" if matches!(p.unit, Unit::Time(_)) => Field::Step,
         "dtf" => Field::Forward,
         "dtb" => Field::Backward,
         "allreduce" | "all reduce" | "allreduce time" | "all reduce time" => Field::AllReduce,
         "samples/sec" | "samples/s" | "sample/s" | "samples per second" | "samples per sec"
-        | "currsamplespersec" => Field::Samples,
+        | "currsamplespersec"
+        // MetricLogger of the image references: images are its samples
+        | "img/s" | "images/s" | "images/sec" => Field::Samples,
         "rank" | "global rank" => Field::Rank,
         "train runtime" => Field::Summary,
         _ if p.unit == Unit::SamplesPerSecond => Field::Samples,
@@ -222,6 +239,9 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
 /// factor to seconds.
 fn key_unit(key: &str) -> (&str, Option<f64>) {
     const SUFFIXES: &[(&str, f64)] = &[
+        // NeMo: `train_step_timing in s`
+        (" in s", 1.0),
+        (" in ms", 1e-3),
         (" (ms)", 1e-3),
         (" ms", 1e-3),
         (" (s)", 1.0),

@@ -199,3 +199,42 @@ fn nccl_transport_lines_become_info_samples() {
     );
     assert!(!p.notes.iter().any(|n| n.contains("no training progress")));
 }
+
+/// The formats of issue 18 (NeMo 2, MaxText, Lightning's tqdm bar, MetricLogger): one record per
+/// step line with the train loss (never `val_loss`, `lm_loss` twice or a perplexity), the step
+/// printed without a key, and the step time the framework states.
+#[test]
+fn framework_step_lines() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | val_loss: 4.106",
+            "I0811 21:54:55.531340 138304841739136 metric_logger.py:226] completed step: 1, seconds: 0.631, TFLOP/s/device: 5688.282, Tokens/s/device: 311629.521, total_weights: 1572864, loss: 12.979, lm_loss: 12.979, perplexity: 433358.281",
+            "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]",
+            "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=9.947, v_num=193315] ",
+            "Validation DataLoader 0: 100%|██████████| 5/5 [00:01<00:00,  3.20it/s]",
+            "Epoch: [0]  [ 103/5005]  eta: 4:43:31  lr: 0.1  img/s: 13.62830983555788  loss: 6.8536 (6.9458)  acc1: 0.0000 (0.2103)  acc5: 0.0000 (0.9916)  time: 2.5401  data: 0.0336  max mem: 3524",
+        ],
+    );
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.iteration, r.loss, r.step_seconds, r.samples_per_second))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(120), Some(1.233), Some(0.03146), None),
+            (Some(1), Some(12.979), Some(0.631), None),
+            (Some(4), Some(10.072), Some(4.47), None),
+            (Some(4), Some(9.947), Some(4.47), None),
+            (
+                Some(103),
+                Some(6.8536),
+                Some(2.5401),
+                Some(13.62830983555788)
+            ),
+        ]
+    );
+    assert!(p.flush().is_empty());
+}

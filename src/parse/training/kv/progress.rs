@@ -1,0 +1,118 @@
+//! Step positions that are printed without a key, so the pair reader cannot see them:
+//!
+//! - a tqdm progress bar of a training loop (PyTorch Lightning, NeMo 1.x): `Epoch 0:  22%|██▏ |
+//!   4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]`: the step is `4`, and the rate
+//!   (`4.47s/it`, or `1.89it/s` when faster) is the step time tqdm measured;
+//! - a MetricLogger line (torchvision references, DETR, DeiT, MAE) or an mmengine/mmcv one:
+//!   `Epoch: [0]  [ 103/5005]  eta: ...`, `Epoch(train) [1][10/90]  lr: ...`,
+//!   `Epoch [3][50/2500]\tlr: ...`: the second bracket holds the step within the epoch.
+
+/// The step, and the step time a progress bar states, read from `body`.
+pub(super) fn read(body: &str) -> Option<(u64, Option<f64>)> {
+    tqdm(body).or_else(|| epoch_brackets(body).map(|i| (i, None)))
+}
+
+/// Words in a progress bar's description that say it is no training loop.
+const NOT_TRAINING: &[&str] = &["valid", "eval", "test", "predict", "sanity", "download"];
+
+/// `DESC: PCT%|BAR| N/TOTAL [ELAPSED<REMAINING, RATE, POSTFIX]`. Only a bar whose description
+/// names an epoch or training: a bare bar may be an evaluation or a download as well.
+fn tqdm(body: &str) -> Option<(u64, Option<f64>)> {
+    let pct = body.find("%|")?;
+    let desc = body.get(..pct)?.to_ascii_lowercase();
+    if !(desc.contains("epoch") || desc.contains("train"))
+        || NOT_TRAINING.iter().any(|w| desc.contains(w))
+    {
+        return None;
+    }
+    let after_bar = body.get(pct + 2..)?;
+    let (_, counts) = after_bar.split_once('|')?;
+    let (position, stats) = counts.split_once('[')?;
+    let (n, _total) = position.trim().split_once('/')?;
+    let n: u64 = n.trim().parse().ok()?;
+    // `00:17<01:02,  4.47s/it, loss=...`: the rate is the field after the times.
+    let mut fields = stats.split([',', ']']);
+    let times = fields.next()?;
+    if !times.contains('<') {
+        return None;
+    }
+    let rate = fields.next().map(str::trim).unwrap_or("");
+    let step = if let Some(v) = rate.strip_suffix("s/it") {
+        v.trim().parse::<f64>().ok()
+    } else if let Some(v) = rate.strip_suffix("it/s") {
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v > 0.0)
+            .map(|v| 1.0 / v)
+    } else {
+        None
+    };
+    Some((n, step.filter(|s| s.is_finite() && *s >= 0.0)))
+}
+
+/// `Epoch: [E]  [ I/N]`, `Epoch(train) [E][I/N]`, `Epoch [E][I/N]`: I.
+fn epoch_brackets(body: &str) -> Option<u64> {
+    let lower = body.to_ascii_lowercase();
+    let at = lower.find("epoch")?;
+    let mut rest = body.get(at + "epoch".len()..)?;
+    rest = rest.strip_prefix("(train)").unwrap_or(rest);
+    rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+    let (epoch, after) = bracket(rest)?;
+    epoch.trim().parse::<u64>().ok()?;
+    let (pos, _) = bracket(after.trim_start())?;
+    let (i, _total) = pos.split_once('/')?;
+    i.trim().parse().ok()
+}
+
+/// The text inside a leading `[...]` and what follows it.
+fn bracket(s: &str) -> Option<(&str, &str)> {
+    s.strip_prefix('[')?.split_once(']')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_bars() {
+        let l =
+            "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]";
+        assert_eq!(read(l), Some((4, Some(4.47))));
+        let l = "Epoch 1:  50%|█████     | 469/938 [00:05<00:05, 90.00it/s, loss=0.1]";
+        assert_eq!(read(l).map(|r| r.0), Some(469));
+        assert!(
+            read(l)
+                .and_then(|r| r.1)
+                .is_some_and(|s| (s - 1.0 / 90.0).abs() < 1e-12)
+        );
+        // No rate yet, and bars that are no training loop.
+        assert_eq!(
+            read("Epoch 0:   0%|          | 0/18 [00:00<?, ?it/s]"),
+            Some((0, None))
+        );
+        for l in [
+            "Validation DataLoader 0: 100%|██████████| 5/5 [00:01<00:00,  3.20it/s]",
+            " 45%|████▌     | 90/200 [00:47<00:57,  1.91it/s]",
+            "Training: 0it [00:00, ?it/s]",
+        ] {
+            assert_eq!(read(l), None, "{l}");
+        }
+    }
+
+    #[test]
+    fn metric_logger_brackets() {
+        let l =
+            "Epoch: [0]  [ 103/5005]  eta: 4:43:31  lr: 0.1  loss: 6.8536 (6.9458)  time: 2.5401";
+        assert_eq!(read(l), Some((103, None)));
+        assert_eq!(
+            read("Epoch(train) [1][10/90]  lr: 1.000e-02"),
+            Some((10, None))
+        );
+        assert_eq!(
+            read("Epoch [3][50/2500]\tlr: 0.02000, time: 1.090"),
+            Some((50, None))
+        );
+        assert_eq!(read("Epoch: [0] Total time: 0:12:01"), None);
+    }
+}
