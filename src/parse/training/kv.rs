@@ -217,7 +217,10 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         // NeMo: `train_step_timing in s: 0.03146`
         | "train step timing"
         // MaxText's step time; only as `seconds:` (a key), never a bare word
-        | "seconds" => Field::Step,
+        | "seconds"
+        // DeepSpeed-Chat: `Latency: 0.27s` (SFT/DPO/reward), `E2E latency=7.99s` (RLHF step)
+        | "latency"
+        | "e2e latency" => Field::Step,
         // The lab's `Total: 156.3ms` is the step time; a bare `total` elsewhere is a count.
         "total" if matches!(p.unit, Unit::Time(_)) => Field::Step,
         "dtf" => Field::Forward,
@@ -225,6 +228,8 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         "allreduce" | "all reduce" | "allreduce time" | "all reduce time" => Field::AllReduce,
         "samples/sec" | "samples/s" | "sample/s" | "samples per second" | "samples per sec"
         | "currsamplespersec"
+        // DeepSpeed-Chat's RLHF line spells it with one r
+        | "cursamplespersec"
         // MetricLogger of the image references: images are its samples
         | "img/s" | "images/s" | "images/sec" => Field::Samples,
         "rank" | "global rank" => Field::Rank,

@@ -238,3 +238,39 @@ fn framework_step_lines() {
     );
     assert!(p.flush().is_empty());
 }
+
+/// DeepSpeed-Chat: a loss printed in an `***** Evaluating ... *****` block is no step; the RLHF
+/// step line (`epoch: 0|step: 9|...`) takes its step time and samples/s from the `|E2E latency=`
+/// line after it; `Latency: 0.27s, ... Samples/sec: 7.28` is a step of its own.
+#[test]
+fn deepspeed_chat_eval_blocks_and_step_lines() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "***** Evaluating rewards, Epoch 1/1 *****",
+            "chosen: 0.0, rejected: 0.0, loss: 0.693359375",
+            "Beginning of Epoch 1/1, Total Micro Batches 4708",
+            "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28, Time/seq 0.14s, Batch Size: 2, Sequence Length: 512",
+            "epoch: 0|step: 9|ppo_ep: 1|act_loss: 0.2998046875|cri_loss: 0.1658935546875|unsuper_loss: 0.0",
+            "average reward score: -0.07635498046875",
+            "-------------------------------------------------------------------------------------",
+            "|E2E latency=3.88s |Gather latency=0.00s (0.00%) |Generate time=2.54s (65.36%) |Training time=1.12s (28.88%) |Others=0.22 (5.75%)|CurSamplesPerSec=16.50 |AvgSamplesPerSec=15.06",
+        ],
+    );
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.iteration, r.loss, r.step_seconds, r.samples_per_second))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (None, None, Some(0.27), Some(7.28)),
+            (Some(9), None, Some(3.88), Some(16.5)),
+        ]
+    );
+    // Outside an evaluation block the same loss line is a step's loss.
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(&mut p, &["chosen: 0.0, rejected: 0.0, loss: 0.693359375"]);
+    assert_eq!(recs.first().and_then(|r| r.loss), Some(0.693359375));
+}
