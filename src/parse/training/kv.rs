@@ -125,6 +125,11 @@ impl Acc {
                 &mut self.rec.epoch,
                 (p.value.is_finite() && p.value >= 0.0).then_some(p.value),
             ),
+            // Lightning's bar shows `loss=` smoothed over recent steps; NeMo's
+            // `reduced_train_loss=` on the same bar is the step's own value, so it wins.
+            Field::Loss if key == "reduced train loss" && plain(p).is_some() => {
+                self.rec.loss = plain(p);
+            }
             Field::Loss => set_once(&mut self.rec.loss, plain(p)),
             Field::Step => {
                 if key.starts_with("elapsed time per iteration") {
@@ -347,6 +352,19 @@ mod tests {
         assert_eq!(
             (r.iteration, r.samples_per_second),
             (Some(12345), Some(1234.5))
+        );
+    }
+
+    #[test]
+    fn nemo_bar_prefers_the_step_loss_and_global_step() {
+        // `loss=` is Lightning's smoothed value, `reduced_train_loss=` the step's own; the bar's
+        // `795/77225` counts batches of the epoch, `global_step=794.0` is the step.
+        let r = one(
+            "Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]",
+        );
+        assert_eq!(
+            (r.iteration, r.loss, r.step_seconds),
+            (Some(794), Some(3.09), Some(41.36))
         );
     }
 
