@@ -3,13 +3,57 @@
 //! - a tqdm progress bar of a training loop (PyTorch Lightning, NeMo 1.x): `Epoch 0:  22%|██▏ |
 //!   4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]`: the step is `4`, and the rate
 //!   (`4.47s/it`, or `1.89it/s` when faster) is the step time tqdm measured;
+//! - Lightning's RichProgressBar: `Epoch 4    ━━━━━━━━━━━━━━━╸━━━━ 232/291 0:00:33 • 0:00:09
+//!   7.00it/s loss: 0.398` (`-` for the bar when the terminal is plain ASCII);
 //! - a MetricLogger line (torchvision references, DETR, DeiT, MAE) or an mmengine/mmcv one:
 //!   `Epoch: [0]  [ 103/5005]  eta: ...`, `Epoch(train) [1][10/90]  lr: ...`,
 //!   `Epoch [3][50/2500]\tlr: ...`: the second bracket holds the step within the epoch.
 
 /// The step, and the step time a progress bar states, read from `body`.
 pub(super) fn read(body: &str) -> Option<(u64, Option<f64>)> {
-    tqdm(body).or_else(|| epoch_brackets(body).map(|i| (i, None)))
+    tqdm(body)
+        .or_else(|| rich(body))
+        .or_else(|| epoch_brackets(body).map(|i| (i, None)))
+}
+
+/// A bar of a training loop: its description names an epoch or training, and no evaluation.
+fn training_bar(desc: &str) -> bool {
+    let desc = desc.to_ascii_lowercase();
+    (desc.contains("epoch") || desc.contains("train"))
+        && !NOT_TRAINING.iter().any(|w| desc.contains(w))
+}
+
+/// tqdm's and Rich's rate: `4.47s/it` is the step time, `7.00it/s` its inverse.
+fn rate_seconds(rate: &str) -> Option<f64> {
+    let s = if let Some(v) = rate.strip_suffix("s/it") {
+        v.trim().parse::<f64>().ok()
+    } else if let Some(v) = rate.strip_suffix("it/s") {
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v > 0.0)
+            .map(|v| 1.0 / v)
+    } else {
+        None
+    };
+    s.filter(|s| s.is_finite() && *s >= 0.0)
+}
+
+/// `DESC BAR N/TOTAL ELAPSED • REMAINING RATE METRICS` (Lightning's RichProgressBar).
+fn rich(body: &str) -> Option<(u64, Option<f64>)> {
+    let (before, after) = body.split_once('•')?;
+    let mut back = before.split_whitespace().rev();
+    let elapsed = back.next()?;
+    let position = back.next()?;
+    let desc: Vec<&str> = back.collect();
+    if !elapsed.contains(':') || !training_bar(&desc.concat()) {
+        return None;
+    }
+    let (n, _total) = position.split_once('/')?;
+    let n: u64 = n.parse().ok()?;
+    let mut fwd = after.split_whitespace();
+    let _remaining = fwd.next()?;
+    Some((n, fwd.next().and_then(rate_seconds)))
 }
 
 /// Words in a progress bar's description that say it is no training loop.
@@ -19,10 +63,7 @@ const NOT_TRAINING: &[&str] = &["valid", "eval", "test", "predict", "sanity", "d
 /// names an epoch or training: a bare bar may be an evaluation or a download as well.
 fn tqdm(body: &str) -> Option<(u64, Option<f64>)> {
     let pct = body.find("%|")?;
-    let desc = body.get(..pct)?.to_ascii_lowercase();
-    if !(desc.contains("epoch") || desc.contains("train"))
-        || NOT_TRAINING.iter().any(|w| desc.contains(w))
-    {
+    if !training_bar(body.get(..pct)?) {
         return None;
     }
     let after_bar = body.get(pct + 2..)?;
@@ -37,18 +78,7 @@ fn tqdm(body: &str) -> Option<(u64, Option<f64>)> {
         return None;
     }
     let rate = fields.next().map(str::trim).unwrap_or("");
-    let step = if let Some(v) = rate.strip_suffix("s/it") {
-        v.trim().parse::<f64>().ok()
-    } else if let Some(v) = rate.strip_suffix("it/s") {
-        v.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| *v > 0.0)
-            .map(|v| 1.0 / v)
-    } else {
-        None
-    };
-    Some((n, step.filter(|s| s.is_finite() && *s >= 0.0)))
+    Some((n, rate_seconds(rate)))
 }
 
 /// `Epoch: [E]  [ I/N]`, `Epoch(train) [E][I/N]`, `Epoch [E][I/N]`: I.
@@ -98,6 +128,23 @@ mod tests {
         ] {
             assert_eq!(read(l), None, "{l}");
         }
+    }
+
+    #[test]
+    fn rich_bars() {
+        let l = "Epoch 4    --------------- ---- 232/291 0:00:33 • 0:00:09 7.00it/s loss: 0.398 ";
+        assert_eq!(read(l).map(|r| r.0), Some(232));
+        assert!(
+            read(l)
+                .and_then(|r| r.1)
+                .is_some_and(|s| (s - 1.0 / 7.0).abs() < 1e-12)
+        );
+        let l = "Epoch 0/9  ━━━━━━━━━━━━━━━━━━━━ 100/100 0:00:05 • 0:00:00 2.10s/it v_num: 0";
+        assert_eq!(read(l), Some((100, Some(2.1))));
+        assert_eq!(
+            read("Validation   ━━━━━━━━━━━━━━ 5/5 0:00:01 • 0:00:00 3.20it/s"),
+            None
+        );
     }
 
     #[test]
