@@ -62,6 +62,9 @@ const MAX_KEY: usize = 64;
 /// Read every record in `body` (a line without its rank prefix).
 pub(super) fn read(body: &str) -> Read {
     let mut read = Read::default();
+    if progress::is_evaluation(body) {
+        return read;
+    }
     let mut acc = Acc::default();
     for pair in Pairs::new(body) {
         let Some((field, key)) = map(&pair) else {

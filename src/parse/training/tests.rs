@@ -274,3 +274,21 @@ fn deepspeed_chat_eval_blocks_and_step_lines() {
     let recs = feed_all(&mut p, &["chosen: 0.0, rejected: 0.0, loss: 0.693359375"]);
     assert_eq!(recs.first().and_then(|r| r.loss), Some(0.693359375));
 }
+
+/// MetricLogger's evaluation block (`Test:  [i/n] ... loss: ...`, `* Acc@1 ... loss 0.445`) gives no
+/// step; the next epoch's lines do.
+#[test]
+fn metric_logger_test_lines_are_no_steps() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "Test:  [95/96]  eta: 0:00:00  loss: 0.3713 (0.4449)  acc1: 89.0625 (88.3813)  acc5: 96.8750 (96.7790)  time: 0.2695  data: 0.2401  max mem: 5990",
+            "Test: Total time: 0:00:33 (0.3496 s / it)",
+            "* Acc@1 88.381 Acc@5 96.779 loss 0.445",
+            "Epoch: [51]  [ 0/31]  eta: 0:00:53  lr: 0.000755  loss: 0.0098 (0.0098)  time: 1.7375  data: 1.6695  max mem: 5990",
+        ],
+    );
+    let got: Vec<_> = recs.iter().map(|r| (r.iteration, r.loss)).collect();
+    assert_eq!(got, vec![(Some(0), Some(0.0098))]);
+}

@@ -16,6 +16,19 @@ pub(super) fn read(body: &str) -> Option<(u64, Option<f64>)> {
         .or_else(|| epoch_brackets(body).map(|i| (i, None)))
 }
 
+/// An evaluation line of the loggers that print one in the training format: MetricLogger's and
+/// ProgressMeter's `Test:  [40/96]  ... loss: 0.4499 ...`, their summary `* Acc@1 88.381 Acc@5
+/// 96.779 loss 0.445`, mmengine's `Epoch(val) [1][10/50]`. Its loss is no training step's.
+pub(super) fn is_evaluation(body: &str) -> bool {
+    let t = body.trim_start();
+    t.starts_with("* Acc@")
+        || body.contains("Epoch(val)")
+        || body.contains("Epoch(test)")
+        || body
+            .split_whitespace()
+            .any(|w| matches!(w, "Test:" | "Val:" | "Validation:" | "Eval:"))
+}
+
 /// A bar of a training loop: its description names an epoch or training, and no evaluation.
 fn training_bar(desc: &str) -> bool {
     let desc = desc.to_ascii_lowercase();
@@ -128,6 +141,21 @@ mod tests {
         ] {
             assert_eq!(read(l), None, "{l}");
         }
+    }
+
+    #[test]
+    fn evaluation_lines() {
+        for l in [
+            "Test:  [40/96]  eta: 0:00:23  loss: 0.4499 (0.4725)  acc1: 87.5000 (87.4619)  time: 0.2936",
+            "Test: [1460/2500]       Time 0.036 (0.039)      Loss 2.6388 (0.9189)    Acc@1 45.000 (76.451)",
+            "* Acc@1 88.381 Acc@5 96.779 loss 0.445",
+            "04/21 21:03:53 - mmengine - INFO - Epoch(val) [1][10/50]    eta: 0:00:02  time: 0.01",
+        ] {
+            assert!(is_evaluation(l), "{l}");
+        }
+        assert!(!is_evaluation(
+            "Epoch: [51]  [ 0/31]  eta: 0:00:53  lr: 0.000755  loss: 0.0098 (0.0098)  time: 1.7375"
+        ));
     }
 
     #[test]
