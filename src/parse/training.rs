@@ -153,20 +153,6 @@ pub struct LineParser {
     timer_block: Option<timers::Block>,
     nccl: nccl::Table,
     tracebacks: highlight::Tracebacks,
-    /// Lines left in an evaluation block (see [`EVAL_LINES`]).
-    eval_lines: u8,
-}
-
-/// After a `***** Evaluating ... *****` banner (DeepSpeed-Chat, HF Trainer) the next few lines
-/// report the evaluation (`chosen: 0.0, rejected: 0.0, loss: 0.69`): a loss there is no training
-/// step. The block ends at `Beginning of Epoch`, at the next banner, or after this many lines.
-const EVAL_LINES: u8 = 4;
-
-/// A `***** ... *****` banner line, and whether it opens an evaluation.
-fn banner(body: &str) -> Option<bool> {
-    let t = body.trim();
-    let inner = t.strip_prefix("*****")?.strip_suffix("*****")?;
-    Some(inner.to_ascii_lowercase().contains("evaluat"))
 }
 
 impl LineParser {
@@ -279,26 +265,9 @@ impl LineParser {
             return;
         }
 
-        if let Some(eval) = banner(body) {
-            self.eval_lines = if eval { EVAL_LINES } else { 0 };
-            out.recognised = true;
-            self.age(out);
-            return;
-        }
-        if body.trim_start().starts_with("Beginning of Epoch") {
-            self.eval_lines = 0;
-        }
         let read = kv::read(body);
         if read.summary {
             out.recognised = true;
-        }
-        if self.eval_lines > 0 {
-            self.eval_lines -= 1;
-            if !read.groups.is_empty() {
-                out.recognised = true;
-                self.age(out);
-                return;
-            }
         }
         if read.groups.is_empty() {
             self.age(out);

@@ -239,7 +239,7 @@ fn framework_step_lines() {
     assert!(p.flush().is_empty());
 }
 
-/// DeepSpeed-Chat: a loss printed in an `***** Evaluating ... *****` block is no step; the RLHF
+/// DeepSpeed-Chat: the reward evaluation's `chosen: .., rejected: .., loss: ..` is no step; the RLHF
 /// step line (`epoch: 0|step: 9|...`) takes its step time and samples/s from the `|E2E latency=`
 /// line after it; `Latency: 0.27s, ... Samples/sec: 7.28` is a step of its own.
 #[test]
@@ -269,10 +269,16 @@ fn deepspeed_chat_eval_blocks_and_step_lines() {
             (Some(9), None, Some(3.88), Some(16.5)),
         ]
     );
-    // Outside an evaluation block the same loss line is a step's loss.
+    // HF Trainer with two ranks: the other rank's training dicts follow an eval banner.
     let mut p = LineParser::new(Vec::new());
-    let recs = feed_all(&mut p, &["chosen: 0.0, rejected: 0.0, loss: 0.693359375"]);
-    assert_eq!(recs.first().and_then(|r| r.loss), Some(0.693359375));
+    let recs = feed_all(
+        &mut p,
+        &[
+            "***** Running Evaluation *****",
+            "{'loss': 2.847, 'grad_norm': 3.82, 'learning_rate': 5e-05, 'epoch': 0.1}",
+        ],
+    );
+    assert_eq!(recs.first().and_then(|r| r.loss), Some(2.847));
 }
 
 /// MetricLogger's evaluation block (`Test:  [i/n] ... loss: ...`, `* Acc@1 ... loss 0.445`) gives no

@@ -18,10 +18,14 @@ pub(super) fn read(body: &str) -> Option<(u64, Option<f64>)> {
 
 /// An evaluation line of the loggers that print one in the training format: MetricLogger's and
 /// ProgressMeter's `Test:  [40/96]  ... loss: 0.4499 ...`, their summary `* Acc@1 88.381 Acc@5
-/// 96.779 loss 0.445`, mmengine's `Epoch(val) [1][10/50]`. Its loss is no training step's.
+/// 96.779 loss 0.445`, mmengine's `Epoch(val) [1][10/50]`, DeepSpeed-Chat's reward evaluation
+/// `chosen: 0.0, rejected: 0.0, loss: 0.69`. Its loss is no training step's. (Not a `*****
+/// Running Evaluation *****` banner and the lines after it: with several ranks writing, training
+/// lines of another rank follow such a banner too.)
 pub(super) fn is_evaluation(body: &str) -> bool {
     let t = body.trim_start();
     t.starts_with("* Acc@")
+        || (t.starts_with("chosen:") && t.contains("rejected:"))
         || body.contains("Epoch(val)")
         || body.contains("Epoch(test)")
         || body
