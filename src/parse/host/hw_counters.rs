@@ -1,4 +1,5 @@
-//! The host's sysfs dump: `path:value` lines as `grep -rs . <paths>` prints them for
+//! The host's sysfs dump: `path:value` lines as `grep -rs . <paths>` prints them (or `path value`
+//! as an `echo $f $(cat $f)` loop does) for
 //! [`Request::SysfsDump`](crate::collect::transport::Request::SysfsDump) (and as
 //! [`sysfs_dump`](crate::collect::local::sysfs_dump) prints them locally).
 //!
@@ -135,10 +136,18 @@ fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
     }
     // A real path has a handful of ':' at most (PCI addresses); bounding the tries keeps a junk
     // line of thousands of ':' linear.
-    line.match_indices(':').take(64).find_map(|(i, _)| {
-        let kind = classify(line.get(..i)?)?;
-        Some((kind, line.get(i + 1..)?))
-    })
+    line.match_indices(':')
+        .take(64)
+        .find_map(|(i, _)| {
+            let kind = classify(line.get(..i)?)?;
+            Some((kind, line.get(i + 1..)?))
+        })
+        // `for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do echo $f $(cat $f); done`:
+        // the path, a space, the value (sysfs paths hold no space).
+        .or_else(|| {
+            let (path, value) = line.trim_start().split_once([' ', '\t'])?;
+            Some((classify(path)?, value))
+        })
 }
 
 /// Recognise the sysfs structure of a path, from the right, so any root prefix works.

@@ -193,3 +193,22 @@ fn relative_lines_take_the_context_or_say_unknown() {
         1
     );
 }
+
+/// `for f in .../hw_counters/*; do echo $f $(cat $f); done`: full paths with the value after a
+/// space, read like grep's `path:value`.
+#[test]
+fn echo_loop_path_space_value() {
+    let p = parse(
+        "/sys/class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent 12\n/sys/class/infiniband/mlx5_1/ports/1/state 4: ACTIVE\n",
+        "n1",
+    );
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    assert_eq!(
+        p.find("rocetop_rdma_np_cnp_sent_total", &labels("mlx5_1")),
+        Some(Value::Counter(12))
+    );
+    assert_eq!(
+        p.find("rocetop_rdma_port_state", &labels("mlx5_1")),
+        Some(Value::Gauge(4.0))
+    );
+}
