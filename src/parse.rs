@@ -215,18 +215,22 @@ pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
 }
 
 /// Parse one captured output of `kind`: its capture framing undone first (see [`capture`]), except
-/// for a training log (any line may be the job's own) and the sysfs dump and ping report (written
-/// by rocetop itself).
+/// for a training log (any line may be the job's own) and the ping report and Prometheus answers
+/// (written by rocetop itself).
 pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
     let (text, skipped) = match kind {
-        ParseKind::TrainingLog | ParseKind::HwCounters | ParseKind::Ping | ParseKind::PromApi => (
+        ParseKind::TrainingLog | ParseKind::Ping | ParseKind::PromApi => (
             std::borrow::Cow::Borrowed(text),
             capture::Skipped::default(),
         ),
-        // The host parsers read the netdev or device from the shell prompt's command.
-        ParseKind::Ethtool | ParseKind::RdmaStatistic | ParseKind::HostQos | ParseKind::Lldpctl => {
-            capture::clean(text, false)
-        }
+        // The host parsers read the netdev or device from the shell prompt's command (the sysfs
+        // dump as rocetop reads it has no framing, so cleaning it costs one scan; a pasted one
+        // does, and names its device in a `cd` or `show_counters` line).
+        ParseKind::Ethtool
+        | ParseKind::RdmaStatistic
+        | ParseKind::HostQos
+        | ParseKind::Lldpctl
+        | ParseKind::HwCounters => capture::clean(text, false),
         _ => capture::clean(text, true),
     };
     let mut p = dispatch(kind, &text, ctx);

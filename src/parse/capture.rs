@@ -1,5 +1,6 @@
 //! The shapes a pasted capture takes around the device's output, undone before a parser reads it:
-//! Markdown code fences (```` ``` ````, `~~~`) and bold markers (`**Pkts discarded : 0**`) from an
+//! Markdown code fences (```` ``` ````, `~~~`, and the `<pre>`/`<details>` lines of HTML kept around
+//! a paste) and bold markers (`**Pkts discarded : 0**`) from an
 //! issue tracker or a converted PDF, `grep -A/-B` group separators (`--`), elision lines (`..`,
 //! `...`), a shell prompt with the command before the output (`admin@sonic:~$ show queue counters`,
 //! `# pfcstat`), and the whole capture indented (copied from an e-mail or a doc). Lines removed
@@ -46,6 +47,15 @@ impl Skipped {
     }
 }
 
+/// The HTML an issue tracker keeps around a pasted output (`<pre>`, a collapsed
+/// `<details><summary>...</summary>` block) on a line of its own: a fence as well.
+fn is_html_block(t: &str) -> bool {
+    matches!(
+        t,
+        "<pre>" | "</pre>" | "<code>" | "</code>" | "<details>" | "</details>"
+    ) || (t.starts_with("<summary>") && t.ends_with("</summary>"))
+}
+
 /// How one line is treated.
 enum Line<'a> {
     Keep(&'a str),
@@ -56,7 +66,7 @@ enum Line<'a> {
 
 fn classify(line: &str, shell_prompts: bool) -> Line<'_> {
     let t = num::trim(line);
-    if t.starts_with("```") || t.starts_with("~~~") {
+    if t.starts_with("```") || t.starts_with("~~~") || is_html_block(t) {
         return Line::Fence;
     }
     if t == "--" || (!t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b == b'.')) {
@@ -133,6 +143,11 @@ mod tests {
         );
         let (c, _) = clean("    Port  TxQ\n\n  --------\n", true);
         assert_eq!(c, "  Port  TxQ\n\n--------\n", "the common indent goes");
+        let (c, s) = clean(
+            "<details>\n  <summary>Omnipath</summary>\n<pre>\nRcAcks  1\n</pre>\n",
+            true,
+        );
+        assert_eq!((c.as_ref(), s.fences), ("RcAcks  1\n", 4));
         let (c, s) = clean("Port Rx\nEthernet0 1\n", true);
         assert!(matches!(c, Cow::Borrowed(_)));
         assert_eq!(s.total(), 0);

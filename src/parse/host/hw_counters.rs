@@ -1,4 +1,5 @@
-//! The host's sysfs dump: `path:value` lines as `grep -rs . <paths>` prints them for
+//! The host's sysfs dump: `path:value` lines as `grep -rs . <paths>` prints them (or `path value`
+//! as an `echo $f $(cat $f)` loop does) for
 //! [`Request::SysfsDump`](crate::collect::transport::Request::SysfsDump) (and as
 //! [`sysfs_dump`](crate::collect::local::sysfs_dump) prints them locally).
 //!
@@ -135,10 +136,18 @@ fn split_line(line: &str) -> Option<(Line<'_>, &str)> {
     }
     // A real path has a handful of ':' at most (PCI addresses); bounding the tries keeps a junk
     // line of thousands of ':' linear.
-    line.match_indices(':').take(64).find_map(|(i, _)| {
-        let kind = classify(line.get(..i)?)?;
-        Some((kind, line.get(i + 1..)?))
-    })
+    line.match_indices(':')
+        .take(64)
+        .find_map(|(i, _)| {
+            let kind = classify(line.get(..i)?)?;
+            Some((kind, line.get(i + 1..)?))
+        })
+        // `for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do echo $f $(cat $f); done`:
+        // the path, a space, the value (sysfs paths hold no space).
+        .or_else(|| {
+            let (path, value) = line.trim_start().split_once([' ', '\t'])?;
+            Some((classify(path)?, value))
+        })
 }
 
 /// Recognise the sysfs structure of a path, from the right, so any root prefix works.
@@ -270,14 +279,29 @@ pub fn parse(text: &str, node: &str) -> Parsed {
     // device → whether it has any np_/rp_ congestion counter
     let mut devices: BTreeMap<String, bool> = BTreeMap::new();
     let mut ports: BTreeMap<(String, String), PortBytes> = BTreeMap::new();
+    let mut ctx = relative::Context::default();
+    let (mut framing, mut unnamed) = (0usize, 0usize);
     for raw in num::lines(text) {
         let line = raw.trim_end_matches('\r');
         if num::trim(line).is_empty() {
             continue;
         }
-        let Some((kind, value)) = split_line(line) else {
-            p.unknown(line);
-            continue;
+        let (kind, value) = match split_line(line) {
+            Some(kv) => kv,
+            None if ctx.heading(line) => {
+                framing += 1;
+                continue;
+            }
+            None => match ctx.counter(line) {
+                Some(r) => {
+                    unnamed += usize::from(ctx.dev.is_none());
+                    (relative_line(&ctx, &r), r.value)
+                }
+                None => {
+                    p.unknown(line);
+                    continue;
+                }
+            },
         };
         let value = num::trim(value);
         match kind {
@@ -374,6 +398,16 @@ pub fn parse(text: &str, node: &str) -> Parsed {
         }
     }
     push_rdma_bytes(&mut p, node, &ports);
+    if framing > 0 {
+        p.note(format!(
+            "{framing} command/heading lines read for the device and port of relative counter lines"
+        ));
+    }
+    if unnamed > 0 {
+        p.note(format!(
+            "{unnamed} counter lines name no device (no /sys path, `cd` or `show_counters <dev>` before them): device=\"{UNKNOWN}\""
+        ));
+    }
     if devices.is_empty() {
         p.note("no RDMA device");
     }
@@ -385,6 +419,32 @@ pub fn parse(text: &str, node: &str) -> Parsed {
         }
     }
     p
+}
+
+/// The label of a device or port the capture does not name.
+const UNKNOWN: &str = "unknown";
+
+/// A relative counter line as the line its full path would have given.
+fn relative_line<'a>(ctx: &'a relative::Context, r: &relative::Relative<'a>) -> Line<'a> {
+    let dev = ctx.dev.as_deref().unwrap_or(UNKNOWN);
+    // A directory without a port (`cd .../mlx5_0/hw_counters`) holds device-wide counters; with no
+    // directory named at all the port is unknown, not device-wide.
+    let port = r
+        .port
+        .or(ctx.port.as_deref())
+        .or_else(|| (ctx.dev.is_none() || ctx.dir.is_none()).then_some(UNKNOWN));
+    match (r.dir, port) {
+        (relative::Dir::Hw, port) => Line::Hw {
+            dev,
+            port,
+            name: r.name,
+        },
+        (relative::Dir::Ib, port) => Line::Ib {
+            dev,
+            port: port.unwrap_or(UNKNOWN),
+            name: r.name,
+        },
+    }
 }
 
 /// RDMA bytes per netdev and direction: byte counters of hw_counters where the port has them,
@@ -453,6 +513,8 @@ pub fn ports(text: &str) -> Vec<PortInfo> {
         })
         .collect()
 }
+
+mod relative;
 
 #[cfg(test)]
 mod tests;

@@ -40,6 +40,7 @@ enum Field {
 }
 
 mod pairs;
+mod progress;
 
 use pairs::{Pair, Pairs, Unit};
 
@@ -61,6 +62,9 @@ const MAX_KEY: usize = 64;
 /// Read every record in `body` (a line without its rank prefix).
 pub(super) fn read(body: &str) -> Read {
     let mut read = Read::default();
+    if progress::is_evaluation(body) {
+        return read;
+    }
     let mut acc = Acc::default();
     for pair in Pairs::new(body) {
         let Some((field, key)) = map(&pair) else {
@@ -77,6 +81,14 @@ pub(super) fn read(body: &str) -> Read {
         }
         acc.set(field, &key, &pair);
         acc.keys.push(key);
+    }
+    // A step printed without a key (a progress bar's `4/18`, MetricLogger's `[ 103/5005]`) belongs
+    // to the line's one record; a line of glued records has no such position.
+    if read.groups.is_empty()
+        && let Some((step, seconds)) = progress::read(body)
+    {
+        set_once(&mut acc.rec.iteration, Some(step));
+        set_once(&mut acc.rec.step_seconds, seconds);
     }
     acc.finish(&mut read);
     if read.summary {
@@ -116,6 +128,11 @@ impl Acc {
                 &mut self.rec.epoch,
                 (p.value.is_finite() && p.value >= 0.0).then_some(p.value),
             ),
+            // Lightning's bar shows `loss=` smoothed over recent steps; NeMo's
+            // `reduced_train_loss=` on the same bar is the step's own value, so it wins.
+            Field::Loss if key == "reduced train loss" && plain(p).is_some() => {
+                self.rec.loss = plain(p);
+            }
             Field::Loss => set_once(&mut self.rec.loss, plain(p)),
             Field::Step => {
                 if key.starts_with("elapsed time per iteration") {
@@ -187,13 +204,15 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         return None;
     }
     let field = match base {
-        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step" => {
-            Field::Iteration
-        }
+        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step"
+        // MaxText: `completed step: 9, seconds: 5.667, ...`
+        | "completed step" => Field::Iteration,
         "epoch" | "train epoch" => Field::Epoch,
         "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss"
         // LitGPT: `loss train (curr): 1.657`
-        | "loss train (curr)" | "loss train" => Field::Loss,
+        | "loss train (curr)" | "loss train"
+        // NeMo / Megatron-Core through Lightning: the loss averaged over data-parallel ranks
+        | "reduced train loss" => Field::Loss,
         "elapsed time per iteration"
         | "iter time"
         | "iteration time"
@@ -202,14 +221,25 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         | "time per iteration"
         | "batch time"
         | "time"
-        | "dt" => Field::Step,
+        | "dt"
+        // NeMo: `train_step_timing in s: 0.03146`
+        | "train step timing"
+        // MaxText's step time; only as `seconds:` (a key), never a bare word
+        | "seconds"
+        // DeepSpeed-Chat: `Latency: 0.27s` (SFT/DPO/reward), `E2E latency=7.99s` (RLHF step)
+        | "latency"
+        | "e2e latency" => Field::Step,
         // The lab's `Total: 156.3ms` is the step time; a bare `total` elsewhere is a count.
         "total" if matches!(p.unit, Unit::Time(_)) => Field::Step,
         "dtf" => Field::Forward,
         "dtb" => Field::Backward,
         "allreduce" | "all reduce" | "allreduce time" | "all reduce time" => Field::AllReduce,
         "samples/sec" | "samples/s" | "sample/s" | "samples per second" | "samples per sec"
-        | "currsamplespersec" => Field::Samples,
+        | "currsamplespersec"
+        // DeepSpeed-Chat's RLHF line spells it with one r
+        | "cursamplespersec"
+        // MetricLogger of the image references: images are its samples
+        | "img/s" | "images/s" | "images/sec" => Field::Samples,
         "rank" | "global rank" => Field::Rank,
         "train runtime" => Field::Summary,
         _ if p.unit == Unit::SamplesPerSecond => Field::Samples,
@@ -222,6 +252,9 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
 /// factor to seconds.
 fn key_unit(key: &str) -> (&str, Option<f64>) {
     const SUFFIXES: &[(&str, f64)] = &[
+        // NeMo: `train_step_timing in s`
+        (" in s", 1.0),
+        (" in ms", 1e-3),
         (" (ms)", 1e-3),
         (" ms", 1e-3),
         (" (s)", 1.0),
@@ -322,6 +355,19 @@ mod tests {
         assert_eq!(
             (r.iteration, r.samples_per_second),
             (Some(12345), Some(1234.5))
+        );
+    }
+
+    #[test]
+    fn nemo_bar_prefers_the_step_loss_and_global_step() {
+        // `loss=` is Lightning's smoothed value, `reduced_train_loss=` the step's own; the bar's
+        // `795/77225` counts batches of the epoch, `global_step=794.0` is the step.
+        let r = one(
+            "Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]",
+        );
+        assert_eq!(
+            (r.iteration, r.loss, r.step_seconds),
+            (Some(794), Some(3.09), Some(41.36))
         );
     }
 

@@ -199,3 +199,102 @@ fn nccl_transport_lines_become_info_samples() {
     );
     assert!(!p.notes.iter().any(|n| n.contains("no training progress")));
 }
+
+/// The formats of issue 18 (NeMo 2, MaxText, Lightning's tqdm bar, MetricLogger): one record per
+/// step line with the train loss (never `val_loss`, `lm_loss` twice or a perplexity), the step
+/// printed without a key, and the step time the framework states.
+#[test]
+fn framework_step_lines() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | val_loss: 4.106",
+            "I0811 21:54:55.531340 138304841739136 metric_logger.py:226] completed step: 1, seconds: 0.631, TFLOP/s/device: 5688.282, Tokens/s/device: 311629.521, total_weights: 1572864, loss: 12.979, lm_loss: 12.979, perplexity: 433358.281",
+            "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]",
+            "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=9.947, v_num=193315] ",
+            "Validation DataLoader 0: 100%|██████████| 5/5 [00:01<00:00,  3.20it/s]",
+            "Epoch: [0]  [ 103/5005]  eta: 4:43:31  lr: 0.1  img/s: 13.62830983555788  loss: 6.8536 (6.9458)  acc1: 0.0000 (0.2103)  acc5: 0.0000 (0.9916)  time: 2.5401  data: 0.0336  max mem: 3524",
+        ],
+    );
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.iteration, r.loss, r.step_seconds, r.samples_per_second))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(120), Some(1.233), Some(0.03146), None),
+            (Some(1), Some(12.979), Some(0.631), None),
+            (Some(4), Some(10.072), Some(4.47), None),
+            (Some(4), Some(9.947), Some(4.47), None),
+            (
+                Some(103),
+                Some(6.8536),
+                Some(2.5401),
+                Some(13.62830983555788)
+            ),
+        ]
+    );
+    assert!(p.flush().is_empty());
+}
+
+/// DeepSpeed-Chat: the reward evaluation's `chosen: .., rejected: .., loss: ..` is no step; the RLHF
+/// step line (`epoch: 0|step: 9|...`) takes its step time and samples/s from the `|E2E latency=`
+/// line after it; `Latency: 0.27s, ... Samples/sec: 7.28` is a step of its own.
+#[test]
+fn deepspeed_chat_eval_blocks_and_step_lines() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "***** Evaluating rewards, Epoch 1/1 *****",
+            "chosen: 0.0, rejected: 0.0, loss: 0.693359375",
+            "Beginning of Epoch 1/1, Total Micro Batches 4708",
+            "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28, Time/seq 0.14s, Batch Size: 2, Sequence Length: 512",
+            "epoch: 0|step: 9|ppo_ep: 1|act_loss: 0.2998046875|cri_loss: 0.1658935546875|unsuper_loss: 0.0",
+            "average reward score: -0.07635498046875",
+            "-------------------------------------------------------------------------------------",
+            "|E2E latency=3.88s |Gather latency=0.00s (0.00%) |Generate time=2.54s (65.36%) |Training time=1.12s (28.88%) |Others=0.22 (5.75%)|CurSamplesPerSec=16.50 |AvgSamplesPerSec=15.06",
+        ],
+    );
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.iteration, r.loss, r.step_seconds, r.samples_per_second))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (None, None, Some(0.27), Some(7.28)),
+            (Some(9), None, Some(3.88), Some(16.5)),
+        ]
+    );
+    // HF Trainer with two ranks: the other rank's training dicts follow an eval banner.
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "***** Running Evaluation *****",
+            "{'loss': 2.847, 'grad_norm': 3.82, 'learning_rate': 5e-05, 'epoch': 0.1}",
+        ],
+    );
+    assert_eq!(recs.first().and_then(|r| r.loss), Some(2.847));
+}
+
+/// MetricLogger's evaluation block (`Test:  [i/n] ... loss: ...`, `* Acc@1 ... loss 0.445`) gives no
+/// step; the next epoch's lines do.
+#[test]
+fn metric_logger_test_lines_are_no_steps() {
+    let mut p = LineParser::new(Vec::new());
+    let recs = feed_all(
+        &mut p,
+        &[
+            "Test:  [95/96]  eta: 0:00:00  loss: 0.3713 (0.4449)  acc1: 89.0625 (88.3813)  acc5: 96.8750 (96.7790)  time: 0.2695  data: 0.2401  max mem: 5990",
+            "Test: Total time: 0:00:33 (0.3496 s / it)",
+            "* Acc@1 88.381 Acc@5 96.779 loss 0.445",
+            "Epoch: [51]  [ 0/31]  eta: 0:00:53  lr: 0.000755  loss: 0.0098 (0.0098)  time: 1.7375  data: 1.6695  max mem: 5990",
+        ],
+    );
+    let got: Vec<_> = recs.iter().map(|r| (r.iteration, r.loss)).collect();
+    assert_eq!(got, vec![(Some(0), Some(0.0098))]);
+}

@@ -153,3 +153,62 @@ fn byte_counter_names() {
     assert_eq!(byte_counter_direction("rdma_rx_packets"), None);
     assert_eq!(byte_counter_direction("np_cnp_sent"), None);
 }
+
+/// Relative lines take their device and port from the last `cd`/heading; with none at all they
+/// are still counted, under device and port "unknown", and a note says the capture names no device.
+#[test]
+fn relative_lines_take_the_context_or_say_unknown() {
+    let p = parse(
+        "[root@n1 1]# grep -r . hw_counters counters\nhw_counters/np_cnp_sent:7\ncounters/port_rcv_data:25\n",
+        "n1",
+    );
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    let unknown = [
+        ("node", "n1"),
+        ("device", "unknown"),
+        ("rdma_port", "unknown"),
+    ];
+    assert_eq!(
+        p.find("rocetop_rdma_np_cnp_sent_total", &unknown),
+        Some(Value::Counter(7))
+    );
+    assert!(
+        p.notes.iter().any(|n| n.contains("name no device")),
+        "{:?}",
+        p.notes
+    );
+    // The same lines after a `cd` into the port: its device and port.
+    let p = parse(
+        "$ cd /sys/class/infiniband/mlx5_2/ports/1\n$ grep -r . hw_counters\nhw_counters/np_cnp_sent:7\n",
+        "n1",
+    );
+    assert_eq!(
+        p.find("rocetop_rdma_np_cnp_sent_total", &labels("mlx5_2")),
+        Some(Value::Counter(7))
+    );
+    assert!(!p.notes.iter().any(|n| n.contains("name no device")));
+    // A line that is neither a path, a heading nor a counter stays not understood.
+    assert_eq!(
+        parse("Port 1 hw counters: see below\n", "n1").unknown_lines,
+        1
+    );
+}
+
+/// `for f in .../hw_counters/*; do echo $f $(cat $f); done`: full paths with the value after a
+/// space, read like grep's `path:value`.
+#[test]
+fn echo_loop_path_space_value() {
+    let p = parse(
+        "/sys/class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent 12\n/sys/class/infiniband/mlx5_1/ports/1/state 4: ACTIVE\n",
+        "n1",
+    );
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    assert_eq!(
+        p.find("rocetop_rdma_np_cnp_sent_total", &labels("mlx5_1")),
+        Some(Value::Counter(12))
+    );
+    assert_eq!(
+        p.find("rocetop_rdma_port_state", &labels("mlx5_1")),
+        Some(Value::Gauge(4.0))
+    );
+}

@@ -59,7 +59,11 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
         match toks.as_slice() {
             [port, _sa, so, _ra, ro, rx, tx] if port.chars().any(|c| c.is_ascii_digit()) => {
                 let (rx, tx) = (count(rx), count(tx));
-                let known = |s: &str| on_off(s).is_some() || s.eq_ignore_ascii_case("desired");
+                // `desired` (negotiating) and `Unsupp.` (the port cannot pause, printed by Catalyst
+                // IOS) are states too: they give no on/off gauge, but the row's counts stand.
+                let known = |s: &str| {
+                    on_off(s).is_some() || s.eq_ignore_ascii_case("desired") || is_unsupported(s)
+                };
                 if (rx.is_none() && tx.is_none()) || !known(so) || !known(ro) {
                     p.unknown(t);
                     continue;
@@ -77,6 +81,12 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
         }
     }
     acc.into_parsed(p)
+}
+
+/// `Unsupp.`, `unsupported`, `n/a`: the port has no such function.
+fn is_unsupported(s: &str) -> bool {
+    let l = s.trim_end_matches('.').to_ascii_lowercase();
+    matches!(l.as_str(), "unsupp" | "unsupported" | "n/a" | "na")
 }
 
 /// Keys vary by release (`rx-pause` / `rxpause` / `rx_pause`): compare them without separators.
