@@ -82,8 +82,9 @@ install() {
     return 3
   fi
   # --no-deps: the pins list every package; pip must not pull the CUDA packages torch declares.
+  # Few retries and a short timeout: without PyPI this should fail in about a minute, not ten.
   if ! "$venv/bin/python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check \
-    --progress-bar off -q -r "$req"; then
+    --retries 2 --timeout 30 --progress-bar off -q -r "$req"; then
     say "pip install failed (is PyPI reachable?)"
     rm -rf "$venv"
     return 4
