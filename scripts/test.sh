@@ -14,6 +14,11 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v awk >/dev/null 2>&1 || need+=(mawk)  # the streaming node loop (tests/stream_ssh.rs)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -e /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
+# Python with venv for the real frameworks of tests/frameworks_real.rs (scripts/frameworks.sh).
+if [ "${ROCETOP_FRAMEWORKS:-1}" != 0 ]; then
+  command -v python3 >/dev/null 2>&1 || need+=(python3)
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+fi
 [ -e /usr/include/rdma/rdma_cma.h ] || need+=(librdmacm-dev)
 # bindgen loads libclang.so / libclang-<N>.so, never libclang-cpp: detect what it loads (#15).
 # shellcheck source=scripts/libclang.sh
@@ -58,6 +63,18 @@ skip_summary() {
     while read -r n why; do echo "scripts/test.sh: $n ignored: $why"; done
 }
 trap skip_summary EXIT
+# The pinned torch/transformers/accelerate venv of tests/frameworks_real.rs, installed here so that
+# its cost shows apart from the tests: ~2.4 GB from PyPI and ~4 min the first time, then cached
+# in ~/.cache/rocetop (about a second). Where it cannot be installed the test says why and
+# counts a skip; ROCETOP_FRAMEWORKS=0 leaves it out.
+if [ "${ROCETOP_FRAMEWORKS:-1}" != 0 ]; then
+  # A failed install is not tried again by the test: it reads the exit code (3: no python3-venv,
+  # 4: cannot be installed here) and says why.
+  scripts/frameworks.sh install >/dev/null || {
+    export ROCETOP_FRAMEWORKS_INSTALL_EXIT=$?
+    echo "scripts/test.sh: the frameworks venv was not installed (exit $ROCETOP_FRAMEWORKS_INSTALL_EXIT)" >&2
+  }
+fi
 cargo test --all-targets --no-fail-fast
 if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib

@@ -182,6 +182,43 @@ fn pytorch_ddp_ezpz() {
     assert_near(r[18].step_seconds, 0.008190 + 0.001721);
 }
 
+/// The Hugging Face Trainer of transformers 5.23 (captured by scripts/frameworks.sh): log dicts
+/// with quoted `{v:.4g}` values and no step, each written over the tqdm bar that names its step
+/// when it is redrawn right after.
+#[test]
+fn hf_trainer_5_dicts_take_their_step_from_the_bar_redrawn_after_them() {
+    let r = fixture_records("hf-trainer_transformers-5.23_cpu-tqdm-bars_frameworks-sh.log");
+    assert_eq!(r.len(), 32, "{r:#?}");
+    for (k, pair) in r.chunks(2).enumerate() {
+        let (dict, bar) = (pair[0], pair[1]);
+        assert!(dict.loss.is_some() && dict.iteration.is_none(), "{dict:?}");
+        assert_near(dict.epoch, (k + 1) as f64 / 16.0);
+        assert_eq!(bar.iteration, Some(k as u64 + 1), "{bar:?}");
+        assert!(!bar.has_progress());
+    }
+    assert_eq!((r[0].loss, r[30].loss), (Some(4.716), Some(4.096)));
+    assert!(
+        r.iter().all(|r| r.step_seconds.is_none()),
+        "a tqdm rate is no step time"
+    );
+}
+
+/// torchrun --tee 3 around a DDP script printing nanoGPT's line (scripts/frameworks.sh): each
+/// rank's lines under torchrun's `[default<rank>]:` prefix.
+#[test]
+fn torchrun_tee_prefix_names_the_rank() {
+    let r = fixture_records("torchrun-ddp-gloo_tee-default-prefix_nanogpt-line_frameworks-sh.log");
+    assert_eq!(r.len(), 40);
+    for (i, rec) in r.iter().enumerate() {
+        assert_eq!(rec.rank, Some(i as u32 / 20), "{rec:?}");
+        assert_eq!(rec.iteration, Some(i as u64 % 20 + 1));
+    }
+    assert_eq!(r[0].loss, Some(2.280957));
+    assert_near(r[0].step_seconds, 0.015091);
+    assert_eq!(r[39].loss, Some(2.324229));
+    assert_near(r[39].step_seconds, 0.012196);
+}
+
 #[test]
 fn nccl_tests_table() {
     let r = fixture_records("nccl-tests_all-reduce-perf_aws-efa-eks_mpi-tagged_excerpt.log");
@@ -409,6 +446,8 @@ fn all_fixtures() -> String {
         "deepspeed_hf-trainer_fate-gpt2_log-dist-timer_excerpt.log",
         "pytorch-ddp_ezpz-test_iter-loss-dtf-dtb_excerpt.log",
         "nccl-tests_all-reduce-perf_aws-efa-eks_mpi-tagged_excerpt.log",
+        "hf-trainer_transformers-5.23_cpu-tqdm-bars_frameworks-sh.log",
+        "torchrun-ddp-gloo_tee-default-prefix_nanogpt-line_frameworks-sh.log",
     ]
     .map(fixture)
     .join("\n")

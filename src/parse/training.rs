@@ -16,6 +16,7 @@ mod kv;
 mod nccl;
 pub mod nccl_net;
 mod prefix;
+mod progress;
 mod timers;
 
 pub use custom::CustomFormat;
@@ -153,6 +154,9 @@ pub struct LineParser {
     timer_block: Option<timers::Block>,
     nccl: nccl::Table,
     tracebacks: highlight::Tracebacks,
+    /// The last line (blank ones aside) was a log dict with a loss and no step: the tqdm bar
+    /// drawn next names its step (see `progress`).
+    after_dict: bool,
 }
 
 impl LineParser {
@@ -199,6 +203,12 @@ impl LineParser {
 
     fn feed_one(&mut self, raw: &str, out: &mut LineOutcome) {
         let (body, prefix_rank) = prefix::strip(raw);
+        // tqdm clears its bar with a run of spaces before the dict: that is no line of its own.
+        let after_dict = if body.trim().is_empty() {
+            self.after_dict
+        } else {
+            std::mem::take(&mut self.after_dict)
+        };
         out.highlight = out
             .highlight
             .max(self.tracebacks.classify(body, prefix_rank));
@@ -265,6 +275,18 @@ impl LineParser {
             return;
         }
 
+        // Other bars go on to the generic reader: a postfix may carry metrics (`loss=0.5`).
+        if after_dict && let Some(n) = progress::tqdm_count(body) {
+            out.recognised = true;
+            let rec = TrainRecord {
+                iteration: Some(n),
+                rank,
+                ..TrainRecord::default()
+            };
+            self.accept(kv::Group { rec, waits: false }, out);
+            return;
+        }
+
         let read = kv::read(body);
         if read.summary {
             out.recognised = true;
@@ -274,6 +296,12 @@ impl LineParser {
             return;
         }
         out.recognised = true;
+        // A Hugging Face log dict prints its loss but not its step.
+        self.after_dict = body.trim_start().starts_with('{')
+            && read
+                .groups
+                .iter()
+                .any(|g| g.rec.loss.is_some() && g.rec.iteration.is_none());
         for mut g in read.groups {
             g.rec.rank = g.rec.rank.or(rank);
             self.accept(g, out);

@@ -75,13 +75,18 @@ pub(super) fn split_tagged(line: &str) -> Vec<&str> {
 }
 
 /// The length of a rank tag at the start of `s`, with the rank: `[1,3]<stdout>:` (Open MPI
-/// `--tag-output`) or `[rank3]:` (torchrun).
+/// `--tag-output`), `[rank3]:` (torch's own prefix on a rank's traceback) or torchrun's `--tee`
+/// prefix `[default3]:` (its template `[${role_name}${local_rank}]:`; the role is `default`
+/// unless `--role` names one, and the number is the rank on its node).
 fn tag_len(s: &str) -> Option<(usize, u32)> {
     let rest = s.strip_prefix('[')?;
-    if let Some(r) = rest.strip_prefix("rank") {
-        let (n, used) = digits(r)?;
-        let r = &r[used..];
-        let after = r.strip_prefix("]:")?;
+    let role = rest
+        .bytes()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == b'_')
+        .count();
+    if role > 0 && role <= 32 {
+        let (n, used) = digits(&rest[role..])?;
+        let after = rest[role + used..].strip_prefix("]:")?;
         return Some((s.len() - after.len(), n));
     }
     let (_, used) = digits(rest)?;
@@ -188,6 +193,14 @@ mod tests {
         assert_eq!(strip("12:42:20 loss=1"), ("12:42:20 loss=1", None));
         assert_eq!(strip("[1,0]<stdout>:[rank2]:x"), ("x", Some(2)));
         assert_eq!(strip("[1,0]<stdin>:x"), ("[1,0]<stdin>:x", None));
+        // torchrun --tee 3, default and named roles (captured by scripts/frameworks.sh)
+        assert_eq!(
+            strip("[default1]:iter 3: loss 2.1"),
+            ("iter 3: loss 2.1", Some(1))
+        );
+        assert_eq!(strip("[trainer12]:x"), ("x", Some(12)));
+        assert_eq!(strip("[INFO]: x"), ("[INFO]: x", None));
+        assert_eq!(strip("[default1] x"), ("[default1] x", None));
     }
 
     #[test]

@@ -7,8 +7,12 @@ pub const CUT_MARK: &str = " [rocetop: line cut]";
 /// than `max` bytes is cut to its first `max` bytes (plus [`CUT_MARK`]) and the rest of it, up to
 /// the next newline, is dropped: memory stays bounded by `max` whatever the file holds. A lone
 /// `\r` (a tqdm-style progress bar redrawing itself) starts the line over, as a terminal shows
-/// it: only the last state is emitted when the `\n` comes. Every byte is looked at once (linear),
-/// and bytes that are not UTF-8 are replaced (lossy), never an error.
+/// it: only the last state is emitted when the `\n` comes. One exception: a line written over a
+/// progress bar that was first cleared with spaces (tqdm's `write`, which the Hugging Face Trainer
+/// prints its log dicts with) is preceded by the line's first state, the bar as tqdm redrew it
+/// right after the previous line: it names the step that line logged (see
+/// `parse::training::progress`). Every byte is looked at once (linear), and bytes that are not
+/// UTF-8 are replaced (lossy), never an error.
 #[derive(Debug)]
 pub struct LineBuf {
     buf: Vec<u8>,
@@ -16,6 +20,10 @@ pub struct LineBuf {
     dropping: bool,
     /// The last byte seen was a `\r`: a `\n` next ends the line, anything else redraws it.
     after_cr: bool,
+    /// The line's first non-blank state, when it was redrawn (at most `max` bytes).
+    first: Option<Vec<u8>>,
+    /// The line was cleared with spaces since its first state: it is a line written over a bar.
+    cleared: bool,
     max: usize,
 }
 
@@ -25,6 +33,8 @@ impl LineBuf {
             buf: Vec::new(),
             dropping: false,
             after_cr: false,
+            first: None,
+            cleared: false,
             max: max.max(1),
         }
     }
@@ -35,7 +45,9 @@ impl LineBuf {
             if self.after_cr && first != b'\r' {
                 self.after_cr = false;
                 if first != b'\n' {
-                    // The progress line is redrawn from its start: what it said before is gone.
+                    // The progress line is redrawn from its start: what it said before is gone
+                    // (but for its first state, see the type's comment).
+                    self.note_state();
                     self.buf.clear();
                     self.dropping = false;
                 }
@@ -46,6 +58,7 @@ impl LineBuf {
                 let room = self.max - self.buf.len();
                 if chunk.len() > room {
                     self.buf.extend_from_slice(&chunk[..room]);
+                    self.emit_first(emit);
                     emit(self.take(true));
                     self.dropping = true;
                 } else {
@@ -57,9 +70,12 @@ impl LineBuf {
                 self.after_cr = true;
             } else {
                 if !self.dropping {
+                    self.emit_first(emit);
                     emit(self.take(false));
                 }
                 self.dropping = false;
+                self.first = None;
+                self.cleared = false;
             }
             bytes = &bytes[i + 1..];
         }
@@ -71,6 +87,8 @@ impl LineBuf {
         let had = !self.buf.is_empty();
         self.dropping = false;
         self.after_cr = false;
+        self.first = None;
+        self.cleared = false;
         had.then(|| self.take(false))
     }
 
@@ -79,11 +97,36 @@ impl LineBuf {
         self.buf.clear();
         self.dropping = false;
         self.after_cr = false;
+        self.first = None;
+        self.cleared = false;
     }
 
-    /// Bytes waiting for their newline.
+    /// Bytes waiting for their newline (the kept first state included).
     pub fn pending(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.first.as_ref().map_or(0, Vec::len)
+    }
+
+    /// A state the line is about to be redrawn over: the first non-blank one is kept; a blank one
+    /// (spaces) is a bar cleared so that a line can be written over it.
+    fn note_state(&mut self) {
+        if self.dropping || self.buf.is_empty() {
+            return;
+        }
+        if self.buf.iter().all(|&b| b == b' ') {
+            self.cleared = self.first.is_some();
+        } else if self.first.is_none() {
+            self.first = Some(self.buf.clone());
+        }
+    }
+
+    /// The first state of a line written over a cleared bar, before the line itself.
+    fn emit_first(&mut self, emit: &mut impl FnMut(String)) {
+        let first = self.first.take();
+        if std::mem::take(&mut self.cleared)
+            && let Some(f) = first
+        {
+            emit(String::from_utf8_lossy(&f).into_owned());
+        }
     }
 
     fn take(&mut self, cut: bool) -> String {
@@ -147,6 +190,35 @@ mod tests {
         assert_eq!(out, [format!("abcd{CUT_MARK}"), "xy".to_string()]);
     }
 
+    /// tqdm's `write` as the Hugging Face Trainer uses it (transformers 5.23, captured by
+    /// scripts/frameworks.sh): the bar redrawn after the previous line, maybe advanced, cleared
+    /// with spaces, then the line. The first state comes out before the line; a bar that is only
+    /// redrawn, or cleared with nothing before it, stays one line.
+    #[test]
+    fn a_line_written_over_a_cleared_bar_keeps_the_bars_first_state() {
+        let (out, _) = lines(
+            200,
+            &[
+                b"\r 6%| 1/16 [00:01<00:20]\r 12%| 2/16 [00:01<00:09]",
+                b"\r          \r{'loss': '4.595'}\n",
+                b"\r 12%| 2/16 [00:01<00:09]\r     ",
+                b"\r{'loss': '4.552'}\n\r   \rplain\n",
+            ],
+        );
+        assert_eq!(
+            out,
+            [
+                " 6%| 1/16 [00:01<00:20]",
+                "{'loss': '4.595'}",
+                " 12%| 2/16 [00:01<00:09]",
+                "{'loss': '4.552'}",
+                "plain",
+            ]
+        );
+        let (out, _) = lines(8, &[b"\rab\r  \rlong line\n"]);
+        assert_eq!(out, ["ab".to_string(), format!("long lin{CUT_MARK}")]);
+    }
+
     /// 64 MiB of `\r`-only progress output: nothing is emitted, the buffer never holds more than
     /// one state (the old SSH follower held all of it and rescanned it per chunk).
     #[test]
@@ -165,7 +237,7 @@ mod tests {
     proptest::proptest! {
         /// Any split of the input into chunks gives the same lines as feeding it whole.
         #[test]
-        fn chunking_does_not_matter(data in proptest::collection::vec(proptest::sample::select(b"ab\r\n".to_vec()), 0..64), cut in 0usize..64) {
+        fn chunking_does_not_matter(data in proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..64), cut in 0usize..64) {
             let cut = cut.min(data.len());
             let (whole, _) = lines(8, &[&data]);
             let (parts, _) = lines(8, &[&data[..cut], &data[cut..]]);
