@@ -226,6 +226,11 @@ pub struct App {
     /// A jump asked for by Enter on an alert: the tab and the row name to select there, resolved
     /// against that tab's view model.
     pub jump: Option<(Tab, String)>,
+    /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
+    /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
+    pub links: pairing::Links,
+    /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
+    pub lossless: lossless::Proof,
 }
 
 impl App {
@@ -236,7 +241,6 @@ impl App {
             .map(|(id, h)| (h.name.clone(), id))
             .collect();
         Self {
-            cfg,
             store,
             tab: Tab::Overview,
             selected: Default::default(),
@@ -272,6 +276,9 @@ impl App {
             overlay: None,
             overlay_sel: 0,
             jump: None,
+            links: pairing::Links::from_config(&cfg),
+            lossless: lossless::Proof::default(),
+            cfg,
         }
     }
 
@@ -285,6 +292,8 @@ impl App {
             .collect();
         self.store = store;
         self.travel = None;
+        self.links = pairing::Links::from_config(&self.cfg);
+        self.lossless = lossless::Proof::default();
         self.alerts = alerts::Alerts::default();
         self.last_alert_eval = None;
         self.episodes = episodes::Episodes::default();
@@ -345,6 +354,7 @@ impl App {
             Event::Collected(c) if self.rewinding.is_some() => {
                 self.push_log(log_lines(&c));
                 c.apply(&mut self.store);
+                self.topology_arrived(&c);
                 true
             }
             Event::Collected(_) | Event::LogLines { .. } if self.frozen.is_some() => {
@@ -354,6 +364,7 @@ impl App {
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
                 c.apply(self.live_mut());
+                self.topology_arrived(&c);
                 self.maybe_eval_alerts();
                 true
             }
@@ -421,7 +432,10 @@ impl App {
 
     fn apply_held(&mut self, ev: Event) {
         match ev {
-            Event::Collected(c) => c.apply(self.live_mut()),
+            Event::Collected(c) => {
+                c.apply(self.live_mut());
+                self.topology_arrived(&c);
+            }
             Event::LogLines { lines, .. } => self.push_log(lines),
             _ => {}
         }
@@ -460,6 +474,25 @@ impl App {
         }
     }
 
+    /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
+    /// over the live store. Counter polls leave both as they are.
+    fn topology_arrived(&mut self, c: &Collected) {
+        if !c
+            .parsed
+            .samples
+            .iter()
+            .any(|s| lossless::feeds(&s.key.name))
+        {
+            return;
+        }
+        let live = match &self.travel {
+            Some(t) => &t.live,
+            None => &self.store,
+        };
+        self.links = pairing::Links::of(&self.cfg, live);
+        self.lossless = lossless::prove(&self.cfg, live, self.cfg.roce.dscp);
+    }
+
     fn maybe_eval_alerts(&mut self) {
         if self
             .last_alert_eval
@@ -477,12 +510,12 @@ impl App {
         };
         let obs = episodes::observe(live, self.now);
         let rules = episodes::Rules::of(&self.cfg);
-        let ep = self.episodes.update(&obs, &rules, &self.cfg);
+        let ep = self.episodes.update(&obs, &rules, &self.links);
         let live = match &self.travel {
             Some(t) => &t.live,
             None => &self.store,
         };
-        self.alerts.evaluate(live, &self.cfg, self.now) | ep
+        self.alerts.evaluate(live, &self.cfg, &self.links, self.now) | ep
     }
 
     /// A source's health by name.

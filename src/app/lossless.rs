@@ -11,8 +11,7 @@ use crate::metrics::names::*;
 use crate::metrics::query::latest;
 use std::collections::BTreeSet;
 
-/// The DSCP RoCEv2 traffic carries unless configured otherwise (NVIDIA's default, AF31).
-pub const DEFAULT_ROCE_DSCP: u8 = 26;
+pub use crate::config::DEFAULT_ROCE_DSCP;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -24,6 +23,9 @@ pub enum Side {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub side: Side,
+    /// The pair it bites (for a config disagreement: the configured port, netdev unknown), so
+    /// the PFC tab can mark that port's and that netdev's rows.
+    pub pair: Pair,
     /// `ubunturdma1 ens224 ↔ NX_AI_Leaf1 Ethernet1/2/2`
     pub link: String,
     pub problem: String,
@@ -37,6 +39,15 @@ pub struct Proof {
     pub findings: Vec<Finding>,
     /// Facts that could not be read (no mlnx_qos, no ecn knobs): neither pass nor failure.
     pub notes: Vec<String>,
+}
+
+/// Whether a series is one of the topology reads the pairing and this proof stand on (LLDP, host
+/// QoS, 802.3x and MTU of a host, a switch port's MTU): a poll carrying one calls for a new proof.
+pub fn feeds(name: &str) -> bool {
+    name == LINK_NEIGHBOR_INFO
+        || name.starts_with("rocetop_nic_qos_")
+        || name == NIC_FLOWCONTROL_ENABLED
+        || name == NIC_MTU_BYTES
 }
 
 fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -82,6 +93,17 @@ pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
     let (pairs, disagreements) = pairing::pairs(cfg, store);
     let mut proof = Proof::default();
     for d in &disagreements {
+        let pair = pairs
+            .iter()
+            .find(|p| p.node == d.node && p.port == d.config_port)
+            .cloned()
+            .unwrap_or_else(|| Pair {
+                node: d.node.clone(),
+                netdev: String::new(),
+                switch: String::new(),
+                port: d.config_port.clone(),
+                from: pairing::From::Config,
+            });
         let seen: Vec<String> = d
             .lldp
             .iter()
@@ -89,6 +111,7 @@ pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
             .collect();
         proof.findings.push(Finding {
             side: Side::Config,
+            pair,
             link: d.node.clone(),
             problem: format!(
                 "config says switch_port = \"{}\", LLDP says {}",
@@ -134,6 +157,7 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
     let mut find = |side, problem: String, fix: String| {
         proof.findings.push(Finding {
             side,
+            pair: p.clone(),
             link: link.clone(),
             problem,
             fix,
@@ -272,7 +296,41 @@ fn mtus(store: &Store) -> String {
         .join(", ")
 }
 
+impl Finding {
+    /// One line: what is wrong, on which side, and the fix (the PFC tab's detail view).
+    pub fn text(&self) -> String {
+        let side = match self.side {
+            Side::Host => "host",
+            Side::Switch => "switch",
+            Side::Config => "config",
+        };
+        format!("{} [{side} side]; fix: {}", self.problem, self.fix)
+    }
+}
+
 impl Proof {
+    /// The findings that bite `port` of `switch` (a config disagreement names no switch).
+    pub fn at_port<'a>(
+        &'a self,
+        switch: &'a str,
+        port: &'a str,
+    ) -> impl Iterator<Item = &'a Finding> {
+        self.findings.iter().filter(move |f| {
+            f.pair.port == port && (f.pair.switch == switch || f.pair.switch.is_empty())
+        })
+    }
+
+    /// The findings that bite `netdev` of `node` (or the node, where the netdev is unknown).
+    pub fn at_netdev<'a>(
+        &'a self,
+        node: &'a str,
+        netdev: &'a str,
+    ) -> impl Iterator<Item = &'a Finding> {
+        self.findings.iter().filter(move |f| {
+            f.pair.node == node && (f.pair.netdev == netdev || f.pair.netdev.is_empty())
+        })
+    }
+
     /// The `check` section: pairs, findings with their fixes, notes.
     pub fn render(&self) -> String {
         use std::fmt::Write as _;

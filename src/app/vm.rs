@@ -26,6 +26,10 @@ pub struct NodeRef {
 /// Everything a view model reads.
 pub struct Ctx<'a> {
     pub cfg: &'a Config,
+    /// Which node is behind which switch port (config, else LLDP).
+    pub links: &'a super::pairing::Links,
+    /// The lossless-path proof as of the last topology read.
+    pub lossless: &'a super::lossless::Proof,
     pub store: &'a Store,
     pub alerts: &'a Alerts,
     /// The time the view shows.
@@ -97,6 +101,8 @@ impl App {
     pub fn ctx(&self, tab: Tab) -> Ctx<'_> {
         Ctx {
             cfg: &self.cfg,
+            links: &self.links,
+            lossless: &self.lossless,
             store: &self.store,
             alerts: &self.alerts,
             now: self.view_now(),

@@ -3,7 +3,7 @@
 
 pub mod render;
 pub mod sim;
-mod topology;
+pub mod topology;
 
 use super::transport::{CollectError, Request, StreamEvent, Transport};
 use crate::config::Config;

@@ -25,9 +25,6 @@ pub enum SourceKind {
     Prometheus,
 }
 
-/// How often topology sources poll (and once at start): LLDP and QoS settings change rarely.
-pub const TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
-
 /// One request of a poll and the parser for its answer.
 #[derive(Clone, Debug)]
 pub struct Probe {
@@ -231,15 +228,16 @@ fn topology_source(
     store: &mut Store,
     name: &str,
     transport: Arc<dyn Transport>,
+    interval: Duration,
     timeout: Duration,
     probes: Vec<Probe>,
 ) -> Source {
     let label = format!("{name} topology");
     Source {
-        id: store.add_source(&label, TOPOLOGY_INTERVAL.as_millis() as i64),
+        id: store.add_source(&label, interval.as_millis() as i64),
         name: label,
         kind: SourceKind::Topology,
-        interval: TOPOLOGY_INTERVAL,
+        interval,
         timeout,
         transport,
         probes,
@@ -261,8 +259,18 @@ pub enum Remote<'a> {
     Node(&'a Node),
 }
 
-/// Build every source of the config and declare it in the store.
+/// Build every source of the config and declare it in the store: the ones polled every interval,
+/// then the rare topology reads of the same hosts ([`build_topology`]), whose pairing tells the
+/// tabs and the episodes which node is behind which port.
 pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
+    let mut out = build_counters(cfg, store, remote);
+    let topology = build_topology(cfg, store, &out);
+    out.extend(topology);
+    out
+}
+
+/// The sources polled every interval: switches, nodes, logs, pings, fleets.
+fn build_counters(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
     let demo = cfg.demo.then(|| DemoCluster::new(cfg));
     let mut out = Vec::new();
     let timeout = cfg.ssh.command_timeout;
@@ -381,11 +389,11 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
 }
 
 /// The rare topology sources (LLDP, host QoS, PFC watchdog) of the switches and nodes among
-/// `built`, on their transports (one connection per host). Separate from [`build`] so that a
-/// command adds them where it uses them (`check`); they poll at start, then every
-/// [`TOPOLOGY_INTERVAL`].
+/// `built`, on their transports (one connection per host). They poll at start, then every
+/// `poll.topology_interval`.
 pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<Source> {
     let timeout = cfg.ssh.command_timeout;
+    let interval = cfg.poll.topology_interval;
     let transport = |name: &str, kind: SourceKind| {
         built
             .iter()
@@ -399,6 +407,7 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
                 store,
                 &sw.name,
                 t,
+                interval,
                 timeout,
                 switch_topology_probes(sw),
             ));
@@ -410,6 +419,7 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
                 store,
                 &n.name,
                 t,
+                interval,
                 timeout,
                 node_topology_probes(n),
             ));
@@ -458,6 +468,25 @@ mod tests {
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Node).count(), 8);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Log).count(), 1);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Ping).count(), 1);
+        // The rare reads of the same nine hosts, on their transports, every topology_interval.
+        let topo: Vec<&Source> = s
+            .iter()
+            .filter(|s| s.kind == SourceKind::Topology)
+            .collect();
+        assert_eq!(topo.len(), 9);
+        assert!(
+            topo.iter()
+                .all(|t| t.interval == cfg.poll.topology_interval)
+        );
+        let n1 = s.iter().find(|s| s.name == "ubunturdma1").expect("node 1");
+        let t1 = s
+            .iter()
+            .find(|s| s.name == "ubunturdma1 topology")
+            .expect("its topology");
+        assert!(
+            Arc::ptr_eq(&n1.transport, &t1.transport),
+            "one connection per host"
+        );
         let sw = &s[0];
         assert!(
             matches!(&sw.probes[0].request, Request::Cli(c) if c == "show queuing interface Ethernet1/1/1-4, Ethernet1/2/1-4")

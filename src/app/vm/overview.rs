@@ -118,6 +118,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
         let node = [("node", name)];
         rows.push(Row {
+            notes: Vec::new(),
             id: RowId::Node(name.into()),
             name: name.to_string(),
             cells,
