@@ -3,8 +3,9 @@
 //! Works per netdev, so two NICs on two leaves, bond members and breakout ports pair one by one.
 
 use crate::config::Config;
-use crate::metrics::Store;
 use crate::metrics::names::LINK_NEIGHBOR_INFO;
+use crate::metrics::store::SourceId;
+use crate::metrics::{Store, Ts};
 use crate::parse::switch::normalize_port;
 use std::collections::HashMap;
 
@@ -67,7 +68,19 @@ impl Seen {
             by_node: HashMap::new(),
             by_switch: HashMap::new(),
         };
+        // Only what each source's newest LLDP read said: a neighbour it no longer lists (a
+        // recabled node, a NIC gone) keeps its old series in the store but is no link now.
+        let mut newest: HashMap<SourceId, Ts> = HashMap::new();
         for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
+            if let Some(t) = s.last_seen() {
+                let e = newest.entry(s.source).or_insert(t);
+                *e = (*e).max(t);
+            }
+        }
+        for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
+            if s.last_seen() != newest.get(&s.source).copied() {
+                continue;
+            }
             let l = |k: &str| s.key.label(k).unwrap_or("").to_string();
             let (n, netdev, sw, port) = (l("node"), l("netdev"), l("switch"), l("port"));
             match s.key.label("side") {
@@ -274,6 +287,27 @@ mod tests {
             ]
         );
         assert!(pairs.iter().all(|p| p.from == From::Lldp));
+    }
+
+    #[test]
+    fn a_neighbour_missing_from_the_newest_read_is_forgotten() {
+        let cfg = cfg("[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\n");
+        let mut store = Store::new(600_000, 16);
+        let id = store.add_source("gpu1 topology", 300_000);
+        let read = |port: &str| {
+            parse(
+                ParseKind::Lldpctl,
+                &format!("lldp.ens1f0.chassis.name=leaf1\nlldp.ens1f0.port.ifname={port}\n"),
+                &Ctx::named("gpu1"),
+            )
+        };
+        store.ingest(id, 1_000, &read("Ethernet1/1/3"));
+        assert_eq!(pairs(&cfg, &store).0[0].port, "Ethernet1/1/3");
+        // Recabled: the next read sees another port; the old series is still in the store.
+        store.ingest(id, 301_000, &read("Ethernet1/1/4"));
+        let (p, _) = pairs(&cfg, &store);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].port, "Ethernet1/1/4");
     }
 
     #[test]

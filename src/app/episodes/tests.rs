@@ -112,3 +112,39 @@ fn one_odd_second_opens_nothing_and_no_judgement_before_a_baseline() {
     d.update(&obs(22_000, 0.156, 2.0, 0.0), &rules, &links);
     assert!(d.open.is_none() && d.closed.is_empty());
 }
+
+/// The nodes behind the dropping port come from LLDP where the config names no `switch_port`.
+#[test]
+fn the_chain_names_the_node_lldp_puts_behind_the_port() {
+    let text = crate::config::REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
+    let cfg = Config::from_str(&text, "t.toml", None).expect("config");
+    let rules = Rules::of(&cfg);
+    let mut store = crate::metrics::Store::new(600_000, 16);
+    let id = store.add_source("ubunturdma6 topology", 300_000);
+    let lldp = "lldp.ens192.chassis.name=NX_AI_Leaf1\nlldp.ens192.port.ifname=Eth1/1/2\n";
+    let ctx = crate::parse::Ctx::named("ubunturdma6");
+    store.ingest(
+        id,
+        1,
+        &crate::parse::parse(crate::parse::ParseKind::Lldpctl, lldp, &ctx),
+    );
+    for (links, want) in [
+        (Links::from_config(&cfg), Vec::<String>::new()),
+        (Links::of(&cfg, &store), vec!["ubunturdma6".to_string()]),
+    ] {
+        let mut d = Episodes::default();
+        let mut t = 0;
+        for _ in 0..30 {
+            t += 1000;
+            d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links);
+        }
+        for _ in 0..6 {
+            t += 1000;
+            d.update(&obs(t, 0.360, 25_000.0, 40.0), &rules, &links);
+        }
+        let ep = d.open.as_ref().expect("open");
+        assert_eq!(ep.culprit_nodes, want);
+        let line = text::line(ep, &links, t);
+        assert_eq!(line.contains("→ ubunturdma6"), !want.is_empty(), "{line}");
+    }
+}

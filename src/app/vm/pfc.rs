@@ -210,9 +210,8 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
     }
     let n = cx.lossless.findings.len();
     if n > 0 {
-        notes.push(format!(
-            "lossless path: {n} mismatch(es), marked ! (Enter: what and the fix)"
-        ));
+        let s = if n == 1 { "" } else { "es" };
+        notes.push(format!("lossless path: {n} mismatch{s}, marked !"));
     }
     cx.arrange(&mut rows);
     (rows, notes)
