@@ -1,7 +1,7 @@
 //! Proof that the lossless path is set up end to end, for every node netdev ↔ switch port pair:
 //! the switch's no-drop priority is the host's PFC priority, the host trusts DSCP and maps the
 //! RoCE DSCP to it, DCQCN is on for it, 802.3x is off where PFC is on, the host MTU fits the
-//! switch's. Pure over the store: each finding names the wrong side and the command that fixes it;
+//! switch port's (where both were read). Pure over the store: each finding names the wrong side and the command that fixes it;
 //! what could not be read is a note, never a pass and never a failure.
 
 use super::pairing::{self, Pair};
@@ -42,7 +42,8 @@ pub struct Proof {
 }
 
 /// Whether a series is one of the topology reads the pairing and this proof stand on (LLDP, host
-/// QoS, 802.3x and MTU of a host, a switch port's MTU): a poll carrying one calls for a new proof.
+/// QoS, 802.3x and MTU of a host): a poll carrying one calls for a new proof. (A switch port's MTU
+/// is not one: EOS prints it every poll; it is read when the next topology answer comes.)
 pub fn feeds(name: &str) -> bool {
     name == LINK_NEIGHBOR_INFO
         || name.starts_with("rocetop_nic_qos_")
@@ -135,14 +136,24 @@ pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
             ));
         }
     }
+    let mut mtu_unknown = Vec::new();
     for p in &pairs {
         check_pair(cfg, store, dscp, p, &mut proof);
+        if !check_mtu(cfg, store, p, &mut proof) {
+            mtu_unknown.push(format!("{} {}", p.switch, p.port));
+        }
     }
-    if !pairs.is_empty() {
+    if !mtu_unknown.is_empty() {
         proof.notes.push(format!(
-            "not proven yet: MTU (host {} ≤ switch: the switch MTU is not read) and ECN marking on the switch queue",
+            "MTU not proven on {} (host ≤ switch needs both read: host MTUs seen {}; the switch port's from `show interface`)",
+            crate::app::ports::compress(&mtu_unknown),
             mtus(store)
         ));
+    }
+    if !pairs.is_empty() {
+        proof
+            .notes
+            .push("not proven: ECN marking on the switch's no-drop queue (not read)".into());
     }
     proof.pairs = pairs;
     proof
@@ -281,6 +292,55 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
     }
 }
 
+/// Host MTU ≤ switch port MTU, where both were read (false: not proven). A switch port below its
+/// jumbo maximum is the side to fix; one at it means the host is set too large.
+fn check_mtu(cfg: &Config, store: &Store, p: &Pair, proof: &mut Proof) -> bool {
+    let sw = value(
+        store,
+        SW_PORT_MTU_BYTES,
+        &[("switch", p.switch.as_str()), ("port", p.port.as_str())],
+    );
+    let host = if p.netdev.is_empty() {
+        None
+    } else {
+        value(
+            store,
+            NIC_MTU_BYTES,
+            &[("node", p.node.as_str()), ("netdev", p.netdev.as_str())],
+        )
+    };
+    let (Some(sw), Some(host)) = (sw, host) else {
+        return false;
+    };
+    if host <= sw {
+        return true;
+    }
+    let max = match cfg
+        .switches
+        .iter()
+        .find(|s| s.name == p.switch)
+        .map(|s| s.os)
+    {
+        Some(crate::config::SwitchOs::Eos) => 9214.0,
+        _ => 9216.0,
+    };
+    let (side, fix) = if sw < max {
+        (Side::Switch, format!("interface {} ; mtu {max}", p.port))
+    } else {
+        (Side::Host, format!("ip link set dev {} mtu {sw}", p.netdev))
+    };
+    proof.findings.push(Finding {
+        side,
+        pair: p.clone(),
+        link: format!("{} {} ↔ {} {}", p.node, p.netdev, p.switch, p.port),
+        problem: format!(
+            "MTU {host} on the host is above the switch port's {sw} (frames would be dropped)"
+        ),
+        fix,
+    });
+    true
+}
+
 /// The host MTUs seen, for the note above (`9000`, or `1500, 9000`).
 fn mtus(store: &Store) -> String {
     let set: BTreeSet<u64> = store
@@ -381,6 +441,11 @@ mod tests {
     use crate::parse::{Ctx, ParseKind, parse};
 
     fn proof(host: &str) -> Proof {
+        proof_with(host, "")
+    }
+
+    /// `switch_intf`: the leaf's `show interface` (its MTU), empty for none read.
+    fn proof_with(host: &str, switch_intf: &str) -> Proof {
         let cfg = Config::from_str(
             "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n",
             "t.toml",
@@ -391,6 +456,11 @@ mod tests {
         let sw = store.add_source("leaf", 1000);
         let pfc = "Port               Mode Oper(VL bmap)  RxPPP      TxPPP\nEthernet1/1/1      Auto On  (8)        0          0\n";
         store.ingest(sw, 1, &parse(ParseKind::NxosPfc, pfc, &Ctx::named("leaf")));
+        if !switch_intf.is_empty() {
+            let t = store.add_source("leaf topology", 1000);
+            let mtu = parse(ParseKind::NxosMtu, switch_intf, &Ctx::named("leaf"));
+            store.ingest(t, 1, &mtu);
+        }
         let n = store.add_source("n1 topology", 1000);
         store.ingest(n, 1, &parse(ParseKind::HostQos, host, &Ctx::named("n1")));
         prove(&cfg, &store, DEFAULT_ROCE_DSCP)
@@ -441,6 +511,52 @@ mod tests {
             p.notes.iter().any(|n| n.contains("host QoS unknown")),
             "{:?}",
             p.notes
+        );
+    }
+
+    #[test]
+    fn mtu_host_above_switch_names_the_side_below_its_maximum() {
+        let intf = |mtu: u32| {
+            format!(
+                "Ethernet1/1/1 is up\nadmin state is up, Dedicated Interface\n  MTU {mtu} bytes, BW 100000000 Kbit, DLY 10 usec\n  RX\n    10 input packets  1000 bytes\n"
+            )
+        };
+        let host = |mtu: u32| format!("{RIGHT}/sys/class/net/ens224/mtu:{mtu}\n");
+        let fits = proof_with(&host(9000), &intf(9216));
+        assert!(fits.findings.is_empty(), "{:?}", fits.findings);
+        assert!(
+            !fits.notes.iter().any(|n| n.contains("MTU not proven")),
+            "{:?}",
+            fits.notes
+        );
+        let small_switch = proof_with(&host(9000), &intf(1500));
+        assert_eq!(
+            small_switch.findings.len(),
+            1,
+            "{:?}",
+            small_switch.findings
+        );
+        let f = &small_switch.findings[0];
+        assert_eq!(f.side, Side::Switch);
+        assert_eq!(f.fix, "interface Ethernet1/1/1 ; mtu 9216");
+        assert!(
+            f.problem
+                .contains("MTU 9000 on the host is above the switch port's 1500")
+        );
+        let big_host = proof_with(&host(9600), &intf(9216));
+        assert_eq!(big_host.findings.len(), 1, "{:?}", big_host.findings);
+        assert_eq!(big_host.findings[0].side, Side::Host);
+        assert_eq!(big_host.findings[0].fix, "ip link set dev ens224 mtu 9216");
+        // The switch port's MTU not read: said, never passed.
+        let unread = proof(&host(9000));
+        assert!(unread.findings.is_empty());
+        assert!(
+            unread
+                .notes
+                .iter()
+                .any(|n| n.contains("MTU not proven on leaf Ethernet1/1/1") && n.contains("9000")),
+            "{:?}",
+            unread.notes
         );
     }
 }

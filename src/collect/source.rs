@@ -123,6 +123,22 @@ impl Transport for Unavailable {
     }
 }
 
+/// `show ... interface` of the switch's edge ports as configured (NX-OS takes the ranges as
+/// written), or of every port when none is configured.
+fn interface_cmd(show: &str, sw: &Switch) -> String {
+    let edge: Vec<&str> = sw
+        .port_patterns
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.starts_with("ii"))
+        .collect();
+    if edge.is_empty() {
+        show.to_string()
+    } else {
+        format!("{show} {}", edge.join(", "))
+    }
+}
+
 /// The commands a switch answers each poll, by OS.
 pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
     let cli = |kind, c: &str| Probe {
@@ -131,19 +147,11 @@ pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
     };
     match sw.os {
         SwitchOs::Nxos => {
-            let edge: Vec<&str> = sw
-                .port_patterns
-                .iter()
-                .map(String::as_str)
-                .filter(|p| !p.starts_with("ii"))
-                .collect();
-            let queuing = if edge.is_empty() {
-                "show queuing interface".to_string()
-            } else {
-                format!("show queuing interface {}", edge.join(", "))
-            };
             vec![
-                cli(ParseKind::NxosQueuing, &queuing),
+                cli(
+                    ParseKind::NxosQueuing,
+                    &interface_cmd("show queuing interface", sw),
+                ),
                 cli(ParseKind::NxosPfc, "show interface priority-flow-control"),
                 cli(ParseKind::NxosFlowcontrol, "show interface flowcontrol"),
             ]
@@ -197,6 +205,8 @@ pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
         SwitchOs::Nxos => vec![
             cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
             cli(ParseKind::NxosPfcwd, "show queuing pfc-queue detail"),
+            // The edge ports' MTU (EOS prints it in the `show interfaces` of every poll).
+            cli(ParseKind::NxosMtu, &interface_cmd("show interface", sw)),
         ],
         SwitchOs::Sonic => vec![
             cli(ParseKind::LldpNeighbors, "show lldp table"),

@@ -219,6 +219,9 @@ fn topology_answers(lab: &Lab, src: &Source) -> Vec<(ParseKind, String)> {
                 (Request::Cli(c), Some(sw), _) if c.contains("pfc-queue") => {
                     topology::nxos_pfcwd(sw)
                 }
+                (Request::Cli(c), Some(sw), _) if c.starts_with("show interface") => {
+                    topology::nxos_interface_mtu(sw)
+                }
                 (Request::Lldp, _, Some(n)) => topology::lldpctl(&lab.sim, n),
                 (Request::HostQos { root, .. }, _, Some(n)) => topology::host_qos(n, root),
                 _ => return None,

@@ -12,7 +12,9 @@ fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
         match kind {
             ParseKind::NxosPfc => t.starts_with("Port") && t.contains("Mode") && t.contains("Oper"),
             ParseKind::NxosFlowcontrol => t.starts_with("Port") && t.contains("FlowControl"),
-            ParseKind::NxosInterface => t.contains(" is up") || t.contains(" is down"),
+            ParseKind::NxosInterface | ParseKind::NxosMtu => {
+                t.contains(" is up") || t.contains(" is down")
+            }
             ParseKind::NxosQueuing => {
                 t.starts_with("Egress Queuing for")
                     || t.starts_with("slot")
