@@ -490,7 +490,7 @@ impl App {
             None => &self.store,
         };
         self.links = pairing::Links::of(&self.cfg, live);
-        self.lossless = lossless::prove(&self.cfg, live, self.cfg.roce.dscp);
+        self.lossless = lossless::prove(&self.cfg, live);
     }
 
     fn maybe_eval_alerts(&mut self) {

@@ -11,8 +11,6 @@ use crate::metrics::names::*;
 use crate::metrics::query::latest;
 use std::collections::BTreeSet;
 
-pub use crate::config::DEFAULT_ROCE_DSCP;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     Host,
@@ -89,8 +87,9 @@ fn pfc_arg(prios: &BTreeSet<u8>) -> String {
         .join(",")
 }
 
-/// Check every pair; `dscp` is the RoCE traffic's DSCP.
-pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
+/// Check every pair; the RoCE traffic's DSCP is `[roce] dscp`.
+pub fn prove(cfg: &Config, store: &Store) -> Proof {
+    let dscp = cfg.roce.dscp;
     let (pairs, disagreements) = pairing::pairs(cfg, store);
     let mut proof = Proof::default();
     for d in &disagreements {
@@ -441,13 +440,14 @@ mod tests {
     use crate::parse::{Ctx, ParseKind, parse};
 
     fn proof(host: &str) -> Proof {
-        proof_with(host, "")
+        proof_with(host, "", "")
     }
 
-    /// `switch_intf`: the leaf's `show interface` (its MTU), empty for none read.
-    fn proof_with(host: &str, switch_intf: &str) -> Proof {
+    /// `switch_intf`: the leaf's `show interface` (its MTU), empty for none read; `extra`: more
+    /// config (`[roce]`).
+    fn proof_with(host: &str, switch_intf: &str, extra: &str) -> Proof {
         let cfg = Config::from_str(
-            "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n",
+            &format!("{extra}[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n"),
             "t.toml",
             None,
         )
@@ -463,7 +463,7 @@ mod tests {
         }
         let n = store.add_source("n1 topology", 1000);
         store.ingest(n, 1, &parse(ParseKind::HostQos, host, &Ctx::named("n1")));
-        prove(&cfg, &store, DEFAULT_ROCE_DSCP)
+        prove(&cfg, &store)
     }
 
     const RIGHT: &str = "mlnx_qos -i ens224\nPriority trust state: dscp\ndscp2prio mapping:\n\tprio:3 dscp:31,30,29,28,27,26,25,24,\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   1   0   0   0   0\n/sys/class/net/ens224/ecn/roce_np/enable/3:1\n/sys/class/net/ens224/ecn/roce_rp/enable/3:1\nethtool -a ens224\nPause parameters for ens224:\nRX:\t\toff\nTX:\t\toff\n";
@@ -522,14 +522,14 @@ mod tests {
             )
         };
         let host = |mtu: u32| format!("{RIGHT}/sys/class/net/ens224/mtu:{mtu}\n");
-        let fits = proof_with(&host(9000), &intf(9216));
+        let fits = proof_with(&host(9000), &intf(9216), "");
         assert!(fits.findings.is_empty(), "{:?}", fits.findings);
         assert!(
             !fits.notes.iter().any(|n| n.contains("MTU not proven")),
             "{:?}",
             fits.notes
         );
-        let small_switch = proof_with(&host(9000), &intf(1500));
+        let small_switch = proof_with(&host(9000), &intf(1500), "");
         assert_eq!(
             small_switch.findings.len(),
             1,
@@ -543,7 +543,7 @@ mod tests {
             f.problem
                 .contains("MTU 9000 on the host is above the switch port's 1500")
         );
-        let big_host = proof_with(&host(9600), &intf(9216));
+        let big_host = proof_with(&host(9600), &intf(9216), "");
         assert_eq!(big_host.findings.len(), 1, "{:?}", big_host.findings);
         assert_eq!(big_host.findings[0].side, Side::Host);
         assert_eq!(big_host.findings[0].fix, "ip link set dev ens224 mtu 9216");
@@ -558,5 +558,18 @@ mod tests {
             "{:?}",
             unread.notes
         );
+    }
+
+    #[test]
+    fn the_configured_roce_dscp_is_the_one_checked() {
+        let host = RIGHT.replace(
+            "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n",
+            "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n\tprio:5 dscp:47,46,45,44,43,42,41,40,\n",
+        );
+        assert!(proof(&host).findings.is_empty(), "DSCP 26 rides priority 3");
+        let p = proof_with(&host, "", "[roce]\ndscp = 46\n");
+        assert_eq!(p.findings.len(), 1, "{:?}", p.findings);
+        assert!(p.findings[0].problem.contains("DSCP 46 maps to priority 5"));
+        assert_eq!(p.findings[0].fix, "mlnx_qos -i ens224 --dscp2prio set,46,3");
     }
 }

@@ -226,7 +226,7 @@ fn render(
         let _ = writeln!(text, "  - {i}");
     }
     // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
-    let proof = crate::app::lossless::prove(cfg, store, cfg.roce.dscp);
+    let proof = crate::app::lossless::prove(cfg, store);
     failures += proof.findings.len();
     text.push_str(&proof.render());
     for w in &cfg.warnings {
