@@ -160,6 +160,9 @@ pub const LOG_KEEP: usize = 5000;
 const FROZEN_MAX: usize = 20_000;
 /// Alerts are re-evaluated at most this often on data (and on every tick).
 const ALERT_EVERY_MS: i64 = 1000;
+/// The lossless proof is redone at most this often for a switch's settings (every poll brings
+/// them); topology answers redo it at once.
+const REPROVE_MS: i64 = 30_000;
 
 #[derive(Debug, Default)]
 pub struct LogView {
@@ -231,6 +234,9 @@ pub struct App {
     pub links: pairing::Links,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     pub lossless: lossless::Proof,
+    /// When the proof was made, and whether a switch's settings arrived since.
+    proof_at: Option<Ts>,
+    proof_due: bool,
 }
 
 impl App {
@@ -278,6 +284,8 @@ impl App {
             jump: None,
             links: pairing::Links::from_config(&cfg),
             lossless: lossless::Proof::default(),
+            proof_at: None,
+            proof_due: false,
             cfg,
         }
     }
@@ -294,6 +302,8 @@ impl App {
         self.travel = None;
         self.links = pairing::Links::from_config(&self.cfg);
         self.lossless = lossless::Proof::default();
+        self.proof_at = None;
+        self.proof_due = false;
         self.alerts = alerts::Alerts::default();
         self.last_alert_eval = None;
         self.episodes = episodes::Episodes::default();
@@ -391,7 +401,7 @@ impl App {
                     // The header shows how old the held view is.
                     return true;
                 }
-                let changed = self.eval_alerts();
+                let changed = self.maybe_reprove() | self.eval_alerts();
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
                     || self
@@ -476,21 +486,35 @@ impl App {
 
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
     /// over the live store. Counter polls leave both as they are.
+    /// A switch's settings (PFC priorities, 802.3x, MTU) come with its counter polls: they mark the
+    /// proof due, and a tick proves again at most every [`REPROVE_MS`].
     fn topology_arrived(&mut self, c: &Collected) {
-        if !c
-            .parsed
-            .samples
-            .iter()
-            .any(|s| lossless::feeds(&s.key.name))
-        {
-            return;
+        let names = || c.parsed.samples.iter().map(|s| s.key.name.as_str());
+        if names().any(lossless::feeds) {
+            self.reprove();
+        } else if !self.proof_due && names().any(lossless::switch_setting) {
+            self.proof_due = true;
         }
+    }
+
+    fn reprove(&mut self) {
         let live = match &self.travel {
             Some(t) => &t.live,
             None => &self.store,
         };
         self.links = pairing::Links::of(&self.cfg, live);
         self.lossless = lossless::prove(&self.cfg, live);
+        self.proof_at = Some(self.now);
+        self.proof_due = false;
+    }
+
+    /// On a tick: prove again if a switch's settings came since and the last proof is old enough.
+    fn maybe_reprove(&mut self) -> bool {
+        let due = self.proof_due && self.proof_at.is_none_or(|t| self.now - t >= REPROVE_MS);
+        if due {
+            self.reprove();
+        }
+        due
     }
 
     fn maybe_eval_alerts(&mut self) {

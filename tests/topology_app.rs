@@ -220,3 +220,43 @@ fn pfc_detail_names_the_mismatch_and_its_fix() {
     }
     insta::assert_snapshot!("pfc_lossless_mismatch_detail", screen);
 }
+
+/// A switch's PFC settings come with its counter polls, not the topology read: PFC turned off on
+/// a port with hosts behind it reaches the proof (and the PFC tab) without a new topology read.
+#[test]
+fn a_switch_turning_pfc_off_is_proven_wrong_from_its_counter_polls() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    assert!(lab.app.lossless.findings.is_empty());
+    let pfc = rocetop::collect::demo::render::nxos_pfc(&lab.sim.switches[0]);
+    let off: String = pfc
+        .lines()
+        .map(|l| {
+            if l.starts_with("Ethernet1/2/2 ") {
+                format!("{}\n", l.replace("On  (8)   ", "Off       "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(off, pfc, "the demo's table has Ethernet1/2/2 on");
+    lab.answer(LEAF, &[(ParseKind::NxosPfc, off)]);
+    // The switch answers nothing more; the ticks go on (the demo's next answer would turn it on).
+    lab.run_except(40, &[LEAF]);
+    let f: Vec<_> = lab
+        .app
+        .lossless
+        .findings
+        .iter()
+        .filter(|f| f.pair.port == "Ethernet1/2/2")
+        .collect();
+    assert!(!f.is_empty(), "{:?}", lab.app.lossless.findings);
+    assert!(
+        f.iter()
+            .all(|f| f.side == rocetop::app::lossless::Side::Switch
+                && f.fix.contains("priority-flow-control mode on")),
+        "{f:?}"
+    );
+    let r = row(&lab, Tab::Pfc, &port("Ethernet1/2/2"));
+    assert_eq!(r.cells[8].val, Val::Text("off !".into()));
+}

@@ -49,6 +49,12 @@ pub fn feeds(name: &str) -> bool {
         || name == NIC_MTU_BYTES
 }
 
+/// A switch port's setting the proof compares (PFC priorities, 802.3x, MTU), which the counter
+/// polls bring every interval.
+pub fn switch_setting(name: &str) -> bool {
+    name == SW_PFC_ENABLED || name == SW_FLOWCONTROL_ENABLED || name == SW_PORT_MTU_BYTES
+}
+
 fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     latest(store, name, labels).map(|(_, v)| v.as_f64())
 }
