@@ -86,6 +86,9 @@ fn lldp_places_a_node_without_switch_port_on_the_queues_and_pfc_tabs() {
         .find(|r| matches!(&r.id, RowId::Queue { port, .. } if port == "Ethernet1/1/2"))
         .expect("a queue row of Ethernet1/1/2");
     assert!(q.name.contains("ubunturdma6"), "{}", q.name);
+    // The Overview's port column names it too (the config names none).
+    let o = row(&lab, Tab::Overview, &RowId::Node("ubunturdma6".into()));
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/2".into()), "{o:?}");
 }
 
 #[test]

@@ -227,6 +227,17 @@ impl Links {
         out
     }
 
+    /// The ports `node` is paired with (config, else LLDP), each once, in order.
+    pub fn ports_of(&self, node: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for p in self.pairs.iter().filter(|p| p.node == node) {
+            if !out.contains(&p.port.as_str()) {
+                out.push(&p.port);
+            }
+        }
+        out
+    }
+
     /// The nodes behind `port` of `switch`, owned (for episode chains and text).
     pub fn behind_names(&self, switch: &str, port: &str) -> Vec<String> {
         self.behind(switch, port)

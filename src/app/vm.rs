@@ -61,7 +61,11 @@ impl Ctx<'_> {
             .map(|n| NodeRef {
                 name: n.name.clone(),
                 source: n.name.clone(),
-                switch_port: n.switch_port.clone(),
+                // The config's, else where LLDP puts the node (two NICs on two leaves: both).
+                switch_port: n.switch_port.clone().or_else(|| {
+                    let ports = self.links.ports_of(&n.name);
+                    (!ports.is_empty()).then(|| ports.join(","))
+                }),
             })
             .collect();
         for p in &self.cfg.prometheus {
