@@ -158,7 +158,7 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
     if !pairs.is_empty() {
         proof
             .notes
-            .push("not proven: ECN marking on the switch's no-drop queue (not read)".into());
+            .push("not proven (not read): the switch's DSCP classification and ECN marking on its no-drop queue".into());
     }
     proof.pairs = pairs;
     proof
