@@ -190,6 +190,13 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         !text.contains("MTU not proven"),
         "both MTUs were read: {text}"
     );
+    // What no read covers is said, never passed.
+    assert!(
+        text.contains(
+            "note: not proven (not read): the switch's DSCP classification and ECN marking"
+        ),
+        "{text}"
+    );
     // The host is the wrong side, and the fix enables exactly the switch's priority 3.
     assert!(
         text.contains("MISMATCH node-badqos ens224 ↔ leaf Ethernet1/1/2: PFC on priorities 5 on the host, the switch port's no-drop priority is 3 [host side]\n    fix: mlnx_qos -i ens224 --pfc 0,0,0,1,0,0,0,0"),
