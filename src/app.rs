@@ -485,9 +485,8 @@ impl App {
     }
 
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
-    /// over the live store. Counter polls leave both as they are.
-    /// A switch's settings (PFC priorities, 802.3x, MTU) come with its counter polls: they mark the
-    /// proof due, and a tick proves again at most every [`REPROVE_MS`].
+    /// over the live store. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
+    /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
     fn topology_arrived(&mut self, c: &Collected) {
         let names = || c.parsed.samples.iter().map(|s| s.key.name.as_str());
         if names().any(lossless::feeds) {
