@@ -19,7 +19,8 @@ pub enum SourceKind {
     Node,
     Log,
     Ping,
-    /// Rare reads of a switch or node: LLDP neighbours, host QoS, PFC watchdog (`topology_probes`).
+    /// Rare reads of a switch or node (`poll.topology_interval`): LLDP neighbours, host QoS, the PFC
+    /// watchdog, NX-OS port MTU (`*_topology_probes`).
     Topology,
     /// A fleet read from a Prometheus HTTP API (`[[prometheus]]`).
     Prometheus,
@@ -195,7 +196,7 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
     v
 }
 
-/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog.
+/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog (and, NX-OS, its MTUs).
 pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
     let cli = |kind, c: &str| Probe {
         kind,
