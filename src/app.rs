@@ -160,6 +160,9 @@ pub const LOG_KEEP: usize = 5000;
 const FROZEN_MAX: usize = 20_000;
 /// Alerts are re-evaluated at most this often on data (and on every tick).
 const ALERT_EVERY_MS: i64 = 1000;
+/// The lossless proof is redone at most this often for a switch's settings (every poll brings
+/// them); topology answers redo it at once.
+const REPROVE_MS: i64 = 30_000;
 
 #[derive(Debug, Default)]
 pub struct LogView {
@@ -226,6 +229,14 @@ pub struct App {
     /// A jump asked for by Enter on an alert: the tab and the row name to select there, resolved
     /// against that tab's view model.
     pub jump: Option<(Tab, String)>,
+    /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
+    /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
+    pub links: pairing::Links,
+    /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
+    pub lossless: lossless::Proof,
+    /// When the proof was made, and whether a switch's settings arrived since.
+    proof_at: Option<Ts>,
+    proof_due: bool,
 }
 
 impl App {
@@ -236,7 +247,6 @@ impl App {
             .map(|(id, h)| (h.name.clone(), id))
             .collect();
         Self {
-            cfg,
             store,
             tab: Tab::Overview,
             selected: Default::default(),
@@ -272,6 +282,11 @@ impl App {
             overlay: None,
             overlay_sel: 0,
             jump: None,
+            links: pairing::Links::from_config(&cfg),
+            lossless: lossless::Proof::default(),
+            proof_at: None,
+            proof_due: false,
+            cfg,
         }
     }
 
@@ -285,6 +300,10 @@ impl App {
             .collect();
         self.store = store;
         self.travel = None;
+        self.links = pairing::Links::from_config(&self.cfg);
+        self.lossless = lossless::Proof::default();
+        self.proof_at = None;
+        self.proof_due = false;
         self.alerts = alerts::Alerts::default();
         self.last_alert_eval = None;
         self.episodes = episodes::Episodes::default();
@@ -345,6 +364,7 @@ impl App {
             Event::Collected(c) if self.rewinding.is_some() => {
                 self.push_log(log_lines(&c));
                 c.apply(&mut self.store);
+                self.topology_arrived(&c);
                 true
             }
             Event::Collected(_) | Event::LogLines { .. } if self.frozen.is_some() => {
@@ -354,6 +374,7 @@ impl App {
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
                 c.apply(self.live_mut());
+                self.topology_arrived(&c);
                 self.maybe_eval_alerts();
                 true
             }
@@ -380,7 +401,7 @@ impl App {
                     // The header shows how old the held view is.
                     return true;
                 }
-                let changed = self.eval_alerts();
+                let changed = self.maybe_reprove() | self.eval_alerts();
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
                     || self
@@ -421,7 +442,10 @@ impl App {
 
     fn apply_held(&mut self, ev: Event) {
         match ev {
-            Event::Collected(c) => c.apply(self.live_mut()),
+            Event::Collected(c) => {
+                c.apply(self.live_mut());
+                self.topology_arrived(&c);
+            }
             Event::LogLines { lines, .. } => self.push_log(lines),
             _ => {}
         }
@@ -460,6 +484,38 @@ impl App {
         }
     }
 
+    /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
+    /// over the live store. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
+    /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
+    fn topology_arrived(&mut self, c: &Collected) {
+        let names = || c.parsed.samples.iter().map(|s| s.key.name.as_str());
+        if names().any(lossless::feeds) {
+            self.reprove();
+        } else if !self.proof_due && names().any(lossless::switch_setting) {
+            self.proof_due = true;
+        }
+    }
+
+    fn reprove(&mut self) {
+        let live = match &self.travel {
+            Some(t) => &t.live,
+            None => &self.store,
+        };
+        self.links = pairing::Links::of(&self.cfg, live);
+        self.lossless = lossless::prove(&self.cfg, live);
+        self.proof_at = Some(self.now);
+        self.proof_due = false;
+    }
+
+    /// On a tick: prove again if a switch's settings came since and the last proof is old enough.
+    fn maybe_reprove(&mut self) -> bool {
+        let due = self.proof_due && self.proof_at.is_none_or(|t| self.now - t >= REPROVE_MS);
+        if due {
+            self.reprove();
+        }
+        due
+    }
+
     fn maybe_eval_alerts(&mut self) {
         if self
             .last_alert_eval
@@ -477,12 +533,12 @@ impl App {
         };
         let obs = episodes::observe(live, self.now);
         let rules = episodes::Rules::of(&self.cfg);
-        let ep = self.episodes.update(&obs, &rules, &self.cfg);
+        let ep = self.episodes.update(&obs, &rules, &self.links);
         let live = match &self.travel {
             Some(t) => &t.live,
             None => &self.store,
         };
-        self.alerts.evaluate(live, &self.cfg, self.now) | ep
+        self.alerts.evaluate(live, &self.cfg, &self.links, self.now) | ep
     }
 
     /// A source's health by name.

@@ -64,6 +64,9 @@ pub struct Poll {
     pub retention: Duration,
     pub switch_interval: Duration,
     pub ping_interval: Duration,
+    /// How often LLDP neighbours, host QoS and the PFC watchdog are read (and once at start):
+    /// they change rarely (`poll.topology_interval`, default 5 minutes).
+    pub topology_interval: Duration,
     /// Which `ethtool -S` and kernel netdev counters the live collectors keep (glob patterns on
     /// the counter name; `default` is [`DEFAULT_NIC_COUNTERS`], `*` keeps all). PFC pause,
     /// RDMA hw_counters and the RDMA/kernel byte totals are always kept.
@@ -195,6 +198,20 @@ pub struct Alerts {
     pub episode_settle_ms: i64,
 }
 
+/// How often topology is read when `poll.topology_interval` is not set.
+pub const DEFAULT_TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
+
+/// The DSCP RoCEv2 traffic carries unless `[roce] dscp` says otherwise (NVIDIA's default, AF31).
+pub const DEFAULT_ROCE_DSCP: u8 = 26;
+
+/// `[roce]`: what the RoCE traffic of this fabric looks like, for `check`'s lossless-path proof.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Roce {
+    /// The DSCP RoCEv2 packets carry (26 by default: NVIDIA's AF31); the host and the switch must
+    /// map it to the no-drop priority.
+    pub dscp: u8,
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Config {
     pub demo: bool,
@@ -209,6 +226,7 @@ pub struct Config {
     pub prometheus: Vec<Prometheus>,
     pub ui: Ui,
     pub alerts: Alerts,
+    pub roce: Roce,
     /// Where it was read from (None: the built-in reference).
     pub path: Option<PathBuf>,
     /// Things that work but deserve attention (an identity file others can read).
@@ -356,14 +374,6 @@ impl Config {
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }
-
-    /// The nodes cabled to a switch port (config `switch_port`).
-    pub fn nodes_behind(&self, port: &str) -> Vec<&Node> {
-        self.nodes
-            .iter()
-            .filter(|n| n.switch_port.as_deref() == Some(port))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -387,7 +397,15 @@ mod tests {
             c.node("ubunturdma1").map(|n| n.netdevs.clone()),
             Some(vec!["ens224".to_string()])
         );
-        assert_eq!(c.nodes_behind("Ethernet1/1/1").len(), 3);
+        let behind = |p: &str| {
+            c.nodes
+                .iter()
+                .filter(|n| n.switch_port.as_deref() == Some(p))
+                .count()
+        };
+        assert_eq!(behind("Ethernet1/1/1"), 3);
+        assert_eq!(c.roce.dscp, DEFAULT_ROCE_DSCP);
+        assert_eq!(c.poll.topology_interval, DEFAULT_TOPOLOGY_INTERVAL);
         assert_eq!(c.logs.len(), 1);
         assert_eq!(c.poll.interval, Duration::from_secs(1));
     }

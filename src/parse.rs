@@ -45,6 +45,9 @@ pub enum ParseKind {
     SonicPfcwd,
     /// NX-OS `show queuing pfc-queue detail` (PFC watchdog).
     NxosPfcwd,
+    /// NX-OS `show interface` read for each port's MTU only (the topology read: its counters
+    /// would arrive minutes apart beside the counter polls').
+    NxosMtu,
     /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
     PromApi,
 }
@@ -73,6 +76,7 @@ impl ParseKind {
             ParseKind::HostQos => "host-qos",
             ParseKind::SonicPfcwd => "sonic-pfcwd",
             ParseKind::NxosPfcwd => "nxos-pfcwd",
+            ParseKind::NxosMtu => "nxos-mtu",
             ParseKind::PromApi => "prom-api",
         }
     }
@@ -131,6 +135,7 @@ impl ParseKind {
             }
             ParseKind::SonicPfcwd => "SONiC `show pfcwd stats`",
             ParseKind::NxosPfcwd => "NX-OS `show queuing pfc-queue detail` (PFC watchdog)",
+            ParseKind::NxosMtu => "NX-OS `show interface`, read for each port's MTU only",
             ParseKind::PromApi => {
                 "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
             }
@@ -262,6 +267,12 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::HostQos => host::qos::parse(text, name, ""),
         ParseKind::SonicPfcwd => switch::pfcwd::parse_sonic(text, name),
         ParseKind::NxosPfcwd => switch::pfcwd::parse_nxos(text, name),
+        ParseKind::NxosMtu => {
+            let mut p = switch::nxos::parse_interface(text, name);
+            p.samples
+                .retain(|s| s.key.name == crate::metrics::names::SW_PORT_MTU_BYTES);
+            p
+        }
         ParseKind::PromApi => prom_api::parse(text),
     }
 }

@@ -442,7 +442,8 @@ fn act(a: Action, app: &mut App, feed: &Feed, recorder: &mut Option<crate::recor
                 .collect();
             let alerts = crate::bundle::alert_lines(&app.alerts.active());
             let at = feed_now(feed);
-            let episodes = crate::app::episodes::text::json(&app.episodes.all(), &app.cfg, app.now);
+            let episodes =
+                crate::app::episodes::text::json(&app.episodes.all(), &app.links, app.now);
             match crate::bundle::write_bundle_at(
                 std::path::Path::new("."),
                 &app.cfg,

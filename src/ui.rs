@@ -21,7 +21,7 @@ pub mod spark;
 
 use crate::app::alerts::Severity;
 use crate::app::{App, Tab};
-use grid::{Chart, Tone};
+use grid::Tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -61,8 +61,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     if app.detail && app.tab != Tab::Log {
         let v = app.table(app.tab);
         if let Some(r) = app.selected_in(app.tab, &v).and_then(|i| v.rows.get(i)) {
-            if !r.charts.is_empty() {
-                detail_popup(f, body, app, &r.name, &r.charts);
+            if !r.charts.is_empty() || !r.notes.is_empty() {
+                detail_popup(f, body, app, r);
             }
         }
     }
@@ -349,13 +349,21 @@ fn help_popup(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
-fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Chart]) {
-    let h = (charts.len() as u16 * 2 + 3).min(area.height);
-    let r = centered(area, area.width.saturating_sub(4).max(10), h);
+fn detail_popup(f: &mut Frame, area: Rect, app: &App, row: &crate::app::table::Row) {
+    let (name, charts) = (&row.name, &row.charts);
+    let r = centered(area, area.width.saturating_sub(4).max(10), 3);
     let width = r.width.saturating_sub(2) as usize;
+    // Findings first (the lossless path), wrapped to the popup: what is wrong and the fix.
+    let mut lines: Vec<Line> = row
+        .notes
+        .iter()
+        .flat_map(|n| wrap(n, width.max(10)))
+        .map(|l| Line::from(Span::styled(l, app.theme.warn)))
+        .collect();
+    let h = (lines.len() as u16 + charts.len() as u16 * 2 + 3).min(area.height);
+    let r = centered(area, area.width.saturating_sub(4).max(10), h);
     let spark_w = width.saturating_sub(0);
     let now = app.view_now();
-    let mut lines = Vec::new();
     for c in charts {
         let tl = c.timeline(&app.store, now, STEP_MS, spark_w);
         let (last, _) = spark::last_and_max(&tl);
@@ -384,6 +392,25 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, name: &str, charts: &[Char
         .title(format!(" {name} (any key closes) "))
         .border_style(app.theme.border);
     f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+/// Words of `s` in lines of at most `width` characters (a longer word gets a line of its own).
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for w in s.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 pub use crate::app::table::SrcState;

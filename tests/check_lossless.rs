@@ -2,7 +2,8 @@
 //! NX-OS "switch" (a ForceCommand answering `show` commands) with PFC on priority 3, and three
 //! Linux "nodes" (a real shell, with `mlnx_qos`, `lldpctl` and `ethtool` stand-ins on PATH and a
 //! sysfs tree of their own): one consistent, one whose `mlnx_qos` (a real capture: PFC on
-//! priority 5) disagrees with the switch, one whose LLDP puts it on another port than the config.
+//! priority 5) disagrees with the switch and sits on a port left at MTU 1500, one whose LLDP puts
+//! it on another port than the config.
 
 #[path = "common/sshd.rs"]
 mod sshd;
@@ -13,6 +14,9 @@ use std::process::Command;
 
 const PFC: &str = "\n============================================================\nPort               Mode Oper(VL bmap)  RxPPP      TxPPP     \n============================================================\n\nEthernet1/1/1      Auto On  (8)        0          0         \nEthernet1/1/2      Auto On  (8)        0          0         \nEthernet1/1/3      Auto On  (8)        0          0         \nEthernet1/2/1      Auto On  (8)        0          0         \n";
 const FLOWCONTROL: &str = "\n--------------------------------------------------------------------------------\nPort         Send FlowControl  Receive FlowControl  RxPause TxPause\n             admin    oper     admin    oper\n--------------------------------------------------------------------------------\nEth1/1/1     off      off      off      off         0       0      \nEth1/1/2     off      off      off      off         0       0      \nEth1/1/3     off      off      off      off         0       0      \nEth1/2/1     off      off      off      off         0       0      \n";
+/// `show interface` of the edge ports, in the NX-OS 9.x block layout (as the ntc-templates capture
+/// tests/fixtures/nxos/show-interface_n9k_ntc-templates_01.txt): Ethernet1/1/2 was left at 1500.
+const INTERFACES: &str = "Ethernet1/1/1 is up\nadmin state is up, Dedicated Interface\n  Hardware: 10000 Ethernet, address: 00de.fb00.0001 (bia 00de.fb00.0001)\n  MTU 9216 bytes, BW 10000000 Kbit, DLY 10 usec\nEthernet1/1/2 is up\nadmin state is up, Dedicated Interface\n  MTU 1500 bytes, BW 10000000 Kbit, DLY 10 usec\nEthernet1/1/3 is up\nadmin state is up, Dedicated Interface\n  MTU 9216 bytes, BW 10000000 Kbit, DLY 10 usec\nEthernet1/2/1 is up\nadmin state is up, Dedicated Interface\n  MTU 9216 bytes, BW 10000000 Kbit, DLY 10 usec\n";
 /// The switch's view: node-moved is on Ethernet1/1/3, whatever its config says.
 const LLDP: &str = "Capability codes:\n  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device\n  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other\nDevice ID            Local Intf      Hold-time  Capability  Port ID\nnode-good            Eth1/1/1        120        S            ens224\nnode-badqos          Eth1/1/2        120        S            ens224\nnode-moved.lab.local\n                     Eth1/1/3        120        S            ens224\nTotal entries displayed: 3\n";
 const GOOD_QOS: &str = "DCBX mode: OS controlled\nPriority trust state: dscp\ndscp2prio mapping:\n        prio:0 dscp:07,06,05,04,03,02,01,00,\n        prio:1 dscp:15,14,13,12,11,10,09,08,\n        prio:2 dscp:23,22,21,20,19,18,17,16,\n        prio:3 dscp:31,30,29,28,27,26,25,24,\n        prio:4 dscp:39,38,37,36,35,34,33,32,\n        prio:5 dscp:47,46,45,44,43,42,41,40,\n        prio:6 dscp:55,54,53,52,51,50,49,48,\n        prio:7 dscp:63,62,61,60,59,58,57,56,\ndefault priority:\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled     0   0   0   1   0   0   0   0\n";
@@ -33,7 +37,12 @@ fn script(path: &Path, body: &str) {
 
 fn switch(dir: &Path) -> Sshd {
     let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nxos/synthetic");
-    for (f, t) in [("pfc", PFC), ("fc", FLOWCONTROL), ("lldp", LLDP)] {
+    for (f, t) in [
+        ("pfc", PFC),
+        ("fc", FLOWCONTROL),
+        ("lldp", LLDP),
+        ("intf", INTERFACES),
+    ] {
         std::fs::write(dir.join(f), t).expect("write");
     }
     let d = dir.display();
@@ -49,6 +58,7 @@ for c in ${{SSH_ORIGINAL_COMMAND:-}}; do
     "show interface priority-flow-control") cat {d}/pfc ;;
     "show interface flowcontrol") cat {d}/fc ;;
     "show lldp neighbors") cat {d}/lldp ;;
+    "show interface Ethernet"*) cat {d}/intf ;;
     "show queuing pfc-queue detail") echo "Ethernet1/1/1 Interface PFC watchdog: [Disabled]" ;;
     "") ;;
     *) echo "% Invalid command at '^' marker." ;;
@@ -170,7 +180,23 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(!text.contains("FAILED"), "every source answers: {text}");
     let mismatches: Vec<&str> = text.lines().filter(|l| l.contains("MISMATCH")).collect();
-    assert_eq!(mismatches.len(), 2, "{text}");
+    assert_eq!(mismatches.len(), 3, "{text}");
+    // Host 9000 over the switch port's 1500: the switch port is below its jumbo maximum.
+    assert!(
+        text.contains("MISMATCH node-badqos ens224 ↔ leaf Ethernet1/1/2: MTU 9000 on the host is above the switch port's 1500 (frames would be dropped) [switch side]\n    fix: interface Ethernet1/1/2 ; mtu 9216"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("MTU not proven"),
+        "both MTUs were read: {text}"
+    );
+    // What no read covers is said, never passed.
+    assert!(
+        text.contains(
+            "note: not proven (not read): the switch's DSCP classification and ECN marking"
+        ),
+        "{text}"
+    );
     // The host is the wrong side, and the fix enables exactly the switch's priority 3.
     assert!(
         text.contains("MISMATCH node-badqos ens224 ↔ leaf Ethernet1/1/2: PFC on priorities 5 on the host, the switch port's no-drop priority is 3 [host side]\n    fix: mlnx_qos -i ens224 --pfc 0,0,0,1,0,0,0,0"),

@@ -97,7 +97,8 @@ fn snapshot_table_leads_with_the_worst_offenders() {
     let first: Vec<&str> = out.lines().take(3).collect();
     assert!(first[0].starts_with("Most CNPs sent:"), "{first:?}");
     assert!(first[1].starts_with("Most PFC frames:"), "{first:?}");
-    assert!(first[2].contains("11 of 11 up"), "{first:?}");
+    // 11 polled sources and the 9 hosts' topology reads (LLDP, host QoS, PFC watchdog).
+    assert!(first[2].contains("20 of 20 up"), "{first:?}");
 }
 
 #[test]
@@ -114,8 +115,17 @@ fn snapshot_json_lists_sources_and_series() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(
         v["sources"].as_array().map(Vec::len),
-        Some(11),
-        "8 nodes, 1 switch, 1 log, 1 ping peer"
+        Some(20),
+        "8 nodes, 1 switch, 1 log, 1 ping peer, and a topology read of each of the 9 hosts"
+    );
+    let topo = v["sources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["name"] == "NX_AI_Leaf1 topology");
+    assert!(
+        topo.is_some_and(|s| s["up"] == true),
+        "the switch's LLDP and watchdog were read: {topo:?}"
     );
     assert!(v["series"].as_array().is_some_and(|s| s.len() > 500));
     // Two polls are too few for a baseline: no episode, and the note says why.

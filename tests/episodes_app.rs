@@ -53,7 +53,7 @@ fn ports_roll_up_into_a_range_and_nothing_is_lost() {
     let lines = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     let members: usize = lines.iter().map(|l| l.members.len()).sum();
     assert_eq!(members, raw, "every active alert is in exactly one line");
     assert!(lines.len() < raw, "{} lines for {raw} alerts", lines.len());
@@ -105,7 +105,7 @@ fn after_two_minutes_the_overview_alert_area_has_at_most_8_lines() {
     let lines = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     assert_eq!(
         shown - usize::from(more > 0) + more,
         lines.len(),
@@ -148,13 +148,13 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     let lines = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     let before = lab.app.alerts.active().len();
     lab.chars("a");
     let after = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     let same = after
         .iter()
         .find(|l| l.key == lines[0].key)
@@ -165,7 +165,7 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     let again = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     assert!(
         !again.iter().any(|l| l.key == lines[0].key && l.acked),
         "a again: unacknowledged"
@@ -175,7 +175,7 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     let muted = lab
         .app
         .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.cfg);
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
     let m = muted
         .iter()
         .position(|l| l.key == lines[1].key)

@@ -21,13 +21,7 @@ fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
         "the demo injects an episode every ~45 s: {}",
         truth.len()
     );
-    let behind: Vec<String> = lab
-        .app
-        .cfg
-        .nodes_behind(CULPRIT_PORT)
-        .iter()
-        .map(|n| n.name.clone())
-        .collect();
+    let behind = lab.app.links.behind_names("NX_AI_Leaf1", CULPRIT_PORT);
     assert_eq!(behind, ["ubunturdma6"], "the reference port map");
     let found: Vec<_> = lab.app.episodes.all().into_iter().rev().collect();
     let mut matched = vec![false; found.len()];
@@ -85,9 +79,8 @@ fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
         "opened in quiet stretches: {false_pos:#?}"
     );
     // The Overview's sentence for the last closed episode names the chain.
-    let cfg = &lab.app.cfg;
     let last = lab.app.episodes.closed.back().expect("a closed episode");
-    let line = rocetop::app::episodes::text::line(last, cfg, lab.now());
+    let line = rocetop::app::episodes::text::line(last, &lab.app.links, lab.now());
     for want in [
         "Episode",
         "step ",

@@ -216,7 +216,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 22] = [
+const KINDS: [ParseKind; 23] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -238,6 +238,7 @@ const KINDS: [ParseKind; 22] = [
     ParseKind::HostQos,
     ParseKind::SonicPfcwd,
     ParseKind::NxosPfcwd,
+    ParseKind::NxosMtu,
     ParseKind::PromApi,
 ];
 

@@ -169,7 +169,15 @@ async fn pinned_fingerprint_one_request_and_parsed_samples() {
         counter(&i, SW_LINK_PAUSE_RX, &[("port", "Ethernet2/1")]),
         Some(0)
     );
-    assert_eq!(i.samples.len(), 8);
+    assert_eq!(
+        i.find(SW_PORT_MTU_BYTES, &[("port", "Ethernet2/1")]),
+        Some(Value::Gauge(1500.0))
+    );
+    assert_eq!(
+        i.samples.len(),
+        10,
+        "8 counters, and the MTU of both interfaces"
+    );
     assert!(t.describe().starts_with("nxapi admin@127.0.0.1:"));
 }
 

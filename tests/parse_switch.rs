@@ -532,7 +532,16 @@ fn nxos_interface_text_real() {
     assert_eq!(c(&p, SW_LINK_PAUSE_TX, &e("Ethernet12/4")), Some(0));
     // The sub-interface has no RX/TX block: nothing, not zeros.
     assert_eq!(get(&p, SW_PORT_RX_BYTES, &e("port-channel12.548")), None);
-    assert_eq!(p.samples.len(), 3 * 8);
+    // Every block names its MTU (`MTU 1550 bytes, BW ...`), the sub-interface's too.
+    assert_eq!(
+        get(&p, SW_PORT_MTU_BYTES, &e("port-channel12.548")),
+        Some(Value::Gauge(1550.0))
+    );
+    assert_eq!(
+        get(&p, SW_PORT_MTU_BYTES, &e("Ethernet2/1")),
+        Some(Value::Gauge(9100.0))
+    );
+    assert_eq!(p.samples.len(), 3 * 8 + 4);
 }
 
 #[test]
@@ -547,7 +556,12 @@ fn nxos_interface_json_real() {
     assert_eq!(c(&p, SW_LINK_PAUSE_TX, &e), Some(0));
     assert_eq!(c(&p, SW_PORT_RX_PACKETS, &e), Some(0));
     assert_eq!(get(&p, SW_PORT_RX_BYTES, &[("port", "loopback0")]), None);
-    assert_eq!(p.samples.len(), 8);
+    assert_eq!(get(&p, SW_PORT_MTU_BYTES, &e), Some(Value::Gauge(1500.0)));
+    assert_eq!(
+        p.samples.len(),
+        8 + 2,
+        "8 counters, the MTU of both interfaces"
+    );
 }
 
 // ---------------------------------------------------------------- SONiC

@@ -285,3 +285,33 @@ fn nxos_pfc_watchdog_box() {
     assert_eq!(gauge(&r, SW_PFC_WATCHDOG_RESTORED, &q), Some(2.0));
     assert_eq!(gauge(&r, SW_PFC_WATCHDOG_DROPPED, &q), Some(4.0));
 }
+
+/// The NX-OS MTU read (`nxos-mtu`) on a real `show interface` capture keeps only each port's MTU,
+/// so its counters never land beside the counter polls' at minutes apart.
+#[test]
+fn nxos_mtu_read_keeps_only_the_mtu() {
+    let path = format!(
+        "{}/tests/fixtures/nxos/show-interface_n9k_ntc-templates_01.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("capture");
+    let p = parse(ParseKind::NxosMtu, &text, &Ctx::named("leaf"));
+    assert!(
+        p.samples.iter().all(|s| s.key.name == SW_PORT_MTU_BYTES),
+        "{:?}",
+        p.samples.iter().map(|s| &s.key.name).collect::<Vec<_>>()
+    );
+    let mtu = |port: &str| {
+        p.samples
+            .iter()
+            .find(|s| s.key.label("port") == Some(port))
+            .map(|s| s.value.as_f64())
+    };
+    assert_eq!(mtu("Ethernet2/1"), Some(9100.0));
+    assert_eq!(mtu("port-channel12.548"), Some(1550.0));
+    assert_eq!(mtu("Ethernet1/1"), Some(1500.0));
+    // The same capture through the counter parser still has its counters, and the MTU beside.
+    let all = parse(ParseKind::NxosInterface, &text, &Ctx::named("leaf"));
+    assert!(all.samples.iter().any(|s| s.key.name == SW_PORT_RX_BYTES));
+    assert!(all.samples.iter().any(|s| s.key.name == SW_PORT_MTU_BYTES));
+}

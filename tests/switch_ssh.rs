@@ -1,6 +1,7 @@
 //! An NX-OS "switch" behind real OpenSSH (a ForceCommand answering `show` commands from the
 //! repo's fixtures) that hangs up after every exec, polled by `rocetop snapshot` as configured:
-//! the commands go in one exec and each parser still gets its own output back.
+//! the commands go in one exec and each parser still gets its own output back, the rare topology
+//! read's (LLDP, PFC watchdog, MTU) too.
 
 #[path = "common/sshd.rs"]
 mod sshd;
@@ -9,6 +10,8 @@ use sshd::{Options, Sshd};
 use std::process::Command;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nxos/synthetic");
+const NXOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nxos");
+const TOPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/topology");
 
 fn script() -> String {
     format!(
@@ -20,6 +23,9 @@ for c in "${{parts[@]}}"; do
     "show queuing interface"*) cat {FIX}/demo-show-queuing-interface_nxos7_SYNTHETIC.txt ;;
     "show interface priority-flow-control") cat {FIX}/demo-show-interface-priority-flow-control_SYNTHETIC.txt ;;
     "show interface flowcontrol") cat {FIX}/demo-show-interface-flowcontrol_SYNTHETIC.txt ;;
+    "show lldp neighbors") cat {TOPO}/show-lldp-neighbors_multiline-device-id_ntc-templates.txt ;;
+    "show queuing pfc-queue detail") cat {TOPO}/show-queuing-pfc-queue-detail_SYNTHETIC-otel-test.txt ;;
+    "show interface Ethernet"*) cat {NXOS}/show-interface_n9k_ntc-templates_01.txt ;;
     "") ;;
     *) echo "% Invalid command at '^' marker." ;;
   esac
@@ -81,10 +87,17 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
         "rocetop_switch_ingress_dropped_packets_total{port=\"Ethernet1/1/2\",reason=\"mmu\",switch=\"leaf\"} 2213",
         "rocetop_switch_pfc_rx_frames_total{port=\"ii1/1/1\",priority=\"all\",switch=\"leaf\"} 88412911",
         "rocetop_switch_flowcontrol_enabled{direction=\"rx\",port=\"Ethernet1/2/1\",switch=\"leaf\"} 1",
+        // The rare topology read, glued the same way: LLDP, and the MTU alone of `show interface`.
+        "rocetop_link_neighbor_info{netdev=\"Te1/1/1\",node=\"dx1.org.local\",port=\"Ethernet1/3\",side=\"switch\",switch=\"leaf\"} 1",
+        "rocetop_switch_port_mtu_bytes{port=\"Ethernet2/1\",switch=\"leaf\"} 9100",
     ] {
         assert!(text.contains(want), "missing {want}\n{text}");
     }
     assert!(!text.contains("rocetop_source_unparsed"), "{text}");
+    assert!(
+        !text.contains("rocetop_switch_port_rx_bytes_total"),
+        "the MTU read keeps no counter: {text}"
+    );
     let table = Command::new(env!("CARGO_BIN_EXE_rocetop"))
         .args(["snapshot", "--interval", "300ms", "--config"])
         .arg(&path)

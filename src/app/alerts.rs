@@ -3,6 +3,7 @@
 //! while, so a single quiet poll does not make it flap. Thresholds come from config `[alerts]`.
 
 use super::Tab;
+use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::names::*;
 use crate::metrics::query::{increase_by, last_two, pause_fraction_by, rate_by};
@@ -137,9 +138,9 @@ impl Alerts {
     }
 
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
-    pub fn evaluate(&mut self, store: &Store, cfg: &Config, now: Ts) -> bool {
+    pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
         self.generation = crate::metrics::store::next_generation();
-        let found = find(store, cfg, now);
+        let found = find(store, cfg, links, now);
         let mut changed = false;
         let mut seen = HashMap::new();
         for f in found {
@@ -206,7 +207,7 @@ fn g(key: &[String], i: usize) -> String {
     key.get(i).cloned().unwrap_or_default()
 }
 
-fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
+fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<Found> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
     let a = &cfg.alerts;
@@ -335,7 +336,7 @@ fn find(store: &Store, cfg: &Config, now: Ts) -> Vec<Found> {
         }
     }
 
-    flow_states(store, cfg, &mut out);
+    flow_states(store, cfg, links, &mut out);
     rtt(store, cfg, now, &mut out);
     training(store, &mut out);
 
@@ -438,7 +439,7 @@ fn on_off(v: f64) -> &'static str {
 }
 
 /// 802.3x and PFC oper state: a change, or a state that contradicts the config.
-fn flow_states(store: &Store, cfg: &Config, out: &mut Vec<Found>) {
+fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>) {
     let lab = |l: &[(String, String)], k: &str| {
         l.iter()
             .find(|(n, _)| n == k)
@@ -507,7 +508,7 @@ fn flow_states(store: &Store, cfg: &Config, out: &mut Vec<Found>) {
             ));
         }
         // RoCE nodes cabled to a port need PFC on their priority.
-        if prio == ROCE_PRIORITY && cur < 0.5 && !cfg.nodes_behind(&p).is_empty() {
+        if prio == ROCE_PRIORITY && cur < 0.5 && !links.behind(&sw, &p).is_empty() {
             out.push(found(
                 format!("pfc config {sw} {p}"),
                 Severity::Warn,
@@ -579,6 +580,10 @@ mod tests {
         Config::reference()
     }
 
+    fn links() -> Links {
+        Links::from_config(&cfg())
+    }
+
     fn poll(samples: Vec<Sample>) -> Parsed {
         Parsed {
             samples,
@@ -604,9 +609,12 @@ mod tests {
         let mut al = Alerts::default();
         st.ingest(src, 0, &d(5));
         st.ingest(src, 1000, &d(5));
-        assert!(!al.evaluate(&st, &cfg(), 1000), "no growth, no alert");
+        assert!(
+            !al.evaluate(&st, &cfg(), &links(), 1000),
+            "no growth, no alert"
+        );
         st.ingest(src, 2000, &d(6));
-        assert!(al.evaluate(&st, &cfg(), 2000));
+        assert!(al.evaluate(&st, &cfg(), &links(), 2000));
         let act = al.active();
         assert_eq!(act.len(), 1);
         assert_eq!(act[0].severity, Severity::Crit);
@@ -623,12 +631,12 @@ mod tests {
         };
         assert_eq!(al.worst_for(&port), Some(Severity::Crit));
         st.ingest(src, 3000, &d(9));
-        al.evaluate(&st, &cfg(), 3000);
+        al.evaluate(&st, &cfg(), &links(), 3000);
         assert_eq!(al.active()[0].since, 2000, "still the same alert");
         // A minute of quiet, then the hold: it ends and goes to history.
         for t in 4..75 {
             st.ingest(src, t * 1000, &d(9));
-            al.evaluate(&st, &cfg(), t * 1000);
+            al.evaluate(&st, &cfg(), &links(), t * 1000);
         }
         assert!(al.active().is_empty());
         assert_eq!(al.history.len(), 1);
@@ -651,10 +659,10 @@ mod tests {
         };
         let mut al = Alerts::default();
         st.ingest(src, 0, &fc(0.0));
-        al.evaluate(&st, &cfg(), 0);
+        al.evaluate(&st, &cfg(), &links(), 0);
         assert!(al.active().is_empty());
         st.ingest(src, 1000, &fc(1.0));
-        al.evaluate(&st, &cfg(), 1000);
+        al.evaluate(&st, &cfg(), &links(), 1000);
         let whats: Vec<&str> = al.active().iter().map(|a| a.what.as_str()).collect();
         assert!(
             whats.iter().any(|w| w.contains("went off -> on")),
@@ -665,7 +673,7 @@ mod tests {
             "{whats:?}"
         );
         st.ingest(src, 2000, &fc(0.0));
-        al.evaluate(&st, &cfg(), 2000);
+        al.evaluate(&st, &cfg(), &links(), 2000);
         assert_eq!(
             al.active().len(),
             2,
@@ -740,13 +748,13 @@ mod tests {
         st.ingest(p, 0, &ping(50e-6, 80e-6));
         st.ingest(dead, 0, &poll(vec![]));
         let mut al = Alerts::default();
-        al.evaluate(&st, &cfg(), 0);
+        al.evaluate(&st, &cfg(), &links(), 0);
         assert!(al.active().is_empty());
         st.ingest(n, 1000, &node(200_000, 9));
         st.ingest(sw, 1000, &pfc(5000));
         st.ingest(p, 1000, &ping(50e-6, 400e-6));
         st.fail(dead, 1000, "connection refused");
-        al.evaluate(&st, &cfg(), 1000);
+        al.evaluate(&st, &cfg(), &links(), 1000);
         let got: Vec<String> = al
             .active()
             .iter()
@@ -761,7 +769,7 @@ mod tests {
         assert_eq!(al.active()[0].severity, Severity::Crit, "worst first");
         assert_eq!(al.worst_in(Tab::Pfc), Some(Severity::Warn));
         // Stale: the node stops answering.
-        al.evaluate(&st, &cfg(), 10_000);
+        al.evaluate(&st, &cfg(), &links(), 10_000);
         assert!(
             al.active().iter().any(|a| a.what.starts_with("stale")
                 && a.subject == Subject::Source("ubunturdma6".into()))
@@ -777,13 +785,13 @@ mod tests {
         let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
         st.ingest(src, 1_000, &parsed);
         let mut a = Alerts::default();
-        a.evaluate(&st, &cfg(), 1_000);
+        a.evaluate(&st, &cfg(), &links(), 1_000);
         assert!(a.active().is_empty(), "{:?}", a.active());
         let text = "Iteration 8 | Loss: nan | Total: 100ms\n\
                     n2:2:2 [0] NCCL INFO NET/Socket : Using [0]ens224:10.0.0.2<0>\n";
         let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
         st.ingest(src, 2_000, &parsed);
-        a.evaluate(&st, &cfg(), 2_000);
+        a.evaluate(&st, &cfg(), &links(), 2_000);
         let what: Vec<_> = a
             .active()
             .iter()

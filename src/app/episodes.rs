@@ -15,6 +15,7 @@ pub mod text;
 
 pub use observe::{Obs, PortDrops, PortPfc, observe};
 
+use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::Ts;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -224,7 +225,7 @@ impl Episodes {
     }
 
     /// Judge the fabric at `o.at`; returns whether an episode opened, changed or closed.
-    pub fn update(&mut self, o: &Obs, rules: &Rules, cfg: &Config) -> bool {
+    pub fn update(&mut self, o: &Obs, rules: &Rules, links: &Links) -> bool {
         let at = o.at;
         let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
@@ -289,7 +290,7 @@ impl Episodes {
             return false;
         };
         record(ep, &abnormal, o, dt, at, &self.signals);
-        conclude(ep, cfg);
+        conclude(ep, links);
         if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
             let mut ep = self.open.take().expect("open");
             ep.end = Some(ep.last_abnormal);
@@ -359,7 +360,7 @@ fn record(
 }
 
 /// The episode's verdicts: DCQCN, the culprit port and the nodes behind it.
-fn conclude(ep: &mut Episode, cfg: &Config) {
+fn conclude(ep: &mut Episode, links: &Links) {
     let pfc = ep.pfc_total_peak;
     let ecn = ep
         .chain
@@ -393,7 +394,7 @@ fn conclude(ep: &mut Episode, cfg: &Config) {
         .map(|(k, _)| k);
     let by_pauses = ep
         .parts(Layer::Pfc)
-        .filter(|p| !cfg.nodes_behind(port_of(&p.key)).is_empty())
+        .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())
         .max_by(|a, b| a.tx_peak.total_cmp(&b.tx_peak))
         .and_then(|p| {
             let mut w = p.key.split(' ').skip(1);
@@ -403,13 +404,13 @@ fn conclude(ep: &mut Episode, cfg: &Config) {
     ep.culprit_nodes = ep
         .culprit
         .as_ref()
-        .map(|(_, port)| {
-            cfg.nodes_behind(port)
-                .iter()
-                .map(|n| n.name.clone())
-                .collect()
-        })
+        .map(|(sw, port)| links.behind_names(sw, port))
         .unwrap_or_default();
+}
+
+/// The switch of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.
+pub fn switch_of(key: &str) -> &str {
+    key.split(' ').nth(1).unwrap_or("")
 }
 
 /// The port of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.

@@ -120,7 +120,7 @@ fn overlay_key(app: &mut App, code: KeyCode) -> bool {
         return false;
     };
     let lines = match o {
-        Overlay::Alerts => app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg),
+        Overlay::Alerts => app.alerts.rolled(app.episodes.open.as_ref(), &app.links),
         Overlay::Episodes => Vec::new(),
     };
     let n = match o {

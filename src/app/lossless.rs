@@ -1,7 +1,7 @@
 //! Proof that the lossless path is set up end to end, for every node netdev ↔ switch port pair:
 //! the switch's no-drop priority is the host's PFC priority, the host trusts DSCP and maps the
 //! RoCE DSCP to it, DCQCN is on for it, 802.3x is off where PFC is on, the host MTU fits the
-//! switch's. Pure over the store: each finding names the wrong side and the command that fixes it;
+//! switch port's (where both were read). Pure over the store: each finding names the wrong side and the command that fixes it;
 //! what could not be read is a note, never a pass and never a failure.
 
 use super::pairing::{self, Pair};
@@ -10,9 +10,6 @@ use crate::metrics::Store;
 use crate::metrics::names::*;
 use crate::metrics::query::latest;
 use std::collections::BTreeSet;
-
-/// The DSCP RoCEv2 traffic carries unless configured otherwise (NVIDIA's default, AF31).
-pub const DEFAULT_ROCE_DSCP: u8 = 26;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -24,6 +21,9 @@ pub enum Side {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub side: Side,
+    /// The pair it bites (for a config disagreement: the configured port, netdev unknown), so
+    /// the PFC tab can mark that port's and that netdev's rows.
+    pub pair: Pair,
     /// `ubunturdma1 ens224 ↔ NX_AI_Leaf1 Ethernet1/2/2`
     pub link: String,
     pub problem: String,
@@ -37,6 +37,22 @@ pub struct Proof {
     pub findings: Vec<Finding>,
     /// Facts that could not be read (no mlnx_qos, no ecn knobs): neither pass nor failure.
     pub notes: Vec<String>,
+}
+
+/// Whether a series is one of the topology reads the pairing and this proof stand on (LLDP, host
+/// QoS, 802.3x and MTU of a host): a poll carrying one calls for a new proof. (A switch port's MTU
+/// is not one: EOS prints it every poll; it is read when the next topology answer comes.)
+pub fn feeds(name: &str) -> bool {
+    name == LINK_NEIGHBOR_INFO
+        || name.starts_with("rocetop_nic_qos_")
+        || name == NIC_FLOWCONTROL_ENABLED
+        || name == NIC_MTU_BYTES
+}
+
+/// A switch port's setting the proof compares (PFC priorities, 802.3x, MTU), which the counter
+/// polls bring every interval.
+pub fn switch_setting(name: &str) -> bool {
+    name == SW_PFC_ENABLED || name == SW_FLOWCONTROL_ENABLED || name == SW_PORT_MTU_BYTES
 }
 
 fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -77,11 +93,23 @@ fn pfc_arg(prios: &BTreeSet<u8>) -> String {
         .join(",")
 }
 
-/// Check every pair; `dscp` is the RoCE traffic's DSCP.
-pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
+/// Check every pair; the RoCE traffic's DSCP is `[roce] dscp`.
+pub fn prove(cfg: &Config, store: &Store) -> Proof {
+    let dscp = cfg.roce.dscp;
     let (pairs, disagreements) = pairing::pairs(cfg, store);
     let mut proof = Proof::default();
     for d in &disagreements {
+        let pair = pairs
+            .iter()
+            .find(|p| p.node == d.node && p.port == d.config_port)
+            .cloned()
+            .unwrap_or_else(|| Pair {
+                node: d.node.clone(),
+                netdev: String::new(),
+                switch: String::new(),
+                port: d.config_port.clone(),
+                from: pairing::From::Config,
+            });
         let seen: Vec<String> = d
             .lldp
             .iter()
@@ -89,6 +117,7 @@ pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
             .collect();
         proof.findings.push(Finding {
             side: Side::Config,
+            pair,
             link: d.node.clone(),
             problem: format!(
                 "config says switch_port = \"{}\", LLDP says {}",
@@ -112,14 +141,24 @@ pub fn prove(cfg: &Config, store: &Store, dscp: u8) -> Proof {
             ));
         }
     }
+    let mut mtu_unknown = Vec::new();
     for p in &pairs {
         check_pair(cfg, store, dscp, p, &mut proof);
+        if !check_mtu(cfg, store, p, &mut proof) {
+            mtu_unknown.push(format!("{} {}", p.switch, p.port));
+        }
     }
-    if !pairs.is_empty() {
+    if !mtu_unknown.is_empty() {
         proof.notes.push(format!(
-            "not proven yet: MTU (host {} ≤ switch: the switch MTU is not read) and ECN marking on the switch queue",
+            "MTU not proven on {} (host ≤ switch needs both read: host MTUs seen {}; the switch port's from `show interface`)",
+            crate::app::ports::compress(&mtu_unknown),
             mtus(store)
         ));
+    }
+    if !pairs.is_empty() {
+        proof
+            .notes
+            .push("not proven (not read): the switch's DSCP classification and ECN marking on its no-drop queue".into());
     }
     proof.pairs = pairs;
     proof
@@ -134,6 +173,7 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
     let mut find = |side, problem: String, fix: String| {
         proof.findings.push(Finding {
             side,
+            pair: p.clone(),
             link: link.clone(),
             problem,
             fix,
@@ -257,6 +297,55 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
     }
 }
 
+/// Host MTU ≤ switch port MTU, where both were read (false: not proven). A switch port below its
+/// jumbo maximum is the side to fix; one at it means the host is set too large.
+fn check_mtu(cfg: &Config, store: &Store, p: &Pair, proof: &mut Proof) -> bool {
+    let sw = value(
+        store,
+        SW_PORT_MTU_BYTES,
+        &[("switch", p.switch.as_str()), ("port", p.port.as_str())],
+    );
+    let host = if p.netdev.is_empty() {
+        None
+    } else {
+        value(
+            store,
+            NIC_MTU_BYTES,
+            &[("node", p.node.as_str()), ("netdev", p.netdev.as_str())],
+        )
+    };
+    let (Some(sw), Some(host)) = (sw, host) else {
+        return false;
+    };
+    if host <= sw {
+        return true;
+    }
+    let max = match cfg
+        .switches
+        .iter()
+        .find(|s| s.name == p.switch)
+        .map(|s| s.os)
+    {
+        Some(crate::config::SwitchOs::Eos) => 9214.0,
+        _ => 9216.0,
+    };
+    let (side, fix) = if sw < max {
+        (Side::Switch, format!("interface {} ; mtu {max}", p.port))
+    } else {
+        (Side::Host, format!("ip link set dev {} mtu {sw}", p.netdev))
+    };
+    proof.findings.push(Finding {
+        side,
+        pair: p.clone(),
+        link: format!("{} {} ↔ {} {}", p.node, p.netdev, p.switch, p.port),
+        problem: format!(
+            "MTU {host} on the host is above the switch port's {sw} (frames would be dropped)"
+        ),
+        fix,
+    });
+    true
+}
+
 /// The host MTUs seen, for the note above (`9000`, or `1500, 9000`).
 fn mtus(store: &Store) -> String {
     let set: BTreeSet<u64> = store
@@ -272,7 +361,41 @@ fn mtus(store: &Store) -> String {
         .join(", ")
 }
 
+impl Finding {
+    /// One line: what is wrong, on which side, and the fix (the PFC tab's detail view).
+    pub fn text(&self) -> String {
+        let side = match self.side {
+            Side::Host => "host",
+            Side::Switch => "switch",
+            Side::Config => "config",
+        };
+        format!("{} [{side} side]; fix: {}", self.problem, self.fix)
+    }
+}
+
 impl Proof {
+    /// The findings that bite `port` of `switch` (a config disagreement names no switch).
+    pub fn at_port<'a>(
+        &'a self,
+        switch: &'a str,
+        port: &'a str,
+    ) -> impl Iterator<Item = &'a Finding> {
+        self.findings.iter().filter(move |f| {
+            f.pair.port == port && (f.pair.switch == switch || f.pair.switch.is_empty())
+        })
+    }
+
+    /// The findings that bite `netdev` of `node` (or the node, where the netdev is unknown).
+    pub fn at_netdev<'a>(
+        &'a self,
+        node: &'a str,
+        netdev: &'a str,
+    ) -> impl Iterator<Item = &'a Finding> {
+        self.findings.iter().filter(move |f| {
+            f.pair.node == node && (f.pair.netdev == netdev || f.pair.netdev.is_empty())
+        })
+    }
+
     /// The `check` section: pairs, findings with their fixes, notes.
     pub fn render(&self) -> String {
         use std::fmt::Write as _;
@@ -323,8 +446,14 @@ mod tests {
     use crate::parse::{Ctx, ParseKind, parse};
 
     fn proof(host: &str) -> Proof {
+        proof_with(host, "", "")
+    }
+
+    /// `switch_intf`: the leaf's `show interface` (its MTU), empty for none read; `extra`: more
+    /// config (`[roce]`).
+    fn proof_with(host: &str, switch_intf: &str, extra: &str) -> Proof {
         let cfg = Config::from_str(
-            "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n",
+            &format!("{extra}[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet1/1/1\"\n"),
             "t.toml",
             None,
         )
@@ -333,9 +462,14 @@ mod tests {
         let sw = store.add_source("leaf", 1000);
         let pfc = "Port               Mode Oper(VL bmap)  RxPPP      TxPPP\nEthernet1/1/1      Auto On  (8)        0          0\n";
         store.ingest(sw, 1, &parse(ParseKind::NxosPfc, pfc, &Ctx::named("leaf")));
+        if !switch_intf.is_empty() {
+            let t = store.add_source("leaf topology", 1000);
+            let mtu = parse(ParseKind::NxosMtu, switch_intf, &Ctx::named("leaf"));
+            store.ingest(t, 1, &mtu);
+        }
         let n = store.add_source("n1 topology", 1000);
         store.ingest(n, 1, &parse(ParseKind::HostQos, host, &Ctx::named("n1")));
-        prove(&cfg, &store, DEFAULT_ROCE_DSCP)
+        prove(&cfg, &store)
     }
 
     const RIGHT: &str = "mlnx_qos -i ens224\nPriority trust state: dscp\ndscp2prio mapping:\n\tprio:3 dscp:31,30,29,28,27,26,25,24,\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   1   0   0   0   0\n/sys/class/net/ens224/ecn/roce_np/enable/3:1\n/sys/class/net/ens224/ecn/roce_rp/enable/3:1\nethtool -a ens224\nPause parameters for ens224:\nRX:\t\toff\nTX:\t\toff\n";
@@ -384,5 +518,64 @@ mod tests {
             "{:?}",
             p.notes
         );
+    }
+
+    #[test]
+    fn mtu_host_above_switch_names_the_side_below_its_maximum() {
+        let intf = |mtu: u32| {
+            format!(
+                "Ethernet1/1/1 is up\nadmin state is up, Dedicated Interface\n  MTU {mtu} bytes, BW 100000000 Kbit, DLY 10 usec\n  RX\n    10 input packets  1000 bytes\n"
+            )
+        };
+        let host = |mtu: u32| format!("{RIGHT}/sys/class/net/ens224/mtu:{mtu}\n");
+        let fits = proof_with(&host(9000), &intf(9216), "");
+        assert!(fits.findings.is_empty(), "{:?}", fits.findings);
+        assert!(
+            !fits.notes.iter().any(|n| n.contains("MTU not proven")),
+            "{:?}",
+            fits.notes
+        );
+        let small_switch = proof_with(&host(9000), &intf(1500), "");
+        assert_eq!(
+            small_switch.findings.len(),
+            1,
+            "{:?}",
+            small_switch.findings
+        );
+        let f = &small_switch.findings[0];
+        assert_eq!(f.side, Side::Switch);
+        assert_eq!(f.fix, "interface Ethernet1/1/1 ; mtu 9216");
+        assert!(
+            f.problem
+                .contains("MTU 9000 on the host is above the switch port's 1500")
+        );
+        let big_host = proof_with(&host(9600), &intf(9216), "");
+        assert_eq!(big_host.findings.len(), 1, "{:?}", big_host.findings);
+        assert_eq!(big_host.findings[0].side, Side::Host);
+        assert_eq!(big_host.findings[0].fix, "ip link set dev ens224 mtu 9216");
+        // The switch port's MTU not read: said, never passed.
+        let unread = proof(&host(9000));
+        assert!(unread.findings.is_empty());
+        assert!(
+            unread
+                .notes
+                .iter()
+                .any(|n| n.contains("MTU not proven on leaf Ethernet1/1/1") && n.contains("9000")),
+            "{:?}",
+            unread.notes
+        );
+    }
+
+    #[test]
+    fn the_configured_roce_dscp_is_the_one_checked() {
+        let host = RIGHT.replace(
+            "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n",
+            "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n\tprio:5 dscp:47,46,45,44,43,42,41,40,\n",
+        );
+        assert!(proof(&host).findings.is_empty(), "DSCP 26 rides priority 3");
+        let p = proof_with(&host, "", "[roce]\ndscp = 46\n");
+        assert_eq!(p.findings.len(), 1, "{:?}", p.findings);
+        assert!(p.findings[0].problem.contains("DSCP 46 maps to priority 5"));
+        assert_eq!(p.findings[0].fix, "mlnx_qos -i ens224 --dscp2prio set,46,3");
     }
 }

@@ -3,9 +3,11 @@
 //! Works per netdev, so two NICs on two leaves, bond members and breakout ports pair one by one.
 
 use crate::config::Config;
-use crate::metrics::Store;
 use crate::metrics::names::LINK_NEIGHBOR_INFO;
+use crate::metrics::store::SourceId;
+use crate::metrics::{Store, Ts};
 use crate::parse::switch::normalize_port;
+use std::collections::HashMap;
 
 /// One node netdev ↔ switch port.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,7 +37,6 @@ pub struct Disagreement {
 
 /// `ubunturdma1.lab.local` is `ubunturdma1`; names compare without case.
 fn same_host(a: &str, b: &str) -> bool {
-    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
     a.eq_ignore_ascii_case(b) || short(a) == short(b)
 }
 
@@ -47,40 +48,86 @@ fn switch_name(cfg: &Config, lldp: &str) -> String {
         .map_or_else(|| lldp.to_string(), |s| s.name.clone())
 }
 
+type Link = (String, String, String);
+
+/// `ubunturdma1.lab.local` and `UbuntuRDMA1` alike: `ubunturdma1`.
+fn short(s: &str) -> String {
+    s.split('.').next().unwrap_or(s).to_ascii_lowercase()
+}
+
+/// Every LLDP neighbour sample in the store, read once: what nodes said (by node name) and what
+/// switches said (by the short name they saw), so pairing N nodes costs one pass, not N.
+struct Seen {
+    by_node: HashMap<String, Vec<Link>>,
+    by_switch: HashMap<String, Vec<Link>>,
+}
+
+impl Seen {
+    fn of(cfg: &Config, store: &Store) -> Seen {
+        let mut seen = Seen {
+            by_node: HashMap::new(),
+            by_switch: HashMap::new(),
+        };
+        // Only what each source's newest LLDP read said: a neighbour it no longer lists (a
+        // recabled node, a NIC gone) keeps its old series in the store but is no link now.
+        let mut newest: HashMap<SourceId, Ts> = HashMap::new();
+        for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
+            if let Some(t) = s.last_seen() {
+                let e = newest.entry(s.source).or_insert(t);
+                *e = (*e).max(t);
+            }
+        }
+        for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
+            if s.last_seen() != newest.get(&s.source).copied() {
+                continue;
+            }
+            let l = |k: &str| s.key.label(k).unwrap_or("").to_string();
+            let (n, netdev, sw, port) = (l("node"), l("netdev"), l("switch"), l("port"));
+            match s.key.label("side") {
+                Some("node") => seen.by_node.entry(n).or_default().push((
+                    netdev,
+                    switch_name(cfg, &sw),
+                    normalize_port(&port),
+                )),
+                // The switch sees the node by its system name and the netdev by its port id.
+                Some("switch") => seen
+                    .by_switch
+                    .entry(short(&n))
+                    .or_default()
+                    .push((netdev, sw, port)),
+                _ => {}
+            }
+        }
+        seen
+    }
+
+    fn links(&self, node: &str) -> Vec<Link> {
+        let mut out: Vec<Link> = self.by_node.get(node).cloned().unwrap_or_default();
+        // The node names its netdev; the switch may only know a MAC for it: the node's word first.
+        for l in self.by_switch.get(&short(node)).into_iter().flatten() {
+            if !out.iter().any(|o| o.1 == l.1 && o.2 == l.2) {
+                out.push(l.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 /// Every (netdev, switch, port) LLDP reports for `node`, from the node's lldpctl and from the
 /// switches' neighbour tables, without duplicates.
-pub fn lldp_links(cfg: &Config, store: &Store, node: &str) -> Vec<(String, String, String)> {
-    let mut out: Vec<(String, String, String)> = Vec::new();
-    let mut from_switch = Vec::new();
-    for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
-        let l = |k: &str| s.key.label(k).unwrap_or("").to_string();
-        let (n, netdev, sw, port) = (l("node"), l("netdev"), l("switch"), l("port"));
-        match s.key.label("side") {
-            Some("node") if n == node => {
-                out.push((netdev, switch_name(cfg, &sw), normalize_port(&port)))
-            }
-            // The switch sees the node by its system name and the netdev by its port id.
-            Some("switch") if same_host(&n, node) => from_switch.push((netdev, sw, port)),
-            _ => {}
-        }
-    }
-    // The node names its netdev; the switch may only know a MAC for it: the node's word first.
-    for l in from_switch {
-        if !out.iter().any(|o| o.1 == l.1 && o.2 == l.2) {
-            out.push(l);
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
+pub fn lldp_links(cfg: &Config, store: &Store, node: &str) -> Vec<Link> {
+    Seen::of(cfg, store).links(node)
 }
 
 /// Pair every configured node; the second list holds where LLDP and config disagree.
 pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
+    let seen = Seen::of(cfg, store);
     let mut out = Vec::new();
     let mut disagree = Vec::new();
     for n in &cfg.nodes {
-        let links = lldp_links(cfg, store, &n.name);
+        let links = seen.links(&n.name);
         let Some(cp) = n.switch_port.as_deref().map(normalize_port) else {
             out.extend(links.into_iter().map(|(netdev, switch, port)| Pair {
                 node: n.name.clone(),
@@ -125,6 +172,79 @@ pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
     out.sort();
     out.dedup();
     (out, disagree)
+}
+
+/// Which nodes are behind which switch port, as the tabs, alerts and episodes ask it: the pairs
+/// of [`pairs`] indexed by port. Built by `App::update` when LLDP answers arrive (and from the
+/// config alone before), so a frame never pairs anything itself.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    pub pairs: Vec<Pair>,
+    pub disagreements: Vec<Disagreement>,
+    /// port → (switch, node, from): a config pair is matched on its port alone (the config
+    /// names no switch), an LLDP pair on switch and port (leaves share port names).
+    by_port: HashMap<String, Vec<(String, String, From)>>,
+}
+
+impl Links {
+    /// Pair the config's nodes with what the store holds of LLDP.
+    pub fn of(cfg: &Config, store: &Store) -> Links {
+        let (pairs, disagreements) = pairs(cfg, store);
+        let mut by_port: HashMap<String, Vec<(String, String, From)>> = HashMap::new();
+        // In config order, so "nodes behind" lists read as the config lists them.
+        for n in &cfg.nodes {
+            for p in pairs.iter().filter(|p| p.node == n.name) {
+                let v = by_port.entry(p.port.clone()).or_default();
+                if !v
+                    .iter()
+                    .any(|(sw, node, _)| *sw == p.switch && *node == p.node)
+                {
+                    v.push((p.switch.clone(), p.node.clone(), p.from));
+                }
+            }
+        }
+        Links {
+            pairs,
+            disagreements,
+            by_port,
+        }
+    }
+
+    /// The config's `switch_port`s alone (no LLDP read yet).
+    pub fn from_config(cfg: &Config) -> Links {
+        Links::of(cfg, &Store::new(1, 1))
+    }
+
+    /// The nodes cabled to `port` of `switch`, each once.
+    pub fn behind(&self, switch: &str, port: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (sw, node, from) in self.by_port.get(port).into_iter().flatten() {
+            let here = *from == From::Config || sw == switch;
+            if here && !out.contains(&node.as_str()) {
+                out.push(node);
+            }
+        }
+        out
+    }
+
+    /// The ports `node` is paired with (config, else LLDP), each once, in order.
+    pub fn ports_of(&self, node: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for p in self.pairs.iter().filter(|p| p.node == node) {
+            if !out.contains(&p.port.as_str()) {
+                out.push(&p.port);
+            }
+        }
+        out
+    }
+
+    /// The nodes behind `port` of `switch`, owned (for episode chains and text).
+    pub fn behind_names(&self, switch: &str, port: &str) -> Vec<String> {
+        self.behind(switch, port)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -178,6 +298,27 @@ mod tests {
             ]
         );
         assert!(pairs.iter().all(|p| p.from == From::Lldp));
+    }
+
+    #[test]
+    fn a_neighbour_missing_from_the_newest_read_is_forgotten() {
+        let cfg = cfg("[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\n");
+        let mut store = Store::new(600_000, 16);
+        let id = store.add_source("gpu1 topology", 300_000);
+        let read = |port: &str| {
+            parse(
+                ParseKind::Lldpctl,
+                &format!("lldp.ens1f0.chassis.name=leaf1\nlldp.ens1f0.port.ifname={port}\n"),
+                &Ctx::named("gpu1"),
+            )
+        };
+        store.ingest(id, 1_000, &read("Ethernet1/1/3"));
+        assert_eq!(pairs(&cfg, &store).0[0].port, "Ethernet1/1/3");
+        // Recabled: the next read sees another port; the old series is still in the store.
+        store.ingest(id, 301_000, &read("Ethernet1/1/4"));
+        let (p, _) = pairs(&cfg, &store);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].port, "Ethernet1/1/4");
     }
 
     #[test]

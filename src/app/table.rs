@@ -194,6 +194,8 @@ pub struct Row {
     /// Text drawn across the columns after the first `n` cells (an error, "waiting").
     pub span: Option<(usize, Cell)>,
     pub charts: Vec<Chart>,
+    /// Lines the detail view shows above the charts (a lossless-path finding and its fix).
+    pub notes: Vec<String>,
 }
 
 /// What the detail view (Enter) charts for a row.

@@ -26,6 +26,10 @@ pub struct NodeRef {
 /// Everything a view model reads.
 pub struct Ctx<'a> {
     pub cfg: &'a Config,
+    /// Which node is behind which switch port (config, else LLDP).
+    pub links: &'a super::pairing::Links,
+    /// The lossless-path proof as of the last topology read.
+    pub lossless: &'a super::lossless::Proof,
     pub store: &'a Store,
     pub alerts: &'a Alerts,
     /// The time the view shows.
@@ -57,7 +61,11 @@ impl Ctx<'_> {
             .map(|n| NodeRef {
                 name: n.name.clone(),
                 source: n.name.clone(),
-                switch_port: n.switch_port.clone(),
+                // The config's, else where LLDP puts the node (two NICs on two leaves: both).
+                switch_port: n.switch_port.clone().or_else(|| {
+                    let ports = self.links.ports_of(&n.name);
+                    (!ports.is_empty()).then(|| ports.join(","))
+                }),
             })
             .collect();
         for p in &self.cfg.prometheus {
@@ -97,6 +105,8 @@ impl App {
     pub fn ctx(&self, tab: Tab) -> Ctx<'_> {
         Ctx {
             cfg: &self.cfg,
+            links: &self.links,
+            lossless: &self.lossless,
             store: &self.store,
             alerts: &self.alerts,
             now: self.view_now(),

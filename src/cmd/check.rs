@@ -78,10 +78,8 @@ fn summary(kind: SourceKind, store: &Store, src: &Source) -> String {
 
 pub async fn run(cfg: &Config) -> Report {
     let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 8);
-    let mut built = super::build_sources(cfg, &mut store, super::remote());
-    // LLDP, host QoS and the PFC watchdog, for the lossless-path proof below.
-    let topology = crate::collect::source::build_topology(cfg, &mut store, &built);
-    built.extend(topology);
+    // With LLDP, host QoS and the PFC watchdog (topology sources), for the lossless-path proof.
+    let built = super::build_sources(cfg, &mut store, super::remote());
     let sources: Vec<Arc<Source>> = built.into_iter().map(Arc::new).collect();
     // check runs once: a connection that failed is reported as it failed, not re-tried within
     // a backoff window (which would add "retrying in N s" to a command that never retries).
@@ -228,7 +226,7 @@ fn render(
         let _ = writeln!(text, "  - {i}");
     }
     // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
-    let proof = crate::app::lossless::prove(cfg, store, crate::app::lossless::DEFAULT_ROCE_DSCP);
+    let proof = crate::app::lossless::prove(cfg, store);
     failures += proof.findings.len();
     text.push_str(&proof.render());
     for w in &cfg.warnings {

@@ -32,12 +32,20 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
             at = at.max(c.at);
             c.apply(&mut store);
         }
+        // Which node is behind which port: config, else the LLDP just read.
+        let links = crate::app::pairing::Links::of(cfg, &store);
         let obs = crate::app::episodes::observe(&store, at);
-        episodes.update(&obs, &rules, cfg);
+        episodes.update(&obs, &rules, &links);
     }
+    // A topology read that failed is not a failed snapshot: no counter depends on it.
+    let rare: Vec<_> = sources
+        .iter()
+        .filter(|s| s.kind == crate::collect::source::SourceKind::Topology)
+        .map(|s| s.id)
+        .collect();
     let failed = store
         .sources()
-        .filter(|(_, h)| h.up != Some(true))
+        .filter(|(id, h)| h.up != Some(true) && !rare.contains(id))
         .map(|(_, h)| {
             format!(
                 "{}: {}",
@@ -48,7 +56,11 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         .collect();
     let text = match format {
         Format::Prom => prom::render(&store, true, true),
-        Format::Json => with_episodes(json::render(&store), &episodes, cfg),
+        Format::Json => with_episodes(
+            json::render(&store),
+            &episodes,
+            &crate::app::pairing::Links::of(cfg, &store),
+        ),
         Format::Table => table::render(&store),
     };
     Outcome { text, failed }
@@ -56,12 +68,16 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
 
 /// `episodes` beside the sources and series: what the detector found over the snapshot's polls
 /// (with two polls there is no baseline yet, so normally none; the note says so).
-fn with_episodes(text: String, eps: &crate::app::episodes::Episodes, cfg: &Config) -> String {
+fn with_episodes(
+    text: String,
+    eps: &crate::app::episodes::Episodes,
+    links: &crate::app::pairing::Links,
+) -> String {
     let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
         return text;
     };
     let now = eps.all().first().map_or(0, |e| e.last_abnormal);
-    v["episodes"] = crate::app::episodes::text::json(&eps.all(), cfg, now);
+    v["episodes"] = crate::app::episodes::text::json(&eps.all(), links, now);
     v["episodes_note"] = format!(
         "each signal is judged against its own last {} calm values; a snapshot polls twice, so \
          episodes come from the live screen, its incident bundle (S) and replay",

@@ -3,7 +3,7 @@
 
 pub mod render;
 pub mod sim;
-mod topology;
+pub mod topology;
 
 use super::transport::{CollectError, Request, StreamEvent, Transport};
 use crate::config::Config;
@@ -108,6 +108,8 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 Ok(render::nxos_pfc(sw))
             } else if cmd.contains("flowcontrol") {
                 Ok(render::nxos_flowcontrol(sw))
+            } else if cmd.starts_with("show interface") {
+                Ok(topology::nxos_interface_mtu(sw))
             } else if cmd.contains("lldp neighbors") {
                 Ok(topology::nxos_lldp(sim, sw))
             } else if cmd.contains("pfc-queue") {

@@ -19,14 +19,12 @@ pub enum SourceKind {
     Node,
     Log,
     Ping,
-    /// Rare reads of a switch or node: LLDP neighbours, host QoS, PFC watchdog (`topology_probes`).
+    /// Rare reads of a switch or node (`poll.topology_interval`): LLDP neighbours, host QoS, the PFC
+    /// watchdog, NX-OS port MTU (`*_topology_probes`).
     Topology,
     /// A fleet read from a Prometheus HTTP API (`[[prometheus]]`).
     Prometheus,
 }
-
-/// How often topology sources poll (and once at start): LLDP and QoS settings change rarely.
-pub const TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
 
 /// One request of a poll and the parser for its answer.
 #[derive(Clone, Debug)]
@@ -126,6 +124,22 @@ impl Transport for Unavailable {
     }
 }
 
+/// `show ... interface` of the switch's edge ports as configured (NX-OS takes the ranges as
+/// written), or of every port when none is configured.
+fn interface_cmd(show: &str, sw: &Switch) -> String {
+    let edge: Vec<&str> = sw
+        .port_patterns
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.starts_with("ii"))
+        .collect();
+    if edge.is_empty() {
+        show.to_string()
+    } else {
+        format!("{show} {}", edge.join(", "))
+    }
+}
+
 /// The commands a switch answers each poll, by OS.
 pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
     let cli = |kind, c: &str| Probe {
@@ -134,19 +148,11 @@ pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
     };
     match sw.os {
         SwitchOs::Nxos => {
-            let edge: Vec<&str> = sw
-                .port_patterns
-                .iter()
-                .map(String::as_str)
-                .filter(|p| !p.starts_with("ii"))
-                .collect();
-            let queuing = if edge.is_empty() {
-                "show queuing interface".to_string()
-            } else {
-                format!("show queuing interface {}", edge.join(", "))
-            };
             vec![
-                cli(ParseKind::NxosQueuing, &queuing),
+                cli(
+                    ParseKind::NxosQueuing,
+                    &interface_cmd("show queuing interface", sw),
+                ),
                 cli(ParseKind::NxosPfc, "show interface priority-flow-control"),
                 cli(ParseKind::NxosFlowcontrol, "show interface flowcontrol"),
             ]
@@ -190,7 +196,7 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
     v
 }
 
-/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog.
+/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog (and, NX-OS, its MTUs).
 pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
     let cli = |kind, c: &str| Probe {
         kind,
@@ -200,6 +206,8 @@ pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
         SwitchOs::Nxos => vec![
             cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
             cli(ParseKind::NxosPfcwd, "show queuing pfc-queue detail"),
+            // The edge ports' MTU (EOS prints it in the `show interfaces` of every poll).
+            cli(ParseKind::NxosMtu, &interface_cmd("show interface", sw)),
         ],
         SwitchOs::Sonic => vec![
             cli(ParseKind::LldpNeighbors, "show lldp table"),
@@ -231,15 +239,16 @@ fn topology_source(
     store: &mut Store,
     name: &str,
     transport: Arc<dyn Transport>,
+    interval: Duration,
     timeout: Duration,
     probes: Vec<Probe>,
 ) -> Source {
     let label = format!("{name} topology");
     Source {
-        id: store.add_source(&label, TOPOLOGY_INTERVAL.as_millis() as i64),
+        id: store.add_source(&label, interval.as_millis() as i64),
         name: label,
         kind: SourceKind::Topology,
-        interval: TOPOLOGY_INTERVAL,
+        interval,
         timeout,
         transport,
         probes,
@@ -261,8 +270,18 @@ pub enum Remote<'a> {
     Node(&'a Node),
 }
 
-/// Build every source of the config and declare it in the store.
+/// Build every source of the config and declare it in the store: the ones polled every interval,
+/// then the rare topology reads of the same hosts ([`build_topology`]), whose pairing tells the
+/// tabs and the episodes which node is behind which port.
 pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
+    let mut out = build_counters(cfg, store, remote);
+    let topology = build_topology(cfg, store, &out);
+    out.extend(topology);
+    out
+}
+
+/// The sources polled every interval: switches, nodes, logs, pings, fleets.
+fn build_counters(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<Source> {
     let demo = cfg.demo.then(|| DemoCluster::new(cfg));
     let mut out = Vec::new();
     let timeout = cfg.ssh.command_timeout;
@@ -381,11 +400,11 @@ pub fn build(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) -> Vec<
 }
 
 /// The rare topology sources (LLDP, host QoS, PFC watchdog) of the switches and nodes among
-/// `built`, on their transports (one connection per host). Separate from [`build`] so that a
-/// command adds them where it uses them (`check`); they poll at start, then every
-/// [`TOPOLOGY_INTERVAL`].
+/// `built`, on their transports (one connection per host). They poll at start, then every
+/// `poll.topology_interval`.
 pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<Source> {
     let timeout = cfg.ssh.command_timeout;
+    let interval = cfg.poll.topology_interval;
     let transport = |name: &str, kind: SourceKind| {
         built
             .iter()
@@ -399,6 +418,7 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
                 store,
                 &sw.name,
                 t,
+                interval,
                 timeout,
                 switch_topology_probes(sw),
             ));
@@ -410,6 +430,7 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
                 store,
                 &n.name,
                 t,
+                interval,
                 timeout,
                 node_topology_probes(n),
             ));
@@ -458,6 +479,25 @@ mod tests {
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Node).count(), 8);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Log).count(), 1);
         assert_eq!(s.iter().filter(|s| s.kind == SourceKind::Ping).count(), 1);
+        // The rare reads of the same nine hosts, on their transports, every topology_interval.
+        let topo: Vec<&Source> = s
+            .iter()
+            .filter(|s| s.kind == SourceKind::Topology)
+            .collect();
+        assert_eq!(topo.len(), 9);
+        assert!(
+            topo.iter()
+                .all(|t| t.interval == cfg.poll.topology_interval)
+        );
+        let n1 = s.iter().find(|s| s.name == "ubunturdma1").expect("node 1");
+        let t1 = s
+            .iter()
+            .find(|s| s.name == "ubunturdma1 topology")
+            .expect("its topology");
+        assert!(
+            Arc::ptr_eq(&n1.transport, &t1.transport),
+            "one connection per host"
+        );
         let sw = &s[0];
         assert!(
             matches!(&sw.probes[0].request, Request::Cli(c) if c == "show queuing interface Ethernet1/1/1-4, Ethernet1/2/1-4")

@@ -26,6 +26,7 @@ pub struct RawPoll {
     pub retention: Option<String>,
     pub switch_interval: Option<String>,
     pub ping_interval: Option<String>,
+    pub topology_interval: Option<String>,
     pub nic_counters: Option<Vec<String>>,
     pub max_answer_bytes: Option<i64>,
     pub mode: Option<String>,
@@ -109,6 +110,13 @@ pub struct RawUi {
     pub mouse: Option<bool>,
     pub ascii: Option<bool>,
     pub max_fps: Option<u32>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct RawRoce {
+    pub dscp: Option<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

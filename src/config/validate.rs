@@ -3,7 +3,7 @@
 
 use super::raw::*;
 use super::{
-    Alerts, Config, HostKeyPolicy, Log, Node, Ping, Poll, Secret, Ssh, Switch, SwitchOs,
+    Alerts, Config, HostKeyPolicy, Log, Node, Ping, Poll, Roce, Secret, Ssh, Switch, SwitchOs,
     SwitchTransport, Ui, duration, expand,
 };
 use crate::parse::switch::normalize_port;
@@ -232,6 +232,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         ),
         switch_interval: p.duration("poll.switch_interval", &raw_poll.switch_interval, interval),
         ping_interval: p.duration("poll.ping_interval", &raw_poll.ping_interval, interval),
+        topology_interval: topology_interval(&mut p, &raw_poll.topology_interval),
         nic_counters: raw_poll
             .nic_counters
             .unwrap_or_else(|| vec!["default".to_string()])
@@ -311,6 +312,19 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         }
     }
 
+    let raw_roce: RawRoce = section(&mut p, "roce", table.get("roce"));
+    p.extras("roce", &raw_roce.extra, ROCE);
+    let roce = Roce {
+        dscp: match raw_roce.dscp {
+            None => super::DEFAULT_ROCE_DSCP,
+            Some(d @ 0..=63) => d as u8,
+            Some(d) => {
+                p.add("roce.dscp", format!("{d} is not a DSCP (0 to 63)"));
+                super::DEFAULT_ROCE_DSCP
+            }
+        },
+    };
+
     let prometheus = array::<RawPrometheus>(&mut p, "prometheus", table.get("prometheus"))
         .into_iter()
         .filter_map(|(i, r)| prometheus::build(&mut p, &format!("prometheus[{i}]"), r, base))
@@ -332,6 +346,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         prometheus,
         ui,
         alerts,
+        roce,
         path: None,
         warnings: Vec::new(),
     };
@@ -547,6 +562,23 @@ fn names_list(p: &mut Problems, path: &str, v: Option<Vec<String>>) -> Vec<Strin
         }
     }
     out
+}
+
+/// `poll.topology_interval`: LLDP and QoS settings change rarely; below 10 s the reads (a
+/// switch's LLDP table, `mlnx_qos` per netdev) would cost more than they tell.
+fn topology_interval(p: &mut Problems, v: &Option<String>) -> Duration {
+    let d = p.duration(
+        "poll.topology_interval",
+        v,
+        super::DEFAULT_TOPOLOGY_INTERVAL,
+    );
+    if d < Duration::from_secs(10) {
+        p.add(
+            "poll.topology_interval",
+            format!("\"{}\" is below the 10s minimum", duration::format(d)),
+        );
+    }
+    d
 }
 
 /// `poll.max_answer_bytes`: 64 KiB (a small switch's answer) to 1 GiB.

@@ -32,6 +32,8 @@ pub const SW_PORT_TX_BYTES: &str = "rocetop_switch_port_tx_bytes_total";
 pub const SW_PORT_RX_PACKETS: &str = "rocetop_switch_port_rx_packets_total";
 pub const SW_PORT_TX_PACKETS: &str = "rocetop_switch_port_tx_packets_total";
 pub const SW_PORT_ERRORS: &str = "rocetop_switch_port_errors_total";
+/// A switch port's MTU (`MTU 9216 bytes` in `show interface`; EOS `Ethernet MTU`/`IP MTU`), a gauge.
+pub const SW_PORT_MTU_BYTES: &str = "rocetop_switch_port_mtu_bytes";
 
 // host NIC (ethtool -S)
 pub const NIC_PFC_RX_PAUSE: &str = "rocetop_nic_pfc_rx_pause_frames_total";

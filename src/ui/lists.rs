@@ -71,12 +71,12 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
         }
         lines.push(Line::from(vec![
             Span::styled(mark, app.theme.accent),
-            Span::styled(text::row(ep, &app.cfg, app.now), tone),
+            Span::styled(text::row(ep, &app.links, app.now), tone),
         ]));
         if i == sel {
             for p in &ep.chain {
                 lines.push(Line::from(Span::styled(
-                    format!("     {}", text::link(p, ep, &app.cfg)),
+                    format!("     {}", text::link(p, ep, &app.links)),
                     app.theme.dim,
                 )));
             }
@@ -94,7 +94,7 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
 }
 
 pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
-    let all = app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg);
+    let all = app.alerts.rolled(app.episodes.open.as_ref(), &app.links);
     let sel = app.overlay_sel.min(all.len().saturating_sub(1));
     let mut lines = vec![Line::from(Span::styled(
         format!(

@@ -33,10 +33,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
     let n_sw = app.cfg.switches.len();
-    let lines = app.alerts.rolled(app.episodes.open.as_ref(), &app.cfg);
+    let lines = app.alerts.rolled(app.episodes.open.as_ref(), &app.links);
     let shown = lines.iter().filter(|l| !l.muted).count();
     let episode = app.episode_in_view();
-    let ep_text = episode.map(|ep| crate::app::episodes::text::line(ep, &app.cfg, now));
+    let ep_text = episode.map(|ep| crate::app::episodes::text::line(ep, &app.links, now));
     // The sentence wraps onto a second line rather than lose its end (the culprit node).
     let ep_h = ep_text.as_ref().map_or(0, |t| {
         if t.chars().count() + EP_HINT.len() > area.width as usize {

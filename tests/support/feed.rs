@@ -203,6 +203,34 @@ impl Lab {
     }
 }
 
+/// A topology source's answers from the demo lab (LLDP, the watchdog, host QoS), as the demo
+/// transport gives them.
+fn topology_answers(lab: &Lab, src: &Source) -> Vec<(ParseKind, String)> {
+    use rocetop::collect::demo::topology;
+    let sw = lab.sim.switches.iter().find(|s| s.name == src.ctx.name);
+    let node = lab.sim.nodes.iter().find(|n| n.name == src.ctx.name);
+    src.probes
+        .iter()
+        .filter_map(|p| {
+            let text = match (&p.request, sw, node) {
+                (Request::Cli(c), Some(sw), _) if c.contains("lldp") => {
+                    topology::nxos_lldp(&lab.sim, sw)
+                }
+                (Request::Cli(c), Some(sw), _) if c.contains("pfc-queue") => {
+                    topology::nxos_pfcwd(sw)
+                }
+                (Request::Cli(c), Some(sw), _) if c.starts_with("show interface") => {
+                    topology::nxos_interface_mtu(sw)
+                }
+                (Request::Lldp, _, Some(n)) => topology::lldpctl(&lab.sim, n),
+                (Request::HostQos { root, .. }, _, Some(n)) => topology::host_qos(n, root),
+                _ => return None,
+            };
+            Some((p.kind, text))
+        })
+        .collect()
+}
+
 /// What every source would answer now, through the live path: the simulation rendered in the
 /// vendors' text formats (as the demo transport answers), then each source's parsers and filters
 /// (`parse_outputs`, as a poll does). The training log's new lines go through the training-log
@@ -259,8 +287,16 @@ pub fn polls_raw(lab: &mut Lab) -> Vec<(String, Vec<(ParseKind, String)>, Parsed
                 }
                 v
             }
-            // Rare reads and fleet sources are not part of the simulated lab's polls here.
-            SourceKind::Topology | SourceKind::Prometheus => continue,
+            // Rare reads: at the first second, then every topology_interval, as the collector.
+            SourceKind::Topology => {
+                let every = (src.interval.as_millis() as i64 / 1000).max(1);
+                if (lab.secs - 1) % every != 0 {
+                    continue;
+                }
+                topology_answers(lab, src)
+            }
+            // Fleet sources are not part of the simulated lab's polls here.
+            SourceKind::Prometheus => continue,
             SourceKind::Log => {
                 let Some(log) = lab.sim.logs.iter().find(|l| src.ctx.log == l.path) else {
                     continue;

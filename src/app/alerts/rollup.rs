@@ -6,9 +6,9 @@
 
 use super::{Alert, Alerts, Severity, Subject};
 use crate::app::Tab;
-use crate::app::episodes::{Episode, Layer, port_of, text::si};
+use crate::app::episodes::{Episode, Layer, port_of, switch_of, text::si};
+use crate::app::pairing::Links;
 use crate::app::ports::compress;
-use crate::config::Config;
 use crate::metrics::Ts;
 use std::collections::{BTreeMap, HashSet};
 
@@ -59,7 +59,7 @@ struct Touched {
     peers: HashSet<String>,
 }
 
-fn touched(ep: &Episode, cfg: &Config) -> Touched {
+fn touched(ep: &Episode, links: &Links) -> Touched {
     let mut t = Touched {
         ports: HashSet::new(),
         nodes: ep.culprit_nodes.iter().cloned().collect(),
@@ -69,8 +69,7 @@ fn touched(ep: &Episode, cfg: &Config) -> Touched {
         match p.layer {
             Layer::Pfc | Layer::Drops => {
                 let port = port_of(&p.key).to_string();
-                t.nodes
-                    .extend(cfg.nodes_behind(&port).iter().map(|n| n.name.clone()));
+                t.nodes.extend(links.behind_names(switch_of(&p.key), &port));
                 t.ports.insert(port);
             }
             Layer::HostPause => {
@@ -189,12 +188,12 @@ fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
 impl Alerts {
     /// The active alerts as lines: the open episode's first, then by severity and newest start;
     /// muted ones last.
-    pub fn rolled(&self, open: Option<&Episode>, cfg: &Config) -> Vec<Rolled> {
+    pub fn rolled(&self, open: Option<&Episode>, links: &Links) -> Vec<Rolled> {
         let mut groups: BTreeMap<String, Vec<&Alert>> = BTreeMap::new();
         for a in self.active.values() {
             groups.entry(group_key(a)).or_default().push(a);
         }
-        let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, cfg));
+        let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, links));
         let mut out: Vec<Rolled> = groups
             .values()
             .map(|m| {

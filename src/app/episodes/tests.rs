@@ -30,27 +30,28 @@ fn obs(at: Ts, step: f64, ii_rx: f64, drops: f64) -> Obs {
 fn opens_on_a_storm_names_the_chain_and_closes_after_settling() {
     let cfg = Config::reference();
     let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
     let mut d = Episodes::default();
     let mut t = 0;
     for _ in 0..30 {
         t += 1000;
-        assert!(!d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg), "quiet");
+        assert!(!d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links), "quiet");
     }
     // A storm on the ii ports; two seconds later drops and a slower step.
     t += 1000;
     let storm_start = t;
     assert!(
-        !d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &cfg),
+        !d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &links),
         "one layer for one second: not yet"
     );
     t += 1000;
     assert!(
-        d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &cfg),
+        d.update(&obs(t, 0.156, 25_000.0, 0.0), &rules, &links),
         "the second abnormal second opens it"
     );
     for _ in 0..5 {
         t += 1000;
-        d.update(&obs(t, 0.360, 25_000.0, 40.0), &rules, &cfg);
+        d.update(&obs(t, 0.360, 25_000.0, 40.0), &rules, &links);
     }
     let ep = d.open.as_ref().expect("open");
     assert_eq!(ep.start, storm_start, "starts where the PFC went abnormal");
@@ -73,7 +74,7 @@ fn opens_on_a_storm_names_the_chain_and_closes_after_settling() {
         "{}",
         ep.lost_s
     );
-    let line = text::line(ep, &cfg, t);
+    let line = text::line(ep, &links, t);
     assert!(
         line.contains("step 156→360 ms (+131%) · PFC storm ii1/1/1-6 200k/s · MMU drops Ethernet1/1/2 → ubunturdma6 · ECN 5.0/s: DCQCN not absorbing")
             || line.contains("ECN flat: DCQCN not absorbing"),
@@ -82,11 +83,11 @@ fn opens_on_a_storm_names_the_chain_and_closes_after_settling() {
     let last_bad = t;
     for _ in 0..9 {
         t += 1000;
-        d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg);
+        d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links);
     }
     assert!(d.open.is_some(), "still settling");
     t += 1000;
-    d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &cfg);
+    d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links);
     assert!(d.open.is_none(), "closed after 10 s of calm");
     assert_eq!(d.closed.back().and_then(|e| e.end), Some(last_bad));
 }
@@ -95,18 +96,55 @@ fn opens_on_a_storm_names_the_chain_and_closes_after_settling() {
 fn one_odd_second_opens_nothing_and_no_judgement_before_a_baseline() {
     let cfg = Config::reference();
     let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
     let mut d = Episodes::default();
     // A storm before any baseline: nothing to compare with, so no episode (drops aside).
     for t in 1..=3 {
-        d.update(&obs(t * 1000, 0.156, 25_000.0, 0.0), &rules, &cfg);
+        d.update(&obs(t * 1000, 0.156, 25_000.0, 0.0), &rules, &links);
     }
     assert!(d.open.is_none());
     let mut d = Episodes::default();
     for t in 1..=20 {
-        d.update(&obs(t * 1000, 0.156, 2.0, 0.0), &rules, &cfg);
+        d.update(&obs(t * 1000, 0.156, 2.0, 0.0), &rules, &links);
     }
     // One second of one layer: not yet.
-    d.update(&obs(21_000, 0.156, 900.0, 0.0), &rules, &cfg);
-    d.update(&obs(22_000, 0.156, 2.0, 0.0), &rules, &cfg);
+    d.update(&obs(21_000, 0.156, 900.0, 0.0), &rules, &links);
+    d.update(&obs(22_000, 0.156, 2.0, 0.0), &rules, &links);
     assert!(d.open.is_none() && d.closed.is_empty());
+}
+
+/// The nodes behind the dropping port come from LLDP where the config names no `switch_port`.
+#[test]
+fn the_chain_names_the_node_lldp_puts_behind_the_port() {
+    let text = crate::config::REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
+    let cfg = Config::from_str(&text, "t.toml", None).expect("config");
+    let rules = Rules::of(&cfg);
+    let mut store = crate::metrics::Store::new(600_000, 16);
+    let id = store.add_source("ubunturdma6 topology", 300_000);
+    let lldp = "lldp.ens192.chassis.name=NX_AI_Leaf1\nlldp.ens192.port.ifname=Eth1/1/2\n";
+    let ctx = crate::parse::Ctx::named("ubunturdma6");
+    store.ingest(
+        id,
+        1,
+        &crate::parse::parse(crate::parse::ParseKind::Lldpctl, lldp, &ctx),
+    );
+    for (links, want) in [
+        (Links::from_config(&cfg), Vec::<String>::new()),
+        (Links::of(&cfg, &store), vec!["ubunturdma6".to_string()]),
+    ] {
+        let mut d = Episodes::default();
+        let mut t = 0;
+        for _ in 0..30 {
+            t += 1000;
+            d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links);
+        }
+        for _ in 0..6 {
+            t += 1000;
+            d.update(&obs(t, 0.360, 25_000.0, 40.0), &rules, &links);
+        }
+        let ep = d.open.as_ref().expect("open");
+        assert_eq!(ep.culprit_nodes, want);
+        let line = text::line(ep, &links, t);
+        assert_eq!(line.contains("→ ubunturdma6"), !want.is_empty(), "{line}");
+    }
 }

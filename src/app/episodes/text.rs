@@ -1,9 +1,9 @@
 //! An episode in words: the Overview's one line, the Episodes list's rows and the chain, the same
 //! text in the incident bundle and `snapshot --format json`.
 
-use super::{Dcqcn, Episode, Layer, Part, port_of};
+use super::{Dcqcn, Episode, Layer, Part, port_of, switch_of};
+use crate::app::pairing::Links;
 use crate::app::ports::compress;
-use crate::config::Config;
 use crate::metrics::Ts;
 
 /// `204k`, `5.1k`, `20`, `0.4`: rates short enough for one line.
@@ -88,10 +88,14 @@ fn reason(key: &str) -> String {
 }
 
 /// The port dropping most by name with the nodes behind it; other drop ports counted.
-fn drops(ep: &Episode, cfg: &Config) -> Vec<String> {
-    let mut seen: Vec<((String, String), f64)> = Vec::new();
+fn drops(ep: &Episode, links: &Links) -> Vec<String> {
+    let mut seen: Vec<((String, String, String), f64)> = Vec::new();
     for p in ep.parts(Layer::Drops) {
-        let k = (reason(&p.key), port_of(&p.key).to_string());
+        let k = (
+            reason(&p.key),
+            switch_of(&p.key).to_string(),
+            port_of(&p.key).to_string(),
+        );
         match seen.iter_mut().find(|(s, _)| *s == k) {
             Some((_, v)) => *v += p.peak,
             None => seen.push((k, p.peak)),
@@ -102,17 +106,13 @@ fn drops(ep: &Episode, cfg: &Config) -> Vec<String> {
     seen.into_iter()
         .take(1)
         .map(|(k, _)| k)
-        .map(|(why, port)| {
+        .map(|(why, sw, port)| {
             let more = if rest > 0 {
                 format!(" (+{rest} more)")
             } else {
                 String::new()
             };
-            let nodes: Vec<String> = cfg
-                .nodes_behind(&port)
-                .iter()
-                .map(|n| n.name.clone())
-                .collect();
+            let nodes = links.behind_names(&sw, &port);
             if nodes.is_empty() {
                 format!("{why} drops {port}{more}")
             } else {
@@ -156,11 +156,11 @@ fn rtt(ep: &Episode) -> Option<String> {
 }
 
 /// The pieces of the story, symptom first, then the chain.
-pub fn pieces(ep: &Episode, cfg: &Config) -> Vec<String> {
+pub fn pieces(ep: &Episode, links: &Links) -> Vec<String> {
     let mut v = Vec::new();
     v.extend(training(ep));
     v.extend(pfc(ep));
-    v.extend(drops(ep, cfg));
+    v.extend(drops(ep, links));
     v.extend(ecn(ep));
     v.extend(pause(ep));
     v.extend(rtt(ep));
@@ -168,7 +168,7 @@ pub fn pieces(ep: &Episode, cfg: &Config) -> Vec<String> {
 }
 
 /// The Overview's line: `05:32:24 Episode: step 160→364 ms (+128%) · PFC storm ... · ...`.
-pub fn line(ep: &Episode, cfg: &Config, now: Ts) -> String {
+pub fn line(ep: &Episode, links: &Links, now: Ts) -> String {
     let status = match ep.end {
         None => format!("ongoing {}", secs(now - ep.start)),
         Some(e) => format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e)),
@@ -176,12 +176,12 @@ pub fn line(ep: &Episode, cfg: &Config, now: Ts) -> String {
     format!(
         "{} Episode: {} · {status}",
         clock(ep.start),
-        pieces(ep, cfg).join(" · ")
+        pieces(ep, links).join(" · ")
     )
 }
 
 /// A row of the Episodes list: start, duration, cost, the story.
-pub fn row(ep: &Episode, cfg: &Config, now: Ts) -> String {
+pub fn row(ep: &Episode, links: &Links, now: Ts) -> String {
     let dur = match ep.end {
         Some(e) => secs(e - ep.start),
         None => format!("{} (open)", secs(now - ep.start)),
@@ -190,12 +190,12 @@ pub fn row(ep: &Episode, cfg: &Config, now: Ts) -> String {
         "{}  {dur:>11}  lost {:>5.1} s  {}",
         clock(ep.start),
         ep.lost_s,
-        pieces(ep, cfg).join(" · ")
+        pieces(ep, links).join(" · ")
     )
 }
 
 /// One link of the chain: `+2 s  drops  Ethernet1/1/2 ingress mmu 60/s → ubunturdma6`.
-pub fn link(p: &Part, ep: &Episode, cfg: &Config) -> String {
+pub fn link(p: &Part, ep: &Episode, links: &Links) -> String {
     let at = format!("+{:>3} s", (p.first - ep.start) / 1000);
     let what = match p.layer {
         Layer::Pfc => {
@@ -214,11 +214,7 @@ pub fn link(p: &Part, ep: &Episode, cfg: &Config) -> String {
         }
         Layer::Drops => {
             let port = port_of(&p.key);
-            let nodes: Vec<String> = cfg
-                .nodes_behind(port)
-                .iter()
-                .map(|n| n.name.clone())
-                .collect();
+            let nodes = links.behind_names(switch_of(&p.key), port);
             let mut w = p.key.splitn(4, ' ');
             let why = w.nth(3).unwrap_or("");
             format!("drops  {port} {why} {}/s → {}", si(p.peak), nodes.join(","))
@@ -253,16 +249,16 @@ pub fn link(p: &Part, ep: &Episode, cfg: &Config) -> String {
 
 /// Episodes for `snapshot --format json` and the incident bundle: every field, plus the sentence
 /// and the chain in words.
-pub fn json(eps: &[&Episode], cfg: &Config, now: Ts) -> serde_json::Value {
+pub fn json(eps: &[&Episode], links: &Links, now: Ts) -> serde_json::Value {
     let v: Vec<serde_json::Value> = eps
         .iter()
         .map(|ep| {
             let mut o = serde_json::to_value(ep).unwrap_or_default();
-            o["summary"] = line(ep, cfg, now).into();
+            o["summary"] = line(ep, links, now).into();
             o["chain_text"] = ep
                 .chain
                 .iter()
-                .map(|p| link(p, ep, cfg))
+                .map(|p| link(p, ep, links))
                 .collect::<Vec<_>>()
                 .into();
             o["duration_ms"] = ep.duration_ms(now).into();

@@ -95,6 +95,7 @@ pub fn view(cx: &Ctx) -> TabView {
             }
             let lbl = [("node", name), ("device", dev)];
             rows.push(Row {
+                notes: Vec::new(),
                 id: RowId::Device {
                     node: name.into(),
                     device: dev.into(),

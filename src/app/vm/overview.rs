@@ -118,6 +118,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
         let node = [("node", name)];
         rows.push(Row {
+            notes: Vec::new(),
             id: RowId::Node(name.into()),
             name: name.to_string(),
             cells,
@@ -143,8 +144,13 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
 
 /// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
 fn short_port(p: &str) -> String {
-    p.strip_prefix("Ethernet")
-        .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
+    p.split(',')
+        .map(|p| {
+            p.strip_prefix("Ethernet")
+                .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// RTT p50/p99 per peer (verbs preferred over TCP).

@@ -140,11 +140,13 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
         }
         for k in &mine {
             let port = k.get(1).map(String::as_str).unwrap_or("");
-            let behind: Vec<&str> = cx
-                .cfg
-                .nodes_behind(port)
-                .iter()
-                .map(|n| n.name.as_str())
+            let behind: Vec<&str> = cx.links.behind(name, port);
+            // The lossless path proven wrong through this port: marked on its PFC cell, said in
+            // its detail view.
+            let wrong: Vec<String> = cx
+                .lossless
+                .at_port(name, port)
+                .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
             let sev = cx.alerts.worst_for(&Subject::Port {
                 switch: name.into(),
@@ -182,7 +184,7 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
                 Cell::new(Val::Count(last60)),
                 Cell::new(Val::Count(rxt.get(*k).copied())),
                 Cell::new(Val::Count(txt.get(*k).copied())),
-                Cell::warn_if(p3, p3 == "off" && !behind.is_empty(), Tone::Warn),
+                marked(p3, &wrong, p3 == "off" && !behind.is_empty()),
                 Cell::warn_if(fc_txt, fc_bad, Tone::Warn),
                 Cell::new(Val::Rate(lp.get(*k).cloned())),
             ];
@@ -202,11 +204,27 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
                     Chart::rate("TxPPP frames/s", SW_PFC_TX, &lbl),
                     Chart::rate("802.3x link pause rx/s", SW_LINK_PAUSE_RX, &lbl),
                 ],
+                notes: wrong,
             });
         }
     }
+    let n = cx.lossless.findings.len();
+    if n > 0 {
+        let s = if n == 1 { "" } else { "es" };
+        notes.push(format!("lossless path: {n} mismatch{s}, marked !"));
+    }
     cx.arrange(&mut rows);
     (rows, notes)
+}
+
+/// A cell that carries the lossless-path marker: `on !` in the critical tone where a finding
+/// bites the row, else the value warned as `warn` says.
+fn marked(v: &str, wrong: &[String], warn: bool) -> Cell {
+    if wrong.is_empty() {
+        Cell::warn_if(v, warn, Tone::Warn)
+    } else {
+        Cell::tone(format!("{v} !"), Tone::Crit)
+    }
 }
 
 fn host_rows(cx: &Ctx) -> Vec<Row> {
@@ -246,10 +264,15 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
             let nk = vec![name.to_string(), at(1).to_string()];
             let pf = frac.get(*k).copied();
             let storm = storms.get(&nk).copied();
+            let wrong: Vec<String> = cx
+                .lossless
+                .at_netdev(name, at(1))
+                .map(|f| format!("{}: {}", f.link, f.text()))
+                .collect();
             let cells = vec![
                 Cell::new(name),
                 Cell::new(at(1)),
-                Cell::new(at(2)),
+                marked(at(2), &wrong, false),
                 Cell::new(Val::Rate(rx.get(*k).cloned())),
                 Cell::new(Val::Rate(tx.get(*k).cloned())),
                 Cell::warn_if(
@@ -271,6 +294,7 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
                 cells,
                 tone: state.row_tone(),
                 score: pf.unwrap_or(0.0) * 1e6 + rx.get(*k).and_then(|a| a.rate).unwrap_or(0.0),
+                notes: wrong,
                 ..Default::default()
             });
         }

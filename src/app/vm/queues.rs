@@ -54,12 +54,7 @@ pub fn view(cx: &Ctx) -> TabView {
             let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
             let (port, qos) = (at(1), if at(2).is_empty() { at(3) } else { at(2) });
             let pk = vec![name.to_string(), port.to_string()];
-            let behind: Vec<&str> = cx
-                .cfg
-                .nodes_behind(port)
-                .iter()
-                .map(|n| n.name.as_str())
-                .collect();
+            let behind: Vec<&str> = cx.links.behind(name, port);
             let n60 = d60.get(*k).copied();
             let i60 = ingr60.get(&pk).copied();
             let sev = cx.alerts.worst_for(&Subject::Port {
@@ -98,6 +93,7 @@ pub fn view(cx: &Ctx) -> TabView {
                 lbl.push(("queue", at(3)));
             }
             rows.push(Row {
+                notes: Vec::new(),
                 id: RowId::Queue {
                     switch: name.into(),
                     port: port.into(),

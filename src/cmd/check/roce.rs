@@ -21,28 +21,27 @@ pub fn findings(cfg: &Config, store: &Store) -> Vec<String> {
 /// prints `rx_prioN_pause` only for priorities with PFC on).
 pub fn pfc_priorities(cfg: &Config, store: &Store) -> Vec<String> {
     let mut out = Vec::new();
+    // The nodes behind a port by config, else by LLDP.
+    let links = crate::app::pairing::Links::of(cfg, store);
     for (_, s) in store.select(names::SW_PFC_ENABLED, &[]) {
         let (Some(port), Some(prio)) = (s.key.label("port"), s.key.label("priority")) else {
             continue;
         };
+        let sw = s.key.label("switch").unwrap_or("");
         if !s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5) {
             continue;
         }
-        for n in cfg.nodes_behind(port) {
+        for n in links.behind(sw, port) {
             let up = store
-                .source_by_name(&n.name)
+                .source_by_name(n)
                 .is_some_and(|(_, h)| h.up == Some(true));
             let seen = store
-                .select(
-                    names::NIC_PFC_RX_PAUSE,
-                    &[("node", n.name.as_str()), ("priority", prio)],
-                )
+                .select(names::NIC_PFC_RX_PAUSE, &[("node", n), ("priority", prio)])
                 .next()
                 .is_some();
             if up && !seen {
                 out.push(format!(
-                    "{port} has PFC on priority {prio}, but {} shows no rx_prio{prio}_pause counter (PFC off on the host NIC, or a VF)",
-                    n.name
+                    "{port} has PFC on priority {prio}, but {n} shows no rx_prio{prio}_pause counter (PFC off on the host NIC, or a VF)"
                 ));
             }
         }

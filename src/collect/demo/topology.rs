@@ -43,6 +43,19 @@ pub fn nxos_pfcwd(sw: &SwitchSim) -> String {
     out
 }
 
+/// NX-OS `show interface` of the edge ports, as far as the MTU read needs it: the lab's 9216.
+pub fn nxos_interface_mtu(sw: &SwitchSim) -> String {
+    let mut out = String::new();
+    for p in sw.ports.iter().filter(|p| !p.internal) {
+        let _ = write!(
+            out,
+            "{} is up\nadmin state is up, Dedicated Interface\n  Hardware: 100000 Ethernet, address: 00de.fb00.0001\n  MTU 9216 bytes, BW 10000000 Kbit, DLY 10 usec\n",
+            p.name
+        );
+    }
+    out
+}
+
 /// `lldpctl -f keyvalue` of a node: each netdev sees the switch port it is cabled to.
 pub fn lldpctl(sim: &Sim, node: &NodeSim) -> String {
     let idx = sim.nodes.iter().position(|n| n.name == node.name);

@@ -11,6 +11,7 @@ pub const TOP: &[&str] = &[
     "simulation",
     "ui",
     "alerts",
+    "roce",
     "prometheus",
 ];
 pub const SSH: &[&str] = &[
@@ -28,6 +29,7 @@ pub const POLL: &[&str] = &[
     "retention",
     "switch_interval",
     "ping_interval",
+    "topology_interval",
     "nic_counters",
     "max_answer_bytes",
     "mode",
@@ -72,6 +74,7 @@ pub const PING: &[&str] = &[
     "traffic_class",
     "sl",
 ];
+pub const ROCE: &[&str] = &["dscp"];
 pub const SIM: &[&str] = &["seed"];
 pub const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
 pub const ALERTS: &[&str] = &[

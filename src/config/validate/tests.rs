@@ -234,3 +234,28 @@ fn poll_mode_is_stream_or_exec() {
         "{p:?}"
     );
 }
+
+#[test]
+fn roce_dscp_and_topology_interval_are_checked() {
+    let c = Config::from_str(
+        "[roce]\ndscp = 24\n[poll]\ntopology_interval = \"2m\"\n",
+        "t.toml",
+        None,
+    )
+    .expect("config");
+    assert_eq!(c.roce.dscp, 24);
+    assert_eq!(c.poll.topology_interval, Duration::from_secs(120));
+    let p = problems("[roce]\ndscp = 64\ndsc = 1\n[poll]\ntopology_interval = \"1s\"\n");
+    assert_eq!(p.len(), 3, "{p:?}");
+    assert!(
+        p.iter()
+            .any(|x| x.contains("roce.dscp") && x.contains("0 to 63")),
+        "{p:?}"
+    );
+    assert!(p.iter().any(|x| x.contains("did you mean dscp?")), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|x| x.contains("poll.topology_interval") && x.contains("10s minimum")),
+        "{p:?}"
+    );
+}

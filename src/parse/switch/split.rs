@@ -12,7 +12,9 @@ fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
         match kind {
             ParseKind::NxosPfc => t.starts_with("Port") && t.contains("Mode") && t.contains("Oper"),
             ParseKind::NxosFlowcontrol => t.starts_with("Port") && t.contains("FlowControl"),
-            ParseKind::NxosInterface => t.contains(" is up") || t.contains(" is down"),
+            ParseKind::NxosInterface | ParseKind::NxosMtu => {
+                t.contains(" is up") || t.contains(" is down")
+            }
             ParseKind::NxosQueuing => {
                 t.starts_with("Egress Queuing for")
                     || t.starts_with("slot")
@@ -30,12 +32,18 @@ fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
         }
     };
     let at = (from..lines.len()).find(|&i| lines.get(i).is_some_and(|l| header(l)))?;
-    // Take the rules and blank lines drawn above the header with it.
+    // Take the rules and blank lines drawn above the header with it. A block that starts with
+    // its interface line has no rule above: a rule there closes the previous output (the PFC
+    // watchdog's box).
+    let ruled = !matches!(
+        kind,
+        ParseKind::NxosInterface | ParseKind::NxosMtu | ParseKind::NxosPfcwd
+    );
     let mut s = at;
     while s > from
         && lines
             .get(s - 1)
-            .is_some_and(|l| is_rule(l) || l.trim().is_empty())
+            .is_some_and(|l| (ruled && is_rule(l)) || l.trim().is_empty())
     {
         s -= 1;
     }

@@ -1,7 +1,9 @@
 //! `show interface` counters. Text: a block per interface (`Ethernet2/1 is up`), with counter lines
 //! of `<number> <name>` pairs (NX-OS `RX`/`TX` sections: `48034291 input packets  3680032221 bytes`,
-//! `0 Rx pause`; Arista EOS: `12 packets input, 3456 bytes`, `0 PAUSE input`). Descriptive lines
-//! inside a block are understood; lines outside any block are not. JSON: NX-API `TABLE_interface`.
+//! `0 Rx pause`; Arista EOS: `12 packets input, 3456 bytes`, `0 PAUSE input`), and the port's MTU
+//! (`MTU 9216 bytes, BW ...`; EOS `Ethernet MTU 9214 bytes` or, routed, `IP MTU 1500 bytes`).
+//! Other descriptive lines inside a block are understood; lines outside any block are not.
+//! JSON: NX-API `TABLE_interface` (`eth_mtu` for the MTU).
 
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
@@ -19,6 +21,17 @@ fn header(raw: &str) -> Option<&str> {
         && name.chars().any(|c| c.is_ascii_digit())
         && w.next() == Some("is");
     ok.then_some(name)
+}
+
+/// `MTU 9216 bytes, BW 40000000 Kbit, DLY 10 usec` (NX-OS), `Ethernet MTU 9214 bytes , BW ...` or
+/// `IP MTU 1500 bytes` (EOS) → the MTU.
+fn mtu(line: &str) -> Option<u64> {
+    let rest = ["MTU ", "Ethernet MTU ", "IP MTU "]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))?;
+    let mut w = rest.split_whitespace();
+    let n = count(w.next()?)?;
+    (w.next()?.trim_end_matches(',') == "bytes").then_some(n)
 }
 
 /// `0 runts  0 giants  20 CRC/FCS` → [(0, "runts"), (0, "giants"), (20, "crc/fcs")].
@@ -96,8 +109,16 @@ pub(crate) fn parse_text(text: &str, sw: &str) -> Parsed {
             p.unknown(t);
             continue;
         };
+        if let Some(m) = mtu(t) {
+            acc.set(Sample::gauge(
+                SW_PORT_MTU_BYTES,
+                &[("switch", sw), ("port", pt)],
+                m as f64,
+            ));
+            continue;
+        }
         if !t.starts_with(|c: char| c.is_ascii_digit()) {
-            continue; // a descriptive line of the block (Hardware, MTU, RX, TX, ...)
+            continue; // a descriptive line of the block (Hardware, RX, TX, ...)
         }
         let mut prev = String::new();
         for (v, name) in pairs(t) {
@@ -152,6 +173,13 @@ pub(crate) fn parse_json(doc: &Value, sw: &str) -> Parsed {
             continue;
         };
         let port = normalize_port(&port);
+        if let Some(m) = r.get("eth_mtu").and_then(jnum) {
+            acc.set(Sample::gauge(
+                SW_PORT_MTU_BYTES,
+                &[("switch", sw), ("port", port.as_str())],
+                m as f64,
+            ));
+        }
         for (key, metric, dir) in MAP {
             if let Some(v) = r.get(*key).and_then(jnum) {
                 let mut l = vec![("switch", sw), ("port", port.as_str())];
@@ -215,5 +243,15 @@ mod tests {
         assert_eq!(header("Ethernet2/1 is up"), Some("Ethernet2/1"));
         assert_eq!(header("admin state is up, Dedicated Interface"), None);
         assert_eq!(header("  RX"), None);
+        assert_eq!(
+            mtu("MTU 9216 bytes, BW 40000000 Kbit, DLY 10 usec"),
+            Some(9216)
+        );
+        assert_eq!(
+            mtu("Ethernet MTU 9214 bytes , BW 100000000 kbit"),
+            Some(9214)
+        );
+        assert_eq!(mtu("IP MTU 1500 bytes"), Some(1500));
+        assert_eq!(mtu("MTU exceeded 3 times"), None);
     }
 }
