@@ -160,6 +160,33 @@ fn base64_basic(user: &str, pw: &str) -> String {
     format!("Basic {b}")
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_that_forbids_is_an_auth_error_too() {
+    // Prometheus itself answers 401; a proxy in front of it (oauth2-proxy, nginx) may say 403.
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let mut r = BufReader::new(s.try_clone().expect("clone"));
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let mut s = s;
+            let _ = s.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nforbidden");
+        }
+    });
+    let cfg = config(&source(port, "bearer_token_command = \"echo t0ken\""));
+    let mut store = Store::new(3_600_000, 100);
+    let (_, src) = past_source(&cfg, 0, &mut store, 1_700_000_000_000);
+    let e = poll_once(&src).await.error.expect("refused");
+    assert!(
+        e.starts_with(&format!("auth failed: HTTP 403 from 127.0.0.1:{port}")),
+        "{e}"
+    );
+    assert!(!e.contains("t0ken"));
+}
+
 /// A loopback listener that accepts every connection and never answers.
 fn silent_listener() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");

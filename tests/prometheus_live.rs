@@ -160,7 +160,7 @@ async fn a_live_prometheus_scraping_two_exports_reads_back_what_they_serve() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let (_a, pa) = export(&demo_config(dir.path(), "a.toml", "alpha[1-3]"));
-    let (_b, pb) = export(&demo_config(dir.path(), "b.toml", "beta[1-2]"));
+    let (b, pb) = export(&demo_config(dir.path(), "b.toml", "beta[1-2]"));
     let server = prom::start_with(
         &bins,
         &prom::Options {
@@ -298,6 +298,51 @@ async fn a_live_prometheus_scraping_two_exports_reads_back_what_they_serve() {
     }
     assert!(compared > 0, "no series had a clean run of rates");
     eprintln!("{checked} values bracketed, {compared} mean rates compared over {dt} s");
+
+    // Export b goes away: Prometheus' next scrape fails and marks its series stale. Its nodes
+    // must lose their rates (no value, never a 0), with a note when they go; alpha goes on.
+    let moving: Vec<Key> = l_after
+        .keys()
+        .filter(|k| k.1[0].1.starts_with("beta") && k.0 == cnp)
+        .filter(|k| {
+            let ids: Vec<_> = store.select(&k.0, &labels(k)).map(|(id, _)| id).collect();
+            ids.len() == 1
+                && store
+                    .rate(ids[0])
+                    .and_then(|r| r.value())
+                    .is_some_and(|r| r > 0.0)
+        })
+        .cloned()
+        .collect();
+    assert!(!moving.is_empty(), "beta's CNP counters were moving");
+    drop(b);
+    let (mut noted, mut gone) = (false, false);
+    for _ in 0..30 {
+        let c = poll_once(&src).await;
+        assert_eq!(c.error, None);
+        noted |= c
+            .parsed
+            .notes
+            .iter()
+            .any(|n| n.contains("missed the newest scrape"));
+        c.apply(&mut store);
+        for k in &moving {
+            let r = rocetop::metrics::query::rate_sum(&store, &k.0, &labels(k));
+            assert_ne!(
+                r,
+                Some(0.0),
+                "{k:?}: a zero invented for a node that went away"
+            );
+        }
+        let beta = rocetop::metrics::query::rate_sum(&store, &cnp, &[("node", "beta1")]);
+        let alpha = rocetop::metrics::query::rate_sum(&store, &cnp, &[("node", "alpha1")]);
+        if beta.is_none() && alpha.is_some() {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "beta1 kept a rate after its export went away");
+    assert!(noted, "no note said series went missing");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
