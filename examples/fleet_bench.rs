@@ -87,48 +87,89 @@ async fn main() {
     let mut term =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 50)).expect("terminal");
     let mut queries = Vec::new();
-    let polls = 12;
+    let polls: i64 = 20;
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    // CPU is read in 10 ms ticks: the per-part figures are means over all refreshes but the first.
+    let (mut poll_sum, mut update_sum, mut draw_sum) = (0.0, 0.0, 0.0);
     let mut first_screen = None;
     let begin = Instant::now();
     for k in 0..polls {
         now.store(t0 + k * STEP_S * 1000, Ordering::SeqCst);
         let (w0, c0, q0) = (Instant::now(), cpu_ms(), transport.queries().await);
         let c = poll_once(&src).await;
-        let poll_cpu = cpu_ms() - c0;
+        let c1 = cpu_ms();
         assert_eq!(c.error, None);
         let at = c.at;
         app.update(rocetop::app::Event::Collected(c), at);
-        let rows = rocetop::app::vm::overview::view(&app.ctx(rocetop::app::Tab::Overview)).rows;
-        let ecn = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
+        let c2 = cpu_ms();
+        // The Overview (the first tab): its view model is computed inside draw.
         term.draw(|f| rocetop::ui::draw(f, &app)).expect("draw");
+        let c3 = cpu_ms();
+        wall.push(w0.elapsed().as_secs_f64() * 1e3);
+        cpu.push(c3 - c0);
         let q = transport.queries().await - q0;
         queries.push(q);
-        wall.push(w0.elapsed().as_secs_f64() * 1e3);
-        cpu.push(cpu_ms() - c0);
         if k == 1 {
             first_screen = Some(begin.elapsed().as_secs_f64());
         }
+        if k > 0 {
+            poll_sum += c1 - c0;
+            update_sum += c2 - c1;
+            draw_sum += c3 - c2;
+        }
+        let rows = rocetop::app::vm::overview::view(&app.ctx(rocetop::app::Tab::Overview)).rows;
+        let ecn = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
         eprintln!(
-            "refresh {k}: {:.0} ms wall, {:.0} ms CPU ({poll_cpu:.0} in the poll: HTTP, JSON, mapping), {q} queries, {} overview rows, {} ECN rows, RSS {:.0} MB",
+            "refresh {k}: {:.0} ms wall, {:.0} ms CPU (poll {:.0}: HTTP, JSON, mapping; update {:.0}; draw {:.0}), {q} queries, {} overview rows, {} ECN rows, RSS {:.0} MB",
             wall[k as usize],
             cpu[k as usize],
+            c1 - c0,
+            c2 - c1,
+            c3 - c2,
             rows.len(),
             ecn.len(),
             rss_mb()
         );
     }
+    // The poll's parts: one more poll's raw answers, then the mapping of that text alone.
+    now.store(t0 + polls * STEP_S * 1000, Ordering::SeqCst);
+    let c0 = cpu_ms();
+    let text = {
+        use rocetop::collect::Transport as _;
+        transport
+            .run(&rocetop::collect::Request::PromQueries, p.timeout)
+            .await
+            .expect("answers")
+    };
+    let c1 = cpu_ms();
+    let reps = 10;
+    let mut samples = 0;
+    for _ in 0..reps {
+        samples = rocetop::parse::prom_api::parse(&text).samples.len();
+    }
+    let c2 = cpu_ms();
+    eprintln!(
+        "one poll's answers: {:.1} MB, {samples} samples; {:.0} ms CPU to fetch (HTTP + text), {:.1} ms to map (JSON + mapping)",
+        text.len() as f64 / 1e6,
+        c1 - c0,
+        (c2 - c1) / reps as f64
+    );
     let med = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     let qmax = queries.iter().max().copied().unwrap_or(0);
     let qmin = queries.iter().min().copied().unwrap_or(0);
+    let n = (polls - 1) as f64;
     println!(
-        "fleet_bench nodes={nodes} first_screen_s={:.2} (2 polls + a drawn frame, step not waited) wall_ms_median={:.0} cpu_ms_median={:.0} rss_mb={:.0} queries_per_refresh={qmin}..{qmax} (the first adds detection)",
+        "fleet_bench nodes={nodes} first_screen_s={:.2} (2 polls + a drawn frame, step not waited) wall_ms_median={:.0} cpu_ms_median={:.0} cpu_ms_mean={:.1} (poll {:.1}, update {:.1}, draw {:.1}) rss_mb={:.0} queries_per_refresh={qmin}..{qmax} (the first adds detection)",
         first_screen.unwrap_or(f64::NAN),
         med(&mut wall),
         med(&mut cpu),
+        (poll_sum + update_sum + draw_sum) / n,
+        poll_sum / n,
+        update_sum / n,
+        draw_sum / n,
         rss_mb()
     );
 }

@@ -20,8 +20,12 @@
 
 use crate::metrics::names::{self, rdma_counter};
 use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
-use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
+use json::{Answer, Item, Labels};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, RandomState};
+
+mod json;
 
 /// The label the collector's `label_replace` fills with the node name (port stripped).
 pub const NODE_LABEL: &str = "rocetop_node";
@@ -94,34 +98,6 @@ infiniband collector (on by default since 1.11; mlx5 congestion counters) and `-
 `--collector.ethtool.metrics-include='^(rx|tx)_prio[0-7]_pause.*'` for PFC, or run yuuki/rdma_exporter, \
 or `rocetop export` on each node (contrib/debian/rocetop-export.service, contrib/prometheus.yml)";
 
-#[derive(Deserialize)]
-struct Answer {
-    status: String,
-    #[serde(default)]
-    data: Option<Data>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Data {
-    #[serde(rename = "resultType")]
-    result_type: String,
-    #[serde(default)]
-    result: Vec<Item>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    metric: HashMap<String, String>,
-    /// An instant vector's sample.
-    #[serde(default)]
-    value: Option<(f64, String)>,
-    /// A range vector's samples, oldest first.
-    #[serde(default)]
-    values: Vec<(f64, String)>,
-}
-
 /// What the collector's header says about the answers that follow.
 #[derive(Default)]
 struct Header<'a> {
@@ -131,12 +107,12 @@ struct Header<'a> {
     window: Option<(i64, i64)>,
 }
 
-impl Item {
+impl Item<'_> {
     /// The sample this poll reads: an instant vector's, or a range vector's newest within the
     /// window (`None`: the series missed the newest scrape).
     fn sample(&self, h: &Header) -> Option<&str> {
         if let Some((_, v)) = &self.value {
-            return Some(v);
+            return Some(&v.0);
         }
         let fresh = |t: f64| {
             let t = (t * 1000.0).round() as i64;
@@ -146,7 +122,7 @@ impl Item {
             .iter()
             .rev()
             .find(|(t, _)| fresh(*t))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.0.as_ref())
     }
 }
 
@@ -160,7 +136,7 @@ fn strip_port(v: &str) -> &str {
     }
 }
 
-fn answer(json: &str) -> Result<Vec<Item>, String> {
+fn answer(json: &str) -> Result<Vec<Item<'_>>, String> {
     let a: Answer =
         serde_json::from_str(json).map_err(|e| format!("not a Prometheus API answer: {e}"))?;
     if a.status != "success" {
@@ -183,7 +159,7 @@ fn answer(json: &str) -> Result<Vec<Item>, String> {
 pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
     let mut v: Vec<Profile> = answer(json)?
         .iter()
-        .filter_map(|i| i.metric.get("__name__").and_then(|n| Profile::of(n)))
+        .filter_map(|i| i.metric.get("__name__").and_then(Profile::of))
         .collect();
     v.sort();
     v.dedup();
@@ -193,7 +169,9 @@ pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
 /// Map every answer of a poll's text onto rocetop samples.
 pub fn parse(text: &str) -> Parsed {
     let mut p = Parsed::default();
-    let mut seen: HashSet<SeriesKey> = HashSet::new();
+    // Key hash → index of the first sample with it: a duplicate is found without a copy of its key.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let hasher = RandomState::new();
     let (mut refused, mut dups, mut unnamed, mut missed) = (0usize, 0usize, 0usize, 0usize);
     let mut query = "";
     let mut h = Header::default();
@@ -213,8 +191,15 @@ pub fn parse(text: &str) -> Parsed {
                 Ok(items) => {
                     for it in &items {
                         match map(it, &h) {
-                            Mapped::Sample(s) if seen.insert(s.key.clone()) => p.push(s),
-                            Mapped::Sample(_) => dups += 1,
+                            Mapped::Sample(s) => match seen.entry(hasher.hash_one(&s.key)) {
+                                Entry::Occupied(e) if p.samples[*e.get()].key == s.key => dups += 1,
+                                // Two keys with one hash: both kept (never seen in practice).
+                                Entry::Occupied(_) => p.push(s),
+                                Entry::Vacant(e) => {
+                                    e.insert(p.samples.len());
+                                    p.push(s);
+                                }
+                            },
                             Mapped::Refused => refused += 1,
                             Mapped::NoNode => unnamed += 1,
                             Mapped::Missed => missed += 1,
@@ -273,15 +258,12 @@ fn map(it: &Item, h: &Header) -> Mapped {
         .then(|| m.get("node"))
         .flatten();
     let configured = || {
-        m.get(NODE_LABEL).map(String::as_str).or_else(|| {
-            m.get(h.node_label.unwrap_or("instance"))
-                .map(|v| strip_port(v))
-        })
+        m.get(NODE_LABEL)
+            .or_else(|| m.get(h.node_label.unwrap_or("instance")).map(strip_port))
     };
     let Some(node) = ours
-        .map(String::as_str)
         .or_else(configured)
-        .or_else(|| m.get("node").map(String::as_str))
+        .or_else(|| m.get("node"))
         .filter(|n| !n.is_empty())
     else {
         return Mapped::NoNode;
@@ -296,8 +278,9 @@ fn map(it: &Item, h: &Header) -> Mapped {
         Ok(v) if v.is_finite() && v >= 0.0 => v * scale,
         _ => return Mapped::Refused,
     };
-    let mut l: Vec<(LabelName, &str)> = vec![("node", node)];
-    l.extend(labels.iter().map(|(k, v)| (*k, v.as_str())));
+    let mut l: Vec<(LabelName, &str)> = Vec::with_capacity(labels.len() + 1);
+    l.push(("node", node));
+    l.extend(labels);
     let n = v.round() as u64;
     Mapped::Sample(Sample {
         value: if is_pause_duration(&metric) {
@@ -309,7 +292,7 @@ fn map(it: &Item, h: &Header) -> Mapped {
     })
 }
 
-type Target = (String, Vec<(LabelName, String)>, f64);
+type Target<'a> = (String, Vec<(LabelName, &'a str)>, f64);
 
 /// Pause time: kept in µs like the NIC's own counter, read back in seconds (metrics::Scale).
 fn is_pause_duration(metric: &str) -> bool {
@@ -317,9 +300,9 @@ fn is_pause_duration(metric: &str) -> bool {
 }
 
 /// The rocetop name, labels (besides `node`) and unit factor of one exporter series.
-fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
-    let get = |k: &str| m.get(k).cloned();
-    let rdma = |hw: &str| -> Option<Target> {
+fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
+    let get = |k: &str| m.get(k);
+    let rdma = |hw: &str| -> Option<Target<'a>> {
         Some((
             rdma_counter(hw),
             vec![("device", get("device")?), ("rdma_port", get("port")?)],
@@ -356,8 +339,13 @@ fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
         } else {
             kind
         };
-        let dir = get("direction")?;
-        return pause(&dir, kind, &get("priority")?, get("netdev")?, 1.0);
+        return pause(
+            get("direction")?,
+            kind,
+            get("priority")?,
+            get("netdev")?,
+            1.0,
+        );
     }
     if let Some(hw) = name
         .strip_prefix("rdma_")
@@ -385,7 +373,13 @@ fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
 }
 
 /// A per-priority pause counter: frames, or duration in µs (what the store keeps).
-fn pause(dir: &str, kind: &str, prio: &str, netdev: String, scale: f64) -> Option<Target> {
+fn pause<'a>(
+    dir: &str,
+    kind: &str,
+    prio: &'a str,
+    netdev: &'a str,
+    scale: f64,
+) -> Option<Target<'a>> {
     if prio.len() != 1 || !prio.as_bytes()[0].is_ascii_digit() {
         return None;
     }
@@ -398,7 +392,7 @@ fn pause(dir: &str, kind: &str, prio: &str, netdev: String, scale: f64) -> Optio
     };
     Some((
         metric.to_string(),
-        vec![("netdev", netdev), ("priority", prio.to_string())],
+        vec![("netdev", netdev), ("priority", prio)],
         scale,
     ))
 }
