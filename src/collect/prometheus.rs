@@ -216,8 +216,13 @@ impl PromTransport {
             match a {
                 Ok(body) => {
                     text.push_str(&format!("# query {}\n", p.name()));
-                    // One answer per line; JSON has no raw newline inside a string.
-                    text.extend(body.chars().map(|c| if c == '\n' { ' ' } else { c }));
+                    // One answer per line; JSON has no raw newline inside a string. (Prometheus
+                    // writes none: the common case is one copy.)
+                    if body.contains('\n') {
+                        text.push_str(&body.replace('\n', " "));
+                    } else {
+                        text.push_str(body);
+                    }
                     text.push('\n');
                 }
                 Err(e) => {

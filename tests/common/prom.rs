@@ -322,6 +322,10 @@ pub fn start_with(bins: &(PathBuf, PathBuf), o: &Options) -> Server {
 }
 
 impl Server {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prom.log")).unwrap_or_default()
     }
