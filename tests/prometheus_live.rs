@@ -442,4 +442,58 @@ async fn the_binary_reads_a_guarded_prometheus_with_the_password_from_env_and_sa
         err.contains("$ROCETOP_TEST_PROM_PW is not set"),
         "stderr: {err}"
     );
+
+    // record stores the raw answers (not the password); replay maps them again: every counter it
+    // ends on lies between what the export served before the recording and after it.
+    let want = [cnp.as_str(), names::NIC_PFC_RX_PAUSE];
+    let before = fetch_all(&[pa], &want);
+    let rec = dir.path().join("fleet.rec");
+    let r = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .arg("--config")
+        .arg(&with)
+        .args(["record", "--duration", "4s", "--out"])
+        .arg(&rec)
+        .env("ROCETOP_TEST_PROM_PW", "env pw")
+        .output()
+        .expect("rocetop record");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let after = fetch_all(&[pa], &want);
+    let raw = std::fs::read(&rec).expect("recording");
+    assert!(!raw.windows(6).any(|w| w == b"env pw"));
+    let rep = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["replay", "--format", "json"])
+        .arg(&rec)
+        .output()
+        .expect("rocetop replay");
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&rep.stdout).expect("replay JSON");
+    let series = v["series"].as_array().expect("series");
+    let mut seen = 0;
+    for (key, lo) in &before {
+        let hi = after[key];
+        let found = series.iter().find(|s| {
+            s["name"] == key.0.as_str()
+                && key.1.iter().all(|(k, val)| s["labels"][k] == val.as_str())
+        });
+        let Some(s) = found else { continue };
+        let value = s["value"].as_f64().expect("value");
+        assert!(
+            *lo <= value && value <= hi,
+            "{key:?}: replay ends on {value}, the export served {lo} then {hi}"
+        );
+        if key.0 == cnp {
+            assert!(s["rate_per_second"].is_number(), "{key:?}: a rate: {s}");
+        }
+        seen += 1;
+    }
+    let cnp_series = before.keys().filter(|k| k.0 == cnp).count();
+    assert!(
+        seen >= cnp_series,
+        "replay shows {seen} of {} series",
+        before.len()
+    );
 }
