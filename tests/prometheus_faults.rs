@@ -449,3 +449,27 @@ async fn a_vanished_node_inf_and_duplicate_series_invent_no_zeros() {
     let rows = rocetop::app::vm::congestion::view(&app.ctx(rocetop::app::Tab::Congestion)).rows;
     assert_eq!(rows.len(), 16, "8 nodes × 2 devices");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selector_the_server_cannot_parse_shows_its_own_message() {
+    let Some(bins) = prometheus("prometheus_faults::bad_selector") else {
+        return;
+    };
+    let start = three_hours_ago();
+    let server = prom::start(
+        &bins,
+        &Fleet {
+            nodes: 2,
+            start,
+            faults: false,
+        },
+    );
+    // Braces balanced (the config accepts it), the value unquoted (PromQL does not).
+    let cfg = config(&source(server.port, "selector = '{cluster=a}'"));
+    let mut store = Store::new(3_600_000, 100);
+    let (_, src) = past_source(&cfg, 0, &mut store, (start + 600) * 1000 + 7_000);
+    let c = poll_once(&src).await;
+    let e = c.error.expect("a bad query is an error");
+    assert!(e.starts_with("Prometheus: ") && e.contains("parse error"), "{e}");
+    assert!(c.parsed.samples.is_empty());
+}
