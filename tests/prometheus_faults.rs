@@ -470,6 +470,61 @@ async fn a_selector_the_server_cannot_parse_shows_its_own_message() {
     let (_, src) = past_source(&cfg, 0, &mut store, (start + 600) * 1000 + 7_000);
     let c = poll_once(&src).await;
     let e = c.error.expect("a bad query is an error");
-    assert!(e.starts_with("Prometheus: ") && e.contains("parse error"), "{e}");
+    assert!(
+        e.starts_with("Prometheus: ") && e.contains("parse error"),
+        "{e}"
+    );
     assert!(c.parsed.samples.is_empty());
+}
+
+#[test]
+fn the_binary_fed_a_50_mb_answer_stays_within_its_cap_in_memory() {
+    const FIFTY_MB: usize = 50 << 20;
+    let test = "prometheus_faults::cap_memory";
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        skip::skip(
+            test,
+            skip::Lack::Installed("time"),
+            "peak RSS is measured with GNU time",
+        );
+        return;
+    }
+    let (port, _) = flood(FIFTY_MB, true);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("fleet.toml");
+    std::fs::write(
+        &cfg,
+        format!("[poll]\nmax_answer_bytes = 1048576\n{}", source(port, "")),
+    )
+    .expect("config");
+    let rss = dir.path().join("rss");
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&rss)
+        .arg(env!("CARGO_BIN_EXE_rocetop"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["snapshot", "--format", "json"])
+        .output()
+        .expect("rocetop snapshot");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("fleet: 127.0.0.1:") && err.contains("over the cap of 1048576 bytes"),
+        "{err}"
+    );
+    // GNU time writes "Command exited with non-zero status 1" first when it did.
+    let peak_kib: u64 = std::fs::read_to_string(&rss)
+        .expect("rss")
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("KiB");
+    // Reading the answer whole would take more than the answer itself; stopping at the cap takes
+    // the process' usual size plus about the cap.
+    assert!(
+        peak_kib * 1024 < FIFTY_MB as u64,
+        "peak RSS {peak_kib} KiB for a 50 MB answer capped at 1 MiB"
+    );
+    eprintln!("peak RSS {peak_kib} KiB");
 }
