@@ -249,6 +249,8 @@ pub struct Prometheus {
     /// scrape of every target, so the store's rates are per scrape interval.
     pub step: Duration,
     pub timeout: Duration,
+    /// `poll.max_answer_bytes`: a larger API answer fails the poll before it takes the memory.
+    pub max_answer_bytes: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -4,6 +4,8 @@
 
 #[path = "common/prom.rs"]
 mod prom;
+#[path = "common/skip.rs"]
+mod skip;
 
 use prom::{Fleet, STEP_S};
 use rocetop::collect::poll::poll_once;
@@ -17,6 +19,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 const NODES: usize = 200;
+
+/// The binaries, or a counted skip (a failure under CI, where scripts/test.sh installs them).
+fn prometheus(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    match prom::binaries() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            skip::skip(test, skip::Lack::Installed("prometheus"), &e);
+            None
+        }
+    }
+}
 
 fn config(port: u16, extra: &str) -> Config {
     Config::from_str(
@@ -36,7 +49,9 @@ fn stepping_clock(t0: i64) -> (Arc<AtomicI64>, rocetop::collect::prometheus::Clo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
-    let Some(bins) = prom::require() else { return };
+    let Some(bins) = prometheus("prometheus_fleet::rates") else {
+        return;
+    };
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
@@ -45,6 +60,7 @@ async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
     let fleet = Fleet {
         nodes: NODES,
         start,
+        faults: false,
     };
     let server = prom::start(&bins, &fleet);
 
@@ -181,13 +197,22 @@ async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_profiles_says_what_to_enable_and_a_dead_one_says_so() {
-    let Some(bins) = prom::require() else { return };
+    let Some(bins) = prometheus("prometheus_fleet::no_profiles") else {
+        return;
+    };
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
         .as_secs() as i64;
     let start = (now_s - 3 * 3600) / STEP_S * STEP_S;
-    let server = prom::start(&bins, &Fleet { nodes: 2, start });
+    let server = prom::start(
+        &bins,
+        &Fleet {
+            nodes: 2,
+            start,
+            faults: false,
+        },
+    );
     let cfg = config(server.port, "selector = '{job=\"none\"}'\n");
     let p = &cfg.prometheus[0];
     let (_now, clock) = stepping_clock((start + 600) * 1000);

@@ -1,11 +1,17 @@
 //! `[[prometheus]]`: a fleet read from an existing Prometheus (DESIGN.md §4 names, issue #17).
 //!
-//! Each poll asks instant queries, one per profile the server holds (never one per node), all
-//! evaluated at the same time T, a multiple of `step` (the scrape interval). Counters come in as
-//! counters, with T as the sample time, and the store's rate.rs computes rates, resets and gaps as
-//! for every other source: consecutive polls read consecutive scrapes, so a rate is exact per
-//! scrape interval. (Server-side `rate()` would give gauges the tabs do not read, and hide resets.)
-//! The raw answers go into one text (`parse::prom_api` reads it), so record/replay maps them again.
+//! Each poll asks one query per profile the server holds (never one per node), all evaluated at
+//! the same time T, a multiple of `step` (the scrape interval). Each query is a range selector
+//! over the last two steps, so the answer carries every series' raw samples with their scrape
+//! times: the mapping reads the newest sample in (T - step, T] and leaves out a series that has
+//! none (a target that went down, a series gone stale without a staleness marker) instead of
+//! reading its old value again, which an instant query would give for 5 minutes and which would
+//! read as a rate of 0. Counters come in as counters, with T as the sample time, and the store's
+//! rate.rs computes rates, resets and gaps as for every other source: consecutive polls read
+//! consecutive scrapes, so a rate is exact per scrape interval. (Server-side `rate()` would give
+//! gauges the tabs do not read, and hide resets.) The raw answers go into one text, after a
+//! header with the node label and the window (`parse::prom_api` reads it), so record/replay maps
+//! them again.
 
 pub mod http;
 
@@ -13,7 +19,7 @@ use crate::collect::nxapi::{secret, tls};
 use crate::collect::{CollectError, Request, Transport};
 use crate::config::{PromAuth, Prometheus};
 use crate::metrics::{Ts, now_ms};
-use crate::parse::prom_api::{self, DETECT_SELECTOR, NODE_LABEL, NOTHING_TO_READ, Profile};
+use crate::parse::prom_api::{self, DETECT_SELECTOR, NOTHING_TO_READ, Profile};
 use async_trait::async_trait;
 use base64::Engine as _;
 use std::fmt;
@@ -99,12 +105,13 @@ impl PromTransport {
         }
     }
 
-    /// A profile's query: its series, the node name (port stripped) copied into [`NODE_LABEL`].
+    /// A profile's query: its series' raw samples over the last two steps (the mapping keeps the
+    /// newest in the last step; the step before tells a series that just missed a scrape).
     pub fn query(&self, p: Profile) -> String {
         format!(
-            r#"label_replace({}, "{NODE_LABEL}", "$1", "{}", "(.+?)(:[0-9]+)?")"#,
+            "{}[{}ms]",
             self.selector(p.selector()),
-            self.cfg.node_label
+            2 * self.cfg.step.as_millis().max(1)
         )
     }
 
@@ -165,6 +172,7 @@ impl PromTransport {
             "/api/v1/query",
             &form,
             auth,
+            self.cfg.max_answer_bytes,
         );
         tokio::time::timeout(timeout, call)
             .await
@@ -198,14 +206,23 @@ impl PromTransport {
             .map(|p| async move { (*p, self.ask(&self.query(*p), t, timeout, auth).await) });
         let answers = futures::future::join_all(asks).await;
         st.queries += answers.len() as u64;
-        let mut text = String::new();
+        let mut text = format!(
+            "# node_label {}\n# at {t} step {}\n",
+            self.cfg.node_label,
+            self.cfg.step.as_millis().max(1)
+        );
         let mut first_err = None;
         for (p, a) in &answers {
             match a {
                 Ok(body) => {
                     text.push_str(&format!("# query {}\n", p.name()));
-                    // One answer per line; JSON has no raw newline inside a string.
-                    text.extend(body.chars().map(|c| if c == '\n' { ' ' } else { c }));
+                    // One answer per line; JSON has no raw newline inside a string. (Prometheus
+                    // writes none: the common case is one copy.)
+                    if body.contains('\n') {
+                        text.push_str(&body.replace('\n', " "));
+                    } else {
+                        text.push_str(body);
+                    }
                     text.push('\n');
                 }
                 Err(e) => {

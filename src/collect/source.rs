@@ -445,8 +445,11 @@ pub fn fleet_source(
     store: &mut Store,
     transport: Arc<dyn Transport>,
 ) -> Source {
+    let id = store.add_source(&p.name, p.step.as_millis() as i64);
+    // Each poll answers every live series of the fleet: one left out is gone, not current.
+    store.set_whole_answers(id);
     Source {
-        id: store.add_source(&p.name, p.step.as_millis() as i64),
+        id,
         name: p.name.clone(),
         kind: SourceKind::Prometheus,
         interval: p.step,

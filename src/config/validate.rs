@@ -328,6 +328,10 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
     let prometheus = array::<RawPrometheus>(&mut p, "prometheus", table.get("prometheus"))
         .into_iter()
         .filter_map(|(i, r)| prometheus::build(&mut p, &format!("prometheus[{i}]"), r, base))
+        .map(|mut pr| {
+            pr.max_answer_bytes = poll.max_answer_bytes;
+            pr
+        })
         .collect();
 
     cross_checks(&mut p, &switches, &nodes, &logs, &pings);

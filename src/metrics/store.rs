@@ -183,6 +183,10 @@ pub struct SourceHealth {
     failures: VecDeque<Ts>,
     /// Series this source made (never more than [`MAX_SERIES_PER_SOURCE`]).
     series: usize,
+    /// Every successful poll answers every series the source still has (a fleet source): one
+    /// missing from the newest poll is gone (its target is down or stale) and has no current rate,
+    /// rather than its last one shown as if it were now.
+    pub whole_answers: bool,
 }
 
 /// Most series one source may make. The largest real switch (576 ports × 8 QoS groups × a dozen
@@ -311,6 +315,13 @@ impl Store {
             ..Default::default()
         });
         SourceId(self.sources.len() as u32 - 1)
+    }
+
+    /// Mark `id` as a source whose every poll answers all its live series ([`SourceHealth::whole_answers`]).
+    pub fn set_whole_answers(&mut self, id: SourceId) {
+        if let Some(h) = self.sources.get_mut(id.0 as usize) {
+            h.whole_answers = true;
+        }
     }
 
     pub fn sources(&self) -> impl Iterator<Item = (SourceId, &SourceHealth)> {
@@ -567,7 +578,7 @@ impl Store {
             return None;
         };
         let ((a, ta), (b, tb)) = s.points.last_two()?;
-        if self.gap(s, ta, tb) {
+        if self.gap(s, ta, tb) || self.gone(s, tb) {
             return None;
         }
         Some(rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale))
@@ -631,6 +642,13 @@ impl Store {
         matches!(self.rate(id), Some(Rate::Reset))
     }
 
+    /// A series of a whole-answers source that the source's newest successful poll left out.
+    fn gone(&self, s: &Series, newest: Ts) -> bool {
+        self.sources
+            .get(s.source.0 as usize)
+            .is_some_and(|h| h.whole_answers && h.last_success.is_some_and(|t| t > newest))
+    }
+
     fn gap(&self, s: &Series, a: Ts, b: Ts) -> bool {
         self.sources
             .get(s.source.0 as usize)
@@ -684,6 +702,44 @@ mod tests {
         st.ingest(src, 1000, &c(5));
         let id = st.id(&key).expect("series");
         assert_eq!(st.rate(id), None);
+    }
+
+    #[test]
+    fn a_series_left_out_of_a_whole_answer_has_no_current_rate() {
+        let two = |a: u64, b: u64| {
+            poll(vec![
+                Sample::counter("m_total", &[("node", "a")], a),
+                Sample::counter("m_total", &[("node", "b")], b),
+            ])
+        };
+        for whole in [false, true] {
+            let mut st = Store::new(60_000, 1000);
+            let src = st.add_source("fleet", 1000);
+            if whole {
+                st.set_whole_answers(src);
+            }
+            st.ingest(src, 0, &two(0, 0));
+            st.ingest(src, 1000, &two(10, 20));
+            // Node b is gone from the third answer.
+            st.ingest(
+                src,
+                2000,
+                &poll(vec![Sample::counter("m_total", &[("node", "a")], 30)]),
+            );
+            let rate = |n: &str| {
+                let id = st.id(&SeriesKey::new("m_total", &[("node", n)]))?;
+                st.rate(id)
+            };
+            assert_eq!(rate("a"), Some(Rate::PerSec(20.0)));
+            // A node source keeps its last rate (a probe may skip a poll); a fleet's gone series
+            // shows nothing, never its old rate as if it were now.
+            let b = if whole {
+                None
+            } else {
+                Some(Rate::PerSec(20.0))
+            };
+            assert_eq!(rate("b"), b, "whole answers: {whole}");
+        }
     }
 
     type Case = (&'static str, &'static [(Ts, u64)], Option<Rate>);

@@ -3,8 +3,14 @@
 //! answers in one text, so a recording replays through this same mapping.
 //!
 //! The text holds one answer per query, each after a `# query NAME` line (`# error NAME why` for a
-//! query that failed). The collector asks every query through `label_replace` so the node name,
-//! port stripped, arrives in the fixed label [`NODE_LABEL`]: the mapping never needs the config.
+//! query that failed), after a header the collector writes: `# node_label LABEL` (the label naming
+//! the node; its `:port` is stripped here) and `# at T step S` (the evaluation time and the step,
+//! in ms). Each profile's query is a range selector over the last two steps, so every series comes
+//! with its raw samples and their scrape times: the newest sample in `(T - S, T]` is the poll's
+//! value. A series without one missed the newest scrape (its target is down, or it went stale
+//! without a staleness marker, as backfilled or federated data does): it is left out with a note,
+//! never given its old value again (which would read as a rate of 0). Older recordings hold
+//! instant vectors with the node in [`NODE_LABEL`]; they map as before.
 //!
 //! Profiles (exact names from the exporters' source): node_exporter's infiniband collector
 //! (`node_infiniband_*_total{device,port}`) and ethtool collector (`node_ethtool_received_prio3_pause`
@@ -14,8 +20,12 @@
 
 use crate::metrics::names::{self, rdma_counter};
 use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
-use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
+use json::{Answer, Item, Labels};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, RandomState};
+
+mod json;
 
 /// The label the collector's `label_replace` fills with the node name (port stripped).
 pub const NODE_LABEL: &str = "rocetop_node";
@@ -88,30 +98,45 @@ infiniband collector (on by default since 1.11; mlx5 congestion counters) and `-
 `--collector.ethtool.metrics-include='^(rx|tx)_prio[0-7]_pause.*'` for PFC, or run yuuki/rdma_exporter, \
 or `rocetop export` on each node (contrib/debian/rocetop-export.service, contrib/prometheus.yml)";
 
-#[derive(Deserialize)]
-struct Answer {
-    status: String,
-    #[serde(default)]
-    data: Option<Data>,
-    #[serde(default)]
-    error: Option<String>,
+/// What the collector's header says about the answers that follow.
+#[derive(Default)]
+struct Header<'a> {
+    /// `None`: `instance` (an answer saved by hand, without the collector's header).
+    node_label: Option<&'a str>,
+    /// Evaluation time and step (ms): a range answer's value is its newest sample in (at - step, at].
+    window: Option<(i64, i64)>,
 }
 
-#[derive(Deserialize)]
-struct Data {
-    #[serde(rename = "resultType")]
-    result_type: String,
-    #[serde(default)]
-    result: Vec<Item>,
+impl Item<'_> {
+    /// The sample this poll reads: an instant vector's, or a range vector's newest within the
+    /// window (`None`: the series missed the newest scrape).
+    fn sample(&self, h: &Header) -> Option<&str> {
+        if let Some((_, v)) = &self.value {
+            return Some(&v.0);
+        }
+        let fresh = |t: f64| {
+            let t = (t * 1000.0).round() as i64;
+            h.window.is_none_or(|(at, step)| t > at - step && t <= at)
+        };
+        self.values
+            .iter()
+            .rev()
+            .find(|(t, _)| fresh(*t))
+            .map(|(_, v)| v.0.as_ref())
+    }
 }
 
-#[derive(Deserialize)]
-struct Item {
-    metric: HashMap<String, String>,
-    value: (f64, String),
+/// `host:9100` → `host`, as the anchored `(.+?)(:[0-9]+)?` of a `label_replace` would.
+fn strip_port(v: &str) -> &str {
+    match v.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+            h
+        }
+        _ => v,
+    }
 }
 
-fn answer(json: &str) -> Result<Vec<Item>, String> {
+fn answer(json: &str) -> Result<Vec<Item<'_>>, String> {
     let a: Answer =
         serde_json::from_str(json).map_err(|e| format!("not a Prometheus API answer: {e}"))?;
     if a.status != "success" {
@@ -121,8 +146,11 @@ fn answer(json: &str) -> Result<Vec<Item>, String> {
         ));
     }
     let d = a.data.ok_or("Prometheus answer without data")?;
-    if d.result_type != "vector" {
-        return Err(format!("expected an instant vector, got {}", d.result_type));
+    if d.result_type != "vector" && d.result_type != "matrix" {
+        return Err(format!(
+            "expected an instant or range vector, got {}",
+            d.result_type
+        ));
     }
     Ok(d.result)
 }
@@ -131,7 +159,7 @@ fn answer(json: &str) -> Result<Vec<Item>, String> {
 pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
     let mut v: Vec<Profile> = answer(json)?
         .iter()
-        .filter_map(|i| i.metric.get("__name__").and_then(|n| Profile::of(n)))
+        .filter_map(|i| i.metric.get("__name__").and_then(Profile::of))
         .collect();
     v.sort();
     v.dedup();
@@ -141,25 +169,40 @@ pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
 /// Map every answer of a poll's text onto rocetop samples.
 pub fn parse(text: &str) -> Parsed {
     let mut p = Parsed::default();
-    let mut seen: HashSet<SeriesKey> = HashSet::new();
-    let (mut refused, mut dups, mut unnamed) = (0usize, 0usize, 0usize);
+    // Key hash → index of the first sample with it: a duplicate is found without a copy of its key.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let hasher = RandomState::new();
+    let (mut refused, mut dups, mut unnamed, mut missed) = (0usize, 0usize, 0usize, 0usize);
     let mut query = "";
+    let mut h = Header::default();
     for line in text.lines() {
         if let Some(q) = line.strip_prefix("# query ") {
             query = q.trim();
         } else if let Some(e) = line.strip_prefix("# error ") {
             p.note(format!("query {}", e.trim()));
+        } else if let Some(l) = line.strip_prefix("# node_label ") {
+            h.node_label = Some(l.trim());
+        } else if let Some(w) = line.strip_prefix("# at ") {
+            h.window = window(w);
         } else if line.starts_with('#') || line.trim().is_empty() {
         } else {
             match answer(line) {
                 Err(e) => p.note(format!("query {query}: {e}")),
                 Ok(items) => {
                     for it in &items {
-                        match map(it) {
-                            Mapped::Sample(s) if seen.insert(s.key.clone()) => p.push(s),
-                            Mapped::Sample(_) => dups += 1,
+                        match map(it, &h) {
+                            Mapped::Sample(s) => match seen.entry(hasher.hash_one(&s.key)) {
+                                Entry::Occupied(e) if p.samples[*e.get()].key == s.key => dups += 1,
+                                // Two keys with one hash: both kept (never seen in practice).
+                                Entry::Occupied(_) => p.push(s),
+                                Entry::Vacant(e) => {
+                                    e.insert(p.samples.len());
+                                    p.push(s);
+                                }
+                            },
                             Mapped::Refused => refused += 1,
                             Mapped::NoNode => unnamed += 1,
+                            Mapped::Missed => missed += 1,
                             Mapped::Unknown(n) => p.unknown(&n),
                         }
                     }
@@ -180,43 +223,64 @@ pub fn parse(text: &str) -> Parsed {
     if unnamed > 0 {
         p.note(format!("{unnamed} series without a node label: not shown"));
     }
+    if missed > 0 {
+        p.note(format!(
+            "{missed} series missed the newest scrape (target down or series stale): not shown"
+        ));
+    }
     p
+}
+
+/// `T step S` (ms) of the header.
+fn window(w: &str) -> Option<(i64, i64)> {
+    let mut it = w.split_whitespace();
+    let at = it.next()?.parse().ok()?;
+    let step = it.nth(1)?.parse().ok()?;
+    Some((at, step))
 }
 
 enum Mapped {
     Sample(Sample),
     Refused,
     NoNode,
+    Missed,
     Unknown(String),
 }
 
-fn map(it: &Item) -> Mapped {
+fn map(it: &Item, h: &Header) -> Mapped {
     let m = &it.metric;
     let Some(name) = m.get("__name__") else {
         return Mapped::Unknown("series without __name__".into());
     };
-    let Some(node) = m
-        .get("node")
-        .or_else(|| m.get(NODE_LABEL))
+    // Rocetop's own export already says `node`; an exporter's `node` label (rare) loses to the
+    // configured node label.
+    let ours = (Profile::of(name) == Some(Profile::Rocetop))
+        .then(|| m.get("node"))
+        .flatten();
+    let configured = || {
+        m.get(NODE_LABEL)
+            .or_else(|| m.get(h.node_label.unwrap_or("instance")).map(strip_port))
+    };
+    let Some(node) = ours
+        .or_else(configured)
+        .or_else(|| m.get("node"))
         .filter(|n| !n.is_empty())
     else {
         return Mapped::NoNode;
     };
-    // Rocetop's own export already says `node`; an exporter's `node` label (rare) loses to ours.
-    let node = if Profile::of(name) == Some(Profile::Rocetop) {
-        node
-    } else {
-        m.get(NODE_LABEL).unwrap_or(node)
-    };
     let Some((metric, labels, scale)) = target(name, m) else {
         return Mapped::Unknown(format!("{name}: not mapped"));
     };
-    let v = match it.value.1.parse::<f64>() {
+    let Some(raw) = it.sample(h) else {
+        return Mapped::Missed;
+    };
+    let v = match raw.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => v * scale,
         _ => return Mapped::Refused,
     };
-    let mut l: Vec<(LabelName, &str)> = vec![("node", node.as_str())];
-    l.extend(labels.iter().map(|(k, v)| (*k, v.as_str())));
+    let mut l: Vec<(LabelName, &str)> = Vec::with_capacity(labels.len() + 1);
+    l.push(("node", node));
+    l.extend(labels);
     let n = v.round() as u64;
     Mapped::Sample(Sample {
         value: if is_pause_duration(&metric) {
@@ -228,7 +292,7 @@ fn map(it: &Item) -> Mapped {
     })
 }
 
-type Target = (String, Vec<(LabelName, String)>, f64);
+type Target<'a> = (String, Vec<(LabelName, &'a str)>, f64);
 
 /// Pause time: kept in µs like the NIC's own counter, read back in seconds (metrics::Scale).
 fn is_pause_duration(metric: &str) -> bool {
@@ -236,9 +300,9 @@ fn is_pause_duration(metric: &str) -> bool {
 }
 
 /// The rocetop name, labels (besides `node`) and unit factor of one exporter series.
-fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
-    let get = |k: &str| m.get(k).cloned();
-    let rdma = |hw: &str| -> Option<Target> {
+fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
+    let get = |k: &str| m.get(k);
+    let rdma = |hw: &str| -> Option<Target<'a>> {
         Some((
             rdma_counter(hw),
             vec![("device", get("device")?), ("rdma_port", get("port")?)],
@@ -275,8 +339,13 @@ fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
         } else {
             kind
         };
-        let dir = get("direction")?;
-        return pause(&dir, kind, &get("priority")?, get("netdev")?, 1.0);
+        return pause(
+            get("direction")?,
+            kind,
+            get("priority")?,
+            get("netdev")?,
+            1.0,
+        );
     }
     if let Some(hw) = name
         .strip_prefix("rdma_")
@@ -304,7 +373,13 @@ fn target(name: &str, m: &HashMap<String, String>) -> Option<Target> {
 }
 
 /// A per-priority pause counter: frames, or duration in µs (what the store keeps).
-fn pause(dir: &str, kind: &str, prio: &str, netdev: String, scale: f64) -> Option<Target> {
+fn pause<'a>(
+    dir: &str,
+    kind: &str,
+    prio: &'a str,
+    netdev: &'a str,
+    scale: f64,
+) -> Option<Target<'a>> {
     if prio.len() != 1 || !prio.as_bytes()[0].is_ascii_digit() {
         return None;
     }
@@ -317,7 +392,7 @@ fn pause(dir: &str, kind: &str, prio: &str, netdev: String, scale: f64) -> Optio
     };
     Some((
         metric.to_string(),
-        vec![("netdev", netdev), ("priority", prio.to_string())],
+        vec![("netdev", netdev), ("priority", prio)],
         scale,
     ))
 }

@@ -44,6 +44,10 @@ pub struct Fleet {
     pub nodes: usize,
     /// First sample time (s), a multiple of STEP_S.
     pub start: i64,
+    /// Bad data on top: node 3's series end at [`Fleet::gone_at`] with no staleness marker (a
+    /// node that disappears, as backfilled or federated data shows it), and node 4's ECN counter
+    /// of mlx5_0 is +Inf.
+    pub faults: bool,
 }
 
 impl Fleet {
@@ -66,6 +70,14 @@ impl Fleet {
     /// Node 0, device 0 resets its CNP counter to 0 at this time (s).
     pub fn reset_at(&self) -> i64 {
         self.start + 20 * 60
+    }
+    /// With `faults`, node 3's last sample (s).
+    pub fn gone_at(&self) -> i64 {
+        self.start + 16 * 60
+    }
+    /// Whether node `i` has a sample at `t`.
+    fn present(&self, i: usize, t: i64) -> bool {
+        !(self.faults && i == 3 && t > self.gone_at())
     }
     pub fn node_exporter(i: usize) -> bool {
         i % 2 == 0 || i == 1
@@ -99,7 +111,13 @@ impl Fleet {
             }),
             (
                 "node_infiniband_np_ecn_marked_roce_packets_received_total",
-                |f, i, d, t| Some((Fleet::ecn_rate(i, d) * (t - f.start) as u64) as f64),
+                |f, i, d, t| {
+                    if f.faults && i == 4 && d == 0 {
+                        Some(f64::INFINITY)
+                    } else {
+                        Some((Fleet::ecn_rate(i, d) * (t - f.start) as u64) as f64)
+                    }
+                },
             ),
             // Node 2 exports NaN here: refused, shown missing, never 0.
             (
@@ -116,7 +134,7 @@ impl Fleet {
         for (name, val) in ib {
             for i in (0..self.nodes).filter(|&i| Self::node_exporter(i)) {
                 for d in 0..2 {
-                    for t in self.times() {
+                    for t in self.times().filter(|&t| self.present(i, t)) {
                         let v = val(self, i, d, t).unwrap_or(f64::NAN);
                         let _ = writeln!(
                             s,
@@ -141,7 +159,7 @@ impl Fleet {
         ] {
             for i in (0..self.nodes).filter(|&i| Self::node_exporter(i)) {
                 for d in 0..2 {
-                    for t in self.times() {
+                    for t in self.times().filter(|&t| self.present(i, t)) {
                         let _ = writeln!(
                             s,
                             "{name}{{device=\"{}\",instance=\"{}:9100\",job=\"node\"}} {} {t}",
@@ -156,7 +174,7 @@ impl Fleet {
         // rdma_exporter
         for i in (0..self.nodes).filter(|&i| Self::rdma_exporter(i)) {
             for d in 0..2 {
-                for t in self.times() {
+                for t in self.times().filter(|&t| self.present(i, t)) {
                     let _ = writeln!(
                         s,
                         "rdma_np_cnp_sent_total{{device=\"{}\",port=\"1\",instance=\"{}:9879\",job=\"rdma\"}} {} {t}",
@@ -169,7 +187,7 @@ impl Fleet {
         }
         for i in (0..self.nodes).filter(|&i| Self::rdma_exporter(i)) {
             for d in 0..2 {
-                for t in self.times() {
+                for t in self.times().filter(|&t| self.present(i, t)) {
                     let _ = writeln!(
                         s,
                         "rdma_roce_pfc_pause_frames_total{{device=\"{}\",port=\"1\",netdev=\"{}\",direction=\"rx\",priority=\"3\",instance=\"{}:9879\",job=\"rdma\"}} {} {t}",
@@ -189,6 +207,8 @@ impl Fleet {
 fn fmt(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
+    } else if v == f64::INFINITY {
+        "+Inf".into()
     } else {
         format!("{v}")
     }
@@ -207,39 +227,81 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port")
 }
 
+/// What a test server holds and guards.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// A TSDB backfilled with this fleet.
+    pub fleet: Option<&'a Fleet>,
+    /// Targets (`127.0.0.1:PORT`) scraped every second, job `rocetop`.
+    pub scrape: Vec<String>,
+    /// The body of a `--web.config.file` (e.g. `basic_auth_users`).
+    pub web_config: Option<String>,
+    /// The Authorization header the readiness check sends (the web config guards `/-/ready` too).
+    pub auth: Option<String>,
+}
+
 /// Backfill `fleet` and start Prometheus over it; ready when this returns.
 pub fn start(bins: &(PathBuf, PathBuf), fleet: &Fleet) -> Server {
+    start_with(
+        bins,
+        &Options {
+            fleet: Some(fleet),
+            ..Options::default()
+        },
+    )
+}
+
+/// Start Prometheus as `o` says; ready when this returns.
+pub fn start_with(bins: &(PathBuf, PathBuf), o: &Options) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    let om = dir.path().join("fleet.om");
-    std::fs::write(&om, fleet.openmetrics()).expect("write openmetrics");
-    let out = Command::new(&bins.1)
-        .args(["tsdb", "create-blocks-from", "openmetrics", "-q"])
-        .arg(&om)
-        .arg(&data)
-        .output()
-        .expect("promtool runs");
-    assert!(
-        out.status.success(),
-        "promtool: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_file(&om);
+    if let Some(fleet) = o.fleet {
+        let om = dir.path().join("fleet.om");
+        std::fs::write(&om, fleet.openmetrics()).expect("write openmetrics");
+        let out = Command::new(&bins.1)
+            .args(["tsdb", "create-blocks-from", "openmetrics", "-q"])
+            .arg(&om)
+            .arg(&data)
+            .output()
+            .expect("promtool runs");
+        assert!(
+            out.status.success(),
+            "promtool: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_file(&om);
+    }
     let cfg = dir.path().join("prometheus.yml");
-    std::fs::write(&cfg, "global:\n  scrape_interval: 15s\n").expect("config");
+    let mut yml = String::from("global:\n  scrape_interval: 15s\n");
+    if !o.scrape.is_empty() {
+        let targets: Vec<String> = o.scrape.iter().map(|t| format!("'{t}'")).collect();
+        let _ = write!(
+            yml,
+            "scrape_configs:\n  - job_name: rocetop\n    scrape_interval: 1s\n    scrape_timeout: 1s\n    \
+             static_configs:\n      - targets: [{}]\n",
+            targets.join(", ")
+        );
+    }
+    std::fs::write(&cfg, yml).expect("config");
     let port = free_port();
-    let child = Command::new(&bins.0)
-        .arg(format!("--config.file={}", cfg.display()))
+    let mut cmd = Command::new(&bins.0);
+    cmd.arg(format!("--config.file={}", cfg.display()))
         .arg(format!("--storage.tsdb.path={}", data.display()))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .arg("--storage.tsdb.retention.time=3650d")
+        .arg("--storage.tsdb.retention.time=3650d");
+    if let Some(w) = &o.web_config {
+        let f = dir.path().join("web.yml");
+        std::fs::write(&f, w).expect("web config");
+        cmd.arg(format!("--web.config.file={}", f.display()));
+    }
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::from(
             std::fs::File::create(dir.path().join("prom.log")).expect("log"),
@@ -248,24 +310,82 @@ pub fn start(bins: &(PathBuf, PathBuf), fleet: &Fleet) -> Server {
         .expect("prometheus starts");
     let server = Server { child, port, dir };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready(port) {
+    while get(port, "/-/ready", o.auth.as_deref()).0 != 200 {
         assert!(
             Instant::now() < deadline,
             "prometheus not ready in 60 s: {}",
-            std::fs::read_to_string(server.dir.path().join("prom.log")).unwrap_or_default()
+            server.log()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
     server
 }
 
-fn ready(port: u16) -> bool {
+impl Server {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("prom.log")).unwrap_or_default()
+    }
+}
+
+/// `GET path` on 127.0.0.1:`port`: the status (0 when nothing answered) and the body.
+pub fn get(port: u16, path: &str, auth: Option<&str>) -> (u16, String) {
     use std::io::{Read, Write};
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
+        return (0, String::new());
     };
-    let _ = s.write_all(b"GET /-/ready HTTP/1.0\r\n\r\n");
+    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n{auth}\r\n");
     let mut b = String::new();
     let _ = s.read_to_string(&mut b);
-    b.starts_with("HTTP/1.0 200") || b.starts_with("HTTP/1.1 200")
+    let status = b
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = b.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_string();
+    (status, body)
+}
+
+/// An instant query's JSON answer (`/api/v1/query?query=...`).
+pub fn query(port: u16, promql: &str, auth: Option<&str>) -> (u16, String) {
+    let mut q = String::new();
+    for b in promql.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            q.push(b as char);
+        } else {
+            let _ = write!(q, "%{b:02X}");
+        }
+    }
+    get(port, &format!("/api/v1/query?query={q}"), auth)
+}
+
+/// A bcrypt hash of `password` for `basic_auth_users` (cost 4: tests need no strength), from
+/// `htpasswd` (apache2-utils) or Python's `crypt`; `None` when neither is here.
+pub fn bcrypt(password: &str) -> Option<String> {
+    let ht = Command::new("htpasswd")
+        .args(["-nbB", "-C", "4", "u", password])
+        .output();
+    if let Ok(o) = ht
+        && o.status.success()
+    {
+        let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        return line.strip_prefix("u:").map(str::to_string);
+    }
+    let py = Command::new("python3")
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            "import crypt,sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))",
+            password,
+        ])
+        .output()
+        .ok()?;
+    let h = String::from_utf8_lossy(&py.stdout).trim().to_string();
+    (py.status.success() && h.starts_with("$2")).then_some(h)
 }

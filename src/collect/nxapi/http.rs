@@ -36,6 +36,17 @@ pub enum HttpError {
     Io(#[from] std::io::Error),
     #[error("bad HTTP reply: {0}")]
     Protocol(String),
+    /// The body is over the answer cap: refused before it is read whole (`len` when the reply
+    /// said it in Content-Length).
+    #[error("{}", too_large(*len, *max))]
+    TooLarge { len: Option<usize>, max: usize },
+}
+
+fn too_large(len: Option<usize>, max: usize) -> String {
+    match len {
+        Some(l) => format!("a reply of {l} bytes, over the cap of {max} bytes"),
+        None => format!("a reply over the cap of {max} bytes"),
+    }
 }
 
 pub struct Post<'a> {
@@ -70,8 +81,17 @@ where
     read_response(s).await
 }
 
-/// Read one reply (1xx interim replies skipped).
+/// Read one reply (1xx interim replies skipped), its body at most [`MAX_BODY`].
 pub async fn read_response<S: AsyncBufRead + Unpin>(s: &mut S) -> Result<Response, HttpError> {
+    read_response_max(s, MAX_BODY).await
+}
+
+/// Read one reply whose body may be at most `max` bytes; a larger one stops the reading (the
+/// memory stays bounded by `max` whatever the framing) with [`HttpError::TooLarge`].
+pub async fn read_response_max<S: AsyncBufRead + Unpin>(
+    s: &mut S,
+    max: usize,
+) -> Result<Response, HttpError> {
     let mut first = true;
     loop {
         let line = match read_line(s).await {
@@ -105,14 +125,17 @@ pub async fn read_response<S: AsyncBufRead + Unpin>(s: &mut S) -> Result<Respons
         let mut close =
             conn.contains("close") || (version == "HTTP/1.0" && !conn.contains("keep-alive"));
         let body = if get("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
-            read_chunked(s).await?
+            read_chunked(s, max).await?
         } else if let Some(len) = get("content-length") {
             let len: usize = len
                 .trim()
                 .parse()
                 .map_err(|_| HttpError::Protocol(format!("Content-Length {len:?}")))?;
-            if len > MAX_BODY {
-                return Err(HttpError::Protocol(format!("reply of {len} bytes")));
+            if len > max {
+                return Err(HttpError::TooLarge {
+                    len: Some(len),
+                    max,
+                });
             }
             let mut b = vec![0; len];
             s.read_exact(&mut b).await?;
@@ -123,9 +146,9 @@ pub async fn read_response<S: AsyncBufRead + Unpin>(s: &mut S) -> Result<Respons
             // No framing: the body runs to the end of the connection.
             close = true;
             let mut b = Vec::new();
-            s.take(MAX_BODY as u64 + 1).read_to_end(&mut b).await?;
-            if b.len() > MAX_BODY {
-                return Err(HttpError::Protocol("reply too large".into()));
+            s.take(max as u64 + 1).read_to_end(&mut b).await?;
+            if b.len() > max {
+                return Err(HttpError::TooLarge { len: None, max });
             }
             b
         };
@@ -169,7 +192,10 @@ async fn read_headers<S: AsyncBufRead + Unpin>(
     }
 }
 
-async fn read_chunked<S: AsyncBufRead + Unpin>(s: &mut S) -> Result<Vec<u8>, HttpError> {
+async fn read_chunked<S: AsyncBufRead + Unpin>(
+    s: &mut S,
+    max: usize,
+) -> Result<Vec<u8>, HttpError> {
     let mut body = Vec::new();
     loop {
         let line = read_line(s).await?;
@@ -181,8 +207,8 @@ async fn read_chunked<S: AsyncBufRead + Unpin>(s: &mut S) -> Result<Vec<u8>, Htt
             while !read_line(s).await?.trim_end().is_empty() {}
             return Ok(body);
         }
-        if body.len() + size > MAX_BODY {
-            return Err(HttpError::Protocol("reply too large".into()));
+        if body.len().saturating_add(size) > max {
+            return Err(HttpError::TooLarge { len: None, max });
         }
         let start = body.len();
         body.resize(start + size, 0);
@@ -264,7 +290,10 @@ mod tests {
         ));
         assert!(matches!(
             parse(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n").await,
-            Err(HttpError::Protocol(_))
+            Err(HttpError::TooLarge {
+                len: Some(99999999999),
+                max: MAX_BODY
+            })
         ));
         assert!(matches!(
             parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").await,
@@ -274,6 +303,30 @@ mod tests {
             parse(b"HTTP/1.1 200 OK\r\nContent-Le").await,
             Err(HttpError::Protocol(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn the_cap_holds_for_every_framing() {
+        let cap = |raw: &'static [u8]| async move {
+            let mut r = BufReader::new(raw);
+            read_response_max(&mut r, 4).await
+        };
+        let chunked = cap(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n");
+        assert!(matches!(
+            chunked.await,
+            Err(HttpError::TooLarge { len: None, max: 4 })
+        ));
+        let unframed = cap(b"HTTP/1.1 200 OK\r\n\r\nabcdef");
+        assert!(matches!(
+            unframed.await,
+            Err(HttpError::TooLarge { len: None, max: 4 })
+        ));
+        let e = cap(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcde")
+            .await
+            .expect_err("over the cap");
+        assert_eq!(e.to_string(), "a reply of 5 bytes, over the cap of 4 bytes");
+        let ok = cap(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd").await;
+        assert_eq!(ok.expect("at the cap").body, b"abcd");
     }
 
     proptest::proptest! {

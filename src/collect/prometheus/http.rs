@@ -3,7 +3,7 @@
 //! requests every scrape interval, so connection reuse is not worth its states.
 
 use crate::collect::CollectError;
-use crate::collect::nxapi::http::read_response;
+use crate::collect::nxapi::http::{HttpError, read_response_max};
 use crate::config::PromUrl;
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
@@ -11,9 +11,6 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
-
-/// A larger answer means the selector matches far more than RDMA counters: refuse it.
-pub const MAX_ANSWER: usize = 32 << 20;
 
 pub struct Tls {
     pub config: Arc<ClientConfig>,
@@ -42,6 +39,7 @@ pub async fn post(
     path: &str,
     form: &str,
     authorization: Option<&str>,
+    max_answer: usize,
 ) -> Result<String, CollectError> {
     let addr = if url.host.contains(':') {
         format!("[{}]:{}", url.host, url.port)
@@ -59,13 +57,13 @@ pub async fn post(
     let _ = tcp.set_nodelay(true);
     let head = request_head(url, &addr, path, form, authorization);
     match tls {
-        None => exchange(tcp, &head, form, &addr).await,
+        None => exchange(tcp, &head, form, &addr, max_answer).await,
         Some(t) => {
             let s = TlsConnector::from(t.config.clone())
                 .connect(t.name.clone(), tcp)
                 .await
                 .map_err(|e| CollectError::Connect(format!("TLS with {addr}: {e}")))?;
-            exchange(s, &head, form, &addr).await
+            exchange(s, &head, form, &addr, max_answer).await
         }
     }
 }
@@ -91,22 +89,23 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     head: &str,
     form: &str,
     addr: &str,
+    max_answer: usize,
 ) -> Result<String, CollectError> {
     let io = |e: std::io::Error| CollectError::Io(format!("{addr}: {e}"));
     s.write_all(head.as_bytes()).await.map_err(io)?;
     s.write_all(form.as_bytes()).await.map_err(io)?;
     s.flush().await.map_err(io)?;
     let mut r = BufReader::new(s);
-    let resp = read_response(&mut r)
+    // A larger answer means the selector matches far more than RDMA counters: the reading stops
+    // at the cap, so memory stays bounded whatever the server sends.
+    let resp = read_response_max(&mut r, max_answer)
         .await
-        .map_err(|e| CollectError::Io(format!("{addr}: {e}")))?;
-    if resp.body.len() > MAX_ANSWER {
-        return Err(CollectError::Io(format!(
-            "{addr}: an answer of {} MB (over {} MB): narrow `selector`",
-            resp.body.len() >> 20,
-            MAX_ANSWER >> 20
-        )));
-    }
+        .map_err(|e| match e {
+            HttpError::TooLarge { .. } => CollectError::Io(format!(
+                "{addr}: {e} (poll.max_answer_bytes): narrow `selector` or raise the cap"
+            )),
+            e => CollectError::Io(format!("{addr}: {e}")),
+        })?;
     let json = resp
         .header("content-type")
         .is_some_and(|c| c.contains("json"));

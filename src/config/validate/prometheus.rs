@@ -80,6 +80,8 @@ pub(super) fn build(
         ca_file,
         step,
         timeout,
+        // Set from `poll.max_answer_bytes` once the poll section is read.
+        max_answer_bytes: crate::config::DEFAULT_MAX_ANSWER_BYTES,
     })
 }
 

@@ -111,3 +111,68 @@ fn detection_lists_profiles_present() {
     assert_eq!(profiles(&vector("")), Ok(vec![]));
     assert!(profiles("<html>").is_err());
 }
+
+/// A range answer (what the collector asks now) on one line.
+fn matrix(items: &str) -> String {
+    let items = items.replace('\n', " ");
+    format!(r#"{{"status":"success","data":{{"resultType":"matrix","result":[{items}]}}}}"#)
+}
+
+#[test]
+fn a_range_answer_reads_the_newest_scrape_of_the_last_step_and_leaves_out_missed_ones() {
+    // T = 1700000030 s, step 15 s: the window is (1700000015, 1700000030].
+    let text = format!(
+        "# node_label instance\n# at 1700000030000 step 15000\n# query rdma_exporter\n{}\n",
+        matrix(
+            r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu1:9879"},"values":[[1700000003.5,"10"],[1700000018.5,"20"]]},
+               {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu2:9879"},"values":[[1700000000,"5"],[1700000015,"7"]]},
+               {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu3"},"values":[[1700000015,"1"],[1700000030,"4"]]},
+               {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"[fe80::1]:9879"},"values":[[1700000030,"9"]]}"#
+        )
+    );
+    let p = parse(&text);
+    let cnp = "rocetop_rdma_np_cnp_sent_total";
+    assert_eq!(
+        p.find(cnp, &[("node", "gpu1")]),
+        Some(Value::Counter(20)),
+        "newest sample in the window"
+    );
+    // gpu2's newest scrape is at the window's left edge (Prometheus 2 includes it): not fresh.
+    assert_eq!(p.find(cnp, &[("node", "gpu2")]), None);
+    assert_eq!(p.find(cnp, &[("node", "gpu3")]), Some(Value::Counter(4)));
+    assert_eq!(
+        p.find(cnp, &[("node", "[fe80::1]")]),
+        Some(Value::Counter(9))
+    );
+    assert_eq!(p.samples.len(), 3);
+    assert_eq!(
+        p.notes,
+        vec![
+            "1 series missed the newest scrape (target down or series stale): not shown"
+                .to_string()
+        ]
+    );
+}
+
+#[test]
+fn ports_are_stripped_like_label_replace_would() {
+    assert_eq!(strip_port("gpu1:9100"), "gpu1");
+    assert_eq!(strip_port("gpu1"), "gpu1");
+    assert_eq!(strip_port("10.0.0.1:9100"), "10.0.0.1");
+    assert_eq!(strip_port("host:http"), "host:http");
+    assert_eq!(strip_port(":9100"), ":9100");
+    assert_eq!(strip_port("gpu1:"), "gpu1:");
+}
+
+#[test]
+fn an_answer_saved_by_hand_names_nodes_by_instance() {
+    // `curl .../api/v1/query?query=rdma_np_cnp_sent_total` piped to `rocetop parse prom-api -`.
+    let text = vector(
+        r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu9:9879"},"value":[1,"3"]}"#,
+    );
+    let p = parse(&text);
+    assert_eq!(
+        p.find("rocetop_rdma_np_cnp_sent_total", &[("node", "gpu9")]),
+        Some(Value::Counter(3))
+    );
+}
