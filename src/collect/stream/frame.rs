@@ -42,8 +42,12 @@ pub fn node_script(batch: &str, nonce: &str, interval_s: f64) -> String {
     } else {
         format!("{interval_s:.3}")
     };
+    // mawk (Debian's and Ubuntu's default awk) reads a pipe in blocks: a small dump would sit in
+    // its buffer for many intervals. `-W interactive` makes it read line by line; other awks
+    // read lines as they come and are not given the flag.
     format!(
-        "while :; do {{ {batch}\n}} 2>&1; printf '%s\\n' '{end}' || exit; sleep {secs} || exit; done | LC_ALL=C awk -v e='{end}' '{AWK}'",
+        "A=awk; case $(awk -W version 2>&1 </dev/null) in *mawk*) A='awk -W interactive' ;; esac; \
+         while :; do {{ {batch}\n}} 2>&1; printf '%s\\n' '{end}' || exit; sleep {secs} || exit; done | LC_ALL=C $A -v e='{end}' '{AWK}'",
         end = end_line(nonce)
     )
 }
@@ -216,7 +220,8 @@ mod tests {
     fn through_awk(dumps: &[String]) -> (Vec<String>, usize) {
         let nonce = "0123456789abcdef";
         let script = node_script("true", nonce, 1.0);
-        let awk = script.split_once("; done | ").expect("pipe").1;
+        let pick = script.split_once("while :;").expect("loop").0;
+        let awk = format!("{pick}{}", script.split_once("; done | ").expect("pipe").1);
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(awk)
@@ -266,6 +271,42 @@ mod tests {
             wire2 - wire1,
             "@@rocetop-stream 1 5 0\n@@rocetop-stream-end 1\n".len()
         );
+    }
+
+    /// A node's dump of a few lines reaches the client while the loop runs, not when it ends:
+    /// mawk (Debian's awk) reads a pipe in blocks unless told otherwise, which held small frames
+    /// back indefinitely. The loop never ends by itself, so a frame that waits for EOF never comes.
+    #[test]
+    fn a_small_frame_arrives_while_the_loop_runs() {
+        use std::io::BufRead;
+        let nonce = "0123456789abcdef";
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(node_script("echo a:1", nonce, 1.0))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut r = Reassembler::new();
+        let mut frames = 0;
+        while frames < 2 {
+            // Generous: the loop prints a frame a second; without the fix none ever arrives.
+            let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+                break;
+            };
+            frames += usize::from(r.push(&line).expect("frame").is_some());
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(frames, 2, "frames of a running loop reached the reader");
     }
 
     #[test]
