@@ -115,6 +115,7 @@ known_hosts = "$W/known_hosts"
 identity_file = "$W/id"
 max_concurrent_connects = 32
 [poll]
+mode = "exec"
 interval = "${INTERVAL}s"
 retention = "15m"
 
@@ -148,7 +149,7 @@ for c in "show queuing interface Ethernet1/1-32" "show interface priority-flow-c
   printf '%s\t%s\n' "$SW_PORT" "$c" >>"$W/targets"
 done
 # The same fabric read through one long-lived channel per node (switches always exec).
-sed 's/^\[poll\]$/[poll]\nmode = "stream"/' "$W/c.toml" >"$W/c-stream.toml"
+sed 's/^mode = "exec"$/mode = "stream"/' "$W/c.toml" >"$W/c-stream.toml"
 grep -q '^mode = "stream"' "$W/c-stream.toml" || { echo "could not derive the stream config" >&2; exit 1; }
 SSH=(-q -i "$W/id" -o UserKnownHostsFile="$W/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
      -o IdentitiesOnly=yes -o IdentityAgent=none -l "$USER_NAME")
