@@ -212,14 +212,14 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         );
     }
     let mode = match raw_poll.mode.as_deref() {
-        None | Some("exec") => super::PollMode::Exec,
-        Some("stream") => super::PollMode::Stream,
+        Some("exec") => super::PollMode::Exec,
+        None | Some("stream") => super::PollMode::Stream,
         Some(other) => {
             p.add(
                 "poll.mode",
                 format!("expected \"stream\" or \"exec\", found \"{other}\""),
             );
-            super::PollMode::Exec
+            super::PollMode::Stream
         }
     };
     let poll = Poll {

@@ -224,8 +224,13 @@ fn poll_mode_is_stream_or_exec() {
         Some(crate::config::PollMode::Stream)
     );
     assert_eq!(
-        build("demo = true\n", None).map(|c| c.poll.mode).ok(),
+        ok("exec").map(|c| c.poll.mode).ok(),
         Some(crate::config::PollMode::Exec)
+    );
+    // Nodes stream by default (the default; half exec's CPU on both sides).
+    assert_eq!(
+        build("demo = true\n", None).map(|c| c.poll.mode).ok(),
+        Some(crate::config::PollMode::Stream)
     );
     let p = problems("demo = true\n[poll]\nmode = \"push\"\n");
     assert_eq!(p.len(), 1, "{p:?}");
