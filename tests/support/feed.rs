@@ -242,8 +242,11 @@ pub fn polls(lab: &mut Lab) -> Vec<(String, Parsed)> {
         .collect()
 }
 
-/// [`polls`] with each source's raw outputs too (what a recording keeps).
-pub fn polls_raw(lab: &mut Lab) -> Vec<(String, Vec<(ParseKind, String)>, Parsed)> {
+/// One source's poll: its name, raw outputs (what a recording keeps) and what they parse to.
+pub type RawPoll = (String, Vec<(ParseKind, String)>, Parsed);
+
+/// [`polls`] with each source's raw outputs too.
+pub fn polls_raw(lab: &mut Lab) -> Vec<RawPoll> {
     let mut out = Vec::new();
     let mut log_polled = lab.log_polled;
     for src in &lab.sources {
