@@ -49,7 +49,7 @@ grep -q '^ Depends:.*librdmacm1' <<<"$info" || fail "Depends lacks librdmacm1"
 for f in usr/bin/rocetop usr/share/man/man1/rocetop.1.gz \
          usr/share/bash-completion/completions/rocetop usr/share/zsh/vendor-completions/_rocetop \
          usr/share/fish/vendor_completions.d/rocetop.fish usr/share/doc/rocetop/examples/config.toml \
-         lib/systemd/system/rocetop-export.service; do
+         usr/lib/systemd/system/rocetop-export.service; do
   [ -s "$tmp/root/$f" ] || fail "the package lacks $f"
 done
 # Every file the package holds is one it says it holds (dpkg -c) and vice versa.
@@ -57,17 +57,21 @@ listed=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' | grep -v '/$' |
 found=$( (cd "$tmp/root" && find . -type f -o -type l) | sed 's|^\./||' | sort)
 [ "$listed" = "$found" ] || fail "dpkg -c and the unpacked tree differ"
 # The unit is installed but not enabled: no wants/ link in the package.
-! find "$tmp/root" -path '*wants*' | grep -q . || fail "the package enables a unit"
+wants=$(find "$tmp/root" -path '*wants*')
+[ -z "$wants" ] || fail "the package enables a unit: $wants"
 bin="$tmp/root/usr/bin/rocetop"
 ver=$("$bin" --version) || fail "--version"
 grep -q 'verbs pinger: yes' <<<"$ver" || fail "the packaged binary lacks the verbs pinger: $ver"
 "$bin" snapshot --demo --format prom > "$tmp/snap.prom" || fail "snapshot --demo"
 grep -q '^rocetop_switch_pfc_rx_frames_total{' "$tmp/snap.prom" || fail "snapshot --demo printed no PFC counters"
-zcat "$tmp/root/usr/share/man/man1/rocetop.1.gz" | grep -q 'ROCETOP SNAPSHOT' || fail "man page"
+man=$(zcat "$tmp/root/usr/share/man/man1/rocetop.1.gz")
+grep -q 'ROCETOP SNAPSHOT' <<<"$man" || fail "man page"
 echo "ok: $ver; $(wc -l < "$tmp/snap.prom") lines of demo metrics"
 
 # crates.io: the package holds what the build embeds (config.toml, themes) and builds on its own.
 cargo package --allow-dirty --quiet 2>&1 | tail -n 5
-tar tzf target/package/rocetop-*.crate | grep -q '/themes/colorblind.toml' || fail "crate lacks themes"
-tar tzf target/package/rocetop-*.crate | grep -q '/config.toml$' || fail "crate lacks config.toml"
+# (listed first: `tar | grep -q` under pipefail fails when grep stops reading early)
+crate_files=$(tar tzf target/package/rocetop-*.crate)
+grep -q '/themes/colorblind.toml$' <<<"$crate_files" || fail "crate lacks themes"
+grep -q '^rocetop-[^/]*/config.toml$' <<<"$crate_files" || fail "crate lacks config.toml"
 echo "ok: cargo package"
