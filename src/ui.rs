@@ -150,10 +150,15 @@ impl Titles {
                 .sum();
             tabs + if right > 0 { right + 2 } else { 0 }
         };
-        [Titles::Full, Titles::Short]
+        match [Titles::Full, Titles::Short]
             .into_iter()
             .find(|t| need(*t) <= width)
-            .unwrap_or(Titles::Number)
+        {
+            Some(t) => t,
+            // Nothing to say on the right: names, cut where the bar ends, read better than numbers.
+            None if right == 0 => Titles::Short,
+            None => Titles::Number,
+        }
     }
 }
 
