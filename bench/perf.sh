@@ -206,14 +206,17 @@ run_export() {
 }
 
 # profile: `rocetop export` under `perf record` (software clock, call graphs) for SECS seconds;
-# the report goes to $PROFILE_OUT (default /tmp/rocetop-perf.report).
+# the report goes to $PROFILE_OUT (default /tmp/rocetop-perf.report). PROFILE_MODE=stream profiles
+# the streaming collector (the default for nodes), else exec.
 run_profile() {
   local port; port=$(free_port)
-  perf record -q -e cpu-clock -F 249 --call-graph dwarf,16384 -o "$W/perf.data" -- \
-    "$BIN" export --config "$W/c.toml" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
+  local cfg=$W/c.toml; [ "${PROFILE_MODE:-exec}" = stream ] && cfg=$W/c-stream.toml
+  perf record -q -e cpu-clock -F "${PERF_FREQ:-249}" --call-graph dwarf,16384 -o "$W/perf.data" -- \
+    "$BIN" export --config "$cfg" --listen "127.0.0.1:$port" 2>"$W/export.log" & local pid=$!; PIDS+=($pid)
   sleep "$((SECS + 3))"
   kill -INT "$pid"; wait "$pid" 2>/dev/null || true
   perf report -i "$W/perf.data" --stdio --children --percent-limit 3 -g none 2>/dev/null >"${PROFILE_OUT:-/tmp/rocetop-perf.report}"
+  [ -z "${PROFILE_DATA:-}" ] || cp "$W/perf.data" "$PROFILE_DATA"
   log "profile written to ${PROFILE_OUT:-/tmp/rocetop-perf.report}"
 }
 
