@@ -264,7 +264,8 @@ async fn a_slow_reader_holds_the_node_back_and_loses_nothing() {
         "i=0; while [ $i -lt {blocks} ]; do head -c {size} /dev/zero; i=$((i+1)); echo $i > '{}'; done",
         progress.display()
     );
-    let mut rx = tr.stream_shell(&cmd).await.expect("stream");
+    // Never ticked: the command does not read stdin.
+    let mut rx = tr.stream_shell(&cmd).await.expect("stream").rx;
     let read = || {
         std::fs::read_to_string(&progress)
             .ok()

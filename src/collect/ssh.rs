@@ -337,10 +337,7 @@ impl Transport for SshTransport {
         self.target.stream && !self.target.switch_mode
     }
 
-    async fn stream_shell(
-        &self,
-        cmd: &str,
-    ) -> Result<mpsc::Receiver<super::transport::ByteEvent>, CollectError> {
+    async fn stream_shell(&self, cmd: &str) -> Result<super::transport::ShellStream, CollectError> {
         let c = self.conn().await;
         let r = match c {
             Ok(c) => match c.stream_bytes(cmd).await {

@@ -1,16 +1,17 @@
 //! The streaming node collector (`[poll] mode = "stream"`): one long-lived exec channel per node
-//! running a shell loop that sends, every interval, only the dump lines that changed
-//! (frame.rs has the wire format). The full dump is rebuilt here and parsed by the same code as
-//! an exec poll (`poll::collected`), so both modes give the same samples. A stream that ends,
-//! breaks its framing or sends no frame within `interval + timeout` makes the source down for
-//! that poll; the next try reconnects through the transport (with its backoff).
+//! running a shell loop that sends, for each tick the client writes (once per interval), only the
+//! dump lines that changed (frame.rs has the wire format). The full dump is rebuilt here and
+//! parsed by the same code as an exec poll (`poll::collected`), so both modes give the same
+//! samples. A stream that ends, breaks its framing or sends no frame within `timeout` of its tick
+//! makes the source down for that poll; the next try reconnects through the transport (with its
+//! backoff).
 
 pub mod frame;
 
 use super::poll::{self, Collected};
 use super::source::Source;
 use super::ssh::batch;
-use super::transport::{ByteEvent, Request};
+use super::transport::{ByteEvent, Request, ShellStream};
 use crate::metrics::now_ms;
 use frame::Reassembler;
 use std::sync::Arc;
@@ -36,13 +37,9 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
         let cmds: Vec<String> = reqs.iter().map(Request::shell).collect();
         let nonce = batch::nonce();
-        let script = frame::node_script(
-            &batch::join(&cmds, &nonce),
-            &nonce,
-            src.interval.as_secs_f64(),
-        );
+        let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(rx) => follow(&src, &probes, &reqs, &nonce, rx, &tx).await,
+            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx).await,
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -71,14 +68,23 @@ async fn follow(
     probes: &[super::source::Probe],
     reqs: &[Request],
     nonce: &str,
-    mut rx: mpsc::Receiver<ByteEvent>,
+    stream: ShellStream,
     tx: &mpsc::Sender<Collected>,
 ) -> Ended {
+    let ShellStream { mut rx, ticks } = stream;
     let mut lines = Lines::default();
     let mut reasm = Reassembler::new();
-    // The first frame also waits for the node's first dump and the channel to open.
-    let mut wait = src.interval + src.timeout * 2;
+    // The first frame also waits for the channel to open.
+    let mut wait = src.timeout * 2;
+    let mut next = tokio::time::Instant::now();
     loop {
+        // One tick, one dump: polls keep the client's schedule (a late one goes at once, a
+        // missed one is not made up), and a node never runs ahead of a reader that fell behind.
+        tokio::time::sleep_until(next).await;
+        next = (next + src.interval).max(tokio::time::Instant::now());
+        if ticks.send(()).await.is_err() {
+            return Ended::Broken("stream: the channel closed".into());
+        }
         let dump =
             match tokio::time::timeout(wait, next_dump(&mut rx, &mut lines, &mut reasm)).await {
                 Ok(Ok(d)) => d,
@@ -101,7 +107,7 @@ async fn follow(
         if now != reqs {
             return Ended::Restart;
         }
-        wait = src.interval + src.timeout;
+        wait = src.timeout;
     }
 }
 

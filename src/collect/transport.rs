@@ -156,6 +156,14 @@ pub enum ByteEvent {
     End(CollectError),
 }
 
+/// A long-lived shell command: its stdout as it comes, and a way to poke its stdin.
+pub struct ShellStream {
+    pub rx: mpsc::Receiver<ByteEvent>,
+    /// Each `()` sent writes one newline to the command's stdin (the streaming node loop waits
+    /// for one before each dump, so the client sets the pace and the node runs no `sleep`).
+    pub ticks: mpsc::Sender<()>,
+}
+
 #[async_trait]
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Run one request; the whole output, or why not. Implementations bound it by `timeout`.
@@ -190,7 +198,7 @@ pub trait Transport: Send + Sync + fmt::Debug {
 
     /// Run a long-lived shell command; its stdout bytes as they come, until the receiver is
     /// dropped (bounded: a slow reader stops the command, not memory).
-    async fn stream_shell(&self, cmd: &str) -> Result<mpsc::Receiver<ByteEvent>, CollectError> {
+    async fn stream_shell(&self, cmd: &str) -> Result<ShellStream, CollectError> {
         let _ = cmd;
         Err(CollectError::Unavailable(format!(
             "{} cannot stream a shell",

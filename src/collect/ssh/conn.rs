@@ -156,19 +156,21 @@ impl Conn {
 impl Conn {
     /// Start a long-running command whose stdout bytes go to the receiver as they come.
     /// The receiver holds at most a few SSH packets: a reader that falls behind leaves the
-    /// channel window full and the command blocked on its write.
+    /// channel window full and the command blocked on its write. Each tick writes a newline
+    /// to the command's stdin.
     pub async fn stream_bytes(
         &self,
         cmd: &str,
-    ) -> Result<mpsc::Receiver<crate::collect::transport::ByteEvent>, ExecFail> {
+    ) -> Result<crate::collect::transport::ShellStream, ExecFail> {
         let (ch, open) = self.open_channel().await?;
         if ch.exec(true, cmd).await.is_err() {
             return Err(self.lost());
         }
         let (tx, rx) = mpsc::channel(8);
+        let (ticks, ticks_rx) = mpsc::channel(1);
         let hp = self.host_port.clone();
-        tokio::spawn(follow_bytes(ch, tx, hp, open));
-        Ok(rx)
+        tokio::spawn(follow_bytes(ch, tx, ticks_rx, hp, open));
+        Ok(crate::collect::transport::ShellStream { rx, ticks })
     }
 }
 
@@ -177,18 +179,29 @@ impl Conn {
 async fn follow_bytes(
     mut ch: russh::Channel<client::Msg>,
     tx: mpsc::Sender<crate::collect::transport::ByteEvent>,
+    mut ticks: mpsc::Receiver<()>,
     hp: String,
     _open: Open,
 ) {
     use crate::collect::transport::ByteEvent;
     let mut err: Vec<u8> = Vec::new();
     let mut status = None;
+    // Dropping the tick sender only stops the ticks; dropping the receiver ends the stream.
+    let mut ticking = true;
     loop {
         tokio::select! {
             _ = tx.closed() => {
                 stop(&ch).await;
                 return;
             }
+            t = ticks.recv(), if ticking => match t {
+                Some(()) => {
+                    if ch.data(&b"\n"[..]).await.is_err() {
+                        break;
+                    }
+                }
+                None => ticking = false,
+            },
             msg = ch.wait() => match msg {
                 Some(ChannelMsg::Data { data }) => {
                     if tx.send(ByteEvent::Data(data.to_vec())).await.is_err() {

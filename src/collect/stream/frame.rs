@@ -2,7 +2,8 @@
 //! agent, no file written on the node) and the pure [`Reassembler`] that turns its frames back into
 //! the exact batch output an exec poll would have returned.
 //!
-//! Every interval the loop runs the poll's batched command (batch.rs) and pipes its output, ended
+//! For every tick the client writes (a newline on the channel's stdin, once per interval) the loop
+//! runs the poll's batched command (batch.rs) and pipes its output, ended
 //! by an end line carrying the stream's nonce, into one long-lived `awk` that keeps the previous
 //! dump in memory and prints a frame with only the lines that changed:
 //!
@@ -33,21 +34,19 @@ printf "@@rocetop-stream-end %d\n", s
 fflush(); m = n; n = 0; s++; next }
 { c[++n] = $0 }"#;
 
-/// The command a node runs for the whole stream: `batch` (the poll's batched command) every
-/// `interval_s` seconds. When the client goes away, awk's next write fails and the loop's next
-/// write after it: both end within an interval, nothing is left running.
-pub fn node_script(batch: &str, nonce: &str, interval_s: f64) -> String {
-    let secs = if (interval_s - interval_s.round()).abs() < 1e-9 {
-        format!("{}", interval_s.round().max(1.0))
-    } else {
-        format!("{interval_s:.3}")
-    };
+/// The command a node runs for the whole stream: `batch` (the poll's batched command) once for
+/// every line the client writes to its stdin. The client sets the pace, so the node forks no
+/// `sleep` per interval (a third of the loop's forks) and sits in the shell's `read` builtin
+/// between dumps. When the client goes away, `read` sees end of input (or awk's next write
+/// fails): the loop ends, nothing is left running. The batch's stdin is /dev/null, so nothing
+/// it runs can swallow a tick.
+pub fn node_script(batch: &str, nonce: &str) -> String {
     // mawk (Debian's and Ubuntu's default awk) reads a pipe in blocks: a small dump would sit in
     // its buffer for many intervals. `-W interactive` makes it read line by line; other awks
     // read lines as they come and are not given the flag.
     format!(
         "A=awk; case $(awk -W version 2>&1 </dev/null) in *mawk*) A='awk -W interactive' ;; esac; \
-         while :; do {{ {batch}\n}} 2>&1; printf '%s\\n' '{end}' || exit; sleep {secs} || exit; done | LC_ALL=C $A -v e='{end}' '{AWK}'",
+         while read -r _; do {{ {batch}\n}} </dev/null 2>&1; printf '%s\\n' '{end}' || exit; done | LC_ALL=C $A -v e='{end}' '{AWK}'",
         end = end_line(nonce)
     )
 }
@@ -219,8 +218,8 @@ mod tests {
     /// Run the node's awk on these dumps (as the loop would feed it) and reassemble its frames.
     fn through_awk(dumps: &[String]) -> (Vec<String>, usize) {
         let nonce = "0123456789abcdef";
-        let script = node_script("true", nonce, 1.0);
-        let pick = script.split_once("while :;").expect("loop").0;
+        let script = node_script("true", nonce);
+        let pick = script.split_once("while read").expect("loop").0;
         let awk = format!("{pick}{}", script.split_once("; done | ").expect("pipe").1);
         let mut child = Command::new("sh")
             .arg("-c")
@@ -282,10 +281,14 @@ mod tests {
         let nonce = "0123456789abcdef";
         let mut child = Command::new("sh")
             .arg("-c")
-            .arg(node_script("echo a:1", nonce, 1.0))
+            .arg(node_script("echo a:1", nonce))
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("sh");
+        // Two ticks; stdin stays open, so the loop keeps running.
+        let mut ticks = child.stdin.take().expect("stdin");
+        ticks.write_all(b"\n\n").expect("ticks");
         let out = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -306,7 +309,36 @@ mod tests {
         }
         let _ = child.kill();
         let _ = child.wait();
+        drop(ticks);
         assert_eq!(frames, 2, "frames of a running loop reached the reader");
+    }
+
+    /// The node dumps once per tick the client writes, never on its own, and ends when the
+    /// client's side of stdin closes. A batch command that reads stdin (here `cat`) cannot
+    /// swallow the ticks: it reads /dev/null.
+    #[test]
+    fn one_dump_per_tick_and_the_loop_ends_with_its_input() {
+        let nonce = "0123456789abcdef";
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(node_script("echo a:1; cat", nonce))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut ticks = child.stdin.take().expect("stdin");
+        ticks.write_all(b"\n\n\n").expect("ticks");
+        drop(ticks);
+        // Returns only when the loop and awk have ended (no `sleep`, no wait for a write error).
+        let out = child.wait_with_output().expect("output");
+        let mut r = Reassembler::new();
+        let mut dumps = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).split_terminator('\n') {
+            if let Some(d) = r.push(line).expect("frame") {
+                dumps.push(d);
+            }
+        }
+        assert_eq!(dumps, vec!["a:1\n".to_string(); 3]);
     }
 
     #[test]
