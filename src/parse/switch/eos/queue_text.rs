@@ -308,4 +308,24 @@ mod tests {
         assert_eq!(c(&p, SW_QUEUE_TX_PACKETS, &[("queue", "TC3")]), Some(5));
         assert_eq!(p.unknown_lines, 3);
     }
+
+    proptest::proptest! {
+        /// Whatever the split over drop precedences and unicast/multicast, a traffic class gets
+        /// the sum of its rows; and any text never panics.
+        #[test]
+        fn egress_rows_add_up(rows in proptest::collection::vec((0u8..4, proptest::bool::ANY, 0u64..1u64 << 40), 1..12),
+                              junk in "\\PC{0,80}") {
+            let mut text = String::from("Egress Queue Counters\nPort Traffic DropPrec DestType OutEnqPkts OutEnqOctets OutDropPkts OutDropOctets\n Class\n");
+            for (dp, uc, n) in &rows {
+                let dest = if *uc { "UC" } else { "MC" };
+                text.push_str(&format!("Et7/1  TC3  DP{dp}  {dest}  {n}  0  0  0\n"));
+            }
+            let p = parse(&text, "a");
+            let want: u64 = rows.iter().map(|r| r.2).sum();
+            proptest::prop_assert_eq!(c(&p, SW_QUEUE_TX_PACKETS, &[("queue", "TC3")]), Some(want));
+            proptest::prop_assert_eq!(p.unknown_lines, 0);
+            let p = parse(&junk, "a");
+            proptest::prop_assert!(p.unknown_examples.len() <= Parsed::MAX_EXAMPLES);
+        }
+    }
 }
