@@ -104,13 +104,13 @@ impl ParseKind {
                 "SONiC `show queue wredcounters` (`Port TxQ WredDrp/pkts WredDrp/bytes ...` rows)"
             }
             ParseKind::EosPfc => {
-                "Arista EOS `show priority-flow-control counters` (CLI table or eAPI JSON)"
+                "Arista EOS `show priority-flow-control counters | json` (eAPI JSON; its CLI table is not read)"
             }
             ParseKind::EosQueue => {
-                "Arista EOS `show interfaces counters queue` (CLI table or eAPI JSON)"
+                "Arista EOS `show interfaces counters queue [detail]` (CLI tables: `Aggregate VoQ Counters`, `Egress Queue Counters`, `Port TxQ ...`; or eAPI JSON)"
             }
             ParseKind::EosEcn => {
-                "Arista EOS `show qos interfaces ecn counters queue` (CLI table or eAPI JSON)"
+                "Arista EOS `show qos interfaces ecn counters queue | json` (eAPI JSON; its CLI table is not read)"
             }
             ParseKind::EosInterface => "Arista EOS `show interfaces` (eAPI JSON or CLI blocks)",
             ParseKind::RdmaStatistic => {

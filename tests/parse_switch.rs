@@ -652,6 +652,40 @@ fn eos_pfc_counters() {
     assert_eq!(p.samples.len(), 8);
 }
 
+const EOS_QUEUE_CLI: &str = "arista/show-interfaces-counters-queue-detail_7280-7500_voq-and-egress_eos-central-article_excerpt.txt";
+
+/// The CLI text of `show interfaces counters queue detail` and eAPI JSON with the same facts give
+/// the same series (tabs and alerts read either), VoQ drops apart from egress queue drops.
+#[test]
+fn eos_queue_cli_text_matches_the_json_reading() {
+    let text = run(ParseKind::EosQueue, EOS_QUEUE_CLI);
+    assert_eq!(text.unknown_lines, 0, "{:?}", text.unknown_examples);
+    let voq = [
+        ("port", "Ethernet3/1/1"),
+        ("queue", "TC1"),
+        ("reason", "voq"),
+    ];
+    assert_eq!(c(&text, SW_INGRESS_DROPPED, &voq), Some(0));
+    assert_eq!(
+        get(&text, SW_QUEUE_DROPPED, &[("port", "Ethernet3/1/1")]),
+        None
+    );
+    assert_eq!(
+        c(&text, SW_QUEUE_TX_PACKETS, &[("port", "Ethernet4/1/1")]),
+        Some(0)
+    );
+    let json = r#"{"egressQueueCounters":{"interfaces":{"Ethernet4/1/1":{"ucastQueues":{"trafficClasses":{"TC0":{"dropPrecedences":{"DP0":{"enqueuedPackets":0,"enqueuedBytes":0,"droppedPackets":0,"droppedBytes":0}}}}}}}},
+      "ingressVoqCounters":{"interfaces":{"Ethernet3/1/1":{"trafficClasses":{"TC0":{"droppedPackets":0,"droppedBytes":0},"TC1":{"droppedPackets":0,"droppedBytes":0}}}}}}"#;
+    let json = parse(ParseKind::EosQueue, json, &Ctx::named("sw1"));
+    let keys = |p: &Parsed| {
+        let mut k: Vec<String> = p.samples.iter().map(|s| s.key.to_string()).collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&text), keys(&json));
+    assert_eq!(text.samples.len(), 8);
+}
+
 #[test]
 fn eos_ecn_counters_dash_is_missing() {
     let p = run(
@@ -765,6 +799,7 @@ const ALL: &[(ParseKind, &str)] = &[
         ParseKind::EosEcn,
         "arista/show-qos-interfaces-ecn-counters-queue_eapi-json_anta-fixture.json",
     ),
+    (ParseKind::EosQueue, EOS_QUEUE_CLI),
 ];
 
 /// Every kind on every fixture's text, cut, spliced and mutated: never a panic.

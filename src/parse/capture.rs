@@ -2,7 +2,7 @@
 //! Markdown code fences (```` ``` ````, `~~~`, and the `<pre>`/`<details>` lines of HTML kept around
 //! a paste) and bold markers (`**Pkts discarded : 0**`) from an
 //! issue tracker or a converted PDF, `grep -A/-B` group separators (`--`), elision lines (`..`,
-//! `...`), a shell prompt with the command before the output (`admin@sonic:~$ show queue counters`,
+//! `...`, and the typographic `…` a web page or word processor turns them into), a shell prompt with the command before the output (`admin@sonic:~$ show queue counters`,
 //! `# pfcstat`), and the whole capture indented (copied from an e-mail or a doc). Lines removed
 //! here are counted in a note, so nothing disappears silently; what remains is the output as the
 //! device printed it.
@@ -56,6 +56,11 @@ fn is_html_block(t: &str) -> bool {
     ) || (t.starts_with("<summary>") && t.ends_with("</summary>"))
 }
 
+/// `...` where rows were left out; an article prints it as `…` (U+2026), sometimes doubled.
+fn is_elision(t: &str) -> bool {
+    !t.is_empty() && t.chars().count() <= 5 && t.chars().all(|c| c == '.' || c == '…')
+}
+
 /// How one line is treated.
 enum Line<'a> {
     Keep(&'a str),
@@ -69,7 +74,7 @@ fn classify(line: &str, shell_prompts: bool) -> Line<'_> {
     if t.starts_with("```") || t.starts_with("~~~") || is_html_block(t) {
         return Line::Fence;
     }
-    if t == "--" || (!t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b == b'.')) {
+    if t == "--" || is_elision(t) {
         return Line::Separator;
     }
     if shell_prompts
@@ -148,6 +153,8 @@ mod tests {
             true,
         );
         assert_eq!((c.as_ref(), s.fences), ("RcAcks  1\n", 4));
+        let (c, s) = clean("Et1 TC0 0\n…\n……\nEt2 TC0 0\n", true);
+        assert_eq!((c.as_ref(), s.separators), ("Et1 TC0 0\nEt2 TC0 0\n", 2));
         let (c, s) = clean("Port Rx\nEthernet0 1\n", true);
         assert!(matches!(c, Cow::Borrowed(_)));
         assert_eq!(s.total(), 0);

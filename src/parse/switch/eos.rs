@@ -1,9 +1,10 @@
 //! Parsers for Arista EOS: eAPI JSON (`| json`) of `show priority-flow-control counters`,
-//! `show interfaces counters queue [detail|drops]`, `show qos interfaces ecn counters queue`, and
-//! `show interfaces` text. `"-"` means "not counted" (missing, never 0); values come as strings or
+//! `show interfaces counters queue [detail|drops]` (also its CLI text), `show qos interfaces ecn
+//! counters queue`, and `show interfaces` text. `"-"` means "not counted" (missing, never 0); values come as strings or
 //! numbers.
 
 mod queue;
+mod queue_text;
 
 use super::common::{Acc, json_doc, jtake};
 use super::normalize_port;
@@ -84,10 +85,16 @@ fn per_interface(
     }
 }
 
+/// JSON when the output is JSON (`| json`, eAPI), the CLI tables otherwise.
 pub fn parse_queue(text: &str, switch: &str) -> Parsed {
-    match doc(text) {
-        Ok(v) => queue::parse(&v, switch),
-        Err(p) => p,
+    match json_doc(text) {
+        Some(Ok(v)) => queue::parse(&v, switch),
+        Some(Err(e)) => {
+            let mut p = Parsed::default();
+            p.unknown(&e);
+            p
+        }
+        None => queue_text::parse(text, switch),
     }
 }
 
