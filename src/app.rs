@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod episodes;
 mod keys;
 pub mod lossless;
+mod lossless_switch;
 pub mod pairing;
 pub mod ports;
 pub mod source;
