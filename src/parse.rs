@@ -52,6 +52,8 @@ pub enum ParseKind {
     SonicQos,
     /// NX-OS `show running-config ipqos`: DSCP classification, no-drop CoS, ECN on queues.
     NxosQos,
+    /// Arista EOS `show running-config`: DSCP map, trust, PFC no-drop priorities, ECN per queue.
+    EosQos,
     /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
     PromApi,
 }
@@ -83,6 +85,7 @@ impl ParseKind {
             ParseKind::NxosMtu => "nxos-mtu",
             ParseKind::SonicQos => "sonic-qos",
             ParseKind::NxosQos => "nxos-qos",
+            ParseKind::EosQos => "eos-qos",
             ParseKind::PromApi => "prom-api",
         }
     }
@@ -147,6 +150,9 @@ impl ParseKind {
             }
             ParseKind::NxosQos => {
                 "NX-OS `show running-config ipqos` (class-map/policy-map type qos, network-qos, queuing; system qos; interfaces)"
+            }
+            ParseKind::EosQos => {
+                "Arista EOS `show running-config` (qos map dscp, qos profile, interface qos trust / priority-flow-control / tx-queue random-detect ecn)"
             }
             ParseKind::PromApi => {
                 "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
@@ -287,6 +293,7 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         }
         ParseKind::SonicQos => switch::sonic_qos::parse(text, name),
         ParseKind::NxosQos => switch::nxos_qos::parse(text, name),
+        ParseKind::EosQos => switch::eos_qos::parse(text, name),
         ParseKind::PromApi => prom_api::parse(text),
     }
 }

@@ -216,7 +216,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 25] = [
+const KINDS: [ParseKind; 26] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -241,6 +241,7 @@ const KINDS: [ParseKind; 25] = [
     ParseKind::NxosMtu,
     ParseKind::SonicQos,
     ParseKind::NxosQos,
+    ParseKind::EosQos,
     ParseKind::PromApi,
 ];
 

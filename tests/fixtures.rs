@@ -67,6 +67,7 @@ const RULES: &[(&str, &str, ParseKind)] = &[
     ),
     ("topology", "config-db", ParseKind::SonicQos),
     ("topology", "show-running-config-ipqos", ParseKind::NxosQos),
+    ("topology", "show-running-config_eos", ParseKind::EosQos),
 ];
 
 /// Files in the fixture tree that are not captures of a parse kind, and why.

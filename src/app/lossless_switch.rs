@@ -24,7 +24,7 @@ impl Unread {
         let mut v = Vec::new();
         if !self.dscp.is_empty() {
             v.push(format!(
-                "switch DSCP classification not proven on {} (not read: NX-OS `show running-config ipqos`, SONiC CONFIG_DB; EOS is not read yet)",
+                "switch DSCP classification not proven on {} (not read: NX-OS `show running-config ipqos`, SONiC CONFIG_DB, EOS `show running-config`; or an EOS policy-map classifies the port)",
                 crate::app::ports::compress(&self.dscp)
             ));
         }
@@ -177,15 +177,20 @@ mod tests {
 
     /// A SONiC leaf whose CONFIG_DB is `db`, with n1's ens224 on Ethernet0.
     fn proof(db: &str) -> crate::app::lossless::Proof {
+        proof_on("sonic", ParseKind::SonicQos, db)
+    }
+
+    /// A leaf of `os` whose QoS read (`kind`) answered `out`, with n1's ens224 on Ethernet0.
+    fn proof_on(os: &str, kind: ParseKind, out: &str) -> crate::app::lossless::Proof {
         let cfg = Config::from_str(
-            "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"sonic\"\nports = [\"Ethernet0\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet0\"\n",
+            &format!("[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nos = \"{os}\"\nports = [\"Ethernet0\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nnetdevs = [\"ens224\"]\nswitch_port = \"Ethernet0\"\n"),
             "t.toml",
             None,
         )
         .expect("config");
         let mut store = Store::new(600_000, 16);
         let sw = store.add_source("leaf topology", 1000);
-        store.ingest(sw, 1, &parse(ParseKind::SonicQos, db, &Ctx::named("leaf")));
+        store.ingest(sw, 1, &parse(kind, out, &Ctx::named("leaf")));
         let n = store.add_source("n1 topology", 1000);
         store.ingest(n, 1, &parse(ParseKind::HostQos, HOST, &Ctx::named("n1")));
         prove(&cfg, &store)
@@ -247,6 +252,33 @@ mod tests {
                 .any(|f| f.side == Side::Host && f.fix.contains("--pfc 0,0,0,0,1,0,0,0")),
             "{:?}",
             p.findings
+        );
+    }
+
+    /// EOS from its running config: a routed port with the RoCE profile passes; the DSCP moved to
+    /// another traffic class, or a switched port (CoS trust by default), is the switch's to fix.
+    #[test]
+    fn eos_running_config_is_proven_too() {
+        const EOS: &str = "qos map dscp 26 to traffic-class 3\n!\nqos profile ROCE\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   !\n   uc-tx-queue 3\n      random-detect ecn minimum-threshold 256 kbytes maximum-threshold 512 kbytes\n!\ninterface Ethernet0\n   no switchport\n   service-profile ROCE\n";
+        let ok = proof_on("eos", ParseKind::EosQos, EOS);
+        assert!(ok.findings.is_empty(), "{:?}", ok.findings);
+        let moved = proof_on(
+            "eos",
+            ParseKind::EosQos,
+            &EOS.replace("traffic-class 3", "traffic-class 4"),
+        );
+        assert_eq!(moved.findings.len(), 1, "{:?}", moved.findings);
+        assert_eq!(moved.findings[0].side, Side::Switch);
+        assert_eq!(moved.findings[0].fix, "qos map dscp 26 to traffic-class 3");
+        let switched = proof_on(
+            "eos",
+            ParseKind::EosQos,
+            &EOS.replace("no switchport", "switchport"),
+        );
+        assert_eq!(switched.findings.len(), 1, "{:?}", switched.findings);
+        assert_eq!(
+            switched.findings[0].fix,
+            "interface Ethernet0 ; qos trust dscp"
         );
     }
 

@@ -218,7 +218,11 @@ pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
             // CONFIG_DB: DSCP maps, PFC priorities, WRED/ECN per queue and port MTUs.
             cli(ParseKind::SonicQos, "show runningconfiguration all"),
         ],
-        SwitchOs::Eos => vec![cli(ParseKind::LldpNeighbors, "show lldp neighbors")],
+        SwitchOs::Eos => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
+            // DSCP map, trust, PFC no-drop priorities and ECN per queue, from the running config.
+            cli(ParseKind::EosQos, "show running-config"),
+        ],
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub(crate) mod common;
 pub mod eos;
+pub mod eos_qos;
 pub mod nxos;
 pub mod nxos_qos;
 pub mod pfcwd;
