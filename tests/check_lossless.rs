@@ -6,7 +6,8 @@
 //! it on another port than the config. The switch's `show running-config ipqos` is a vendor
 //! reference QoS config (the MOCK fixture, which classifies RDMA by CoS, pauses CoS 3 and marks ECN
 //! on queue 3 switch-wide) with this test's own additions: a DSCP policy on the consistent port,
-//! the CoS policy on node-badqos's, and a queuing policy without ECN on node-moved's.
+//! the CoS policy on node-badqos's, and a queuing policy without ECN on node-moved's. A SONiC
+//! leaf answers with captures only; its CONFIG_DB maps DSCP 26 off the no-drop priority.
 
 #[path = "common/sshd.rs"]
 mod sshd;
@@ -77,6 +78,39 @@ for c in ${{SSH_ORIGINAL_COMMAND:-}}; do
     "show running-config ipqos") cat {d}/ipqos ;;
     "") ;;
     *) echo "% Invalid command at '^' marker." ;;
+  esac
+done
+"#
+        ),
+    );
+    Sshd::with(Options {
+        force_command: Some(sh.display().to_string()),
+        ..Options::default()
+    })
+}
+
+/// A SONiC leaf answering with captures: counters from tests/fixtures/sonic, its LLDP table and
+/// PFC watchdog, and as its CONFIG_DB the `sonic-cfggen` rendering of the Arista-7050 SKU's QoS
+/// template (TOOL-GENERATED): PFC on 3 and 4, ECN on queues 3-4, and DSCP 26 → TC 1.
+fn sonic_switch(dir: &Path) -> Sshd {
+    let sonic = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sonic");
+    let topo = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/topology");
+    let sh = dir.join("sonic.sh");
+    script(
+        &sh,
+        &format!(
+            r#"IFS=';'
+for c in ${{SSH_ORIGINAL_COMMAND:-}}; do
+  c=$(echo "$c" | sed 's/^ *//; s/ *$//')
+  case "$c" in
+    "show pfc counters") cat {sonic}/show-pfc-counters.txt ;;
+    "show queue counters") cat {sonic}/show-queue-counters.txt ;;
+    "show queue wredcounters") cat {sonic}/show-queue-wredcounters.txt ;;
+    "show lldp table") cat {topo}/show-lldp-table_real-gns3-lab.txt ;;
+    "show pfcwd stats") cat {topo}/show-pfcwd-stats_real-z9332_issue9430.txt ;;
+    "show runningconfiguration all") cat {topo}/config-db_qos-json_arista7050_sonic-cfggen-test_TOOL-GENERATED.json ;;
+    "") ;;
+    *) echo "Error: No such command \"$c\"." ;;
   esac
 done
 "#
@@ -160,8 +194,10 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
     let (good, good_sys) = node(&sub("good"), GOOD_QOS, "Eth1/1/1");
     let (bad, bad_sys) = node(&sub("bad"), &bad_qos, "Eth1/1/2");
     let (moved, moved_sys) = node(&sub("moved"), GOOD_QOS, "Eth1/1/3");
+    let sonic = sonic_switch(&sub("sonic"));
+    let (behind_sonic, behind_sonic_sys) = node(&sub("behind-sonic"), GOOD_QOS, "Ethernet4");
     let kh = root.path().join("known_hosts");
-    for s in [&sw, &good, &bad, &moved] {
+    for s in [&sw, &good, &bad, &moved, &sonic, &behind_sonic] {
         s.trust(&kh, "ed25519");
     }
     let node_cfg = |name: &str, s: &Sshd, sys: &Path, port: &str| {
@@ -174,14 +210,18 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         )
     };
     let cfg = format!(
-        "[ssh]\nknown_hosts = \"{}\"\nconnect_timeout = \"3s\"\ncommand_timeout = \"3s\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-3\", \"Ethernet1/2/1\"]\n{}{}{}",
+        "[ssh]\nknown_hosts = \"{}\"\nconnect_timeout = \"3s\"\ncommand_timeout = \"3s\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-3\", \"Ethernet1/2/1\"]\n[[switch]]\nname = \"sonic-leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"sonic\"\nidentity_file = \"{}\"\nports = [\"Ethernet4\"]\n{}{}{}{}",
         kh.display(),
         sw.port,
         user(),
         sw.client_key.display(),
+        sonic.port,
+        user(),
+        sonic.client_key.display(),
         node_cfg("node-good", &good, &good_sys, "Ethernet1/1/1"),
         node_cfg("node-badqos", &bad, &bad_sys, "Ethernet1/1/2"),
         node_cfg("node-moved", &moved, &moved_sys, "Ethernet1/2/1"),
+        node_cfg("node-sonic", &behind_sonic, &behind_sonic_sys, "Ethernet4"),
     );
     let path = root.path().join("rocetop.toml");
     std::fs::write(&path, cfg).expect("config");
@@ -195,7 +235,17 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(!text.contains("FAILED"), "every source answers: {text}");
     let mismatches: Vec<&str> = text.lines().filter(|l| l.contains("MISMATCH")).collect();
-    assert_eq!(mismatches.len(), 5, "{text}");
+    assert_eq!(mismatches.len(), 7, "{text}");
+    // The SONiC leaf's CONFIG_DB (Azure's template: lossless DSCP 3/4) sends DSCP 26 to TC 1.
+    assert!(
+        text.contains("MISMATCH node-sonic ens224 ↔ sonic-leaf Ethernet4: the switch maps DSCP 26 to priority 1 (AZURE), the no-drop priority is 3 [switch side]\n    fix: sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|AZURE' 26 3"),
+        "{text}"
+    );
+    // Its no-drop priorities come from the same CONFIG_DB (`pfc_enable 3,4`).
+    assert!(
+        text.contains("MISMATCH node-sonic ens224 ↔ sonic-leaf Ethernet4: PFC on priorities 3 on the host, the switch port's no-drop priority is 3,4 [host side]"),
+        "{text}"
+    );
     // The switch side: the CoS-classifying port, and the no-drop queue that marks no ECN.
     assert!(
         text.contains("MISMATCH node-badqos ens224 ↔ leaf Ethernet1/1/2: the switch port does not classify by DSCP (its policy AZLocal_SERVICES matches CoS) (RoCE is marked DSCP 26) [switch side]\n    fix: class-map type qos match-all ROCE ; match dscp 26 ; policy-map type qos AZLocal_SERVICES ; class ROCE ; set qos-group 3 ; interface Ethernet1/1/2 ; service-policy type qos input AZLocal_SERVICES"),
@@ -215,7 +265,7 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         "{text}"
     );
     assert!(
-        !text.contains("MTU not proven"),
+        !text.contains("MTU not proven on leaf"),
         "both MTUs were read: {text}"
     );
     // Every switch fact was read: nothing about the switch's QoS is left as a note.
