@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod episodes;
 mod keys;
 pub mod lossless;
+mod lossless_switch;
 pub mod pairing;
 pub mod ports;
 pub mod source;
@@ -552,20 +553,20 @@ impl App {
     /// The row of `view` that `tab` has selected: its item wherever it is now, else (the item is
     /// filtered out or gone) the row at the position it had; `None` for an empty table.
     pub fn selected_in(&self, tab: Tab, view: &table::TabView) -> Option<usize> {
-        if view.rows.is_empty() {
+        if view.is_empty() {
             return None;
         }
         let s = &self.selected[tab.index()];
         s.id.as_ref()
             .and_then(|id| view.position(id))
-            .or(Some(s.index.min(view.rows.len() - 1)))
+            .or(Some(s.index.min(view.len() - 1)))
     }
 
     /// The row the current tab has selected, in what was last drawn.
     pub fn selected_row(&self) -> Option<table::Row> {
         let v = self.shown(self.tab);
         self.selected_in(self.tab, &v)
-            .and_then(|i| v.rows.get(i).cloned())
+            .and_then(|i| v.get(i).cloned())
     }
 
     /// Whether a row name passes the filter.

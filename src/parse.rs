@@ -48,6 +48,12 @@ pub enum ParseKind {
     /// NX-OS `show interface` read for each port's MTU only (the topology read: its counters
     /// would arrive minutes apart beside the counter polls').
     NxosMtu,
+    /// SONiC CONFIG_DB as JSON (`show runningconfiguration all`): DSCP maps, PFC, ECN, MTU.
+    SonicQos,
+    /// NX-OS `show running-config ipqos`: DSCP classification, no-drop CoS, ECN on queues.
+    NxosQos,
+    /// Arista EOS `show running-config`: DSCP map, trust, PFC no-drop priorities, ECN per queue.
+    EosQos,
     /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
     PromApi,
 }
@@ -77,6 +83,9 @@ impl ParseKind {
             ParseKind::SonicPfcwd => "sonic-pfcwd",
             ParseKind::NxosPfcwd => "nxos-pfcwd",
             ParseKind::NxosMtu => "nxos-mtu",
+            ParseKind::SonicQos => "sonic-qos",
+            ParseKind::NxosQos => "nxos-qos",
+            ParseKind::EosQos => "eos-qos",
             ParseKind::PromApi => "prom-api",
         }
     }
@@ -136,6 +145,15 @@ impl ParseKind {
             ParseKind::SonicPfcwd => "SONiC `show pfcwd stats`",
             ParseKind::NxosPfcwd => "NX-OS `show queuing pfc-queue detail` (PFC watchdog)",
             ParseKind::NxosMtu => "NX-OS `show interface`, read for each port's MTU only",
+            ParseKind::SonicQos => {
+                "SONiC CONFIG_DB as JSON (`show runningconfiguration all`, `sonic-cfggen -d --print-data`, config_db.json)"
+            }
+            ParseKind::NxosQos => {
+                "NX-OS `show running-config ipqos` (class-map/policy-map type qos, network-qos, queuing; system qos; interfaces)"
+            }
+            ParseKind::EosQos => {
+                "Arista EOS `show running-config` (qos map dscp, qos profile, interface qos trust / priority-flow-control / tx-queue random-detect ecn)"
+            }
             ParseKind::PromApi => {
                 "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
             }
@@ -273,6 +291,9 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
                 .retain(|s| s.key.name == crate::metrics::names::SW_PORT_MTU_BYTES);
             p
         }
+        ParseKind::SonicQos => switch::sonic_qos::parse(text, name),
+        ParseKind::NxosQos => switch::nxos_qos::parse(text, name),
+        ParseKind::EosQos => switch::eos_qos::parse(text, name),
         ParseKind::PromApi => prom_api::parse(text),
     }
 }

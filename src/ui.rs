@@ -60,7 +60,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     status_bar(f, status, app);
     if app.detail && app.tab != Tab::Log {
         let v = app.table(app.tab);
-        if let Some(r) = app.selected_in(app.tab, &v).and_then(|i| v.rows.get(i)) {
+        if let Some(r) = app.selected_in(app.tab, &v).and_then(|i| v.get(i)) {
             if !r.charts.is_empty() || !r.notes.is_empty() {
                 detail_popup(f, body, app, r);
             }

@@ -216,7 +216,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 23] = [
+const KINDS: [ParseKind; 26] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -239,6 +239,9 @@ const KINDS: [ParseKind; 23] = [
     ParseKind::SonicPfcwd,
     ParseKind::NxosPfcwd,
     ParseKind::NxosMtu,
+    ParseKind::SonicQos,
+    ParseKind::NxosQos,
+    ParseKind::EosQos,
     ParseKind::PromApi,
 ];
 

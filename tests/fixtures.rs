@@ -59,6 +59,15 @@ const RULES: &[(&str, &str, ParseKind)] = &[
     ("topology", "mlnx_qos", ParseKind::HostQos),
     ("topology", "show-pfcwd-stats", ParseKind::SonicPfcwd),
     ("topology", "show-queuing-pfc-queue", ParseKind::NxosPfcwd),
+    // Switch QoS configuration (#21): DSCP classification, PFC, ECN, MTU.
+    (
+        "topology",
+        "show-runningconfiguration-all",
+        ParseKind::SonicQos,
+    ),
+    ("topology", "config-db", ParseKind::SonicQos),
+    ("topology", "show-running-config-ipqos", ParseKind::NxosQos),
+    ("topology", "show-running-config_eos", ParseKind::EosQos),
 ];
 
 /// Files in the fixture tree that are not captures of a parse kind, and why.

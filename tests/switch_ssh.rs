@@ -26,6 +26,7 @@ for c in "${{parts[@]}}"; do
     "show lldp neighbors") cat {TOPO}/show-lldp-neighbors_multiline-device-id_ntc-templates.txt ;;
     "show queuing pfc-queue detail") cat {TOPO}/show-queuing-pfc-queue-detail_SYNTHETIC-otel-test.txt ;;
     "show interface Ethernet"*) cat {NXOS}/show-interface_n9k_ntc-templates_01.txt ;;
+    "show running-config ipqos") cat {TOPO}/show-running-config-ipqos_cos-classified_azure-local-reference-tor_MOCK.txt ;;
     "") ;;
     *) echo "% Invalid command at '^' marker." ;;
   esac
@@ -90,6 +91,8 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
         // The rare topology read, glued the same way: LLDP, and the MTU alone of `show interface`.
         "rocetop_link_neighbor_info{netdev=\"Te1/1/1\",node=\"dx1.org.local\",port=\"Ethernet1/3\",side=\"switch\",switch=\"leaf\"} 1",
         "rocetop_switch_port_mtu_bytes{port=\"Ethernet2/1\",switch=\"leaf\"} 9100",
+        // ... and the QoS configuration after it.
+        "rocetop_switch_qos_ecn_enabled{port=\"all\",priority=\"3\",switch=\"leaf\"} 1",
     ] {
         assert!(text.contains(want), "missing {want}\n{text}");
     }

@@ -224,6 +224,64 @@ fn pfc_detail_names_the_mismatch_and_its_fix() {
     insta::assert_snapshot!("pfc_lossless_mismatch_detail", screen);
 }
 
+/// The host rows of the PFC tab are selectable (after the port rows, by stable ids): the finding
+/// that bites a host shows in that row's own detail view, and the selection stays on the host
+/// row across refreshes.
+#[test]
+fn a_host_row_is_selectable_and_its_detail_names_its_finding() {
+    let mut lab = wrong_host();
+    lab.key(KeyCode::Char(char::from(b'1' + Tab::Pfc.index() as u8)));
+    lab.key(KeyCode::Char('/'));
+    lab.chars("ubunturdma1");
+    lab.key(KeyCode::Enter);
+    let v = lab.app.table(Tab::Pfc);
+    assert!(!v.rows.is_empty() && !v.extra.is_empty(), "{v:?}");
+    // Down past the port rows lands on the first host row.
+    for _ in 0..v.rows.len() {
+        lab.key(KeyCode::Down);
+    }
+    let sel = lab.app.selected_row().expect("a row is selected");
+    let host = RowId::Netdev {
+        node: "ubunturdma1".into(),
+        netdev: "ens224".into(),
+        priority: "3".into(),
+    };
+    assert!(
+        matches!(&sel.id, RowId::Netdev { node, .. } if node == "ubunturdma1"),
+        "{:?}",
+        sel.id
+    );
+    // Walk to the priority-3 row (the one the finding marks), wherever the sort put it.
+    while lab.app.selected_row().map(|r| r.id) != Some(host.clone()) {
+        let before = lab.app.selected_row().map(|r| r.id);
+        lab.key(KeyCode::Down);
+        assert_ne!(
+            lab.app.selected_row().map(|r| r.id),
+            before,
+            "no priority-3 host row"
+        );
+    }
+    lab.run(2);
+    assert_eq!(
+        lab.app.selected_row().map(|r| r.id),
+        Some(host.clone()),
+        "the selection stays on its host row across refreshes"
+    );
+    lab.key(KeyCode::Enter);
+    assert!(lab.app.detail);
+    let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    t.draw(|f| rocetop::ui::draw(f, &lab.app)).expect("draw");
+    let b = t.backend().buffer();
+    let mut screen = String::new();
+    for y in 0..b.area.height {
+        let line: String = (0..b.area.width).map(|x| b[(x, y)].symbol()).collect();
+        screen.push_str(line.trim_end());
+        screen.push('\n');
+    }
+    assert!(screen.contains("--pfc 0,0,0,1,0,0,0,0"), "{screen}");
+    insta::assert_snapshot!("pfc_host_row_detail", screen);
+}
+
 /// A switch's PFC settings come with its counter polls, not the topology read: PFC turned off on
 /// a port with hosts behind it reaches the proof (and the PFC tab) without a new topology read.
 #[test]

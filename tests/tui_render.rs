@@ -653,3 +653,40 @@ fn pfc_sorts_by_the_last_60_s() {
     let v = counts(&lab);
     assert!(v.windows(2).all(|w| w[0] <= w[1]), "flipped: {v:?}");
 }
+
+/// The PFC tab's host rows are selectable after its port rows: End lands on the last host row,
+/// which is drawn selected (and no port row is), and the selection's detail is that host's.
+#[test]
+fn pfc_host_rows_take_the_selection() {
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Pfc);
+    let _ = render(&lab.app, 120, 40);
+    lab.key(KeyCode::End);
+    let v = lab.app.table(Tab::Pfc);
+    assert_eq!(
+        lab.app.selected[Tab::Pfc.index()].index,
+        v.rows.len() + v.extra.len() - 1,
+        "End walks past the port rows to the last host row"
+    );
+    let sel = lab.app.selected_row().expect("selected");
+    assert!(
+        matches!(sel.id, rocetop::app::table::RowId::Netdev { .. }),
+        "{:?}",
+        sel.id
+    );
+    let b = render(&lab.app, 120, 40);
+    let t = text(&b);
+    let host_title = t
+        .lines()
+        .position(|l| l.starts_with("Host NIC pause"))
+        .expect("host table") as u16;
+    let selected_lines: Vec<u16> = (0..b.area.height)
+        .filter(|&y| b[(0, y)].bg == Color::Cyan)
+        .collect();
+    assert_eq!(selected_lines.len(), 1, "one selected line:\n{t}");
+    assert!(
+        selected_lines[0] > host_title,
+        "the selected line is in the host table:\n{t}"
+    );
+    insta::assert_snapshot!("pfc_host_selected", t);
+}

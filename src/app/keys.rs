@@ -224,9 +224,9 @@ fn move_sel(app: &mut App, by: isize) {
     };
     let to = (cur as isize)
         .saturating_add(by)
-        .clamp(0, view.rows.len() as isize - 1) as usize;
+        .clamp(0, view.len() as isize - 1) as usize;
     app.selected[tab.index()] = Selection {
-        id: view.rows.get(to).map(|r| r.id.clone()),
+        id: view.get(to).map(|r| r.id.clone()),
         index: to,
     };
 }
@@ -265,7 +265,7 @@ fn click(app: &mut App, x: u16, y: u16) {
     let tab = app.tab;
     let view = app.shown(tab);
     let i = first + (y - y0) as usize;
-    if let Some(r) = view.rows.get(i) {
+    if let Some(r) = view.get(i) {
         app.selected[tab.index()] = Selection {
             id: Some(r.id.clone()),
             index: i,

@@ -1,7 +1,8 @@
 //! Proof that the lossless path is set up end to end, for every node netdev ↔ switch port pair:
 //! the switch's no-drop priority is the host's PFC priority, the host trusts DSCP and maps the
 //! RoCE DSCP to it, DCQCN is on for it, 802.3x is off where PFC is on, the host MTU fits the
-//! switch port's (where both were read). Pure over the store: each finding names the wrong side and the command that fixes it;
+//! switch port's (where both were read), and the switch classifies the RoCE DSCP onto it and
+//! marks ECN on its queue ([`super::lossless_switch`]). Pure over the store: each finding names the wrong side and the command that fixes it;
 //! what could not be read is a note, never a pass and never a failure.
 
 use super::pairing::{self, Pair};
@@ -47,6 +48,7 @@ pub fn feeds(name: &str) -> bool {
         || name.starts_with("rocetop_nic_qos_")
         || name == NIC_FLOWCONTROL_ENABLED
         || name == NIC_MTU_BYTES
+        || name.starts_with("rocetop_switch_qos_")
 }
 
 /// A switch port's setting the proof compares (PFC priorities, 802.3x, MTU), which the counter
@@ -142,34 +144,47 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
         }
     }
     let mut mtu_unknown = Vec::new();
+    let mut unread = super::lossless_switch::Unread::default();
     for p in &pairs {
-        check_pair(cfg, store, dscp, p, &mut proof);
+        if let Some(prio) = check_pair(cfg, store, dscp, p, &mut proof) {
+            super::lossless_switch::check(
+                cfg,
+                store,
+                prio,
+                p,
+                &link_of(p),
+                &mut proof,
+                &mut unread,
+            );
+        }
         if !check_mtu(cfg, store, p, &mut proof) {
             mtu_unknown.push(format!("{} {}", p.switch, p.port));
         }
     }
     if !mtu_unknown.is_empty() {
         proof.notes.push(format!(
-            "MTU not proven on {} (host ≤ switch needs both read: host MTUs seen {}; the switch port's from `show interface`)",
+            "MTU not proven on {} (host ≤ switch needs both read: host MTUs seen {}; the switch port's from NX-OS `show interface`, EOS `show interfaces`, SONiC CONFIG_DB PORT)",
             crate::app::ports::compress(&mtu_unknown),
             mtus(store)
         ));
     }
-    if !pairs.is_empty() {
-        proof
-            .notes
-            .push("not proven (not read): the switch's DSCP classification and ECN marking on its no-drop queue".into());
-    }
+    proof.notes.extend(unread.notes());
     proof.pairs = pairs;
     proof
 }
 
-fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof) {
-    let link = if p.netdev.is_empty() {
+/// `ubunturdma1 ens224 ↔ NX_AI_Leaf1 Ethernet1/2/2` (no netdev where it is unknown).
+fn link_of(p: &Pair) -> String {
+    if p.netdev.is_empty() {
         format!("{} ↔ {} {}", p.node, p.switch, p.port)
     } else {
         format!("{} {} ↔ {} {}", p.node, p.netdev, p.switch, p.port)
-    };
+    }
+}
+
+/// The host side of pair `p` and the PFC priorities of both; the no-drop priority, if known.
+fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof) -> Option<u8> {
+    let link = link_of(p);
     let mut find = |side, problem: String, fix: String| {
         proof.findings.push(Finding {
             side,
@@ -221,11 +236,11 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
         proof
             .notes
             .push(format!("{link}: no PFC priority known on either side"));
-        return;
+        return None;
     };
     if p.netdev.is_empty() {
         proof.notes.push(format!("{link}: host side not checked (which netdev rides this port is unknown: set netdevs or run lldpd)"));
-        return;
+        return Some(prio);
     }
     if host_pfc.is_none() {
         proof.notes.push(format!(
@@ -295,6 +310,7 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
             ),
         );
     }
+    Some(prio)
 }
 
 /// Host MTU ≤ switch port MTU, where both were read (false: not proven). A switch port below its

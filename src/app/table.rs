@@ -371,9 +371,30 @@ pub struct TabView {
 }
 
 impl TabView {
-    /// Where the row `id` is now.
+    /// Where the row `id` is now, counting the main table's rows first, then the second table's
+    /// (the PFC tab's host rows are selectable too: their findings show in their detail view).
     pub fn position(&self, id: &RowId) -> Option<usize> {
-        self.rows.iter().position(|r| r.id == *id)
+        self.rows
+            .iter()
+            .chain(&self.extra)
+            .position(|r| r.id == *id)
+    }
+
+    /// How many rows the selection walks: both tables.
+    pub fn len(&self) -> usize {
+        self.rows.len() + self.extra.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i` of the selection's order: the main table, then the second one.
+    pub fn get(&self, i: usize) -> Option<&Row> {
+        self.rows.get(i).or_else(|| {
+            i.checked_sub(self.rows.len())
+                .and_then(|j| self.extra.get(j))
+        })
     }
 }
 

@@ -114,6 +114,8 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 Ok(topology::nxos_lldp(sim, sw))
             } else if cmd.contains("pfc-queue") {
                 Ok(topology::nxos_pfcwd(sw))
+            } else if cmd.contains("running-config ipqos") {
+                Ok(topology::nxos_ipqos(sw))
             } else {
                 Ok("% Invalid command at '^' marker.\n".into())
             }

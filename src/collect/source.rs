@@ -196,7 +196,8 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
     v
 }
 
-/// What a switch is asked rarely: its LLDP neighbours, then its PFC watchdog (and, NX-OS, its MTUs).
+/// What a switch is asked rarely: its LLDP neighbours, its PFC watchdog, its QoS configuration (and,
+/// NX-OS, its MTUs; SONiC has them in its CONFIG_DB).
 pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
     let cli = |kind, c: &str| Probe {
         kind,
@@ -208,12 +209,20 @@ pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
             cli(ParseKind::NxosPfcwd, "show queuing pfc-queue detail"),
             // The edge ports' MTU (EOS prints it in the `show interfaces` of every poll).
             cli(ParseKind::NxosMtu, &interface_cmd("show interface", sw)),
+            // How RoCE is classified (DSCP → qos-group → PFC CoS) and which queue marks ECN.
+            cli(ParseKind::NxosQos, "show running-config ipqos"),
         ],
         SwitchOs::Sonic => vec![
             cli(ParseKind::LldpNeighbors, "show lldp table"),
             cli(ParseKind::SonicPfcwd, "show pfcwd stats"),
+            // CONFIG_DB: DSCP maps, PFC priorities, WRED/ECN per queue and port MTUs.
+            cli(ParseKind::SonicQos, "show runningconfiguration all"),
         ],
-        SwitchOs::Eos => vec![cli(ParseKind::LldpNeighbors, "show lldp neighbors")],
+        SwitchOs::Eos => vec![
+            cli(ParseKind::LldpNeighbors, "show lldp neighbors"),
+            // DSCP map, trust, PFC no-drop priorities and ECN per queue, from the running config.
+            cli(ParseKind::EosQos, "show running-config"),
+        ],
     }
 }
 

@@ -34,6 +34,18 @@ pub const SW_PORT_TX_PACKETS: &str = "rocetop_switch_port_tx_packets_total";
 pub const SW_PORT_ERRORS: &str = "rocetop_switch_port_errors_total";
 /// A switch port's MTU (`MTU 9216 bytes` in `show interface`; EOS `Ethernet MTU`/`IP MTU`), a gauge.
 pub const SW_PORT_MTU_BYTES: &str = "rocetop_switch_port_mtu_bytes";
+// switch QoS classification and ECN (topology reads: SONiC CONFIG_DB, NX-OS `show running-config ipqos`)
+/// 1 per DSCP map a port classifies by {switch,port,map}; `port="all"`: the switch-wide binding.
+pub const SW_QOS_DSCP_MAP: &str = "rocetop_switch_qos_dscp_map_info";
+/// The priority a DSCP is classified to by a map {switch,map,dscp}: SONiC's traffic class, NX-OS's
+/// qos-group carried to the PFC CoS its network-qos class pauses.
+pub const SW_QOS_DSCP_PRIORITY: &str = "rocetop_switch_qos_dscp_priority";
+/// 1 when a port classifies by DSCP, 0 when by CoS or not at all {switch,port}.
+pub const SW_QOS_TRUST_DSCP: &str = "rocetop_switch_qos_trust_dscp";
+/// 1 when ECN marking is configured on a priority's egress queue, 0 when it drops {switch,port,priority}.
+pub const SW_QOS_ECN_ENABLED: &str = "rocetop_switch_qos_ecn_enabled";
+/// The WRED/ECN minimum threshold of that queue, bytes {switch,port,priority}.
+pub const SW_QOS_ECN_MIN_BYTES: &str = "rocetop_switch_qos_ecn_min_threshold_bytes";
 
 // host NIC (ethtool -S)
 pub const NIC_PFC_RX_PAUSE: &str = "rocetop_nic_pfc_rx_pause_frames_total";

@@ -44,6 +44,26 @@ fn help(name: &str) -> String {
             "PFC enabled on a switch port priority (1) or not (0)",
         ),
         (
+            "rocetop_switch_qos_dscp_map_info",
+            "The DSCP map (SONiC DSCP_TO_TC_MAP, NX-OS qos policy) a switch port classifies by (port=all: switch-wide)",
+        ),
+        (
+            "rocetop_switch_qos_dscp_priority",
+            "The priority a switch DSCP map classifies a DSCP to (SONiC TC, NX-OS qos-group as its PFC CoS)",
+        ),
+        (
+            "rocetop_switch_qos_trust_dscp",
+            "A switch port classifies by DSCP (1) or by CoS / not at all (0)",
+        ),
+        (
+            "rocetop_switch_qos_ecn_enabled",
+            "ECN marking configured on a switch port priority's egress queue (1) or not (0)",
+        ),
+        (
+            "rocetop_switch_qos_ecn_min_threshold_bytes",
+            "WRED/ECN minimum threshold of a switch port priority's egress queue, bytes",
+        ),
+        (
             "rocetop_switch_flowcontrol_enabled",
             "802.3x flow control operational on a switch port",
         ),

@@ -2,9 +2,12 @@
 
 pub(crate) mod common;
 pub mod eos;
+pub mod eos_qos;
 pub mod nxos;
+pub mod nxos_qos;
 pub mod pfcwd;
 pub mod sonic;
+pub mod sonic_qos;
 pub mod split;
 
 /// Normalise a port name as switches abbreviate it: `Eth1/1/1`, `ethernet1/1/1`, `Et1/1` →

@@ -20,6 +20,9 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.table(Tab::Pfc);
+    // One selection walks both tables: the port rows, then the host rows.
+    let sel = app.selected_in(Tab::Pfc, &v);
+    let in_hosts = sel.and_then(|i| i.checked_sub(v.rows.len()));
     let h = area.height as usize;
     let top = (v.rows.len() + 2).min(h / 2).max(h.min(3));
     let [t1, b1, t2, b2] = Layout::vertical([
@@ -52,7 +55,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             cols: v.cols,
             rows: &v.rows,
             empty: "no switch ports",
-            selected: app.selected_in(Tab::Pfc, &v),
+            selected: sel.filter(|i| *i < v.rows.len()),
         },
     );
     f.render_widget(
@@ -67,7 +70,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         )),
         t2,
     );
-    // The host table is not selectable: keep the click map of the port table.
+    // Clicks select in the table that holds the selection (one click map): the host table's
+    // rows come after the port table's in the selection's order.
     let hits = app.hits.borrow().table;
     grid::draw(
         f,
@@ -78,8 +82,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             cols: v.extra_cols,
             rows: &v.extra,
             empty: "no nodes match",
-            selected: None,
+            selected: in_hosts,
         },
     );
-    app.hits.borrow_mut().table = hits;
+    let mut h = app.hits.borrow_mut();
+    h.table = match (in_hosts, h.table) {
+        (Some(_), Some((y0, n, first, x0, x1))) => Some((y0, n, first + v.rows.len(), x0, x1)),
+        _ => hits,
+    };
 }

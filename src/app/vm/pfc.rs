@@ -1,5 +1,6 @@
 //! PFC: switch ports (RxPPP/TxPPP per second, the last 60 s, totals, PFC oper state, 802.3x) and
-//! the hosts' NIC pause counters (`ethtool -S`).
+//! the hosts' NIC pause counters (`ethtool -S`). Both are selectable: the selection walks the port
+//! rows, then the host rows (`TabView::get`), each with its lossless findings in its detail view.
 
 use super::{Ctx, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Subject, WINDOW_MS};
@@ -269,6 +270,7 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
                 .at_netdev(name, at(1))
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
+            let lbl = [("node", name), ("netdev", at(1)), ("priority", at(2))];
             let cells = vec![
                 Cell::new(name),
                 Cell::new(at(1)),
@@ -294,6 +296,11 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
                 cells,
                 tone: state.row_tone(),
                 score: pf.unwrap_or(0.0) * 1e6 + rx.get(*k).and_then(|a| a.rate).unwrap_or(0.0),
+                // Selectable like the port rows: the detail view shows its findings and pauses.
+                charts: vec![
+                    Chart::rate("rx pause frames/s", NIC_PFC_RX_PAUSE, &lbl),
+                    Chart::rate("tx pause frames/s", NIC_PFC_TX_PAUSE, &lbl),
+                ],
                 notes: wrong,
                 ..Default::default()
             });

@@ -1,5 +1,5 @@
 //! The demo lab's topology and lossless settings, in the tools' own formats: NX-OS `show lldp
-//! neighbors` and `show queuing pfc-queue detail`, host `lldpctl -f keyvalue` and the host QoS
+//! neighbors`, `show queuing pfc-queue detail` and `show running-config ipqos`, host `lldpctl -f keyvalue` and the host QoS
 //! request. The lab is set up right (PFC and DCQCN on priority 3, DSCP trust, DSCP 26 → 3, MTU
 //! 9000 under the switch's 9216), so `rocetop check --demo` finds it consistent.
 
@@ -50,6 +50,22 @@ pub fn nxos_interface_mtu(sw: &SwitchSim) -> String {
         let _ = write!(
             out,
             "{} is up\nadmin state is up, Dedicated Interface\n  Hardware: 100000 Ethernet, address: 00de.fb00.0001\n  MTU 9216 bytes, BW 10000000 Kbit, DLY 10 usec\n",
+            p.name
+        );
+    }
+    out
+}
+
+/// NX-OS `show running-config ipqos` of the lab: DSCP 26 → qos-group 3, paused as CoS 3, ECN on
+/// queue 3 switch-wide, the classification on every edge port.
+pub fn nxos_ipqos(sw: &SwitchSim) -> String {
+    let mut out = String::from(
+        "!Command: show running-config ipqos\n\nversion 9.3(9)\n\nclass-map type qos match-all ROCE\n  match dscp 26\npolicy-map type qos ROCE_IN\n  class ROCE\n    set qos-group 3\npolicy-map type network-qos ROCE_NQ\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\n    mtu 9216\npolicy-map type queuing ROCE_OUT\n  class type queuing c-out-8q-q3\n    bandwidth remaining percent 50\n    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn\nsystem qos\n  service-policy type network-qos ROCE_NQ\n  service-policy type queuing output ROCE_OUT\n",
+    );
+    for p in sw.ports.iter().filter(|p| !p.internal) {
+        let _ = write!(
+            out,
+            "\ninterface {}\n  service-policy type qos input ROCE_IN\n",
             p.name
         );
     }

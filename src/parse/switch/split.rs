@@ -28,6 +28,13 @@ fn start_of(kind: ParseKind, lines: &[&str], from: usize) -> Option<usize> {
             }
             ParseKind::SonicPfcwd => t.starts_with("QUEUE") && t.contains("STORM"),
             ParseKind::NxosPfcwd => t.contains("Interface PFC watchdog:"),
+            ParseKind::SonicQos => t == "{",
+            ParseKind::EosQos => t.starts_with("! Command: show running-config"),
+            ParseKind::NxosQos => {
+                t.starts_with("!Command: show running-config")
+                    || t.starts_with("class-map ")
+                    || t.starts_with("policy-map ")
+            }
             _ => false,
         }
     };

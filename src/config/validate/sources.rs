@@ -1,0 +1,89 @@
+//! The `[[log]]` and `[[ping]]` sections: the training logs followed and the ping sources.
+
+use super::*;
+
+pub(super) fn build_log(p: &mut Problems, path: &str, r: RawLog) -> Option<Log> {
+    p.extras(path, &r.extra, LOG);
+    let node = required(p, path, "node", r.node);
+    let lpath = required(p, path, "path", r.path);
+    if !lpath.is_empty() && !is_safe_path(&lpath) {
+        p.add(
+            &format!("{path}.path"),
+            format!("\"{lpath}\" is not a plain path (letters, digits and _-./~+@,=)"),
+        );
+    }
+    if let Some(re) = &r.format_regex {
+        if let Err(e) = regex::Regex::new(re) {
+            p.add(
+                &format!("{path}.format_regex"),
+                format!("not a valid regex: {e}"),
+            );
+        }
+    }
+    Some(Log {
+        node,
+        path: lpath,
+        format_regex: r.format_regex,
+        lines: r.lines.unwrap_or(200).min(100_000),
+    })
+}
+
+pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Ping> {
+    p.extras(path, &r.extra, PING);
+    let peer = required(p, path, "peer", r.peer);
+    let address = required(p, path, "address", r.address);
+    if !address.is_empty()
+        && !is_host(
+            address
+                .rsplit_once(':')
+                .map_or(address.as_str(), |(h, port)| {
+                    if port.parse::<u16>().is_ok() {
+                        h
+                    } else {
+                        address.as_str()
+                    }
+                }),
+        )
+    {
+        p.add(
+            &format!("{path}.address"),
+            format!("\"{address}\" is not host[:port]"),
+        );
+    }
+    let rate = r.rate.unwrap_or(10.0);
+    if !(0.1..=10_000.0).contains(&rate) {
+        p.add(
+            &format!("{path}.rate"),
+            format!("{rate} pings/s is outside 0.1..10000"),
+        );
+    }
+    let mut byte = |key: &str, v: Option<i64>, max: i64| -> Option<u8> {
+        let v = v?;
+        if (0..=max).contains(&v) {
+            Some(v as u8)
+        } else {
+            p.add(&format!("{path}.{key}"), format!("{v} is outside 0..{max}"));
+            None
+        }
+    };
+    let ib_port = byte("ib_port", r.ib_port, 255).unwrap_or(1);
+    let gid_index = byte("gid_index", r.gid_index, 255);
+    let traffic_class = byte("traffic_class", r.traffic_class, 255).unwrap_or(106);
+    let sl = byte("sl", r.sl, 15).unwrap_or(0);
+    if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
+        p.add(
+            &format!("{path}.device"),
+            "ib_port and gid_index pin a port of a device: set device too",
+        );
+    }
+    Some(Ping {
+        peer,
+        address,
+        rate,
+        device: r.device,
+        ib_port,
+        gid_index,
+        traffic_class,
+        sl,
+    })
+}
