@@ -7,7 +7,7 @@ mod prom;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::{Fleet, STEP_S};
+use prom::{Fleet, STEP_S, prometheus};
 use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;
@@ -19,17 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 const NODES: usize = 200;
-
-/// The binaries, or a counted skip (a failure under CI, where scripts/test.sh installs them).
-fn prometheus(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    match prom::binaries() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            skip::skip(test, skip::Lack::Installed("prometheus"), &e);
-            None
-        }
-    }
-}
 
 fn config(port: u16, extra: &str) -> Config {
     Config::from_str(

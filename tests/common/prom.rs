@@ -25,7 +25,21 @@ pub fn binaries() -> Result<(PathBuf, PathBuf), String> {
     Ok((find("prometheus")?, find("promtool")?))
 }
 
-/// Skip with a printed reason, or fail under CI.
+/// The binaries, or a counted skip (`skip.rs`: printed and summed up by `scripts/test.sh`; a
+/// failure under CI, where the script installs them). Test crates only: the crate root must
+/// declare `mod skip` (`common/skip.rs`), which examples cannot (no `CARGO_TARGET_TMPDIR`).
+#[cfg(test)]
+pub fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
+    match binaries() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            crate::skip::skip(test, crate::skip::Lack::Installed("prometheus"), &e);
+            None
+        }
+    }
+}
+
+/// Skip with a printed reason, or fail under CI (for the bench, which has no skip log).
 pub fn require() -> Option<(PathBuf, PathBuf)> {
     match binaries() {
         Ok(b) => Some(b),
