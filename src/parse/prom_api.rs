@@ -80,7 +80,7 @@ impl Profile {
         match self {
             Profile::Rocetop => r#"__name__=~"rocetop_(rdma_.+_total|nic_pfc_.+_total)""#,
             Profile::NodeInfiniband => {
-                r#"__name__=~"node_infiniband_(np_ecn_marked_roce_packets_received|np_cnp_packets_sent|rp_cnp_packets_handled|rp_cnp_ignored_packets_received|out_of_sequence_packets_received|packet_sequence_errors|local_ack_timeout_errors)_total""#
+                r#"__name__=~"node_infiniband_(np_ecn_marked_roce_packets_received|np_cnp_packets_sent|rp_cnp_packets_handled|rp_cnp_ignored_packets_received|out_of_sequence_packets_received|packet_sequence_errors|local_ack_timeout_errors|port_data_(received|transmitted)_bytes|port_(packets|discards|constraint_errors)_(received|transmitted)|port_transmit_wait|port_errors_received|link_downed|link_error_recovery|(unicast|multicast)_packets_(received|transmitted))_total""#
             }
             Profile::NodeEthtool => {
                 r#"__name__=~"node_ethtool_(received|transmitted)_prio[0-7]_pause(_duration)?""#
@@ -464,7 +464,12 @@ fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
             "out_of_sequence_packets_received_total" => "out_of_sequence",
             "packet_sequence_errors_total" => "packet_seq_err",
             "local_ack_timeout_errors_total" => "local_ack_timeout_err",
-            _ => return None,
+            _ => {
+                let (hw, scale) = ib_port_counter(rest)?;
+                let mut t = rdma(hw)?;
+                t.2 = scale;
+                return Some(t);
+            }
         };
         return rdma(hw);
     }
@@ -516,6 +521,32 @@ fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
         ));
     }
     None
+}
+
+/// node_exporter's names of the IB port counters (`ports/<n>/counters/<file>`, every version
+/// since 0.x: procfs `parseInfiniBandCounters`), as the sysfs file names rocetop's own sysfs reader
+/// keeps (`rocetop_rdma_<file>_total`), with the factor back to the file's unit: procfs multiplies
+/// `port_rcv_data`/`port_xmit_data` (4-byte words) by 4.
+fn ib_port_counter(name: &str) -> Option<(&'static str, f64)> {
+    Some(match name {
+        "port_data_received_bytes_total" => ("port_rcv_data", 0.25),
+        "port_data_transmitted_bytes_total" => ("port_xmit_data", 0.25),
+        "port_packets_received_total" => ("port_rcv_packets", 1.0),
+        "port_packets_transmitted_total" => ("port_xmit_packets", 1.0),
+        "port_transmit_wait_total" => ("port_xmit_wait", 1.0),
+        "port_errors_received_total" => ("port_rcv_errors", 1.0),
+        "port_discards_received_total" => ("port_rcv_discards", 1.0),
+        "port_discards_transmitted_total" => ("port_xmit_discards", 1.0),
+        "port_constraint_errors_received_total" => ("port_rcv_constraint_errors", 1.0),
+        "port_constraint_errors_transmitted_total" => ("port_xmit_constraint_errors", 1.0),
+        "link_downed_total" => ("link_downed", 1.0),
+        "link_error_recovery_total" => ("link_error_recovery", 1.0),
+        "unicast_packets_received_total" => ("unicast_rcv_packets", 1.0),
+        "unicast_packets_transmitted_total" => ("unicast_xmit_packets", 1.0),
+        "multicast_packets_received_total" => ("multicast_rcv_packets", 1.0),
+        "multicast_packets_transmitted_total" => ("multicast_xmit_packets", 1.0),
+        _ => return None,
+    })
 }
 
 /// A per-priority pause counter: frames, or duration in µs (what the store keeps).

@@ -39,6 +39,24 @@ pub fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// Debian's `prometheus-node-exporter` (upstream's `node_exporter`), or a counted skip (a failure
+/// under CI, where scripts/test.sh installs it).
+#[cfg(test)]
+pub fn node_exporter(test: &str) -> Option<PathBuf> {
+    let found = ["/usr/bin", "/usr/local/bin", "/bin"]
+        .iter()
+        .flat_map(|d| ["prometheus-node-exporter", "node_exporter"].map(|n| Path::new(d).join(n)))
+        .find(|p| p.exists());
+    if found.is_none() {
+        crate::skip::skip(
+            test,
+            crate::skip::Lack::Installed("prometheus-node-exporter"),
+            "prometheus-node-exporter is not installed (apt-get install prometheus-node-exporter)",
+        );
+    }
+    found
+}
+
 /// Skip with a printed reason, or fail under CI (for the bench, which has no skip log).
 pub fn require() -> Option<(PathBuf, PathBuf)> {
     match binaries() {
