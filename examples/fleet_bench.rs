@@ -4,7 +4,11 @@
 //! rocetop CPU per refresh (poll + store + the Overview/ECN view models + one drawn frame), RSS,
 //! and queries per refresh (counted by the transport); Prometheus' own CPU per refresh beside.
 //!
-//!     cargo run --release --example fleet_bench -- [NODES]
+//! The source backfills the store's history (`poll.retention`, 15 minutes) on its first poll, as
+//! the TUI's does (`query_range`, issue #17 item 3), so the first poll already gives rates and the
+//! first screen is one poll; `no-history` measures without it (two polls).
+//!
+//!     cargo run --release --example fleet_bench -- [NODES] [no-history]
 
 #[path = "../tests/common/prom.rs"]
 mod prom;
@@ -52,6 +56,7 @@ async fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2000);
+    let history = std::env::args().nth(2).as_deref() != Some("no-history");
     let Some(bins) = prom::require() else { return };
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -82,9 +87,12 @@ async fn main() {
     let t0 = (start + 15 * 60) * 1000 + 7_000;
     let now = Arc::new(AtomicI64::new(t0));
     let n = now.clone();
-    let transport = Arc::new(
-        PromTransport::new(p, Arc::new(move || n.load(Ordering::SeqCst))).expect("transport"),
-    );
+    let mut transport =
+        PromTransport::new(p, Arc::new(move || n.load(Ordering::SeqCst))).expect("transport");
+    if history {
+        transport = transport.with_history(cfg.poll.retention);
+    }
+    let transport = Arc::new(transport);
     let mut store = Store::new(24 * 3600 * 1000, 4096);
     let src = fleet_source(p, &mut store, transport.clone());
     let theme = rocetop::theme::Theme::named("dark").expect("theme");
@@ -107,6 +115,15 @@ async fn main() {
         let c1 = cpu_ms();
         assert_eq!(c.error, None);
         let at = c.at;
+        if k == 0 {
+            eprintln!(
+                "history backfilled: {} steps, {} series, {} points, in {:.0} ms wall",
+                c.history.times.len(),
+                c.history.series.len(),
+                c.history.points(),
+                w0.elapsed().as_secs_f64() * 1e3
+            );
+        }
         app.update(rocetop::app::Event::Collected(c), at);
         let c2 = cpu_ms();
         // The Overview (the first tab): its view model is computed inside draw.
@@ -116,7 +133,7 @@ async fn main() {
         cpu.push(c3 - c0);
         let q = transport.queries().await - q0;
         queries.push(q);
-        if k == 1 {
+        if k == usize::from(!history) as i64 {
             first_screen = Some(begin.elapsed().as_secs_f64());
         }
         if k > 0 {
@@ -170,7 +187,7 @@ async fn main() {
     let qmin = queries.iter().min().copied().unwrap_or(0);
     let n = (polls - 1) as f64;
     println!(
-        "fleet_bench nodes={nodes} first_screen_s={:.2} (2 polls + a drawn frame, step not waited) wall_ms_median={:.0} cpu_ms_median={:.0} cpu_ms_mean={:.1} (poll {:.1}, update {:.1}, draw {:.1}) rss_mb={:.0} queries_per_refresh={qmin}..{qmax} (the first adds detection) prometheus_cpu_ms_per_refresh={server_cpu:.0}",
+        "fleet_bench nodes={nodes} first_screen_s={:.2} (1 poll with history, 2 without, + a drawn frame, step not waited) wall_ms_median={:.0} cpu_ms_median={:.0} cpu_ms_mean={:.1} (poll {:.1}, update {:.1}, draw {:.1}) rss_mb={:.0} queries_per_refresh={qmin}..{qmax} (the first adds detection) prometheus_cpu_ms_per_refresh={server_cpu:.0}",
         first_screen.unwrap_or(f64::NAN),
         med(&mut wall),
         med(&mut cpu),

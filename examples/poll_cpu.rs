@@ -96,6 +96,7 @@ fn main() {
                 parsed,
                 raw: Vec::new(),
                 error: None,
+                history: Default::default(),
             };
             c.apply(&mut store);
             drop(c);

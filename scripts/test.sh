@@ -9,6 +9,8 @@ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-serve
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# The exporter of tests/prometheus_node_exporter.rs (the test starts its own on 127.0.0.1).
+command -v prometheus-node-exporter >/dev/null 2>&1 || need+=(prometheus-node-exporter)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 [ -x /usr/bin/time ] || need+=(time)          # peak RSS in tests/hostile.rs
 command -v awk >/dev/null 2>&1 || need+=(mawk)  # the streaming node loop (tests/stream_ssh.rs)
@@ -32,7 +34,27 @@ if [ ${#need[@]} -gt 0 ]; then
   for i in "${!need[@]}"; do
     case "${need[$i]}" in libclang*) need[$i]=$(libclang_package) ;; esac
   done
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # The prometheus and prometheus-node-exporter packages start a service listening on every
+  # interface: deny service starts while apt installs (a policy-rc.d, unless the system has its
+  # own), then stop and disable the ones just installed where systemd runs. Tests start their own
+  # servers on 127.0.0.1 with free ports.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\n# scripts/test.sh: no service starts while it installs\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+  fi
+  installed=0
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || installed=$?
+  [ -z "$policy" ] || $SUDO rm -f "$policy"
+  [ "$installed" -eq 0 ] || exit "$installed"
+  if [ -d /run/systemd/system ]; then
+    for pkg in "${need[@]}"; do
+      case "$pkg" in
+        prometheus | prometheus-node-exporter) $SUDO systemctl disable --now "$pkg" >/dev/null 2>&1 || true ;;
+      esac
+    done
+  fi
 fi
 
 # rdma-sys' bindgen breaks on libclang 16+: point it at an llvm <= 15 when several are installed.

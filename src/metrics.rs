@@ -239,6 +239,28 @@ pub struct Parsed {
     pub notes: Vec<String>,
 }
 
+/// Points from before a poll that the poll brought (a fleet source's backfill), series by
+/// series: each key is held once however many steps it has (a fleet's 15 minutes are ~10^6
+/// points).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// The evaluation times (ms), ascending.
+    pub times: Vec<Ts>,
+    /// Each series once, with (index into `times`, value) ascending.
+    pub series: Vec<(SeriesKey, Vec<(u32, Value)>)>,
+}
+
+impl History {
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// How many points it holds.
+    pub fn points(&self) -> usize {
+        self.series.iter().map(|(_, v)| v.len()).sum()
+    }
+}
+
 impl Parsed {
     pub const MAX_EXAMPLES: usize = 5;
 

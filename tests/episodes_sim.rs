@@ -120,6 +120,7 @@ fn a_recording_replays_to_the_same_episodes() {
                 parsed,
                 raw,
                 error: None,
+                history: Default::default(),
             };
             w.write(&c).expect("write");
             lab.app.update(Event::Collected(c), at);

@@ -9,7 +9,7 @@ mod prom;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::{Fleet, STEP_S};
+use prom::{Fleet, STEP_S, prometheus};
 use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;
@@ -18,19 +18,8 @@ use rocetop::metrics::query::rate_sum;
 use rocetop::metrics::{Store, names};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-
-fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
-    match prom::binaries() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            skip::skip(test, skip::Lack::Installed("prometheus"), &e);
-            None
-        }
-    }
-}
 
 fn config(text: &str) -> Config {
     Config::from_str(text, "test", None).expect("valid config")

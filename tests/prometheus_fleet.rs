@@ -7,7 +7,7 @@ mod prom;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::{Fleet, STEP_S};
+use prom::{Fleet, STEP_S, prometheus};
 use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;
@@ -19,17 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 const NODES: usize = 200;
-
-/// The binaries, or a counted skip (a failure under CI, where scripts/test.sh installs them).
-fn prometheus(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    match prom::binaries() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            skip::skip(test, skip::Lack::Installed("prometheus"), &e);
-            None
-        }
-    }
-}
 
 fn config(port: u16, extra: &str) -> Config {
     Config::from_str(
@@ -243,4 +232,129 @@ async fn a_server_without_profiles_says_what_to_enable_and_a_dead_one_says_so() 
     let c = poll_once(&src).await;
     let e = c.error.expect("down is an error");
     assert!(e.contains("refused"), "{e}");
+}
+
+/// Issue #17 item 3: the first poll brings the store's history window from `query_range` (one
+/// query per profile), and a poll after a gap brings the steps it missed; the store's rates over
+/// that history are the injected ones (a reset gives no rate), as if it had polled all along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_poll_backfills_the_history_window_with_the_known_rates() {
+    let Some(bins) = prometheus("prometheus_fleet::backfill") else {
+        return;
+    };
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let start = (now_s - 3 * 3600) / STEP_S * STEP_S;
+    let fleet = Fleet {
+        nodes: 20,
+        start,
+        faults: false,
+    };
+    let server = prom::start(&bins, &fleet);
+    let cfg = config(server.port, "");
+    let p = &cfg.prometheus[0];
+    // The first poll at minute 25 (evaluated at its step boundary): 10 minutes of history reach
+    // back over the reset at minute 20.
+    const WINDOW_S: i64 = 600;
+    let t0 = (start + 25 * 60) * 1000 + 7_000;
+    let (now, clock) = stepping_clock(t0);
+    let transport = Arc::new(
+        PromTransport::new(p, clock)
+            .expect("transport")
+            .with_history(std::time::Duration::from_secs(WINDOW_S as u64)),
+    );
+    let mut store = Store::new(2 * WINDOW_S * 1000, 4096);
+    let src = fleet_source(p, &mut store, transport.clone());
+    let c = poll_once(&src).await;
+    assert_eq!(c.error, None);
+    let steps = (WINDOW_S / STEP_S) as usize;
+    let times = &c.history.times;
+    assert_eq!(times.len(), steps, "one step each before the poll's");
+    assert!(
+        times.windows(2).all(|w| w[1] - w[0] == STEP_S * 1000)
+            && times.last() == Some(&(c.at - STEP_S * 1000)),
+        "steps up to the poll's: {times:?}"
+    );
+    // Every node's two CNP series once, from whichever exporter (node 1's duplicate kept once).
+    let cnp_series = c
+        .history
+        .series
+        .iter()
+        .filter(|(k, _)| k.name == names::rdma_counter("np_cnp_sent"))
+        .count();
+    assert_eq!(cnp_series, fleet.nodes * 2);
+    c.apply(&mut store);
+    // Detection, then one instant and one range query per profile (3 here).
+    assert_eq!(transport.queries().await, 1 + 3 + 3);
+
+    let cnp = names::rdma_counter("np_cnp_sent");
+    let series = |store: &Store, node: &str, dev: &str| {
+        let key = SeriesKey::new(&cnp, &[("device", dev), ("node", node), ("rdma_port", "1")]);
+        store.id(&key).expect("series")
+    };
+    let reset_ms = fleet.reset_at() * 1000;
+    for i in [0usize, 1, 7, 12, 19] {
+        for (d, dev) in ["mlx5_0", "mlx5_1"].iter().enumerate() {
+            let id = series(&store, &Fleet::node(i), dev);
+            let pts: Vec<i64> = store
+                .get(id)
+                .expect("series")
+                .points()
+                .map(|p| p.0)
+                .collect();
+            assert_eq!(pts.len(), steps + 1, "{i} {dev}: history and the poll");
+            assert_eq!(
+                pts[0],
+                c.at - WINDOW_S * 1000,
+                "{i} {dev}: the window's start"
+            );
+            let rates = store.rates(id, 0);
+            assert_eq!(rates.len(), steps, "{i} {dev}: a rate per interval");
+            for (t, r) in &rates {
+                let want = if i == 0 && d == 0 && *t > reset_ms - STEP_S * 1000 && *t <= reset_ms {
+                    None
+                } else {
+                    Some(Fleet::cnp_rate(i, d) as f64)
+                };
+                assert_eq!(r.value(), want, "{i} {dev} at {t} (reset at {reset_ms})");
+            }
+        }
+    }
+    let pause = rate_sum(
+        &store,
+        names::NIC_PFC_RX_PAUSE,
+        &[("node", "gpu0012"), ("priority", "3")],
+    );
+    assert_eq!(pause, Some(2.0 * Fleet::pause_rate(12) as f64));
+
+    // A gap of 4 steps (polls that did not happen): the next poll brings exactly those.
+    now.store(t0 + 5 * STEP_S * 1000, Ordering::SeqCst);
+    let c2 = poll_once(&src).await;
+    assert_eq!(c2.error, None);
+    assert_eq!(
+        c2.history.times,
+        (1..5).map(|k| c.at + k * STEP_S * 1000).collect::<Vec<_>>()
+    );
+    c2.apply(&mut store);
+    let id = series(&store, &Fleet::node(7), "mlx5_1");
+    let rates: Vec<_> = store
+        .rates(id, c.at)
+        .into_iter()
+        .filter(|(t, _)| *t > c.at)
+        .collect();
+    assert_eq!(rates.len(), 5, "four filled steps and the poll: {rates:?}");
+    assert!(
+        rates
+            .iter()
+            .all(|(_, r)| r.value() == Some(Fleet::cnp_rate(7, 1) as f64)),
+        "{rates:?}"
+    );
+    // The next poll in step brings no history and no extra query.
+    now.store(t0 + 6 * STEP_S * 1000, Ordering::SeqCst);
+    let q = transport.queries().await;
+    let c3 = poll_once(&src).await;
+    assert!(c3.history.is_empty() && c3.history.series.is_empty());
+    assert_eq!(transport.queries().await - q, 3);
 }

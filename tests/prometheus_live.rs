@@ -10,6 +10,7 @@ mod prom;
 #[path = "common/skip.rs"]
 mod skip;
 
+use prom::prometheus;
 use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;
@@ -22,16 +23,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
-    match prom::binaries() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            skip::skip(test, skip::Lack::Installed("prometheus"), &e);
-            None
-        }
-    }
-}
 
 /// Ends the child it holds, also when the test panics.
 struct Reaper(Child);

@@ -361,6 +361,7 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
             (ParseKind::TrainingLog, String::new()),
         ],
         error: None,
+        history: Default::default(),
     };
     lab.app.update(Event::Collected(poll("a\nb\n")), T0);
     assert_eq!(lab.app.log.received - before, 2);

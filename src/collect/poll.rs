@@ -3,7 +3,7 @@
 
 use super::source::{Source, SourceKind};
 use super::transport::CollectError;
-use crate::metrics::{Parsed, now_ms};
+use crate::metrics::{History, Parsed, now_ms};
 use crate::parse::{self, ParseKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +51,16 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
         });
     }
     parsed
+}
+
+/// The history some raw outputs bring (a fleet source's backfill: `parse::prom_api::history`),
+/// oldest first, with notes for what could not be read: used by polls and by replay.
+pub fn history_of(raw: &[(ParseKind, String)]) -> (History, Vec<String>) {
+    // A fleet source's poll is one text.
+    match raw.iter().find(|(k, _)| *k == ParseKind::PromApi) {
+        Some((_, text)) => parse::prom_api::history(text),
+        None => (History::default(), Vec::new()),
+    }
 }
 
 /// A switch that hangs up after each exec answers its commands in one exec: their outputs come
@@ -139,12 +149,17 @@ pub(crate) fn collected(
     for e in side_errors {
         parsed.note(e);
     }
+    let (history, notes) = history_of(&raw);
+    for n in notes {
+        parsed.note(n);
+    }
     Collected {
         source: src.id,
         at,
         parsed,
         raw,
         error,
+        history,
     }
 }
 

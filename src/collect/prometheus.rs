@@ -12,6 +12,14 @@
 //! gauges the tabs do not read, and hide resets.) The raw answers go into one text, after a
 //! header with the node label and the window (`parse::prom_api` reads it), so record/replay maps
 //! them again.
+//!
+//! History (issue #17 item 3): when the source starts, and after a gap (polls that failed), the
+//! same poll also asks `query_range` for the store's history window (one query per profile, step
+//! = `step`, `last_over_time(...[step - 1 ms])` so each point is the newest sample in
+//! `(t - step, t]` as a poll reads it). Its answers follow the poll's in the same text, after a
+//! `# range START END step S` line; `parse::prom_api::history` maps them with the poll's mapping
+//! into one sample set per step, and the store takes them as counters, oldest first, before the
+//! poll's own: sparklines and the Overview timeline show the past at once, with the store's rates.
 
 pub mod http;
 
@@ -30,6 +38,10 @@ use tokio::sync::Mutex;
 /// The profiles are asked again this often (in polls), so an exporter enabled later shows up.
 const DETECT_EVERY: u64 = 20;
 
+/// At most this many steps of history per backfill (a day at 15 s; Prometheus refuses more than
+/// 11,000 points per series).
+const MAX_BACKFILL_STEPS: i64 = 5_760;
+
 /// The wall clock in [`Ts`]; tests give a clock that walks through a backfilled past.
 pub type Clock = Arc<dyn Fn() -> Ts + Send + Sync>;
 
@@ -37,6 +49,8 @@ pub struct PromTransport {
     cfg: Prometheus,
     tls: Option<http::Tls>,
     clock: Clock,
+    /// The history window backfilled at start and after a gap (`None`: no backfill).
+    history: Option<Duration>,
     state: Mutex<State>,
     /// The evaluation time of the last answer (the poll's sample time).
     answered: std::sync::Mutex<Option<Ts>>,
@@ -82,6 +96,7 @@ impl PromTransport {
             cfg: cfg.clone(),
             tls,
             clock,
+            history: None,
             state: Mutex::new(State::default()),
             answered: std::sync::Mutex::new(None),
         })
@@ -89,6 +104,12 @@ impl PromTransport {
 
     pub fn live(cfg: &Prometheus) -> Result<Self, String> {
         Self::new(cfg, Arc::new(now_ms))
+    }
+
+    /// Backfill this much history (the store's retention) when the source starts and after a gap.
+    pub fn with_history(mut self, window: Duration) -> Self {
+        self.history = (!window.is_zero()).then_some(window);
+        self
     }
 
     /// Requests sent to the server so far.
@@ -113,6 +134,28 @@ impl PromTransport {
             self.selector(p.selector()),
             2 * self.cfg.step.as_millis().max(1)
         )
+    }
+
+    /// A profile's history query: per step t, the newest sample in `(t - step, t]`, as a poll
+    /// reads it (a range is closed at both ends before Prometheus 3, hence the 1 ms less).
+    pub fn range_query(&self, p: Profile) -> String {
+        format!(
+            "last_over_time({}[{}ms])",
+            self.selector(p.selector()),
+            (self.cfg.step.as_millis().max(2) - 1)
+        )
+    }
+
+    /// The steps to backfill before a poll at `t` (first and last, ms): the history window at
+    /// start, the missed steps after a gap; `None` when there is nothing to fill.
+    fn backfill(&self, last: Option<Ts>, t: Ts) -> Option<(Ts, Ts)> {
+        let window = self.history?.as_millis() as Ts;
+        let step = self.cfg.step.as_millis().max(1) as Ts;
+        let oldest = t - (window / step).min(MAX_BACKFILL_STEPS) * step;
+        let first = last.map_or(oldest, |l| oldest.max(l + step));
+        let first = first + (step - first.rem_euclid(step)) % step;
+        let last = t - step;
+        (first <= last).then_some((first, last))
     }
 
     /// The evaluation time of this poll: the newest step boundary that every scrape of the step
@@ -160,17 +203,45 @@ impl PromTransport {
         auth: Option<&str>,
     ) -> Result<String, CollectError> {
         let form = format!(
-            "query={}&time={}.{:03}&timeout={}s",
+            "query={}&time={}&timeout={}s",
             http::form_encode(query),
-            t.div_euclid(1000),
-            t.rem_euclid(1000),
+            secs(t),
             timeout.as_secs().max(1)
         );
+        self.post("/api/v1/query", &form, timeout, auth).await
+    }
+
+    /// `query_range` from `first` to `last` at this source's step.
+    async fn ask_range(
+        &self,
+        query: &str,
+        (first, last): (Ts, Ts),
+        timeout: Duration,
+        auth: Option<&str>,
+    ) -> Result<String, CollectError> {
+        let form = format!(
+            "query={}&start={}&end={}&step={}&timeout={}s",
+            http::form_encode(query),
+            secs(first),
+            secs(last),
+            secs(self.cfg.step.as_millis().max(1) as Ts),
+            timeout.as_secs().max(1)
+        );
+        self.post("/api/v1/query_range", &form, timeout, auth).await
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        form: &str,
+        timeout: Duration,
+        auth: Option<&str>,
+    ) -> Result<String, CollectError> {
         let call = http::post(
             &self.cfg.url,
             self.tls.as_ref(),
-            "/api/v1/query",
-            &form,
+            path,
+            form,
             auth,
             self.cfg.max_answer_bytes,
         );
@@ -204,38 +275,40 @@ impl PromTransport {
             .profiles
             .iter()
             .map(|p| async move { (*p, self.ask(&self.query(*p), t, timeout, auth).await) });
-        let answers = futures::future::join_all(asks).await;
-        st.queries += answers.len() as u64;
+        let range = self.backfill(st.last_t, t);
+        let ranges = range.into_iter().flat_map(|r| {
+            st.profiles.iter().map(move |p| async move {
+                (
+                    *p,
+                    self.ask_range(&self.range_query(*p), r, timeout, auth)
+                        .await,
+                )
+            })
+        });
+        let (answers, history) = futures::future::join(
+            futures::future::join_all(asks),
+            futures::future::join_all(ranges),
+        )
+        .await;
+        st.queries += (answers.len() + history.len()) as u64;
         let mut text = format!(
             "# node_label {}\n# at {t} step {}\n",
             self.cfg.node_label,
             self.cfg.step.as_millis().max(1)
         );
-        let mut first_err = None;
-        for (p, a) in &answers {
-            match a {
-                Ok(body) => {
-                    text.push_str(&format!("# query {}\n", p.name()));
-                    // One answer per line; JSON has no raw newline inside a string. (Prometheus
-                    // writes none: the common case is one copy.)
-                    if body.contains('\n') {
-                        text.push_str(&body.replace('\n', " "));
-                    } else {
-                        text.push_str(body);
-                    }
-                    text.push('\n');
-                }
-                Err(e) => {
-                    text.push_str(&format!("# error {}: {e}\n", p.name()));
-                    first_err.get_or_insert_with(|| e.clone());
-                }
-            }
-        }
+        let first_err = answers_into(&mut text, &answers);
         if let (Some(e), true) = (first_err, answers.iter().all(|(_, a)| a.is_err())) {
             if matches!(e, CollectError::Auth(_)) {
                 st.authorization = None;
             }
             return Err(e);
+        }
+        if let Some((first, last)) = range {
+            text.push_str(&format!(
+                "# range {first} {last} step {}\n",
+                self.cfg.step.as_millis().max(1)
+            ));
+            answers_into(&mut text, &history);
         }
         st.last_t = Some(t);
         if let Ok(mut a) = self.answered.lock() {
@@ -243,6 +316,39 @@ impl PromTransport {
         }
         Ok(text)
     }
+}
+
+/// `ms` as the API's seconds.
+fn secs(ms: Ts) -> String {
+    format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
+}
+
+/// Each answer after its `# query NAME` line (`# error NAME: why` for a failed one); the first error.
+fn answers_into(
+    text: &mut String,
+    answers: &[(Profile, Result<String, CollectError>)],
+) -> Option<CollectError> {
+    let mut first_err = None;
+    for (p, a) in answers {
+        match a {
+            Ok(body) => {
+                text.push_str(&format!("# query {}\n", p.name()));
+                // One answer per line; JSON has no raw newline inside a string. (Prometheus
+                // writes none: the common case is one copy.)
+                if body.contains('\n') {
+                    text.push_str(&body.replace('\n', " "));
+                } else {
+                    text.push_str(body);
+                }
+                text.push('\n');
+            }
+            Err(e) => {
+                text.push_str(&format!("# error {}: {e}\n", p.name()));
+                first_err.get_or_insert_with(|| e.clone());
+            }
+        }
+    }
+    first_err
 }
 
 #[async_trait]

@@ -400,7 +400,8 @@ fn build_counters(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) ->
         let transport: Arc<dyn Transport> = match (&demo, super::prometheus::PromTransport::live(p))
         {
             (Some(_), _) => Arc::new(Unavailable("the demo has no Prometheus".into())),
-            (None, Ok(t)) => Arc::new(t),
+            // The store's history window, backfilled at start and after a gap.
+            (None, Ok(t)) => Arc::new(t.with_history(cfg.poll.retention)),
             (None, Err(e)) => Arc::new(Unavailable(format!("{}: {e}", p.name))),
         };
         out.push(fleet_source(p, store, transport));

@@ -52,6 +52,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
                     parsed: Default::default(),
                     raw: Vec::new(),
                     error: Some(why),
+                    history: Default::default(),
                 };
                 if tx.send(c).await.is_err() {
                     return;

@@ -2,7 +2,7 @@
 //! computed on read by `rate.rs`. A failed poll adds no point, so the gap stays a gap.
 
 use super::rate::{self, Rate, Width};
-use super::{Parsed, Sample, Scale, SeriesKey, Ts, Value};
+use super::{History, Parsed, Sample, Scale, SeriesKey, Ts, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -381,7 +381,7 @@ impl Store {
                     id
                 }
             };
-            self.push(id, source, at, seq, s);
+            self.push(id, source, at, seq, s.value);
         }
         if over > 0
             && let Some(h) = self.sources.get_mut(source.0 as usize)
@@ -399,6 +399,53 @@ impl Store {
         if self.last_expire.is_none_or(|t| at - t >= EXPIRE_EVERY_MS) {
             self.last_expire = Some(at);
             self.expire(at);
+        }
+    }
+
+    /// Points from before a poll that the poll brought (a fleet source's history), taken before
+    /// its own `ingest`: stored as polls at those times would have stored them (the same clock,
+    /// so rates, resets and gaps read the same); the source's health is the poll's to set. Times
+    /// not after the source's newest poll have no place and are dropped (counted).
+    pub fn backfill(&mut self, source: SourceId, h: &History) {
+        if h.is_empty() {
+            return;
+        }
+        self.generation = next_generation();
+        let clock = self.clock(source);
+        let seqs: Vec<Option<i64>> = {
+            let mut c = write(&clock);
+            h.times.iter().map(|&t| c.seq_for(t)).collect()
+        };
+        let mut over = 0usize;
+        for (key, points) in &h.series {
+            let Some(&(_, first)) = points.first() else {
+                continue;
+            };
+            let sample = Sample {
+                key: key.clone(),
+                value: first,
+            };
+            let Some(id) = self.series_for(source, &sample) else {
+                over += 1;
+                continue;
+            };
+            for &(i, v) in points {
+                let i = i as usize;
+                if let (Some(&at), Some(&seq)) = (h.times.get(i), seqs.get(i)) {
+                    self.push(id, source, at, seq, v);
+                }
+            }
+        }
+        if over > 0
+            && let Some(s) = self.sources.get_mut(source.0 as usize)
+        {
+            s.notes.push(format!(
+                "{over} series of the history not stored: a source may make at most {MAX_SERIES_PER_SOURCE} series"
+            ));
+        }
+        if let Some(&last) = h.times.last() {
+            self.last_expire = Some(last);
+            self.expire(last);
         }
     }
 
@@ -469,8 +516,8 @@ impl Store {
     }
 
     /// Add a sample taken at `at` by `source`, whose clock named that poll `seq`.
-    fn push(&mut self, id: SeriesId, source: SourceId, at: Ts, seq: Option<i64>, s: &Sample) {
-        let raw = match s.value {
+    fn push(&mut self, id: SeriesId, source: SourceId, at: Ts, seq: Option<i64>, v: Value) {
+        let raw = match v {
             Value::Counter(v) | Value::Counter32(v) | Value::CounterMicros(v) => v,
             Value::Gauge(v) => v.to_bits(),
         };

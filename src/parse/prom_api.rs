@@ -12,6 +12,10 @@
 //! never given its old value again (which would read as a rate of 0). Older recordings hold
 //! instant vectors with the node in [`NODE_LABEL`]; they map as before.
 //!
+//! After a `# range FIRST LAST step S` line come the collector's history answers (`query_range`
+//! of `last_over_time`, issue #17 item 3): [`parse`] leaves them out (they are not the poll's
+//! present) and [`history`] maps them, with the same mapping, into one sample set per step.
+//!
 //! Profiles (exact names from the exporters' source): node_exporter's infiniband collector
 //! (`node_infiniband_*_total{device,port}`) and ethtool collector (`node_ethtool_received_prio3_pause`
 //! {device=netdev}, no `_total`), yuuki/rdma_exporter (`rdma_<hw_counter>_total{device,port}`,
@@ -19,7 +23,7 @@
 //! and rocetop's own export (`rocetop_rdma_*`, `rocetop_nic_pfc_*`, labels already ours).
 
 use crate::metrics::names::{self, rdma_counter};
-use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
+use crate::metrics::{History, LabelName, Parsed, Sample, SeriesKey, Value};
 use json::{Answer, Item, Labels};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -76,7 +80,7 @@ impl Profile {
         match self {
             Profile::Rocetop => r#"__name__=~"rocetop_(rdma_.+_total|nic_pfc_.+_total)""#,
             Profile::NodeInfiniband => {
-                r#"__name__=~"node_infiniband_(np_ecn_marked_roce_packets_received|np_cnp_packets_sent|rp_cnp_packets_handled|rp_cnp_ignored_packets_received|out_of_sequence_packets_received|packet_sequence_errors|local_ack_timeout_errors)_total""#
+                r#"__name__=~"node_infiniband_(np_ecn_marked_roce_packets_received|np_cnp_packets_sent|rp_cnp_packets_handled|rp_cnp_ignored_packets_received|out_of_sequence_packets_received|packet_sequence_errors|local_ack_timeout_errors|port_data_(received|transmitted)_bytes|port_(packets|discards|constraint_errors)_(received|transmitted)|port_transmit_wait|port_errors_received|link_downed|link_error_recovery|(unicast|multicast)_packets_(received|transmitted))_total""#
             }
             Profile::NodeEthtool => {
                 r#"__name__=~"node_ethtool_(received|transmitted)_prio[0-7]_pause(_duration)?""#
@@ -166,50 +170,105 @@ pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
     Ok(v)
 }
 
-/// Map every answer of a poll's text onto rocetop samples.
-pub fn parse(text: &str) -> Parsed {
-    let mut p = Parsed::default();
-    // Key hash → index of the first sample with it: a duplicate is found without a copy of its key.
-    let mut seen: HashMap<u64, usize> = HashMap::new();
-    let hasher = RandomState::new();
-    let (mut refused, mut dups, mut unnamed, mut missed) = (0usize, 0usize, 0usize, 0usize);
-    let mut query = "";
-    let mut h = Header::default();
-    for line in text.lines() {
+/// The samples of one evaluation time, the first of each key kept (a duplicate series from a
+/// second exporter loses to the first profile's).
+#[derive(Default)]
+struct Firsts {
+    p: Parsed,
+    /// Key hash → index of the first sample with it: a duplicate is found without a copy of its key.
+    seen: HashMap<u64, usize>,
+    hasher: RandomState,
+}
+
+impl Firsts {
+    /// Keep `s` unless its key is kept already (then false).
+    fn push(&mut self, s: Sample) -> bool {
+        match self.seen.entry(self.hasher.hash_one(&s.key)) {
+            Entry::Occupied(e) if self.p.samples[*e.get()].key == s.key => return false,
+            // Two keys with one hash: both kept (never seen in practice).
+            Entry::Occupied(_) => self.p.push(s),
+            Entry::Vacant(e) => {
+                e.insert(self.p.samples.len());
+                self.p.push(s);
+            }
+        }
+        true
+    }
+}
+
+/// What a line of a poll's text is.
+enum Line<'a> {
+    /// A header or query line, taken into the state.
+    Header,
+    /// `# error NAME: why`.
+    Error(&'a str),
+    /// A query's JSON answer.
+    Answer(&'a str),
+}
+
+/// The state a poll's text sets line by line (header, current query, history section).
+#[derive(Default)]
+struct Reader<'a> {
+    h: Header<'a>,
+    query: &'a str,
+    /// After `# range`: the history answers.
+    history: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn read(&mut self, line: &'a str) -> Line<'a> {
         if let Some(q) = line.strip_prefix("# query ") {
-            query = q.trim();
+            self.query = q.trim();
         } else if let Some(e) = line.strip_prefix("# error ") {
-            p.note(format!("query {}", e.trim()));
+            return Line::Error(e.trim());
         } else if let Some(l) = line.strip_prefix("# node_label ") {
-            h.node_label = Some(l.trim());
+            self.h.node_label = Some(l.trim());
         } else if let Some(w) = line.strip_prefix("# at ") {
-            h.window = window(w);
-        } else if line.starts_with('#') || line.trim().is_empty() {
-        } else {
-            match answer(line) {
-                Err(e) => p.note(format!("query {query}: {e}")),
-                Ok(items) => {
-                    for it in &items {
-                        match map(it, &h) {
-                            Mapped::Sample(s) => match seen.entry(hasher.hash_one(&s.key)) {
-                                Entry::Occupied(e) if p.samples[*e.get()].key == s.key => dups += 1,
-                                // Two keys with one hash: both kept (never seen in practice).
-                                Entry::Occupied(_) => p.push(s),
-                                Entry::Vacant(e) => {
-                                    e.insert(p.samples.len());
-                                    p.push(s);
+            self.h.window = window(w);
+        } else if line.starts_with("# range ") {
+            self.history = true;
+        } else if !line.starts_with('#') && !line.trim().is_empty() {
+            return Line::Answer(line);
+        }
+        Line::Header
+    }
+}
+
+/// Map every answer of a poll's text onto rocetop samples (its history section aside).
+pub fn parse(text: &str) -> Parsed {
+    let mut f = Firsts::default();
+    let (mut refused, mut dups, mut unnamed, mut missed) = (0usize, 0usize, 0usize, 0usize);
+    let mut r = Reader::default();
+    for line in text.lines() {
+        match r.read(line) {
+            Line::Header => {}
+            Line::Error(e) if r.history => f.p.note(format!("history query {e}")),
+            Line::Error(e) => f.p.note(format!("query {e}")),
+            Line::Answer(_) if r.history => {}
+            Line::Answer(json) => {
+                let query = r.query;
+                match answer(json) {
+                    Err(e) => f.p.note(format!("query {query}: {e}")),
+                    Ok(items) => {
+                        for it in &items {
+                            match map(&it.metric, it.sample(&r.h), &r.h) {
+                                Mapped::Sample(s) => {
+                                    if !f.push(s) {
+                                        dups += 1;
+                                    }
                                 }
-                            },
-                            Mapped::Refused => refused += 1,
-                            Mapped::NoNode => unnamed += 1,
-                            Mapped::Missed => missed += 1,
-                            Mapped::Unknown(n) => p.unknown(&n),
+                                Mapped::Refused => refused += 1,
+                                Mapped::NoNode => unnamed += 1,
+                                Mapped::Missed => missed += 1,
+                                Mapped::Unknown(n) => f.p.unknown(&n),
+                            }
                         }
                     }
                 }
             }
         }
     }
+    let mut p = f.p;
     if refused > 0 {
         p.note(format!(
             "{refused} samples refused (NaN, ±Inf or negative counter)"
@@ -231,6 +290,66 @@ pub fn parse(text: &str) -> Parsed {
     p
 }
 
+/// The history section of a poll's text: each series once, with its values per evaluation time
+/// (ms, ascending), mapped as a poll's answers are (refused values, unnamed and unmapped series
+/// left out; of a series two exporters give, the first profile's); and notes for answers that
+/// could not be read.
+pub fn history(text: &str) -> (History, Vec<String>) {
+    let mut series: Vec<(SeriesKey, Vec<(i64, Value)>)> = Vec::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+    let hasher = RandomState::new();
+    let mut notes = Vec::new();
+    let mut r = Reader::default();
+    for line in text.lines() {
+        let Line::Answer(json) = r.read(line) else {
+            continue;
+        };
+        if !r.history {
+            continue;
+        }
+        let items = match answer(json) {
+            Err(e) => {
+                notes.push(format!("history query {}: {e}", r.query));
+                continue;
+            }
+            Ok(items) => items,
+        };
+        for it in &items {
+            let Ok(k) = self::series(&it.metric, &r.h) else {
+                continue;
+            };
+            let ids = seen.entry(hasher.hash_one(&k.key)).or_default();
+            if ids.iter().any(|&i| series[i].0 == k.key) {
+                continue;
+            }
+            let points: Vec<(i64, Value)> = it
+                .values
+                .iter()
+                .filter_map(|(t, v)| Some(((t * 1000.0).round() as i64, k.value(&v.0)?)))
+                .collect();
+            ids.push(series.len());
+            series.push((k.key, points));
+        }
+    }
+    let mut times: Vec<i64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|(t, _)| *t))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let series = series
+        .into_iter()
+        .map(|(key, points)| {
+            let at = points
+                .into_iter()
+                .filter_map(|(t, v)| Some((u32::try_from(times.binary_search(&t).ok()?).ok()?, v)))
+                .collect();
+            (key, at)
+        })
+        .collect();
+    (History { times, series }, notes)
+}
+
 /// `T step S` (ms) of the header.
 fn window(w: &str) -> Option<(i64, i64)> {
     let mut it = w.split_whitespace();
@@ -247,10 +366,48 @@ enum Mapped {
     Unknown(String),
 }
 
-fn map(it: &Item, h: &Header) -> Mapped {
-    let m = &it.metric;
+/// One series' value (`raw`; `None`: it missed the newest scrape) as a rocetop sample.
+fn map(m: &Labels, raw: Option<&str>, h: &Header) -> Mapped {
+    let k = match series(m, h) {
+        Ok(k) => k,
+        Err(e) => return e,
+    };
+    let Some(raw) = raw else {
+        return Mapped::Missed;
+    };
+    match k.value(raw) {
+        Some(value) => Mapped::Sample(Sample { key: k.key, value }),
+        None => Mapped::Refused,
+    }
+}
+
+/// A series as rocetop keeps it, and how its values read.
+struct Mine {
+    key: SeriesKey,
+    scale: f64,
+    micros: bool,
+}
+
+impl Mine {
+    /// A value of it; `None`: refused (NaN, ±Inf, negative).
+    fn value(&self, raw: &str) -> Option<Value> {
+        let v = match raw.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => v * self.scale,
+            _ => return None,
+        };
+        let n = v.round() as u64;
+        Some(if self.micros {
+            Value::CounterMicros(n)
+        } else {
+            Value::Counter(n)
+        })
+    }
+}
+
+/// The rocetop series of an exporter's series, or why none.
+fn series(m: &Labels, h: &Header) -> Result<Mine, Mapped> {
     let Some(name) = m.get("__name__") else {
-        return Mapped::Unknown("series without __name__".into());
+        return Err(Mapped::Unknown("series without __name__".into()));
     };
     // Rocetop's own export already says `node`; an exporter's `node` label (rare) loses to the
     // configured node label.
@@ -266,29 +423,18 @@ fn map(it: &Item, h: &Header) -> Mapped {
         .or_else(|| m.get("node"))
         .filter(|n| !n.is_empty())
     else {
-        return Mapped::NoNode;
+        return Err(Mapped::NoNode);
     };
     let Some((metric, labels, scale)) = target(name, m) else {
-        return Mapped::Unknown(format!("{name}: not mapped"));
-    };
-    let Some(raw) = it.sample(h) else {
-        return Mapped::Missed;
-    };
-    let v = match raw.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => v * scale,
-        _ => return Mapped::Refused,
+        return Err(Mapped::Unknown(format!("{name}: not mapped")));
     };
     let mut l: Vec<(LabelName, &str)> = Vec::with_capacity(labels.len() + 1);
     l.push(("node", node));
     l.extend(labels);
-    let n = v.round() as u64;
-    Mapped::Sample(Sample {
-        value: if is_pause_duration(&metric) {
-            Value::CounterMicros(n)
-        } else {
-            Value::Counter(n)
-        },
+    Ok(Mine {
+        micros: is_pause_duration(&metric),
         key: SeriesKey::new(metric, &l),
+        scale,
     })
 }
 
@@ -318,7 +464,12 @@ fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
             "out_of_sequence_packets_received_total" => "out_of_sequence",
             "packet_sequence_errors_total" => "packet_seq_err",
             "local_ack_timeout_errors_total" => "local_ack_timeout_err",
-            _ => return None,
+            _ => {
+                let (hw, scale) = ib_port_counter(rest)?;
+                let mut t = rdma(hw)?;
+                t.2 = scale;
+                return Some(t);
+            }
         };
         return rdma(hw);
     }
@@ -370,6 +521,32 @@ fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
         ));
     }
     None
+}
+
+/// node_exporter's names of the IB port counters (`ports/<n>/counters/<file>`, every version
+/// since 0.x: procfs `parseInfiniBandCounters`), as the sysfs file names rocetop's own sysfs reader
+/// keeps (`rocetop_rdma_<file>_total`), with the factor back to the file's unit: procfs multiplies
+/// `port_rcv_data`/`port_xmit_data` (4-byte words) by 4.
+fn ib_port_counter(name: &str) -> Option<(&'static str, f64)> {
+    Some(match name {
+        "port_data_received_bytes_total" => ("port_rcv_data", 0.25),
+        "port_data_transmitted_bytes_total" => ("port_xmit_data", 0.25),
+        "port_packets_received_total" => ("port_rcv_packets", 1.0),
+        "port_packets_transmitted_total" => ("port_xmit_packets", 1.0),
+        "port_transmit_wait_total" => ("port_xmit_wait", 1.0),
+        "port_errors_received_total" => ("port_rcv_errors", 1.0),
+        "port_discards_received_total" => ("port_rcv_discards", 1.0),
+        "port_discards_transmitted_total" => ("port_xmit_discards", 1.0),
+        "port_constraint_errors_received_total" => ("port_rcv_constraint_errors", 1.0),
+        "port_constraint_errors_transmitted_total" => ("port_xmit_constraint_errors", 1.0),
+        "link_downed_total" => ("link_downed", 1.0),
+        "link_error_recovery_total" => ("link_error_recovery", 1.0),
+        "unicast_packets_received_total" => ("unicast_rcv_packets", 1.0),
+        "unicast_packets_transmitted_total" => ("unicast_xmit_packets", 1.0),
+        "multicast_packets_received_total" => ("multicast_rcv_packets", 1.0),
+        "multicast_packets_transmitted_total" => ("multicast_xmit_packets", 1.0),
+        _ => return None,
+    })
 }
 
 /// A per-priority pause counter: frames, or duration in µs (what the store keeps).

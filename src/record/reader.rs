@@ -335,6 +335,7 @@ mod tests {
                     format!("     rx_prio3_pause: {}\n", i * 7),
                 )],
                 error: (i == 7).then(|| "timed out after 5 s".to_string()),
+                history: Default::default(),
             };
             w.write(&c).expect("write");
         }

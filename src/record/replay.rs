@@ -334,12 +334,14 @@ pub fn collected_of(p: Poll, src: &Source, log: Option<&mut Batch>) -> Collected
     for k in skipped {
         parsed.note(format!("{k}: output kind unknown to this rocetop, skipped"));
     }
+    let (history, _) = crate::collect::poll::history_of(&raw);
     Collected {
         source: src.id,
         at: p.at,
         parsed,
         raw,
         error: p.error,
+        history,
     }
 }
 

@@ -25,7 +25,39 @@ pub fn binaries() -> Result<(PathBuf, PathBuf), String> {
     Ok((find("prometheus")?, find("promtool")?))
 }
 
-/// Skip with a printed reason, or fail under CI.
+/// The binaries, or a counted skip (`skip.rs`: printed and summed up by `scripts/test.sh`; a
+/// failure under CI, where the script installs them). Test crates only: the crate root must
+/// declare `mod skip` (`common/skip.rs`), which examples cannot (no `CARGO_TARGET_TMPDIR`).
+#[cfg(test)]
+pub fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
+    match binaries() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            crate::skip::skip(test, crate::skip::Lack::Installed("prometheus"), &e);
+            None
+        }
+    }
+}
+
+/// Debian's `prometheus-node-exporter` (upstream's `node_exporter`), or a counted skip (a failure
+/// under CI, where scripts/test.sh installs it).
+#[cfg(test)]
+pub fn node_exporter(test: &str) -> Option<PathBuf> {
+    let found = ["/usr/bin", "/usr/local/bin", "/bin"]
+        .iter()
+        .flat_map(|d| ["prometheus-node-exporter", "node_exporter"].map(|n| Path::new(d).join(n)))
+        .find(|p| p.exists());
+    if found.is_none() {
+        crate::skip::skip(
+            test,
+            crate::skip::Lack::Installed("prometheus-node-exporter"),
+            "prometheus-node-exporter is not installed (apt-get install prometheus-node-exporter)",
+        );
+    }
+    found
+}
+
+/// Skip with a printed reason, or fail under CI (for the bench, which has no skip log).
 pub fn require() -> Option<(PathBuf, PathBuf)> {
     match binaries() {
         Ok(b) => Some(b),

@@ -55,6 +55,7 @@ pub fn poll(kind: ParseKind, text: &str, at: i64) -> Collected {
         parsed: parse_outputs(&source(kind), &raw),
         raw,
         error: None,
+        history: Default::default(),
     }
 }
 

@@ -126,6 +126,7 @@ impl Lab {
                     parsed,
                     raw: Vec::new(),
                     error: None,
+                    history: Default::default(),
                 };
                 let start = std::time::Instant::now();
                 self.app.update(Event::Collected(c), at);
@@ -166,6 +167,7 @@ impl Lab {
             parsed,
             raw: Vec::new(),
             error: error.map(str::to_string),
+            history: Default::default(),
         };
         self.app.update(Event::Collected(c), at);
     }

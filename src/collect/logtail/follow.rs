@@ -138,6 +138,7 @@ impl State {
             parsed: Default::default(),
             raw: Vec::new(),
             error: Some(reason.to_string()),
+            history: Default::default(),
         }
     }
 

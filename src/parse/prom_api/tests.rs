@@ -176,3 +176,53 @@ fn an_answer_saved_by_hand_names_nodes_by_instance() {
         Some(Value::Counter(3))
     );
 }
+
+#[test]
+fn the_history_section_maps_like_a_poll_and_stays_out_of_the_poll() {
+    let text = format!(
+        "# node_label instance\n# at 1700000030000 step 15000\n# query rdma_exporter\n{}\n\
+         # range 1700000000000 1700000015000 step 15000\n# query node_exporter infiniband\n{}\n\
+         # query rdma_exporter\n{}\n# error node_exporter ethtool: timed out after 5 s\n",
+        vector(
+            r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"mlx5_0","port":"1","instance":"gpu1:9879"},"value":[1700000030,"30"]}"#
+        ),
+        matrix(
+            r#"{"metric":{"__name__":"node_infiniband_port_data_received_bytes_total","device":"mlx5_0","port":"1","instance":"gpu1:9100"},"values":[[1700000000,"400"],[1700000015,"800"]]},
+               {"metric":{"__name__":"node_infiniband_np_cnp_packets_sent_total","device":"mlx5_0","port":"1","instance":"gpu1:9100"},"values":[[1700000000,"10"],[1700000015,"NaN"]]}"#
+        ),
+        // The same CNP series from a second exporter: the first profile's is kept.
+        matrix(
+            r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"mlx5_0","port":"1","instance":"gpu1:9879"},"values":[[1700000000,"99"]]}"#
+        ),
+    );
+    let p = parse(&text);
+    assert_eq!(p.samples.len(), 1, "the poll holds only its own answer");
+    assert!(
+        p.notes.iter().any(|n| n.starts_with("history query")),
+        "{:?}",
+        p.notes
+    );
+    let (h, notes) = history(&text);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(h.times, vec![1_700_000_000_000, 1_700_000_015_000]);
+    let of = |name: &str| {
+        h.series
+            .iter()
+            .find(|(k, _)| k.name == name)
+            .map(|(k, v)| (k.label("node").map(str::to_string), v.clone()))
+    };
+    assert_eq!(
+        of("rocetop_rdma_port_rcv_data_total"),
+        Some((
+            Some("gpu1".into()),
+            vec![(0, Value::Counter(100)), (1, Value::Counter(200))]
+        )),
+        "node_exporter's bytes back in the file's 4-byte words"
+    );
+    assert_eq!(
+        of("rocetop_rdma_np_cnp_sent_total"),
+        Some((Some("gpu1".into()), vec![(0, Value::Counter(10))])),
+        "NaN refused, the duplicate from rdma_exporter not kept"
+    );
+    assert_eq!(h.series.len(), 2);
+}

@@ -151,6 +151,7 @@ impl Batch {
             parsed,
             raw: std::mem::take(&mut self.segments),
             error: None,
+            history: Default::default(),
         }
     }
 
