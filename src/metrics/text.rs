@@ -169,7 +169,8 @@ mod tests {
         let s = Str::from("sw");
         assert_eq!(h.hash_one(&s), h.hash_one("sw"));
         assert_eq!(format!("{s} {s:?}"), "sw \"sw\"");
-        assert!(Str::from("a") < Str::from("b"));
-        assert_eq!(serde_json::to_string(&s).unwrap(), "\"sw\"");
+        let (a, b) = (Str::from("a"), Str::from("b"));
+        assert!(a < b);
+        assert_eq!(serde_json::to_string(&s).expect("a string"), "\"sw\"");
     }
 }
