@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cmd;
 pub mod collect;
 pub mod config;
+pub mod heap;
 pub mod metrics;
 pub mod output;
 pub mod parse;

@@ -6,8 +6,10 @@ pub mod names;
 pub mod query;
 pub mod rate;
 pub mod store;
+pub mod text;
 
 pub use store::{SeriesId, Store};
+pub use text::Str;
 
 use serde::Serialize;
 use std::fmt;
@@ -26,17 +28,19 @@ pub fn now_ms() -> Ts {
 /// Label names are a closed vocabulary (DESIGN.md §4), so they are static strings.
 pub type LabelName = &'static str;
 
-/// A metric name plus its labels, sorted by label name so that equal series compare equal.
+/// A metric name plus its labels, sorted by label name so that equal series compare equal. The
+/// texts are [`Str`]s: a big answer's samples share their switch, port and metric names instead
+/// of each holding copies (issue #22).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct SeriesKey {
-    pub name: String,
-    pub labels: Vec<(LabelName, String)>,
+    pub name: Str,
+    pub labels: Vec<(LabelName, Str)>,
 }
 
 impl SeriesKey {
-    pub fn new(name: impl Into<String>, labels: &[(LabelName, &str)]) -> Self {
-        let mut labels: Vec<(LabelName, String)> =
-            labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
+    pub fn new(name: impl Into<Str>, labels: &[(LabelName, &str)]) -> Self {
+        let mut labels: Vec<(LabelName, Str)> =
+            labels.iter().map(|(k, v)| (*k, Str::from(*v))).collect();
         // Parsers mostly pass their labels in order, with no name twice: then there is nothing to do.
         if !labels.windows(2).all(|w| w[0].0 < w[1].0) {
             labels.sort_by(|a, b| a.0.cmp(b.0));
@@ -60,9 +64,9 @@ impl SeriesKey {
     pub fn with_label(&self, name: LabelName, value: &str) -> Self {
         let mut k = self.clone();
         match k.labels.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = value.to_string(),
+            Some(slot) => slot.1 = Str::from(value),
             None => {
-                k.labels.push((name, value.to_string()));
+                k.labels.push((name, Str::from(value)));
                 k.labels.sort_by(|a, b| a.0.cmp(b.0));
             }
         }
@@ -73,30 +77,41 @@ impl SeriesKey {
 impl fmt::Display for SeriesKey {
     /// Prometheus text form: `name{a="x",b="y"}`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)?;
-        if self.labels.is_empty() {
-            return Ok(());
-        }
-        f.write_str("{")?;
-        for (i, (k, v)) in self.labels.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{k}=\"")?;
-            for c in v.chars() {
-                match c {
-                    '\\' => f.write_str("\\\\")?,
-                    '"' => f.write_str("\\\"")?,
-                    '\n' => f.write_str("\\n")?,
-                    // Prometheus has no escape for them; a terminal would obey them.
-                    c if crate::safe::is_unsafe(c) => f.write_str("\u{fffd}")?,
-                    c => write!(f, "{c}")?,
-                }
-            }
-            f.write_str("\"")?;
-        }
-        f.write_str("}")
+        write_key(f, &self.name, &self.labels)
     }
+}
+
+/// `name{a="x",b="y"}` into `out`: a series shown under another name (a `_per_second` rate) is
+/// written without making a key for it.
+pub fn write_key(
+    out: &mut impl fmt::Write,
+    name: &str,
+    labels: &[(LabelName, Str)],
+) -> fmt::Result {
+    out.write_str(name)?;
+    if labels.is_empty() {
+        return Ok(());
+    }
+    out.write_str("{")?;
+    for (i, (k, v)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.write_str(",")?;
+        }
+        out.write_str(k)?;
+        out.write_str("=\"")?;
+        for c in v.chars() {
+            match c {
+                '\\' => out.write_str("\\\\")?,
+                '"' => out.write_str("\\\"")?,
+                '\n' => out.write_str("\\n")?,
+                // Prometheus has no escape for them; a terminal would obey them.
+                c if crate::safe::is_unsafe(c) => out.write_str("\u{fffd}")?,
+                c => out.write_char(c)?,
+            }
+        }
+        out.write_str("\"")?;
+    }
+    out.write_str("}")
 }
 
 /// How a value behaves over time. Counters only grow until a reset; 32-bit counters (declared by the
@@ -196,14 +211,14 @@ pub struct Sample {
 }
 
 impl Sample {
-    pub fn counter(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+    pub fn counter(name: impl Into<Str>, labels: &[(LabelName, &str)], v: u64) -> Self {
         Self {
             key: SeriesKey::new(name, labels),
             value: Value::Counter(v),
         }
     }
 
-    pub fn counter32(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+    pub fn counter32(name: impl Into<Str>, labels: &[(LabelName, &str)], v: u64) -> Self {
         Self {
             key: SeriesKey::new(name, labels),
             value: Value::Counter32(v),
@@ -211,14 +226,14 @@ impl Sample {
     }
 
     /// A counter the device keeps in µs under a metric in seconds (see [`Value::CounterMicros`]).
-    pub fn counter_micros(name: impl Into<String>, labels: &[(LabelName, &str)], v: u64) -> Self {
+    pub fn counter_micros(name: impl Into<Str>, labels: &[(LabelName, &str)], v: u64) -> Self {
         Self {
             key: SeriesKey::new(name, labels),
             value: Value::CounterMicros(v),
         }
     }
 
-    pub fn gauge(name: impl Into<String>, labels: &[(LabelName, &str)], v: f64) -> Self {
+    pub fn gauge(name: impl Into<Str>, labels: &[(LabelName, &str)], v: f64) -> Self {
         Self {
             key: SeriesKey::new(name, labels),
             value: Value::Gauge(v),

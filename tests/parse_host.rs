@@ -352,7 +352,7 @@ fn counters_of(p: &Parsed) -> Vec<(String, f64)> {
         .map(|s| {
             assert_eq!(s.key.label("device"), Some("mlx5_0"));
             assert_eq!(s.key.label("rdma_port"), Some("1"));
-            (s.key.name.clone(), s.value.as_f64())
+            (s.key.name.to_string(), s.value.as_f64())
         })
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));

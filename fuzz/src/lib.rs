@@ -1,9 +1,17 @@
 //! What every fuzz target checks, shared by the cargo-fuzz targets (fuzz_targets/). A check that
 //! fails panics, which is the crash.
+//!
+//! Heap is counted by rocetop's counting allocator, so every parse target also checks size
+//! amplification (issue #22): the heap that parsing and storing an input takes at its peak stays
+//! within `rocetop::heap::bound(input length)`, the bound `tests/amplification.rs` holds every
+//! capture and 100k-row answers to in the normal test suite.
 
 use rocetop::metrics::{Store, Value};
 use rocetop::parse::{Ctx, ParseKind};
 use std::io::Write;
+
+#[global_allocator]
+static A: rocetop::heap::Counting = rocetop::heap::Counting;
 
 /// Parse `data` as `kind`, then put the result through a store twice and read every rate back:
 /// no panic anywhere, bounded examples, finite gauges, 32-bit counters that fit, sane rates.
@@ -13,7 +21,21 @@ pub fn parse_kind(kind: ParseKind, data: &[u8]) {
         name: "fuzz".into(),
         log: "/fuzz.log".into(),
     };
-    let p = rocetop::parse::parse(kind, &text, &ctx);
+    // Size amplification: parsing and storing the text, as a poll does, peaks within
+    // `rocetop::heap::bound` of its length (the text's: an invalid byte is read as a 3-byte U+FFFD).
+    let ((p, mut store, src), peak) = rocetop::heap::peak_during(|| {
+        let p = rocetop::parse::parse(kind, &text, &ctx);
+        let mut store = Store::new(60_000, 16);
+        let src = store.add_source("fuzz", 1000);
+        store.ingest(src, 1_000, &p);
+        (p, store, src)
+    });
+    assert!(
+        peak <= rocetop::heap::bound(text.len()),
+        "{} B of text took {peak} B of heap (bound {} B)",
+        text.len(),
+        rocetop::heap::bound(text.len())
+    );
     assert!(p.unknown_examples.len() <= rocetop::metrics::Parsed::MAX_EXAMPLES);
     assert!(p.unknown_examples.len() <= p.unknown_lines);
     for s in &p.samples {
@@ -23,9 +45,6 @@ pub fn parse_kind(kind: ParseKind, data: &[u8]) {
             Value::Counter(_) | Value::CounterMicros(_) => {}
         }
     }
-    let mut store = Store::new(60_000, 16);
-    let src = store.add_source("fuzz", 1000);
-    store.ingest(src, 1_000, &p);
     store.ingest(src, 2_000, &p);
     let ids: Vec<_> = store.all().map(|(id, _)| id).collect();
     for id in ids {

@@ -203,7 +203,7 @@ pub fn last_two(store: &Store, name: &str, labels: &[(&str, &str)]) -> Vec<LastT
                 .key
                 .labels
                 .iter()
-                .map(|(k, v)| ((*k).to_string(), v.clone()))
+                .map(|(k, v)| ((*k).to_string(), v.to_string()))
                 .collect();
             Some((labels, prev, cur.as_f64()))
         })

@@ -2,7 +2,7 @@
 //! computed on read by `rate.rs`. A failed poll adds no point, so the gap stays a gap.
 
 use super::rate::{self, Rate, Width};
-use super::{History, Parsed, Sample, Scale, SeriesKey, Ts, Value};
+use super::{History, Parsed, Sample, Scale, SeriesKey, Str, Ts, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -227,7 +227,7 @@ pub struct Store {
     max_points: usize,
     /// Series by the hash of their key (the key itself is held once, in `series`).
     index: HashMap<u64, Ids>,
-    by_name: HashMap<String, Vec<SeriesId>>,
+    by_name: HashMap<Str, Vec<SeriesId>>,
     series: Vec<Series>,
     sources: Vec<SourceHealth>,
     dropped_out_of_order: u64,
@@ -611,7 +611,7 @@ impl Store {
 
     /// Metric names present, sorted.
     pub fn names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+        let mut v: Vec<&str> = self.by_name.keys().map(Str::as_str).collect();
         v.sort_unstable();
         v
     }

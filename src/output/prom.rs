@@ -2,7 +2,7 @@
 //! the per-second rate of every counter as a `_per_second` gauge, and the health of every source.
 
 use crate::metrics::store::Kind;
-use crate::metrics::{SeriesKey, Store, Value, names};
+use crate::metrics::{SeriesKey, Store, Value, names, write_key};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -143,25 +143,32 @@ fn fmt_f64(v: f64) -> String {
     }
 }
 
-/// One family: its type and its lines.
+/// One family: its type and its lines, one text (a line per series as its own `String` cost
+/// ~40 bytes more each, on top of the text; issue #22).
 pub(crate) struct Family {
     kind: &'static str,
-    lines: Vec<String>,
+    lines: String,
 }
 
 /// Render the store. `with_rates` adds `_per_second` gauges (snapshot); `parse` output has none.
 pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
     let mut fams: BTreeMap<String, Family> = BTreeMap::new();
     let mut add = |name: &str, kind: &'static str, key: &SeriesKey, value: String| {
-        let f = fams.entry(name.to_string()).or_insert_with(|| Family {
-            kind,
-            lines: Vec::new(),
-        });
-        let shown = SeriesKey {
-            name: name.to_string(),
-            labels: key.labels.clone(),
-        };
-        f.lines.push(format!("{shown} {value}"));
+        // Looked up by `&str` first: a `String` per line only to find its family cost a lot.
+        if !fams.contains_key(name) {
+            fams.insert(
+                name.to_string(),
+                Family {
+                    kind,
+                    lines: String::new(),
+                },
+            );
+        }
+        let Some(f) = fams.get_mut(name) else { return };
+        let _ = write_key(&mut f.lines, name, &key.labels);
+        f.lines.push(' ');
+        f.lines.push_str(&value);
+        f.lines.push('\n');
     };
     let mut series: Vec<_> = store.all().collect();
     series.sort_by(|a, b| a.1.key.cmp(&b.1.key));
@@ -210,14 +217,17 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         }
     }
     summaries(store, &mut fams);
-    let mut out = String::new();
+    // Sized once: the families are freed as they are copied, so the peak is the text and one
+    // family, not twice the text with a doubling buffer's slack.
+    let size: usize = fams
+        .iter()
+        .map(|(n, f)| 2 * n.len() + help(n).len() + f.kind.len() + 16 + f.lines.len())
+        .sum();
+    let mut out = String::with_capacity(size);
     for (name, f) in fams {
         let _ = writeln!(out, "# HELP {name} {}", help(&name));
         let _ = writeln!(out, "# TYPE {name} {}", f.kind);
-        for l in f.lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
+        out.push_str(&f.lines);
     }
     out
 }
@@ -233,7 +243,7 @@ fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
     for (_, s) in store.select(names::PING_WINDOW_PROBES, &[]) {
         let Some((_, n)) = s.latest() else { continue };
         let mean_key = SeriesKey {
-            name: names::PING_RTT_MEAN.to_string(),
+            name: names::PING_RTT_MEAN.into(),
             labels: s.key.labels.clone(),
         };
         let mean = store
@@ -242,13 +252,16 @@ fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
             .and_then(|m| m.latest())
             .map_or(0.0, |(_, v)| v.as_f64());
         let with = |suffix: &str| SeriesKey {
-            name: format!("{}{suffix}", names::PING_RTT_SECONDS),
+            name: format!("{}{suffix}", names::PING_RTT_SECONDS).into(),
             labels: s.key.labels.clone(),
         };
         extra.push(format!("{} {}", with("_sum"), fmt_f64(mean * n.as_f64())));
         extra.push(format!("{} {}", with("_count"), fmt_f64(n.as_f64())));
     }
-    f.lines.extend(extra);
+    for l in extra {
+        f.lines.push_str(&l);
+        f.lines.push('\n');
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,172 @@
+//! Heap cost per input row of parsing, storing and rendering a big switch answer (issue #22: a
+//! 13.6 MB NX-API PFC reply of 125k rows took GBs). A counting allocator gives exact heap bytes:
+//! the peak while a phase runs above what was live before it, and what the phase leaves behind.
+//! Run by bench/row_cost.sh, or directly:
+//!
+//!   row_cost gen text|json ROWS        an NX-OS PFC table / NX-API JSON reply of ROWS ports, to stdout
+//!   row_cost measure FILE              parse, store and render FILE as `parse nxos-pfc` would
+#![allow(unsafe_code)] // the counting allocator; nothing else
+
+use rocetop::metrics::Store;
+use rocetop::output::Format;
+use rocetop::parse::{Ctx, ParseKind, parse};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// Run `f`; (its result, peak heap above the start, heap left above the start).
+fn phase<T>(f: impl FnOnce() -> T) -> (T, usize, isize) {
+    let start = LIVE.load(Relaxed);
+    PEAK.store(start, Relaxed);
+    let r = f();
+    let peak = PEAK.load(Relaxed) - start;
+    (r, peak, LIVE.load(Relaxed) as isize - start as isize)
+}
+
+/// The 20k-port table of tests/hostile.rs, ROWS long.
+fn gen_text(rows: usize) -> String {
+    let mut t = String::from("Port                 Mode Oper(VL bmap)  RxPPP      TxPPP\n");
+    t.push_str("============================================================\n\n");
+    for i in 0..rows {
+        let _ = writeln!(
+            t,
+            "Ethernet{}/{}/1        Auto On (8)        {}          {}",
+            1 + i / 1000,
+            1 + i % 1000,
+            i,
+            i * 2
+        );
+    }
+    t
+}
+
+/// An NX-API `ins_api` reply to `show interface priority-flow-control` with ROWS ports (~109
+/// bytes a row, as the 13.6 MB / 125k-row reply of the issue).
+fn gen_json(rows: usize) -> String {
+    let mut t = String::from(
+        r#"{"ins_api":{"type":"cli_show","version":"1.0","sid":"eoc","outputs":{"output":{"input":"show interface priority-flow-control","msg":"Success","code":"200","body":{"TABLE_pfc_interface":{"ROW_pfc_interface":["#,
+    );
+    for i in 0..rows {
+        if i > 0 {
+            t.push(',');
+        }
+        let _ = write!(
+            t,
+            r#"{{"if_name_str":"Ethernet{}/{}/1","admin":"Auto","oper":"On","oper_vl_bmap":"(8)","rx-stats":"{}","tx-stats":"{}"}}"#,
+            1 + i / 1000,
+            1 + i % 1000,
+            i,
+            i * 2
+        );
+    }
+    t.push_str("]}}}}}}\n");
+    t
+}
+
+fn measure(path: &str) {
+    let text = std::fs::read_to_string(path).expect("input file");
+    let bytes = text.len();
+    let rows = text
+        .matches("if_name_str")
+        .count()
+        .max(text.lines().filter(|l| l.starts_with("Ethernet")).count());
+    let ctx = Ctx::named("sw");
+    let (parsed, parse_peak, parsed_bytes) = phase(|| parse(ParseKind::NxosPfc, &text, &ctx));
+    let samples = parsed.samples.len();
+    // The store as the TUI sizes it for 15 minutes at 1 s, one poll: what holding the series costs.
+    let (store, store_peak, store_bytes) = phase(|| {
+        let mut st = Store::new(900_000, 916);
+        let src = st.add_source("sw", 1000);
+        st.ingest(src, 1_000, &parsed);
+        st
+    });
+    let series = store.all().count();
+    drop(store);
+    drop(parsed);
+    let mut line = format!(
+        "input_bytes={bytes} rows={rows} samples={samples} series={series} \
+         parse_peak={parse_peak} parsed_bytes={parsed_bytes} store_peak={store_peak} store_bytes={store_bytes}"
+    );
+    // `rocetop parse nxos-pfc --format F` end to end (parse, store, render), peak above the input.
+    for (f, name) in [(Format::Prom, "prom"), (Format::Json, "json")] {
+        let (out, peak, _) = phase(|| {
+            rocetop::cmd::parse::render(ParseKind::NxosPfc, &text, f, "sw", "row_cost")
+                .map(|s| s.len())
+        });
+        let _ = write!(
+            line,
+            " {name}_peak={peak} {name}_out={}",
+            out.unwrap_or_default()
+        );
+    }
+    println!("{line}");
+    let per = |b: isize, n: usize| b as f64 / n.max(1) as f64;
+    eprintln!(
+        "per row: parse peak {:.0} B, parsed {:.0} B; per sample: parsed {:.0} B; per series: store {:.0} B (peak {:.0})",
+        per(parse_peak as isize, rows),
+        per(parsed_bytes, rows),
+        per(parsed_bytes, samples),
+        per(store_bytes, series),
+        per(store_peak as isize, series),
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["gen", kind, rows] => {
+            let rows: usize = rows.parse().expect("ROWS");
+            let t = if *kind == "json" {
+                gen_json(rows)
+            } else {
+                gen_text(rows)
+            };
+            print!("{t}");
+        }
+        ["measure", path] => measure(path),
+        _ => {
+            eprintln!("usage: row_cost gen text|json ROWS | row_cost measure FILE");
+            std::process::exit(2);
+        }
+    }
+}

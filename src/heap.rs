@@ -1,0 +1,97 @@
+//! A counting allocator for measuring heap use exactly: the size-amplification checks (issue #22)
+//! in `tests/amplification.rs` and the fuzz targets, and `examples/row_cost.rs`. rocetop itself
+//! never registers it; a program that wants the counts does:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static A: rocetop::heap::Counting = rocetop::heap::Counting;
+//! ```
+//!
+//! The counts are process-wide: measure one thing at a time.
+#![allow(unsafe_code)] // a GlobalAlloc is unsafe by definition; every call is forwarded unchanged
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// Heap bytes a parse and the store holding its series may take per input byte, at their peak.
+///
+/// Set from measurement (tests/amplification.rs prints the largest ratio it sees): the densest
+/// input any parser reads is an NX-OS PFC table of the shortest rows (`E1 a Off 0 0`, 16 bytes
+/// making ten series: rx, tx and eight `enabled` gauges), at 378 heap bytes per input byte
+/// (~160 B a parsed sample, ~370 B a stored series); real layouts are far lower (every capture
+/// repeated to 512 KiB: at most 47; the issue's 100k-port answer: 36 per byte of text table, 24
+/// per byte of NX-API JSON). 512 leaves a third of headroom over the densest case, so what
+/// crosses it is a change that makes rows cost more (a 4 KiB buffer kept per row does), a copy of
+/// the input per row, or anything quadratic.
+pub const MAX_PER_INPUT_BYTE: usize = 512;
+/// What a parse may take whatever its input's size (a store's tables, a parser's first buffers).
+pub const SLACK: usize = 256 * 1024;
+
+/// The most heap a parse of `len` input bytes may peak at.
+pub fn bound(len: usize) -> usize {
+    len.saturating_mul(MAX_PER_INPUT_BYTE).saturating_add(SLACK)
+}
+
+pub struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Relaxed).wrapping_add(by);
+    PEAK.fetch_max(now, Relaxed);
+}
+
+// SAFETY: every call goes to the system allocator with its arguments unchanged; only two
+// counters are updated beside it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            grew(l.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc_zeroed(l) };
+        if !p.is_null() {
+            grew(l.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new >= l.size() {
+                grew(new - l.size());
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+/// Heap bytes live now (0 where [`Counting`] is not the global allocator).
+pub fn live() -> usize {
+    LIVE.load(Relaxed)
+}
+
+/// Run `f`: its result, and the most heap it held at once above what was live when it started.
+pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let start = LIVE.load(Relaxed);
+    PEAK.store(start, Relaxed);
+    let r = f();
+    (r, PEAK.load(Relaxed).saturating_sub(start))
+}
