@@ -1,8 +1,12 @@
 //! Render time of one frame of every tab at 120x40, for 8 (the demo lab) and 512 nodes
 //! (bench/gpu512.toml), fed through the same deterministic live path as the UI tests
 //! (tests/support/feed.rs). A benchmark, not a test: it prints figures and asserts nothing.
+//! Times are this thread's CPU time (`/proc/thread-self/schedstat`, ns), not the wall clock: on
+//! a shared box the wall clock counts the time other processes held the core, which made the
+//! same binary's "after new data" vary 3x from run to run.
 //!
 //!   cargo run --release --example render_time
+//!   bench/render512.sh                        # two builds side by side
 
 #[path = "../tests/support/feed.rs"]
 mod feed;
@@ -13,6 +17,26 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rocetop::app::Tab;
 use rocetop::ui;
+use std::time::Duration;
+
+/// CPU time this thread has run, where Linux tells it; the wall clock elsewhere.
+#[derive(Clone, Copy)]
+struct Cpu(Option<u64>, std::time::Instant);
+
+impl Cpu {
+    fn now() -> Cpu {
+        let ns = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok());
+        Cpu(ns, std::time::Instant::now())
+    }
+    fn elapsed(self) -> Duration {
+        match (self.0, Cpu::now().0) {
+            (Some(a), Some(b)) => Duration::from_nanos(b.saturating_sub(a)),
+            _ => self.1.elapsed(),
+        }
+    }
+}
 
 fn on_tab(lab: &mut Lab, tab: Tab) {
     lab.key(KeyCode::Char(char::from(b'1' + tab.index() as u8)));
@@ -38,19 +62,18 @@ fn main() {
             let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
             t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
             let n = 20;
-            let start = std::time::Instant::now();
+            let start = Cpu::now();
             for _ in 0..n {
                 t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
             }
             let same = start.elapsed() / n;
-            let (mut fresh, mut upd, mut polls) =
-                (std::time::Duration::ZERO, std::time::Duration::ZERO, 0u32);
+            let (mut fresh, mut upd, mut polls) = (Duration::ZERO, Duration::ZERO, 0u32);
             let m = 5;
             for _ in 0..m {
                 let (d, p) = lab.run_timed(1);
                 upd += d;
                 polls += p;
-                let start = std::time::Instant::now();
+                let start = Cpu::now();
                 t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
                 fresh += start.elapsed();
             }

@@ -233,6 +233,8 @@ pub struct App {
     /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
     /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
     pub links: pairing::Links,
+    /// Changes whenever `links` is made again (kept views that read it depend on it).
+    links_gen: u64,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     pub lossless: lossless::Proof,
     /// When the proof was made, and whether a switch's settings arrived since.
@@ -284,6 +286,7 @@ impl App {
             overlay_sel: 0,
             jump: None,
             links: pairing::Links::from_config(&cfg),
+            links_gen: crate::metrics::store::next_generation(),
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
@@ -302,6 +305,7 @@ impl App {
         self.store = store;
         self.travel = None;
         self.links = pairing::Links::from_config(&self.cfg);
+        self.links_gen = crate::metrics::store::next_generation();
         self.lossless = lossless::Proof::default();
         self.proof_at = None;
         self.proof_due = false;
@@ -503,6 +507,7 @@ impl App {
             None => &self.store,
         };
         self.links = pairing::Links::of(&self.cfg, live);
+        self.links_gen = crate::metrics::store::next_generation();
         self.lossless = lossless::prove(&self.cfg, live);
         self.proof_at = Some(self.now);
         self.proof_due = false;

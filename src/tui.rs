@@ -2,7 +2,7 @@
 //! way out (return, panic in any task, SIGTERM/SIGHUP), and the event loop that feeds `App::update`
 //! and redraws only when something changed, at most `ui.max_fps` times a second, inside a
 //! synchronized update so terminals that support it never show half a frame. New data alone
-//! redraws less often when frames are expensive (see [`data_frame`]); keys never wait for that.
+//! redraws once a second (see [`data_frame`]); keys never wait for that.
 
 use crate::app::{Action, App, Event, ReplayAction, ReplayView};
 use crate::collect::poll::{self, Collected};
@@ -275,9 +275,8 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
 
     let min_frame = Duration::from_millis(1000 / u64::from(max_fps));
     let mut last_draw: Option<Instant> = None;
-    let mut last_cost = Duration::ZERO;
     // `dirty`: the user did something (key, resize, action): redraw within `min_frame`.
-    // `data_dirty`: only new polls or the clock: redraw within `data_frame(last_cost)`.
+    // `data_dirty`: only new polls or the clock: redraw within `data_frame`.
     let mut dirty = true;
     let mut data_dirty = false;
     let mut code = ExitCode::SUCCESS;
@@ -297,16 +296,14 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         let frame = if dirty {
             min_frame
         } else {
-            data_frame(min_frame, last_cost)
+            data_frame(min_frame)
         };
         if (dirty || data_dirty) && last_draw.is_none_or(|t| t.elapsed() >= frame) {
-            let t0 = Instant::now();
             if draw(&mut term, &app).is_err() {
                 break;
             }
             dirty = false;
             data_dirty = false;
-            last_cost = t0.elapsed();
             last_draw = Some(Instant::now());
         }
         let wait = last_draw.map_or(Duration::ZERO, |t| frame.saturating_sub(t.elapsed()));
@@ -374,14 +371,14 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     code
 }
 
-/// How long new data alone waits for a redraw: at least 250 ms (sources poll staggered over the
-/// interval, so with 9 sources a frame per poll would be 9 frames a second of one-row changes),
-/// and longer when the last frame was expensive, so drawing takes at most ~5 % of a core (with
-/// 512 nodes a frame that recomputes the tables costs ~20 ms: 2 frames a second). Never more than
-/// a second: a 1 s poll interval still shows every poll. Keys and resizes do not wait for this.
-fn data_frame(min_frame: Duration, last_cost: Duration) -> Duration {
-    let floor = min_frame.max(Duration::from_millis(250));
-    (last_cost * 20).clamp(floor, Duration::from_secs(1).max(floor))
+/// How long new data alone waits for a redraw: a second, the shortest poll interval, so every
+/// poll is shown and the screen's figures (per-second rates) move once a second. Sources poll
+/// staggered over the interval: a frame every 250 ms, as before, drew 4 frames a second of one- or
+/// two-row changes, each recomputing the tab's view (the store changed), which was most of what
+/// the live screen cost beyond `rocetop export` (bench/perf.sh, issue #20). Longer only when
+/// `max_fps` asks for it. Keys and resizes do not wait for this.
+fn data_frame(min_frame: Duration) -> Duration {
+    min_frame.max(Duration::from_secs(1))
 }
 
 /// "Now" for the screen: the wall clock live, the recording's clock in a replay.
@@ -503,15 +500,11 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn data_frames_slow_down_only_when_drawing_is_expensive() {
+    fn new_data_is_drawn_once_a_second() {
         let ms = Duration::from_millis;
-        // Cheap frames (8 nodes): new data is drawn 4 times a second.
-        assert_eq!(data_frame(ms(100), ms(1)), ms(250));
-        // A 25 ms frame (512 nodes): 2 data frames a second, ~5 % of a core.
-        assert_eq!(data_frame(ms(100), ms(25)), ms(500));
-        // However slow, every 1 s poll still reaches the screen.
-        assert_eq!(data_frame(ms(100), ms(400)), ms(1000));
-        // max_fps = 1: never faster than asked.
-        assert_eq!(data_frame(ms(1000), ms(1)), ms(1000));
+        // 10 fps for keys: new data alone still waits a second (every 1 s poll is shown).
+        assert_eq!(data_frame(ms(100)), ms(1000));
+        // max_fps below 1: never faster than asked.
+        assert_eq!(data_frame(ms(2000)), ms(2000));
     }
 }

@@ -7,6 +7,7 @@
 //! by every change through `App::update`), the view time, mark, sort, filter, theme and area. A
 //! frame whose key matches draws from the kept view and formats only the rows that fit.
 
+use super::alerts::Rolled;
 use super::table::{Sort, TabView};
 use super::{App, Tab};
 use crate::metrics::Ts;
@@ -35,11 +36,17 @@ type Slot = RefCell<Option<(ViewKey, Rc<dyn Any>)>>;
 /// A tab's table as computed for a key.
 type TableSlot = RefCell<Option<(ViewKey, Rc<TabView>)>>;
 
+/// The rolled-up alert lines with the (alerts, pairing) generations they were made from.
+type RolledSlot = RefCell<Option<((u64, u64), Rc<Vec<Rolled>>)>>;
+
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct Views {
     tables: [TableSlot; 6],
     slots: [Slot; 6],
+    /// The rolled-up alert lines, with the alerts' and the pairing's generations they were
+    /// made from (the Overview draws them every frame; they change only when those do).
+    rolled: RolledSlot,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
 }
@@ -114,5 +121,20 @@ impl App {
             return v.clone();
         }
         self.table(tab)
+    }
+
+    /// The rolled-up alert lines (`alerts/rollup.rs`): the kept ones until the alerts (every
+    /// evaluation, ack, mute; the open episode changes only with an evaluation) or the pairing
+    /// change.
+    pub fn rolled(&self) -> Rc<Vec<Rolled>> {
+        let key = (self.alerts.generation(), self.links_gen);
+        if let Some((k, v)) = &*self.views.rolled.borrow() {
+            if *k == key {
+                return v.clone();
+            }
+        }
+        let v = Rc::new(self.alerts.rolled(self.episodes.open.as_ref(), &self.links));
+        *self.views.rolled.borrow_mut() = Some((key, v.clone()));
+        v
     }
 }

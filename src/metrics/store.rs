@@ -669,7 +669,8 @@ impl Store {
         if s.scale != Scale::One {
             return None;
         }
-        if s.points.last()?.1 < since {
+        if s.points.last()?.1 < since || s.points.flat_from(since) {
+            // Nothing since, or a counter that did not move (no point to decode).
             return Some(0);
         }
         // Start from the last point at or before `since`, so the first interval counts.

@@ -94,7 +94,7 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
 }
 
 pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
-    let all = app.alerts.rolled(app.episodes.open.as_ref(), &app.links);
+    let all = app.rolled();
     let sel = app.overlay_sel.min(all.len().saturating_sub(1));
     let mut lines = vec![Line::from(Span::styled(
         format!(

@@ -33,7 +33,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
     let n_sw = app.cfg.switches.len();
-    let lines = app.alerts.rolled(app.episodes.open.as_ref(), &app.links);
+    let lines = app.rolled();
     let shown = lines.iter().filter(|l| !l.muted).count();
     let episode = app.episode_in_view();
     let ep_text = episode.map(|ep| crate::app::episodes::text::line(ep, &app.links, now));

@@ -6,7 +6,7 @@ use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, V
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::{Store, human};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The node and its state (alerts, down, stale) name where to look: never hidden.
 pub const COLS: [Col; 10] = [
@@ -22,10 +22,18 @@ pub const COLS: [Col; 10] = [
     col("RTT p99", 8, 2),
 ];
 
-type ByNode = BTreeMap<Vec<String>, Agg>;
+type ByNode<T> = HashMap<String, T>;
 
-fn get<'a, T>(m: &'a BTreeMap<Vec<String>, T>, k: &str) -> Option<&'a T> {
-    m.get(&vec![k.to_string()])
+/// A per-node query's answer keyed by the node name, so each of hundreds of rows finds its
+/// value with one hash lookup instead of building a key to compare.
+fn by_node<T>(m: BTreeMap<Vec<String>, T>) -> ByNode<T> {
+    m.into_iter()
+        .map(|(k, v)| (k.into_iter().next().unwrap_or_default(), v))
+        .collect()
+}
+
+fn get<'a, T>(m: &'a ByNode<T>, k: &str) -> Option<&'a T> {
+    m.get(k)
 }
 
 pub fn view(cx: &Ctx) -> TabView {
@@ -62,17 +70,18 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
     let cnp_name = rdma_counter("np_cnp_sent");
     let hdl_name = rdma_counter("rp_cnp_handled");
-    let ecn: ByNode = query::rate_by(st, &ecn_name, &[], &g);
-    let ecn60 = query::increase_by(st, &ecn_name, &[], &g, last_min);
-    let cnp: ByNode = query::rate_by(st, &cnp_name, &[], &g);
-    let cnp60 = query::increase_by(st, &cnp_name, &[], &g, last_min);
-    let hdl: ByNode = query::rate_by(st, &hdl_name, &[], &g);
-    let pause: ByNode = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g);
+    let ecn: ByNode<Agg> = by_node(query::rate_by(st, &ecn_name, &[], &g));
+    let ecn60 = by_node(query::increase_by(st, &ecn_name, &[], &g, last_min));
+    let cnp: ByNode<Agg> = by_node(query::rate_by(st, &cnp_name, &[], &g));
+    let cnp60 = by_node(query::increase_by(st, &cnp_name, &[], &g, last_min));
+    let hdl: ByNode<Agg> = by_node(query::rate_by(st, &hdl_name, &[], &g));
+    let pause: ByNode<Agg> = by_node(query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g));
     let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);
     for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &g) {
         let e = pfrac.entry(k).or_insert(v);
         *e = e.max(v);
     }
+    let pfrac = by_node(pfrac);
     let rtt = rtt_by_peer(st);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let nodes = cx.nodes();

@@ -37,6 +37,9 @@ struct Block {
     n: u32,
     /// Where the last token starts, while it is a run that may grow.
     run_at: Option<u32>,
+    /// Every point of the block has the value `raw0` (a counter that did not move: most error
+    /// and drop counters), so "how much did it grow" needs no decoding.
+    flat: bool,
     bytes: Vec<u8>,
 }
 
@@ -221,6 +224,7 @@ impl Hist {
                         put_varint(&mut b.bytes, dv);
                     }
                 }
+                b.flat &= dv == 0;
                 b.n += 1;
                 b.seq_end = p.seq;
                 b.t_end = t;
@@ -239,6 +243,7 @@ impl Hist {
                     raw_end: p.raw,
                     n: 1,
                     run_at: None,
+                    flat: true,
                     bytes: Vec::new(),
                 });
                 if self.blocks.len() == 1 {
@@ -364,6 +369,29 @@ impl Hist {
             carry: prev,
             done_last: false,
         }
+    }
+
+    /// Whether every point [`iter_from`] yields for `since` has the same value, told from the
+    /// blocks' headers without decoding (`false` when unsure).
+    ///
+    /// [`iter_from`]: Hist::iter_from
+    pub fn flat_from(&self, since: Ts) -> bool {
+        let k = self
+            .blocks
+            .iter()
+            .position(|b| b.t_end >= since)
+            .unwrap_or(self.blocks.len());
+        let Some((last, _)) = self.last else {
+            return true;
+        };
+        let v = last.raw;
+        // The point `iter_from` starts with: the end of the block before `k`.
+        let carry = k.checked_sub(1).and_then(|j| self.blocks.get(j));
+        carry.is_none_or(|b| b.raw_end == v)
+            && self
+                .blocks
+                .range(k..)
+                .all(|b| b.flat && b.raw0 == v && b.raw_end == v)
     }
 
     /// Bytes held, for the stats.
@@ -492,5 +520,34 @@ mod tests {
         push(&mut h, 700, 1);
         push(&mut h, 701, 2);
         assert_eq!(pts(&h), vec![(700, 1), (701, 2)]);
+    }
+
+    /// `flat_from` agrees with the decoded points, whichever block the start falls in.
+    #[test]
+    fn flat_from_matches_the_points() {
+        let mut h = Hist::default();
+        // 300 points: 7 until seq 400, then moving to 450, then 9 to the end (blocks of 256).
+        for seq in 100..700i64 {
+            let raw = match seq {
+                ..400 => 7,
+                400..450 => seq as u64,
+                _ => 9,
+            };
+            push(&mut h, seq, raw);
+        }
+        for since in [
+            0, 150, 380, 399, 400, 420, 449, 450, 451, 500, 699, 700, 5000,
+        ] {
+            let since = since * 1000;
+            let vals: Vec<u64> = h.iter_from(since).map(|p| p.raw).collect();
+            let flat = vals.windows(2).all(|w| w[0] == w[1]);
+            assert_eq!(h.flat_from(since), flat, "since {since}: {vals:?}");
+        }
+        // Blocks of 256 from seq 100: the last one starts at 612, after the values moved.
+        assert!(
+            h.flat_from(620_000),
+            "from the last block on, every point is 9"
+        );
+        assert!(!h.flat_from(0));
     }
 }
