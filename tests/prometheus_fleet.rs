@@ -4,10 +4,13 @@
 
 #[path = "common/prom.rs"]
 mod prom;
+#[path = "common/prom_skip.rs"]
+mod prom_skip;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::{Fleet, STEP_S, prometheus};
+use prom::{Fleet, STEP_S};
+use prom_skip::prometheus;
 use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;

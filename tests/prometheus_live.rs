@@ -7,21 +7,19 @@
 
 #[path = "common/prom.rs"]
 mod prom;
+#[path = "common/prom_skip.rs"]
+mod prom_skip;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::prometheus;
+use prom_skip::prometheus;
 use rocetop::collect::poll::poll_once;
-use rocetop::collect::prometheus::PromTransport;
-use rocetop::collect::source::fleet_source;
-use rocetop::config::Config;
 use rocetop::metrics::query::latest;
 use rocetop::metrics::{Store, Value, names, now_ms};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Ends the child it holds, also when the test panics.
@@ -172,22 +170,7 @@ async fn a_live_prometheus_scraping_two_exports_reads_back_what_they_serve() {
         n.contains("\"5\"]") && scrapes.contains("\"2\"]")
     });
 
-    let cfg = Config::from_str(
-        &format!(
-            "[[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:{}\"\nstep = \"1s\"\ntimeout = \"5s\"\n",
-            server.port
-        ),
-        "test",
-        None,
-    )
-    .expect("config");
-    let p = &cfg.prometheus[0];
-    let mut store = Store::new(3_600_000, 600);
-    let src = fleet_source(
-        p,
-        &mut store,
-        Arc::new(PromTransport::live(p).expect("transport")),
-    );
+    let (mut store, src) = prom::live_source("fleet", server.port);
     let want = [
         cnp.as_str(),
         names::NIC_PFC_RX_PAUSE,

@@ -7,19 +7,17 @@
 
 #[path = "common/prom.rs"]
 mod prom;
+#[path = "common/prom_skip.rs"]
+mod prom_skip;
 #[path = "common/skip.rs"]
 mod skip;
 
-use prom::prometheus;
+use prom_skip::prometheus;
 use rocetop::collect::poll::poll_once;
-use rocetop::collect::prometheus::PromTransport;
-use rocetop::collect::source::fleet_source;
-use rocetop::config::Config;
 use rocetop::metrics::query::latest;
 use rocetop::metrics::{SeriesKey, Store, Value, names};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TEST: &str = "prometheus_node_exporter::fake_sysfs";
@@ -123,7 +121,7 @@ async fn node_exporter_over_a_fake_sysfs_reads_back_with_the_files_values_and_in
     let Some(bins) = prometheus(TEST) else {
         return;
     };
-    let Some(ne) = prom::node_exporter(TEST) else {
+    let Some(ne) = prom_skip::node_exporter(TEST) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -170,22 +168,7 @@ async fn node_exporter_over_a_fake_sysfs_reads_back_with_the_files_values_and_in
         );
         n.contains("\"result\":[{")
     });
-    let cfg = Config::from_str(
-        &format!(
-            "[[prometheus]]\nname = \"ne\"\nurl = \"http://127.0.0.1:{}\"\nstep = \"1s\"\ntimeout = \"5s\"\n",
-            server.port
-        ),
-        "test",
-        None,
-    )
-    .expect("config");
-    let p = &cfg.prometheus[0];
-    let mut store = Store::new(3_600_000, 600);
-    let src = fleet_source(
-        p,
-        &mut store,
-        Arc::new(PromTransport::live(p).expect("transport")),
-    );
+    let (mut store, src) = prom::live_source("ne", server.port);
     // Poll until every counter of both devices is in (a scrape can land just outside a 1 s window).
     let complete = |store: &Store, round: u64| {
         DEVICES.iter().enumerate().all(|(d, dev)| {

@@ -25,36 +25,25 @@ pub fn binaries() -> Result<(PathBuf, PathBuf), String> {
     Ok((find("prometheus")?, find("promtool")?))
 }
 
-/// The binaries, or a counted skip (`skip.rs`: printed and summed up by `scripts/test.sh`; a
-/// failure under CI, where the script installs them). Test crates only: the crate root must
-/// declare `mod skip` (`common/skip.rs`), which examples cannot (no `CARGO_TARGET_TMPDIR`).
-#[cfg(test)]
-pub fn prometheus(test: &str) -> Option<(PathBuf, PathBuf)> {
-    match binaries() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            crate::skip::skip(test, crate::skip::Lack::Installed("prometheus"), &e);
-            None
-        }
-    }
-}
-
-/// Debian's `prometheus-node-exporter` (upstream's `node_exporter`), or a counted skip (a failure
-/// under CI, where scripts/test.sh installs it).
-#[cfg(test)]
-pub fn node_exporter(test: &str) -> Option<PathBuf> {
-    let found = ["/usr/bin", "/usr/local/bin", "/bin"]
-        .iter()
-        .flat_map(|d| ["prometheus-node-exporter", "node_exporter"].map(|n| Path::new(d).join(n)))
-        .find(|p| p.exists());
-    if found.is_none() {
-        crate::skip::skip(
-            test,
-            crate::skip::Lack::Installed("prometheus-node-exporter"),
-            "prometheus-node-exporter is not installed (apt-get install prometheus-node-exporter)",
-        );
-    }
-    found
+/// A `[[prometheus]]` source called `name` reading the server on 127.0.0.1:`port` (1 s step, 5 s
+/// timeout), and the store it was registered in.
+pub fn live_source(
+    name: &str,
+    port: u16,
+) -> (rocetop::metrics::Store, rocetop::collect::source::Source) {
+    let cfg = rocetop::config::Config::from_str(
+        &format!(
+            "[[prometheus]]\nname = \"{name}\"\nurl = \"http://127.0.0.1:{port}\"\nstep = \"1s\"\ntimeout = \"5s\"\n"
+        ),
+        "test",
+        None,
+    )
+    .expect("config");
+    let p = &cfg.prometheus[0];
+    let mut store = rocetop::metrics::Store::new(3_600_000, 600);
+    let transport = rocetop::collect::prometheus::PromTransport::live(p).expect("transport");
+    let src = rocetop::collect::source::fleet_source(p, &mut store, std::sync::Arc::new(transport));
+    (store, src)
 }
 
 /// Skip with a printed reason, or fail under CI (for the bench, which has no skip log).

@@ -270,10 +270,7 @@ mod tests {
     use super::*;
 
     fn value(p: &Parsed, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-        p.samples
-            .iter()
-            .find(|s| s.key.name == name && labels.iter().all(|(k, v)| s.key.label(k) == Some(*v)))
-            .map(|s| s.value.as_f64())
+        p.find(name, labels).map(|v| v.as_f64())
     }
 
     #[test]
