@@ -29,9 +29,11 @@ pub const SW_COLS: [Col; 11] = [
 ];
 
 pub const HOST_COLS: [Col; 9] = [
+    // Identity columns never hide: a node's two NICs differ by netdev, and its priority-3 PFC row
+    // and global (802.3x) row differ only by prio (rows looked duplicated at 80 columns).
     lcol("node", 13, 0),
-    lcol("netdev", 8, 2),
-    lcol("prio", 6, 3),
+    lcol("netdev", 8, 0),
+    lcol("prio", 6, 0),
     col("rx pause/s", 10, 1),
     col("tx pause/s", 10, 2),
     col("pause%", 7, 0),
