@@ -5,57 +5,20 @@
 //!
 //!   row_cost gen text|json ROWS        an NX-OS PFC table / NX-API JSON reply of ROWS ports, to stdout
 //!   row_cost measure FILE              parse, store and render FILE as `parse nxos-pfc` would
-#![allow(unsafe_code)] // the counting allocator; nothing else
 
 use rocetop::metrics::Store;
 use rocetop::output::Format;
 use rocetop::parse::{Ctx, ParseKind, parse};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
-            PEAK.fetch_max(now, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
-                PEAK.fetch_max(now, Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Relaxed);
-            }
-        }
-        q
-    }
-}
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: rocetop::heap::Counting = rocetop::heap::Counting;
 
 /// Run `f`; (its result, peak heap above the start, heap left above the start).
 fn phase<T>(f: impl FnOnce() -> T) -> (T, usize, isize) {
-    let start = LIVE.load(Relaxed);
-    PEAK.store(start, Relaxed);
-    let r = f();
-    let peak = PEAK.load(Relaxed) - start;
-    (r, peak, LIVE.load(Relaxed) as isize - start as isize)
+    let start = rocetop::heap::live();
+    let (r, peak) = rocetop::heap::peak_during(f);
+    (r, peak, rocetop::heap::live() as isize - start as isize)
 }
 
 /// The 20k-port table of tests/hostile.rs, ROWS long.
