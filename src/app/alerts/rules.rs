@@ -1,0 +1,389 @@
+//! The conditions behind each alert: what the store says now, against the `[alerts]` thresholds.
+
+use super::{CHANGE_HOLD_MS, HOLD_MS, RDMA_ERRORS, ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
+use crate::app::Tab;
+use crate::app::pairing::Links;
+use crate::config::Config;
+use crate::metrics::names::*;
+use crate::metrics::query::{increase_by, last_two, pause_fraction_by, rate_by};
+use crate::metrics::{Store, Ts, human};
+use std::collections::BTreeMap;
+
+pub(super) struct Found {
+    pub(super) id: String,
+    pub(super) value: Option<f64>,
+    pub(super) severity: Severity,
+    pub(super) tab: Tab,
+    pub(super) subject: Subject,
+    pub(super) what: String,
+    pub(super) since: Option<Ts>,
+    pub(super) hold: i64,
+}
+
+fn g(key: &[String], i: usize) -> String {
+    key.get(i).cloned().unwrap_or_default()
+}
+
+pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<Found> {
+    let mut out = Vec::new();
+    let since = now - WINDOW_MS;
+    let a = &cfg.alerts;
+    let port = |k: &[String]| Subject::Port {
+        switch: g(k, 0),
+        port: g(k, 1),
+    };
+
+    // Any drop is critical from the first one.
+    for (k, n) in increase_by(
+        store,
+        SW_QUEUE_DROPPED,
+        &[],
+        &["switch", "port", "qos_group", "reason"],
+        since,
+    ) {
+        if n > 0 {
+            let why = [g(&k, 3), format!("qos {}", g(&k, 2))].join(", ");
+            out.push(
+                found(
+                    format!("qdrop {k:?}"),
+                    Severity::Crit,
+                    Tab::Queues,
+                    port(&k),
+                    format!("queue drops: {n} in 60 s ({why})"),
+                    HOLD_MS,
+                )
+                .val(n as f64),
+            );
+        }
+    }
+    for (k, n) in increase_by(
+        store,
+        SW_INGRESS_DROPPED,
+        &[],
+        &["switch", "port", "reason"],
+        since,
+    ) {
+        if n > 0 {
+            out.push(
+                found(
+                    format!("idrop {k:?}"),
+                    Severity::Crit,
+                    Tab::Queues,
+                    port(&k),
+                    format!("ingress {} drops: {n} in 60 s", g(&k, 2)),
+                    HOLD_MS,
+                )
+                .val(n as f64),
+            );
+        }
+    }
+
+    // Host pause time as a share of the interval.
+    for (name, dir) in [
+        (NIC_PFC_RX_PAUSE_DURATION, "rx"),
+        (NIC_PFC_TX_PAUSE_DURATION, "tx"),
+    ] {
+        for (k, f) in pause_fraction_by(store, name, &[], &["node"]) {
+            if f * 100.0 > a.pause_time_percent {
+                out.push(
+                    found(
+                        format!("pause {dir} {k:?}"),
+                        Severity::Warn,
+                        Tab::Pfc,
+                        Subject::Node(g(&k, 0)),
+                        format!(
+                            "{dir} paused {} of the interval (> {}%)",
+                            human::percent(Some(f)),
+                            a.pause_time_percent
+                        ),
+                        HOLD_MS,
+                    )
+                    .val(f * 100.0),
+                );
+            }
+        }
+    }
+
+    // A port's PFC frame rate.
+    let mut pfc: BTreeMap<Vec<String>, f64> = BTreeMap::new();
+    for name in [SW_PFC_RX, SW_PFC_TX] {
+        for (k, agg) in rate_by(store, name, &[], &["switch", "port"]) {
+            if let Some(r) = agg.rate {
+                *pfc.entry(k).or_default() += r;
+            }
+        }
+    }
+    for (k, r) in pfc {
+        if r > a.port_pfc_per_second {
+            out.push(
+                found(
+                    format!("pfc {k:?}"),
+                    Severity::Warn,
+                    Tab::Pfc,
+                    port(&k),
+                    format!(
+                        "{} {} (> {})",
+                        human::name::PFC,
+                        human::num(Some(r)),
+                        human::num(Some(a.port_pfc_per_second))
+                    ),
+                    HOLD_MS,
+                )
+                .val(r),
+            );
+        }
+    }
+
+    // RDMA error counters growing.
+    for c in RDMA_ERRORS {
+        for (k, n) in increase_by(store, &rdma_counter(c), &[], &["node", "device"], since) {
+            if n > 0 {
+                out.push(
+                    found(
+                        format!("rdma {c} {k:?}"),
+                        Severity::Warn,
+                        Tab::Congestion,
+                        Subject::Node(g(&k, 0)),
+                        format!("{c} +{n} in 60 s on {}", g(&k, 1)),
+                        HOLD_MS,
+                    )
+                    .val(n as f64),
+                );
+            }
+        }
+    }
+
+    flow_states(store, cfg, links, &mut out);
+    rtt(store, cfg, now, &mut out);
+    training(store, &mut out);
+
+    for (_, h) in store.sources() {
+        let subject = Subject::Source(h.name.clone());
+        if h.up == Some(false) {
+            let err = h.last_error.clone().unwrap_or_default();
+            let mut f = found(
+                format!("down {}", h.name),
+                Severity::Crit,
+                Tab::Overview,
+                subject,
+                format!("source down: {err}"),
+                0,
+            );
+            f.since = h.down_since;
+            out.push(f);
+        } else if h.is_stale(now) {
+            let age = h.age_ms(now).unwrap_or(0) / 1000;
+            let mut f = found(
+                format!("stale {}", h.name),
+                Severity::Warn,
+                Tab::Overview,
+                subject,
+                format!("stale: no answer for {age} s"),
+                0,
+            );
+            f.since = h.last_success;
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// A job whose loss went NaN/inf (the step that most needs a human), and NCCL that fell back to
+/// sockets (the job runs, but not over RoCE).
+fn training(store: &Store, out: &mut Vec<Found>) {
+    let label =
+        |s: &crate::metrics::store::Series, k: &str| s.key.label(k).unwrap_or("").to_string();
+    for (_, s) in store.select(TRAIN_LOSS, &[]) {
+        let Some((_, v)) = s.latest() else { continue };
+        let x = v.as_f64();
+        if !x.is_finite() {
+            let (node, log) = (label(s, "node"), label(s, "log"));
+            out.push(found(
+                format!("loss {node} {log} {}", label(s, "rank")),
+                Severity::Crit,
+                Tab::Log,
+                Subject::Node(node),
+                format!("training loss is {x} ({log})"),
+                HOLD_MS,
+            ));
+        }
+    }
+    for (_, s) in store.select(NCCL_TRANSPORT_INFO, &[("transport", "socket")]) {
+        let (node, log, rank) = (label(s, "node"), label(s, "log"), label(s, "rank"));
+        out.push(found(
+            format!("nccl socket {node} {log}"),
+            Severity::Crit,
+            Tab::Log,
+            Subject::Node(node),
+            format!(
+                "NCCL uses sockets, not RDMA (rank {rank}, {}; {log})",
+                label(s, "device")
+            ),
+            HOLD_MS,
+        ));
+    }
+}
+
+fn found(
+    id: String,
+    severity: Severity,
+    tab: Tab,
+    subject: Subject,
+    what: String,
+    hold: i64,
+) -> Found {
+    Found {
+        id,
+        value: None,
+        severity,
+        tab,
+        subject,
+        what,
+        since: None,
+        hold,
+    }
+}
+
+impl Found {
+    fn val(mut self, v: f64) -> Found {
+        self.value = Some(v);
+        self
+    }
+}
+
+fn on_off(v: f64) -> &'static str {
+    if v > 0.5 { "on" } else { "off" }
+}
+
+/// 802.3x and PFC oper state: a change, or a state that contradicts the config.
+fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>) {
+    let lab = |l: &[(String, String)], k: &str| {
+        l.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let expected = cfg
+        .alerts
+        .flowcontrol
+        .as_deref()
+        .map(|s| s.eq_ignore_ascii_case("on"));
+    for (l, prev, cur) in last_two(store, SW_FLOWCONTROL_ENABLED, &[]) {
+        let (sw, p, dir) = (lab(&l, "switch"), lab(&l, "port"), lab(&l, "direction"));
+        let subject = Subject::Port {
+            switch: sw.clone(),
+            port: p.clone(),
+        };
+        if let Some(prev) = prev.filter(|pv| on_off(*pv) != on_off(cur)) {
+            out.push(found(
+                format!("fc change {sw} {p} {dir}"),
+                Severity::Warn,
+                Tab::Pfc,
+                subject.clone(),
+                format!(
+                    "802.3x flowcontrol {dir} went {} -> {}",
+                    on_off(prev),
+                    on_off(cur)
+                ),
+                CHANGE_HOLD_MS,
+            ));
+        }
+        let edge = !p.starts_with("ii");
+        if let Some(want) = expected.filter(|w| edge && *w != (cur > 0.5)) {
+            out.push(found(
+                format!("fc config {sw} {p} {dir}"),
+                Severity::Warn,
+                Tab::Pfc,
+                subject,
+                format!(
+                    "802.3x flowcontrol {dir} is {}, config expects {}",
+                    on_off(cur),
+                    on_off(f64::from(u8::from(want)))
+                ),
+                HOLD_MS,
+            ));
+        }
+    }
+    for (l, prev, cur) in last_two(store, SW_PFC_ENABLED, &[]) {
+        let (sw, p, prio) = (lab(&l, "switch"), lab(&l, "port"), lab(&l, "priority"));
+        let subject = Subject::Port {
+            switch: sw.clone(),
+            port: p.clone(),
+        };
+        if let Some(prev) = prev.filter(|pv| on_off(*pv) != on_off(cur)) {
+            out.push(found(
+                format!("pfc change {sw} {p} {prio}"),
+                Severity::Warn,
+                Tab::Pfc,
+                subject.clone(),
+                format!(
+                    "PFC priority {prio} went {} -> {}",
+                    on_off(prev),
+                    on_off(cur)
+                ),
+                CHANGE_HOLD_MS,
+            ));
+        }
+        // RoCE nodes cabled to a port need PFC on their priority.
+        if prio == ROCE_PRIORITY && cur < 0.5 && !links.behind(&sw, &p).is_empty() {
+            out.push(found(
+                format!("pfc config {sw} {p}"),
+                Severity::Warn,
+                Tab::Pfc,
+                subject,
+                format!("PFC off on priority {prio} with RoCE nodes behind the port"),
+                HOLD_MS,
+            ));
+        }
+    }
+}
+
+/// RTT p99 above `rtt_p99_over_p50` times the median of its own p50 over the window.
+fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
+    let since = now - 5 * WINDOW_MS;
+    let mut p50s: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for (_, s) in store.select(PING_RTT_SECONDS, &[("quantile", "0.5")]) {
+        let key = (
+            s.key.label("peer").unwrap_or("").to_string(),
+            s.key.label("transport").unwrap_or("").to_string(),
+        );
+        p50s.entry(key).or_default().extend(
+            s.points()
+                .filter(|(t, _)| *t >= since)
+                .map(|(_, v)| v.as_f64()),
+        );
+    }
+    for (_, s) in store.select(PING_RTT_SECONDS, &[("quantile", "0.99")]) {
+        let (peer, tr) = (
+            s.key.label("peer").unwrap_or("").to_string(),
+            s.key.label("transport").unwrap_or("").to_string(),
+        );
+        let Some((_, p99)) = s.latest() else { continue };
+        let p99 = p99.as_f64();
+        let Some(mut v) = p50s.get(&(peer.clone(), tr.clone())).cloned() else {
+            continue;
+        };
+        v.sort_by(f64::total_cmp);
+        let Some(&median) = v.get(v.len() / 2) else {
+            continue;
+        };
+        let ratio = cfg.alerts.rtt_p99_over_p50;
+        if median > 0.0 && p99 > ratio * median {
+            out.push(found(
+                format!("rtt {peer} {tr}"),
+                Severity::Warn,
+                Tab::Latency,
+                Subject::Peer {
+                    peer: peer.clone(),
+                    transport: tr.clone(),
+                },
+                format!(
+                    "RTT p99 {} > {ratio}x recent p50 {}",
+                    human::duration(Some(p99)),
+                    human::duration(Some(median))
+                ),
+                HOLD_MS,
+            ));
+        }
+    }
+}

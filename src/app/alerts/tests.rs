@@ -1,0 +1,237 @@
+use super::*;
+use crate::metrics::names::*;
+use crate::metrics::{Parsed, Sample};
+
+fn cfg() -> Config {
+    Config::reference()
+}
+
+fn links() -> Links {
+    Links::from_config(&cfg())
+}
+
+fn poll(samples: Vec<Sample>) -> Parsed {
+    Parsed {
+        samples,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn first_drop_is_critical_and_keeps_its_start_time() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("NX_AI_Leaf1", 1000);
+    let d = |v| {
+        poll(vec![Sample::counter(
+            SW_INGRESS_DROPPED,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "Ethernet1/1/2"),
+                ("reason", "mmu"),
+            ],
+            v,
+        )])
+    };
+    let mut al = Alerts::default();
+    st.ingest(src, 0, &d(5));
+    st.ingest(src, 1000, &d(5));
+    assert!(
+        !al.evaluate(&st, &cfg(), &links(), 1000),
+        "no growth, no alert"
+    );
+    st.ingest(src, 2000, &d(6));
+    assert!(al.evaluate(&st, &cfg(), &links(), 2000));
+    let act = al.active();
+    assert_eq!(act.len(), 1);
+    assert_eq!(act[0].severity, Severity::Crit);
+    assert_eq!(act[0].since, 2000);
+    assert_eq!(act[0].tab, Tab::Queues);
+    assert!(
+        act[0].what.contains("ingress mmu drops: 1"),
+        "{}",
+        act[0].what
+    );
+    let port = Subject::Port {
+        switch: "NX_AI_Leaf1".into(),
+        port: "Ethernet1/1/2".into(),
+    };
+    assert_eq!(al.worst_for(&port), Some(Severity::Crit));
+    st.ingest(src, 3000, &d(9));
+    al.evaluate(&st, &cfg(), &links(), 3000);
+    assert_eq!(al.active()[0].since, 2000, "still the same alert");
+    // A minute of quiet, then the hold: it ends and goes to history.
+    for t in 4..75 {
+        st.ingest(src, t * 1000, &d(9));
+        al.evaluate(&st, &cfg(), &links(), t * 1000);
+    }
+    assert!(al.active().is_empty());
+    assert_eq!(al.history.len(), 1);
+}
+
+#[test]
+fn flowcontrol_on_an_edge_port_disagrees_with_config_and_a_change_is_held() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("NX_AI_Leaf1", 1000);
+    let fc = |v| {
+        poll(vec![Sample::gauge(
+            SW_FLOWCONTROL_ENABLED,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "Ethernet1/1/1"),
+                ("direction", "rx"),
+            ],
+            v,
+        )])
+    };
+    let mut al = Alerts::default();
+    st.ingest(src, 0, &fc(0.0));
+    al.evaluate(&st, &cfg(), &links(), 0);
+    assert!(al.active().is_empty());
+    st.ingest(src, 1000, &fc(1.0));
+    al.evaluate(&st, &cfg(), &links(), 1000);
+    let whats: Vec<&str> = al.active().iter().map(|a| a.what.as_str()).collect();
+    assert!(
+        whats.iter().any(|w| w.contains("went off -> on")),
+        "{whats:?}"
+    );
+    assert!(
+        whats.iter().any(|w| w.contains("config expects off")),
+        "{whats:?}"
+    );
+    st.ingest(src, 2000, &fc(0.0));
+    al.evaluate(&st, &cfg(), &links(), 2000);
+    assert_eq!(
+        al.active().len(),
+        2,
+        "the on->off change, and the off->on one still held"
+    );
+}
+
+#[test]
+fn pause_time_pfc_rate_rdma_errors_rtt_and_sources() {
+    let mut st = Store::new(600_000, 1000);
+    let n = st.add_source("ubunturdma6", 1000);
+    let sw = st.add_source("NX_AI_Leaf1", 1000);
+    let p = st.add_source("ping", 1000);
+    let dead = st.add_source("ubunturdma2", 1000);
+    let node = |us, oos| {
+        poll(vec![
+            Sample::counter_micros(
+                NIC_PFC_RX_PAUSE_DURATION,
+                &[
+                    ("node", "ubunturdma6"),
+                    ("netdev", "ens192"),
+                    ("priority", "3"),
+                ],
+                us,
+            ),
+            Sample::counter(
+                rdma_counter("out_of_sequence"),
+                &[
+                    ("node", "ubunturdma6"),
+                    ("device", "rocep11s0"),
+                    ("rdma_port", "1"),
+                ],
+                oos,
+            ),
+        ])
+    };
+    let pfc = |v| {
+        poll(vec![Sample::counter(
+            SW_PFC_RX,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "ii1/1/1"),
+                ("priority", "all"),
+            ],
+            v,
+        )])
+    };
+    let ping = |p50: f64, p99: f64| {
+        poll(vec![
+            Sample::gauge(
+                PING_RTT_SECONDS,
+                &[
+                    ("peer", "ubunturdma2"),
+                    ("transport", "tcp"),
+                    ("quantile", "0.5"),
+                ],
+                p50,
+            ),
+            Sample::gauge(
+                PING_RTT_SECONDS,
+                &[
+                    ("peer", "ubunturdma2"),
+                    ("transport", "tcp"),
+                    ("quantile", "0.99"),
+                ],
+                p99,
+            ),
+        ])
+    };
+    st.ingest(n, 0, &node(0, 7));
+    st.ingest(sw, 0, &pfc(0));
+    st.ingest(p, 0, &ping(50e-6, 80e-6));
+    st.ingest(dead, 0, &poll(vec![]));
+    let mut al = Alerts::default();
+    al.evaluate(&st, &cfg(), &links(), 0);
+    assert!(al.active().is_empty());
+    st.ingest(n, 1000, &node(200_000, 9));
+    st.ingest(sw, 1000, &pfc(5000));
+    st.ingest(p, 1000, &ping(50e-6, 400e-6));
+    st.fail(dead, 1000, "connection refused");
+    al.evaluate(&st, &cfg(), &links(), 1000);
+    let got: Vec<String> = al
+        .active()
+        .iter()
+        .map(|a| format!("{} {}", a.severity.label(), a.what))
+        .collect();
+    let has = |s: &str| got.iter().any(|g| g.contains(s));
+    assert!(has("CRIT source down: connection refused"), "{got:?}");
+    assert!(has("rx paused 20.0% of the interval"), "{got:?}");
+    assert!(has("PFC/s 5.0k (> 1.0k)"), "{got:?}");
+    assert!(has("out_of_sequence +2 in 60 s on rocep11s0"), "{got:?}");
+    assert!(has("RTT p99 400 µs > 3x recent p50 50.0 µs"), "{got:?}");
+    assert_eq!(al.active()[0].severity, Severity::Crit, "worst first");
+    assert_eq!(al.worst_in(Tab::Pfc), Some(Severity::Warn));
+    // Stale: the node stops answering.
+    al.evaluate(&st, &cfg(), &links(), 10_000);
+    assert!(
+        al.active()
+            .iter()
+            .any(|a| a.what.starts_with("stale")
+                && a.subject == Subject::Source("ubunturdma6".into()))
+    );
+}
+
+#[test]
+fn a_nan_loss_and_nccl_on_sockets_are_critical() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("ubunturdma1", 1000);
+    let text = "Iteration 7 | Loss: 2.5 | Total: 100ms\n\
+                n1:1:1 [0] NCCL INFO NET/IB : Using [0]rocep19s0:1/RoCE\n";
+    let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
+    st.ingest(src, 1_000, &parsed);
+    let mut a = Alerts::default();
+    a.evaluate(&st, &cfg(), &links(), 1_000);
+    assert!(a.active().is_empty(), "{:?}", a.active());
+    let text = "Iteration 8 | Loss: nan | Total: 100ms\n\
+                n2:2:2 [0] NCCL INFO NET/Socket : Using [0]ens224:10.0.0.2<0>\n";
+    let parsed = crate::parse::training::parse_text(text, "ubunturdma1", "t.log");
+    st.ingest(src, 2_000, &parsed);
+    a.evaluate(&st, &cfg(), &links(), 2_000);
+    let what: Vec<_> = a
+        .active()
+        .iter()
+        .map(|x| (x.severity, x.what.clone()))
+        .collect();
+    assert!(
+        what.contains(&(Severity::Crit, "training loss is NaN (t.log)".to_string())),
+        "{what:?}"
+    );
+    assert!(
+        what.iter().any(|(s, w)| *s == Severity::Crit
+            && w.starts_with("NCCL uses sockets, not RDMA (rank n2:2, ens224")),
+        "{what:?}"
+    );
+}
