@@ -155,7 +155,11 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
         let (last, _) = spark::last_and_max(&tl);
         let range = spark::range(&tl, w, spark::Scale::MinMax);
         rl.push(Line::from(Span::styled(
-            format!("last {}  drawn{}", fmt::num(last), spark::range_cell(range)),
+            format!(
+                "last {}  drawn{}",
+                fmt::num(last),
+                spark::range_cell(range, fmt::num)
+            ),
             app.theme.dim,
         )));
     }

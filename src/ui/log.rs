@@ -143,7 +143,7 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
                 spark::scaled(&tl, w, app.ascii, Scale::MinMax),
                 app.theme.chart,
             ),
-            Span::styled(spark::range_cell(range), app.theme.dim),
+            Span::styled(spark::range_cell(range, fmt::num), app.theme.dim),
         ]));
     }
     f.render_widget(Paragraph::new(lines), area);

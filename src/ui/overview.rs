@@ -450,7 +450,7 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             Span::styled(format!("{label:<17}{:>8} ", show(last)), app.theme.normal),
             Span::styled(spark::scaled(&tl, w, app.ascii, scale), tone),
             Span::styled(
-                spark::range_cell(spark::range(&tl, w, scale)),
+                spark::range_cell(spark::range(&tl, w, scale), show),
                 app.theme.dim,
             ),
         ]));

@@ -65,16 +65,20 @@ pub fn last_and_max(values: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
 }
 
 /// Columns [`range_cell`] takes.
-pub const RANGE_W: usize = 14;
+pub const RANGE_W: usize = 16;
 
-/// " 1.12..1.21" right-aligned in [`RANGE_W`] columns: the range a sparkline is drawn over.
-pub fn range_cell(r: Option<(f64, f64)>) -> String {
+/// " 1.12..1.21" right-aligned in [`RANGE_W`] columns: the range a sparkline is drawn over, each
+/// end written by `show`, the formatter of the line's own quantity (so a step time in seconds
+/// reads `157..364 ms`, never `0.16..0.36`). A unit both ends share is written once.
+pub fn range_cell(r: Option<(f64, f64)>, show: fn(Option<f64>) -> String) -> String {
     let t = match r {
-        Some((lo, hi)) => format!(
-            "{}..{}",
-            super::fmt::num(Some(lo)),
-            super::fmt::num(Some(hi))
-        ),
+        Some((lo, hi)) => {
+            let (lo, hi) = (show(Some(lo)), show(Some(hi)));
+            match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
+                (Some((l, lu)), Some((_, hu))) if lu == hu => format!("{l}..{hi}"),
+                _ => format!("{lo}..{hi}"),
+            }
+        }
         None => "-".into(),
     };
     format!(" {t:>w$}", w = RANGE_W - 1)
@@ -119,5 +123,20 @@ mod tests {
             ": :"
         );
         assert_eq!(range(&[None], 1, Scale::MinMax), None);
+    }
+
+    #[test]
+    fn the_range_is_written_in_the_lines_own_unit() {
+        use crate::metrics::human;
+        // Found under tmux: a step time of 157 ms had "0.16..0.16" beside it, an RTT p99 of
+        // 86 µs "0.00..0.00", a pause share of 0.20 % "0..0.00".
+        let cell = |r, f| range_cell(Some(r), f).trim().to_string();
+        assert_eq!(cell((0.157, 0.364), human::duration), "157..364 ms");
+        assert_eq!(cell((14.3e-6, 86.1e-6), human::duration), "14.3..86.1 µs");
+        assert_eq!(cell((0.0, 0.002), human::percent), "0%..0.20%");
+        assert_eq!(cell((0.9e-3, 0.25), human::duration), "900 µs..250 ms");
+        assert_eq!(cell((0.0, 84.0), human::num), "0..84");
+        assert_eq!(range_cell(None, human::num).trim(), "-");
+        assert_eq!(range_cell(None, human::num).chars().count(), RANGE_W);
     }
 }
