@@ -145,7 +145,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
     }
     f.render_widget(Paragraph::new(lines), left);
     let w = (right.width as usize).saturating_sub(1).max(1);
-    let mut rl = vec![title(app, "p99 over time (us)".into(), String::new())];
+    let mut rl = vec![title(app, "p99 over time (µs)".into(), String::new())];
     if let Some(c) = r.charts.get(1) {
         let tl = c.timeline(&app.store, app.view_now(), STEP_MS, w);
         rl.push(Line::from(Span::styled(
