@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod episodes;
+pub mod focus;
 mod keys;
 pub mod lossless;
 mod lossless_switch;
@@ -95,6 +96,19 @@ pub enum Event {
     Ended {
         cut: Option<String>,
     },
+    /// The focus asked for ([`Action::Focus`]) started: its own config and store (`app/focus.rs`).
+    Focused {
+        node: String,
+        cfg: Box<Config>,
+        store: NewStore,
+    },
+    /// The focus asked for could not start: why.
+    FocusRefused {
+        node: String,
+        why: String,
+    },
+    /// A poll of a focus source (ids of the focus's store, not the fleet's).
+    FocusCollected(Collected),
 }
 
 /// A store handed to [`Event::Rewind`].
@@ -107,7 +121,7 @@ impl std::fmt::Debug for NewStore {
 }
 
 /// Side effects a key asks for. `App` does no I/O: the event loop carries these out.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// `r`: start recording every source's raw output to a file, or stop.
     ToggleRecord,
@@ -115,6 +129,11 @@ pub enum Action {
     Bundle,
     /// Replay controls (`rocetop replay`).
     Replay(ReplayAction),
+    /// Enter on a node of a `[[prometheus]]` fleet that SSH can reach: start its collectors and
+    /// answer with [`Event::Focused`] (or [`Event::FocusRefused`]).
+    Focus(String),
+    /// Esc in a focus: stop its collectors (their SSH connection closes).
+    Unfocus,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +256,12 @@ pub struct App {
     links_gen: u64,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     pub lossless: lossless::Proof,
+    /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
+    pub focus: Option<focus::Focus>,
+    /// In a focus's own screen: the node it looks at (the tab bar says so).
+    pub focused: Option<String>,
+    /// Which fleet nodes a focus can reach ([`crate::collect::focus::Reach`]).
+    pub reach: crate::collect::focus::Reach,
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
@@ -290,6 +315,9 @@ impl App {
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
+            focus: None,
+            focused: None,
+            reach: crate::collect::focus::Reach::of_nodes(&cfg),
             cfg,
         }
     }
@@ -349,6 +377,23 @@ impl App {
             self.now = self.now.max(now);
         }
         match ev {
+            Event::Focused { node, cfg, store } => {
+                self.enter_focus(node, *cfg, store.0);
+                true
+            }
+            Event::FocusRefused { why, .. } => {
+                self.say(why);
+                true
+            }
+            Event::FocusCollected(c) => self
+                .focus
+                .as_mut()
+                .is_some_and(|f| f.app.update(Event::Collected(c), now)),
+            Event::Key(k) if self.focus.is_some() => {
+                self.focus_key(k, now);
+                true
+            }
+            Event::Mouse(m) if self.focus.is_some() => self.in_focus(Event::Mouse(m), now),
             Event::Rewind { store, at } => {
                 self.rewind(store.0, at);
                 true
@@ -381,11 +426,12 @@ impl App {
                 c.apply(self.live_mut());
                 self.topology_arrived(&c);
                 self.maybe_eval_alerts();
-                true
+                // The fleet goes on behind a focus; the screen shows the focus.
+                self.focus.is_none()
             }
             Event::LogLines { lines, .. } => {
                 self.push_log(lines);
-                true
+                self.focus.is_none()
             }
             Event::Key(k) => {
                 self.resolve_jump();
@@ -395,7 +441,16 @@ impl App {
             Event::Mouse(m) => keys::mouse(self, m),
             Event::Resize(w, h) => {
                 self.size = (w, h);
+                self.in_focus(Event::Resize(w, h), now);
                 true
+            }
+            Event::Tick if self.focus.is_some() => {
+                // The fleet's alerts and proof go on (unless it is held); the screen is the focus's.
+                if self.frozen.is_none() && self.rewinding.is_none() {
+                    self.maybe_reprove();
+                    self.eval_alerts();
+                }
+                self.in_focus(Event::Tick, now)
             }
             Event::Tick => {
                 self.resolve_jump();
