@@ -376,24 +376,12 @@ impl App {
         if self.rewinding.is_none() {
             self.now = self.now.max(now);
         }
+        // A focus's events, and the keys while focused (app/focus.rs).
+        let ev = match self.focus_first(ev, now) {
+            std::ops::ControlFlow::Break(redraw) => return redraw,
+            std::ops::ControlFlow::Continue(ev) => ev,
+        };
         match ev {
-            Event::Focused { node, cfg, store } => {
-                self.enter_focus(node, *cfg, store.0);
-                true
-            }
-            Event::FocusRefused { why, .. } => {
-                self.say(why);
-                true
-            }
-            Event::FocusCollected(c) => self
-                .focus
-                .as_mut()
-                .is_some_and(|f| f.app.update(Event::Collected(c), now)),
-            Event::Key(k) if self.focus.is_some() => {
-                self.focus_key(k, now);
-                true
-            }
-            Event::Mouse(m) if self.focus.is_some() => self.in_focus(Event::Mouse(m), now),
             Event::Rewind { store, at } => {
                 self.rewind(store.0, at);
                 true
@@ -444,14 +432,6 @@ impl App {
                 self.in_focus(Event::Resize(w, h), now);
                 true
             }
-            Event::Tick if self.focus.is_some() => {
-                // The fleet's alerts and proof go on (unless it is held); the screen is the focus's.
-                if self.frozen.is_none() && self.rewinding.is_none() {
-                    self.maybe_reprove();
-                    self.eval_alerts();
-                }
-                self.in_focus(Event::Tick, now)
-            }
             Event::Tick => {
                 self.resolve_jump();
                 if self.rewinding.is_some() {
@@ -473,6 +453,8 @@ impl App {
                 self.quit = true;
                 true
             }
+            // Taken by `focus_first`.
+            Event::Focused { .. } | Event::FocusRefused { .. } | Event::FocusCollected(_) => false,
         }
     }
 

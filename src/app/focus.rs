@@ -11,6 +11,7 @@ use super::{Action, App, Event};
 use crate::config::Config;
 use crate::metrics::{Store, Ts};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::ops::ControlFlow;
 
 /// A node looked at over SSH.
 pub struct Focus {
@@ -74,6 +75,40 @@ impl App {
             self.actions.push(Action::Unfocus);
             self.say(format!("left {}: its SSH collectors stop", f.node));
         }
+    }
+
+    /// The events a focus takes before the fleet's `update` sees them: `Break(redraw)`, or
+    /// `Continue` with the event for the fleet.
+    pub(super) fn focus_first(&mut self, ev: Event, now: Ts) -> ControlFlow<bool, Event> {
+        ControlFlow::Break(match ev {
+            Event::Focused { node, cfg, store } => {
+                self.enter_focus(node, *cfg, store.0);
+                true
+            }
+            Event::FocusRefused { why, .. } => {
+                self.say(why);
+                true
+            }
+            // Polls still in flight after Esc go nowhere.
+            Event::FocusCollected(c) => self
+                .focus
+                .as_mut()
+                .is_some_and(|f| f.app.update(Event::Collected(c), now)),
+            Event::Key(k) if self.focus.is_some() => {
+                self.focus_key(k, now);
+                true
+            }
+            Event::Mouse(m) if self.focus.is_some() => self.in_focus(Event::Mouse(m), now),
+            Event::Tick if self.focus.is_some() => {
+                // The fleet's alerts and proof go on (unless it is held); the screen is the focus's.
+                if self.frozen.is_none() && self.rewinding.is_none() {
+                    self.maybe_reprove();
+                    self.eval_alerts();
+                }
+                self.in_focus(Event::Tick, now)
+            }
+            ev => return ControlFlow::Continue(ev),
+        })
     }
 
     /// A key while focused: Esc leaves once the focus's screen has nothing of its own left for
