@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod episodes;
+pub mod focus;
 mod keys;
 pub mod lossless;
 mod lossless_switch;
@@ -95,6 +96,19 @@ pub enum Event {
     Ended {
         cut: Option<String>,
     },
+    /// The focus asked for ([`Action::Focus`]) started: its own config and store (`app/focus.rs`).
+    Focused {
+        node: String,
+        cfg: Box<Config>,
+        store: NewStore,
+    },
+    /// The focus asked for could not start: why.
+    FocusRefused {
+        node: String,
+        why: String,
+    },
+    /// A poll of a focus source (ids of the focus's store, not the fleet's).
+    FocusCollected(Collected),
 }
 
 /// A store handed to [`Event::Rewind`].
@@ -107,7 +121,7 @@ impl std::fmt::Debug for NewStore {
 }
 
 /// Side effects a key asks for. `App` does no I/O: the event loop carries these out.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// `r`: start recording every source's raw output to a file, or stop.
     ToggleRecord,
@@ -115,6 +129,11 @@ pub enum Action {
     Bundle,
     /// Replay controls (`rocetop replay`).
     Replay(ReplayAction),
+    /// Enter on a node of a `[[prometheus]]` fleet that SSH can reach: start its collectors and
+    /// answer with [`Event::Focused`] (or [`Event::FocusRefused`]).
+    Focus(String),
+    /// Esc in a focus: stop its collectors (their SSH connection closes).
+    Unfocus,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +256,12 @@ pub struct App {
     links_gen: u64,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     pub lossless: lossless::Proof,
+    /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
+    pub focus: Option<focus::Focus>,
+    /// In a focus's own screen: the node it looks at (the tab bar says so).
+    pub focused: Option<String>,
+    /// Which fleet nodes a focus can reach ([`crate::collect::focus::Reach`]).
+    pub reach: crate::collect::focus::Reach,
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
@@ -290,6 +315,9 @@ impl App {
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
+            focus: None,
+            focused: None,
+            reach: crate::collect::focus::Reach::of_nodes(&cfg),
             cfg,
         }
     }
@@ -348,6 +376,11 @@ impl App {
         if self.rewinding.is_none() {
             self.now = self.now.max(now);
         }
+        // A focus's events, and the keys while focused (app/focus.rs).
+        let ev = match self.focus_first(ev, now) {
+            std::ops::ControlFlow::Break(redraw) => return redraw,
+            std::ops::ControlFlow::Continue(ev) => ev,
+        };
         match ev {
             Event::Rewind { store, at } => {
                 self.rewind(store.0, at);
@@ -381,11 +414,12 @@ impl App {
                 c.apply(self.live_mut());
                 self.topology_arrived(&c);
                 self.maybe_eval_alerts();
-                true
+                // The fleet goes on behind a focus; the screen shows the focus.
+                self.focus.is_none()
             }
             Event::LogLines { lines, .. } => {
                 self.push_log(lines);
-                true
+                self.focus.is_none()
             }
             Event::Key(k) => {
                 self.resolve_jump();
@@ -395,6 +429,7 @@ impl App {
             Event::Mouse(m) => keys::mouse(self, m),
             Event::Resize(w, h) => {
                 self.size = (w, h);
+                self.in_focus(Event::Resize(w, h), now);
                 true
             }
             Event::Tick => {
@@ -418,6 +453,8 @@ impl App {
                 self.quit = true;
                 true
             }
+            // Taken by `focus_first`.
+            Event::Focused { .. } | Event::FocusRefused { .. } | Event::FocusCollected(_) => false,
         }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod collected;
 pub mod demo;
+pub mod focus;
 pub mod local;
 pub mod logtail;
 pub mod nxapi;

@@ -5,6 +5,7 @@
 //! redraws once a second (see [`data_frame`]); keys never wait for that.
 
 use crate::app::{Action, App, Event, ReplayAction, ReplayView};
+use crate::collect::focus::{self, FocusFeed};
 use crate::collect::poll::{self, Collected};
 use crate::collect::source::Source;
 use crate::config::Config;
@@ -143,26 +144,32 @@ enum Feed {
         rx: mpsc::Receiver<Collected>,
         sources: Vec<Arc<Source>>,
         _collectors: tokio::task::JoinSet<()>,
+        /// The config as written: a focus is built from it (the fleet polls `fleet_config`'s).
+        cfg: Box<Config>,
     },
     /// A recording played back at its own times.
     Replay(Box<Replay>),
 }
 
 async fn live(cfg: Config, theme: Theme) -> ExitCode {
-    let mut store = screen_store(&cfg);
-    let sources: Vec<Arc<_>> = collect::source::build(&cfg, &mut store, cmd::remote())
+    // With a `[[prometheus]]` fleet, `[[node]]`s are polled only while focused (collect/focus.rs).
+    let fleet = focus::fleet_config(&cfg);
+    let mut store = screen_store(&fleet);
+    let sources: Vec<Arc<_>> = collect::source::build(&fleet, &mut store, cmd::remote())
         .into_iter()
         .map(Arc::new)
         .collect();
     let (tx, rx) = mpsc::channel::<Collected>(1024);
     let collectors = poll::spawn_all(sources.clone(), tx);
-    let app = App::new(cfg, store, theme, now_ms());
+    let mut app = App::new(fleet, store, theme, now_ms());
+    app.reach = focus::Reach::load(&cfg);
     screen(
         app,
         Feed::Live {
             rx,
             sources,
             _collectors: collectors,
+            cfg: Box::new(cfg),
         },
     )
     .await
@@ -209,17 +216,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
 }
 
 fn screen_store(cfg: &Config) -> Store {
-    let retention = cfg.poll.retention.as_millis() as i64;
-    let min_interval = cfg
-        .poll
-        .interval
-        .min(cfg.poll.switch_interval)
-        .as_millis()
-        .max(100) as i64;
-    Store::new(
-        retention,
-        (retention / min_interval + 16).clamp(64, 8192) as usize,
-    )
+    focus::screen_store(cfg)
 }
 
 /// The next item of an optional receiver; never, when there is none.
@@ -272,6 +269,8 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
     let mut hup_sig = signal(tokio::signal::unix::SignalKind::hangup());
     let mut recorder: Option<crate::record::Writer> = None;
+    // The focused node's collectors (Enter on a fleet node), until Esc.
+    let mut focused: Option<FocusFeed> = None;
 
     let min_frame = Duration::from_millis(1000 / u64::from(max_fps));
     let mut last_draw: Option<Instant> = None;
@@ -342,6 +341,9 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                     }
                 }
             }
+            Some(c) = next_of(focused.as_mut().map(|f| &mut f.rx)) => {
+                data_dirty |= app.update(Event::FocusCollected(c), now_ms());
+            }
             Some(f) = next_of(replay_rx) => {
                 dirty = true;
                 if let Feed::Replay(r) = &feed {
@@ -355,7 +357,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         if !app.actions.is_empty() {
             dirty = true;
             for a in std::mem::take(&mut app.actions) {
-                act(a, &mut app, &feed, &mut recorder);
+                act(a, &mut app, &feed, &mut recorder, &mut focused);
             }
         }
         if app.quit {
@@ -400,8 +402,43 @@ fn record(recorder: &mut Option<crate::record::Writer>, app: &mut App, c: &Colle
 }
 
 /// Carry out what a key asked for.
-fn act(a: Action, app: &mut App, feed: &Feed, recorder: &mut Option<crate::record::Writer>) {
+fn act(
+    a: Action,
+    app: &mut App,
+    feed: &Feed,
+    recorder: &mut Option<crate::record::Writer>,
+    focused: &mut Option<FocusFeed>,
+) {
     match (a, feed) {
+        (Action::Focus(node), Feed::Live { cfg, .. }) => {
+            // One focus at a time: a previous one's collectors stop first.
+            if let Some(f) = focused.take() {
+                tokio::spawn(f.stop());
+            }
+            let now = now_ms();
+            match focus::start(cfg, &node, &focus::Reach::load(cfg), cmd::remote()) {
+                Ok((feed, fcfg, store)) => {
+                    *focused = Some(feed);
+                    app.update(
+                        Event::Focused {
+                            node,
+                            cfg: Box::new(fcfg),
+                            store: crate::app::NewStore(store),
+                        },
+                        now,
+                    );
+                }
+                Err(why) => {
+                    app.update(Event::FocusRefused { node, why }, now);
+                }
+            }
+        }
+        (Action::Unfocus, _) => {
+            // Aborted and awaited off the loop: their transports drop, the connection closes.
+            if let Some(f) = focused.take() {
+                tokio::spawn(f.stop());
+            }
+        }
         (Action::ToggleRecord, Feed::Live { sources, .. }) => match recorder.take() {
             Some(w) => {
                 let path = w.path().display().to_string();

@@ -31,6 +31,10 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 pub const STEP_MS: i64 = 1000;
 
 pub fn draw(f: &mut Frame, app: &App) {
+    // A focused node is a screen of its own (app/focus.rs); the fleet goes on behind it.
+    if let Some(fc) = &app.focus {
+        return draw(f, &fc.app);
+    }
     let area = f.area();
     if area.width == 0 || area.height == 0 {
         return;
@@ -80,6 +84,15 @@ pub fn draw(f: &mut Frame, app: &App) {
 /// say the numbers are not "now", so they outrank the tab titles for the tab bar's width.
 fn view_states(app: &App) -> String {
     let mut right = Vec::new();
+    if let Some(n) = &app.focused {
+        // The node's own source: is SSH reaching it.
+        let ssh = match app.source(n).map(|h| h.up) {
+            Some(Some(true)) => "SSH up",
+            Some(Some(false)) => "SSH down",
+            _ => "SSH connecting",
+        };
+        right.push(format!("FOCUS {n} ({ssh}) Esc: fleet"));
+    }
     if let Some(r) = &app.replay {
         let state = if r.ended {
             "END".to_string()
@@ -309,7 +322,8 @@ const HELP: &[(&str, &str)] = &[
     ("1-6, Tab, S-Tab", "switch tabs"),
     ("Up/Down, j/k, PgUp/PgDn", "move (Log: scroll)"),
     ("g/G, Home/End", "first/last (Log: top / follow)"),
-    ("Enter", "charts of the selected row"),
+    ("Enter", "charts of the row; a fleet node: SSH focus"),
+    ("Esc (in a focus)", "back to the fleet"),
     ("< / >, s", "sort by the column left/right; s flips"),
     ("Left/Right, h/l", "show hidden columns"),
     ("/", "filter rows (Log: lines); Esc clears"),

@@ -161,6 +161,31 @@ fn help_and_detail_overlays() {
     insta::assert_snapshot!("overview_detail", screen(&lab.app));
 }
 
+/// Focus (issue #17 item 4): one node of a fleet looked at over SSH (here the demo's node and its
+/// log and pings), drawn through the fleet's App: the node's own tabs, the tab bar naming the focus.
+#[test]
+fn focused_node() {
+    let mut cfg = rocetop::config::Config::reference();
+    cfg.logs[0].node = "ubunturdma2".into();
+    let reach = rocetop::collect::focus::Reach::of_nodes(&cfg);
+    let fcfg = rocetop::collect::focus::focus_config(&cfg, "ubunturdma2", &reach).expect("focus");
+    assert_eq!(fcfg.nodes.len(), 1);
+    let mut lab = Lab::with(fcfg);
+    lab.run(28);
+    let mut node = lab.app;
+    node.focused = Some("ubunturdma2".into());
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let store = rocetop::metrics::Store::new(60_000, 100);
+    let mut fleet = App::new(rocetop::config::Config::reference(), store, theme, feed::T0);
+    fleet.focus = Some(rocetop::app::focus::Focus {
+        node: "ubunturdma2".into(),
+        app: Box::new(node),
+    });
+    let s = screen(&fleet);
+    assert!(s.contains("FOCUS ubunturdma2 (SSH up) Esc: fleet"), "{s}");
+    insta::assert_snapshot!("focus_node", s);
+}
+
 #[test]
 fn ascii_fallback_draws_no_block_characters() {
     let mut lab = busy();

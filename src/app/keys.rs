@@ -76,7 +76,8 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Enter => {
             // The chart is of the item selected now: pin it, so new data cannot swap it.
             move_sel(app, 0);
-            app.detail = true;
+            // A fleet node SSH can reach: its focus (app/focus.rs); else the charts.
+            app.enter();
         }
         KeyCode::Esc => app.filter.clear(),
         KeyCode::Char('s') => app.sorts[tab].flipped = !app.sorts[tab].flipped,

@@ -11,7 +11,7 @@ mod hostkey;
 
 mod target;
 
-pub use alias::{ResolvedHost, parse_jump, resolve_alias};
+pub use alias::{ResolvedHost, host_lines, names_host, parse_jump, resolve_alias};
 pub use target::{HostKeyPolicy, LegacyAlgorithms, PasswordSource, SshTarget};
 pub(crate) use target::{home, tilde};
 

@@ -208,6 +208,12 @@ impl Sshd {
         writeln!(f, "{}", self.known_hosts_line(kind)).expect("write");
     }
 
+    /// Connections being served now: sshd's child processes (one per connection, before auth
+    /// too), not counting their shells.
+    pub fn connections(&self) -> usize {
+        self.child.as_ref().map_or(0, |c| children(c.id()).len())
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
     }

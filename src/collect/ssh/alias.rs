@@ -53,6 +53,67 @@ pub fn resolve_alias(host: &str, ssh_config: &Path) -> ResolvedHost {
     r
 }
 
+/// The `Host` lines of an ssh config file, each as its list of patterns (a missing or unreadable
+/// file has none). Read once when the live screen starts: [`names_host`] then answers without I/O
+/// whether a node of a fleet is one the user set up to reach (focus, issue #17).
+pub fn host_lines(ssh_config: &Path) -> Vec<Vec<String>> {
+    let Ok(text) = std::fs::read_to_string(ssh_config) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let (kw, rest) = l.split_once(|c: char| c.is_whitespace() || c == '=')?;
+            kw.eq_ignore_ascii_case("host")
+                .then(|| rest.split_whitespace().map(str::to_string).collect())
+        })
+        .collect()
+}
+
+/// Whether a `Host` line names `host` explicitly: one of its patterns matches and none of its
+/// negated ones (`!pattern`) does. A pattern that is only wildcards (`Host *`: defaults for
+/// every host) names nothing, so a catch-all block does not make every fleet node reachable.
+pub fn names_host(lines: &[Vec<String>], host: &str) -> bool {
+    lines.iter().any(|pats| {
+        let neg = pats
+            .iter()
+            .filter_map(|p| p.strip_prefix('!'))
+            .any(|p| glob(p, host));
+        !neg && pats
+            .iter()
+            .filter(|p| !p.starts_with('!') && p.chars().any(|c| c != '*' && c != '?'))
+            .any(|p| glob(p, host))
+    })
+}
+
+/// OpenSSH's pattern match: `*` any run, `?` one character, the rest literal (ASCII case
+/// folded, as ssh folds host names).
+fn glob(pat: &str, s: &str) -> bool {
+    let (p, s): (Vec<char>, Vec<char>) = (
+        pat.to_ascii_lowercase().chars().collect(),
+        s.to_ascii_lowercase().chars().collect(),
+    );
+    // Iterative match with one backtrack point (the last `*`).
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < s.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == s[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(st) = star {
+            i = st + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
 /// `user@host:port`, `host:port`, `[v6]:port`, `ssh://user@host:port` → parts.
 pub fn parse_jump(spec: &str) -> (Option<String>, String, Option<u16>) {
     let s = spec.trim().trim_start_matches("ssh://");
@@ -144,5 +205,26 @@ Host *
             ("127.0.0.1", "jump", 2200)
         );
         assert!(j.proxy_jump.is_none());
+    }
+
+    #[test]
+    fn explicit_host_lines_name_a_host_and_catch_alls_do_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("config");
+        std::fs::write(
+            &p,
+            format!("{CONFIG}Host gpu1? !gpu13\n    User x\nhost=rack7-*\n"),
+        )
+        .expect("write");
+        let l = host_lines(&p);
+        assert_eq!(l.len(), 5, "{l:?}");
+        assert!(names_host(&l, "ubunturdma1"));
+        assert!(names_host(&l, "UbuntuRDMA1"), "host names fold case");
+        assert!(names_host(&l, "gpu17"));
+        assert!(!names_host(&l, "gpu13"), "negated");
+        assert!(!names_host(&l, "gpu170"), "? is one character");
+        assert!(names_host(&l, "rack7-n3"));
+        assert!(!names_host(&l, "other"), "Host * names nothing");
+        assert!(host_lines(&dir.path().join("missing")).is_empty());
     }
 }
