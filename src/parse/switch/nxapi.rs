@@ -1,17 +1,18 @@
 //! NX-API tables read one row at a time. `json_doc` + `nxapi_bodies` + `find_rows` hold the whole
 //! reply as a `serde_json::Value` tree, ~760 B a port: a 125k-port PFC reply is ~95 MB of tree
 //! before the first sample (issue #22). Here the reply is walked as text instead: each object on
-//! the way to the table is split into its keys and raw values (`&RawValue`, slices of the input),
-//! the rows array into raw rows, and one row at a time becomes a `Value` for the parser's row
-//! function, then is dropped. The rows, their order and each row's `Value` are those of the tree
+//! the way to the table is split into its keys and values (slices of the input), the rows array
+//! into its rows' slices, and one row at a time becomes a `Value` for the parser's row function,
+//! then is dropped. The rows, their order and each row's `Value` are those of the tree
 //! walk (the tests compare both); a document the tree refuses is refused with the same message,
-//! because it is first read by the same deserializer with a visitor that keeps nothing.
+//! because it is first read by the same deserializer with a visitor that keeps nothing. (serde_json's
+//! `RawValue` would find the slices too, but its feature makes every `Value` in the program read an
+//! object whose first key is its private token as embedded JSON text: a switch could use that.)
 
 use super::common::{Acc, json_text};
 use crate::metrics::Parsed;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// An NX-API reply's `TABLE_x` through `row`, one row at a time: `None` when `text` is not JSON
@@ -35,7 +36,7 @@ pub fn parse_rows(
     }
     let mut acc = Acc::default();
     for raw in rows {
-        match serde_json::from_str::<Value>(raw.get()) {
+        match serde_json::from_str::<Value>(raw) {
             Ok(r) => row(&mut p, &mut acc, &r),
             // Not reached: a part of a valid document is valid; if it were, nothing half-read.
             Err(e) => {
@@ -49,11 +50,11 @@ pub fn parse_rows(
 }
 
 /// The rows `find_rows` finds in each of `nxapi_bodies` of the document `t`, in that order, as
-/// raw JSON. `Err`: the message `json_doc` gives for `t`.
-pub fn rows_of<'a>(t: &'a str, table: &str) -> Result<Vec<&'a RawValue>, String> {
-    let bad = |e: serde_json::Error| format!("invalid JSON: {e}");
-    serde_json::from_str::<Valid>(t).map_err(bad)?;
-    let doc: &RawValue = serde_json::from_str(t).map_err(bad)?;
+/// slices of `t`. `Err`: the message `json_doc` gives for `t`.
+pub fn rows_of<'a>(t: &'a str, table: &str) -> Result<Vec<&'a str>, String> {
+    serde_json::from_str::<Valid>(t).map_err(|e| format!("invalid JSON: {e}"))?;
+    // From here on the text is valid JSON: the scanner below only finds where values end.
+    let doc = &t[..value_len(t.as_bytes(), 0)];
     let mut out = Vec::new();
     for body in bodies(doc)? {
         find(body, table, &mut out)?;
@@ -61,40 +62,140 @@ pub fn rows_of<'a>(t: &'a str, table: &str) -> Result<Vec<&'a RawValue>, String>
     Ok(out)
 }
 
-type Obj<'a> = BTreeMap<String, &'a RawValue>;
+type Obj<'a> = BTreeMap<String, &'a str>;
 
-/// The keys and raw values of an object (`None`: not an object). Duplicate keys: the last wins,
-/// as in `Value`'s map.
-fn object(v: &RawValue) -> Result<Option<Obj<'_>>, String> {
-    if !v.get().starts_with('{') {
-        return Ok(None);
+/// Past the JSON whitespace at `i`.
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
     }
-    serde_json::from_str(v.get())
-        .map(Some)
-        .map_err(|e| format!("invalid JSON: {e}"))
+    i
 }
 
-fn array(v: &RawValue) -> Result<Option<Vec<&RawValue>>, String> {
-    if !v.get().starts_with('[') {
+/// Where the value that starts at `b[i]` ends, in valid JSON: a string at its closing quote (an
+/// escaped quote skipped), an object or array at its bracket (brackets inside strings skipped), a
+/// number or literal at the first byte that cannot be in one.
+fn value_len(b: &[u8], i: usize) -> usize {
+    let string_end = |mut j: usize| {
+        j += 1;
+        while let Some(&c) = b.get(j) {
+            match c {
+                b'\\' => j += 2,
+                b'"' => return j + 1,
+                _ => j += 1,
+            }
+        }
+        j
+    };
+    match b.get(i) {
+        Some(b'"') => string_end(i),
+        Some(b'{' | b'[') => {
+            let (mut depth, mut j) = (0usize, i);
+            while let Some(&c) = b.get(j) {
+                match c {
+                    b'"' => {
+                        j = string_end(j);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            j
+        }
+        _ => {
+            let mut j = i;
+            while b
+                .get(j)
+                .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+/// The members of an object or array slice: (key slice, value slice) pairs, keys `None` in an
+/// array. `None`: the slice is neither, or is not the valid JSON it should be.
+fn members(v: &str, open: u8, close: u8) -> Option<Vec<(Option<&str>, &str)>> {
+    let b = v.as_bytes();
+    if b.first() != Some(&open) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = ws(b, 1);
+    if b.get(i) == Some(&close) {
+        return Some(out);
+    }
+    loop {
+        let key = if open == b'{' {
+            let end = value_len(b, i);
+            let k = v.get(i..end)?;
+            i = ws(b, end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = ws(b, i + 1);
+            Some(k)
+        } else {
+            None
+        };
+        let end = value_len(b, i);
+        out.push((key, v.get(i..end)?));
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(c) if *c == close => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// The keys and values of an object (`None`: not an object). Duplicate keys: the last wins, as
+/// in `Value`'s map; keys are unescaped as `Value` does.
+fn object(v: &str) -> Result<Option<Obj<'_>>, String> {
+    if !v.starts_with('{') {
         return Ok(None);
     }
-    serde_json::from_str(v.get())
-        .map(Some)
-        .map_err(|e| format!("invalid JSON: {e}"))
+    let bad = || "invalid JSON: an object the scanner could not split".to_string();
+    let mut m = Obj::new();
+    for (k, val) in members(v, b'{', b'}').ok_or_else(bad)? {
+        let k: String =
+            serde_json::from_str(k.ok_or_else(bad)?).map_err(|e| format!("invalid JSON: {e}"))?;
+        m.insert(k, val);
+    }
+    Ok(Some(m))
+}
+
+fn array(v: &str) -> Result<Option<Vec<&str>>, String> {
+    if !v.starts_with('[') {
+        return Ok(None);
+    }
+    let m = members(v, b'[', b']')
+        .ok_or_else(|| "invalid JSON: an array the scanner could not split".to_string())?;
+    Ok(Some(m.into_iter().map(|(_, v)| v).collect()))
 }
 
 /// `Value::get(key)`: `None` on anything but an object.
-fn get<'a>(v: &'a RawValue, key: &str) -> Result<Option<&'a RawValue>, String> {
+fn get<'a>(v: &'a str, key: &str) -> Result<Option<&'a str>, String> {
     Ok(object(v)?.and_then(|mut m| m.remove(key)))
 }
 
 /// `common::each`: an array's elements, anything else alone.
-fn each(v: &RawValue) -> Result<Vec<&RawValue>, String> {
+fn each(v: &str) -> Result<Vec<&str>, String> {
     Ok(array(v)?.unwrap_or_else(|| vec![v]))
 }
 
 /// `common::nxapi_bodies`.
-fn bodies(doc: &RawValue) -> Result<Vec<&RawValue>, String> {
+fn bodies(doc: &str) -> Result<Vec<&str>, String> {
     let Some(mut top) = object(doc)? else {
         return Ok(vec![doc]);
     };
@@ -112,7 +213,7 @@ fn bodies(doc: &RawValue) -> Result<Vec<&RawValue>, String> {
         }
         return Ok(b);
     }
-    if let Some(res) = top.remove("result").filter(|r| r.get() != "null") {
+    if let Some(res) = top.remove("result").filter(|r| *r != "null") {
         return each(res)?
             .into_iter()
             .map(|r| Ok(get(r, "body")?.unwrap_or(r)))
@@ -125,14 +226,14 @@ fn bodies(doc: &RawValue) -> Result<Vec<&RawValue>, String> {
 }
 
 /// `common::find_rows`: the first objects holding `table` on each path, in key order.
-fn find<'a>(v: &'a RawValue, table: &str, out: &mut Vec<&'a RawValue>) -> Result<(), String> {
+fn find<'a>(v: &'a str, table: &str, out: &mut Vec<&'a str>) -> Result<(), String> {
     if let Some(m) = object(v)? {
         if let Some(t) = m.get(table) {
             let row_key = format!("ROW_{}", table.strip_prefix("TABLE_").unwrap_or(table));
             if let Some(r) = get(t, &row_key)? {
                 match array(r)? {
                     Some(a) => out.extend(a),
-                    None if r.get().starts_with('{') => out.push(r),
+                    None if r.starts_with('{') => out.push(r),
                     None => {}
                 }
             }
@@ -212,7 +313,7 @@ mod tests {
         let rows = rows_of(json_text(text).expect("JSON"), table)?;
         Ok(rows
             .into_iter()
-            .map(|r| serde_json::from_str(r.get()).expect("a valid row"))
+            .map(|r| serde_json::from_str(r).expect("a valid row"))
             .collect())
     }
 
@@ -238,6 +339,10 @@ mod tests {
             r#"{"TABLE_pfc_interface":{"ROW_pfc_interface":[1,"x",null,[{"n":1}]]}}"#,
             r#"{"TABLE_pfc_interface":[{"ROW_pfc_interface":[{"n":1}]}]}"#,
             "switch# show interface priority-flow-control | json\n{\"body\":{}}",
+            // whitespace everywhere, brackets, quotes and escapes inside strings, every scalar
+            "{ \"TABLE_pfc_interface\" :\r\n\t{ \"ROW_pfc_interface\" : [ { \"n\" : \"a]}\\\"{[\\\\\" , \"m\" : [ ] } , { } , -1.5e3 , 0 , true , false , null ] } }  ",
+            // serde_json's RawValue token is a key like any other
+            r#"{"$serde_json::private::RawValue":"[1]","TABLE_pfc_interface":{"ROW_pfc_interface":{"n":1}}}"#,
             // what the tree refuses, with its message
             r#"{"TABLE_pfc_interface":{"ROW_pfc_interface":[{"n":1e400}]}}"#,
             r#"{"a":1}} trailing"#,
@@ -257,6 +362,49 @@ mod tests {
         }
         assert!(tree(docs[0], T).expect("rows").len() == 2);
         assert!(tree(&deep, T).is_err());
+    }
+
+    /// A JSON value of any shape, its objects often holding the table.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "[a-z\"\\\\{}\\[\\],: \\n\\t\u{e9}\u{202e}]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            let key = prop_oneof![
+                Just("TABLE_pfc_interface".to_string()),
+                Just("ROW_pfc_interface".to_string()),
+                Just("body".to_string()),
+                Just("result".to_string()),
+                "[a-z\"]{0,3}",
+            ];
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((key, inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever the shape, compact or pretty, the walk over the text finds the tree's rows.
+        #[test]
+        fn any_document_gives_the_rows_of_the_tree(v in any_json(), pretty: bool) {
+            let body = serde_json::json!({ "body": v });
+            let text = if pretty {
+                serde_json::to_string_pretty(&body)
+            } else {
+                serde_json::to_string(&body)
+            }
+            .expect("serializable");
+            proptest::prop_assert_eq!(lazy(&text, "TABLE_pfc_interface"), tree(&text, "TABLE_pfc_interface"));
+        }
     }
 
     /// Every NX-API capture of the fixture tree, for every table a parser reads.
