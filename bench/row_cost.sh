@@ -6,7 +6,7 @@
 # Before and after run side by side: BASE_BIN / BASE_EX are binaries built from the commit before
 # (default /work/tgt/hostile/baseline-{rocetop,row_cost}); NEW_BIN / NEW_EX from this tree.
 #
-#   bench/row_cost.sh [ROWS=125000]    results: bench/results/row_cost-<date>.txt
+#   bench/row_cost.sh [ROWS=125000]    results: $OUT, default bench/results/row_cost-<date>.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-125000}
@@ -15,7 +15,7 @@ BASE_BIN=${BASE_BIN:-/work/tgt/hostile/baseline-rocetop}
 BASE_EX=${BASE_EX:-/work/tgt/hostile/baseline-row_cost}
 NEW_BIN=${NEW_BIN:-$T/release/rocetop}
 NEW_EX=${NEW_EX:-$T/release/examples/row_cost}
-OUT=bench/results/row_cost-$(date -u +%Y%m%d).txt
+OUT=${OUT:-bench/results/row_cost-$(date -u +%Y%m%d).txt}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 

@@ -14,6 +14,19 @@ use std::fmt::Write as _;
 #[global_allocator]
 static A: rocetop::heap::Counting = rocetop::heap::Counting;
 
+/// A stdout that counts the bytes written to it.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Run `f`; (its result, peak heap above the start, heap left above the start).
 fn phase<T>(f: impl FnOnce() -> T) -> (T, usize, isize) {
     let start = rocetop::heap::live();
@@ -85,11 +98,20 @@ fn measure(path: &str) {
         "input_bytes={bytes} rows={rows} samples={samples} series={series} \
          parse_peak={parse_peak} parsed_bytes={parsed_bytes} store_peak={store_peak} store_bytes={store_bytes}"
     );
-    // `rocetop parse nxos-pfc --format F` end to end (parse, store, render), peak above the input.
+    // `rocetop parse nxos-pfc --format F` end to end (parse, store, render, write to stdout),
+    // peak above the input; what would be printed is counted, not kept.
     for (f, name) in [(Format::Prom, "prom"), (Format::Json, "json")] {
         let (out, peak, _) = phase(|| {
-            rocetop::cmd::parse::render(ParseKind::NxosPfc, &text, f, "sw", "row_cost")
-                .map(|s| s.len())
+            let mut sink = Count(0);
+            let r = rocetop::cmd::parse::write(
+                ParseKind::NxosPfc,
+                &text,
+                f,
+                "sw",
+                "row_cost",
+                &mut sink,
+            );
+            r.ok().and_then(Result::ok).map(|()| sink.0)
         });
         let _ = write!(
             line,

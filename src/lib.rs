@@ -54,8 +54,8 @@ pub fn run(cli: Cli) -> ExitCode {
             file,
             format,
             name,
-        }) => match cmd::parse::run(kind, &file, format, &name) {
-            Ok(out) => match print_as(format, &out) {
+        }) => match cmd::parse::run(kind, &file, format, &name, &mut std::io::stdout().lock()) {
+            Ok(res) => match output::stdout::finish(res) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(code) => code,
             },

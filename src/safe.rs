@@ -75,6 +75,76 @@ pub fn json(s: &str) -> Cow<'_, str> {
     )
 }
 
+/// [`json`] over a byte stream, for a document too big to hold as one string (`parse --format
+/// json` of a 125k-port reply is ~490 MB of text): each write leaves as the bytes [`json`] gives
+/// for the whole document. A character split between two writes waits for its last byte (at most
+/// 3 bytes carried); bytes that are not UTF-8 become U+FFFD as `String::from_utf8_lossy` makes them.
+pub struct JsonWriter<W: std::io::Write> {
+    inner: W,
+    carry: Vec<u8>,
+}
+
+impl<W: std::io::Write> JsonWriter<W> {
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+
+    /// The end of the stream: a character still incomplete is written as U+FFFD.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            self.inner.write_all("\u{fffd}".as_bytes())?;
+        }
+        Ok(self.inner)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let joined;
+        let mut rest = if self.carry.is_empty() {
+            buf
+        } else {
+            let mut j = std::mem::take(&mut self.carry);
+            j.extend_from_slice(buf);
+            joined = j;
+            &joined[..]
+        };
+        loop {
+            let (good, bad) = match std::str::from_utf8(rest) {
+                Ok(s) => (s, None),
+                Err(e) => {
+                    let (g, b) = rest.split_at(e.valid_up_to());
+                    (
+                        std::str::from_utf8(g).unwrap_or_default(),
+                        Some((b, e.error_len())),
+                    )
+                }
+            };
+            self.inner.write_all(json(good).as_bytes())?;
+            match bad {
+                None => return Ok(buf.len()),
+                // Cut inside a character: the next write brings the rest.
+                Some((b, None)) => {
+                    self.carry = b.to_vec();
+                    return Ok(buf.len());
+                }
+                Some((b, Some(n))) => {
+                    self.inner.write_all("\u{fffd}".as_bytes())?;
+                    rest = &b[n..];
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Where the format has no escape for them (Prometheus label values): U+FFFD, visibly "not this".
 pub fn replaced(s: &str) -> Cow<'_, str> {
     escape_with(s, |c| c == '\n', |out, _| out.push('\u{fffd}'))
@@ -173,6 +243,30 @@ mod tests {
                 prop_assert!(at.is_some(), "{c:?} lost");
                 rest = &rest[at.expect("ok") + c.len_utf8()..];
             }
+        }
+
+        /// The stream writer, cut anywhere (inside a character too), prints what [`json`] prints
+        /// for the whole text.
+        #[test]
+        fn json_writer_in_pieces_equals_json_of_the_whole(
+            s in "[\\x00-\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}é€😀]{0,48}",
+            cuts in proptest::collection::vec(0usize..200, 0..6),
+            tail in proptest::collection::vec(0x80u8..0xff, 0..3),
+        ) {
+            use std::io::Write as _;
+            let mut bytes = s.clone().into_bytes();
+            bytes.extend_from_slice(&tail);
+            let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            at.sort_unstable();
+            let mut w = JsonWriter::new(Vec::new());
+            let mut from = 0;
+            for c in at.into_iter().chain([bytes.len()]) {
+                w.write_all(&bytes[from..c]).expect("vec");
+                from = c;
+            }
+            let got = w.finish().expect("vec");
+            let want = json(&String::from_utf8_lossy(&bytes)).into_owned();
+            prop_assert_eq!(String::from_utf8(got).expect("utf-8 out"), want);
         }
 
         #[test]

@@ -6,7 +6,7 @@
 //! Adding a real output is adding two files. `ROCETOP_BLESS=1 cargo test --test fixtures` writes
 //! the missing and changed expected files; read the diff before committing it.
 
-use rocetop::cmd::parse::render;
+use rocetop::cmd::parse::{render, write};
 use rocetop::output::Format;
 use rocetop::parse::ParseKind;
 use std::path::{Path, PathBuf};
@@ -216,4 +216,99 @@ fn fixture_names_map_to_kinds() {
     );
     assert_eq!(kind_of("training/any.log"), Some(ParseKind::TrainingLog));
     assert_eq!(kind_of("sonic/show-interface.txt"), None);
+}
+
+/// What `rocetop parse` printed before it streamed: the whole rendering, then the terminal
+/// escaping of its format.
+fn printed_whole(kind: ParseKind, text: &str, f: Format, log: &str) -> Result<Vec<u8>, String> {
+    let out = render(kind, text, f, "fixture", log)?;
+    Ok(match f {
+        Format::Json => rocetop::safe::json(&out).into_owned().into_bytes(),
+        Format::Prom | Format::Table => rocetop::safe::text(&out).into_owned().into_bytes(),
+    })
+}
+
+fn printed_streamed(kind: ParseKind, text: &str, f: Format, log: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    write(kind, text, f, "fixture", log, &mut out)?.expect("a Vec takes every write");
+    Ok(out)
+}
+
+/// `rocetop parse` writes its output as it goes (`--format json` is never held whole): for every
+/// capture, every format, the bytes are those it printed when it rendered the whole document
+/// first, and a hostile input big enough to cut the stream inside multi-byte characters (port
+/// names with C1, bidi and accented characters, not-understood lines with escapes) too.
+#[test]
+fn streamed_output_equals_the_whole_rendering_made_safe() {
+    let mut files = Vec::new();
+    walk(Path::new(ROOT), &mut files);
+    files.sort();
+    let mut inputs = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(ROOT)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if let (None, Some(kind)) = (not_a_capture(&rel), kind_of(&rel)) {
+            let bytes = std::fs::read(path).unwrap_or_default();
+            inputs.push((kind, rel, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    let mut hostile = String::from("Port  Mode Oper(VL bmap)  RxPPP      TxPPP\n");
+    for i in 0..3000 {
+        hostile.push_str(&format!(
+            "Eth1/{i}é\u{9b}€\u{202e}x  Auto On (8)  {i}  {}\n",
+            i * 2
+        ));
+        if i % 700 == 0 {
+            hostile.push_str("\x1b]0;PWN\x07 \u{202e}gnirts é\u{85}\n");
+        }
+    }
+    inputs.push((ParseKind::NxosPfc, "hostile".into(), hostile));
+    let (mut json_docs, mut problems) = (0, Vec::new());
+    for (kind, rel, text) in &inputs {
+        for f in [Format::Json, Format::Prom, Format::Table] {
+            let want = printed_whole(*kind, text, f, rel);
+            let got = printed_streamed(*kind, text, f, rel);
+            if want != got {
+                problems.push(format!("{rel} ({}, {f:?}) differs", kind.name()));
+            }
+            if f == Format::Json && got.is_ok() {
+                json_docs += 1;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(json_docs >= 20, "only {json_docs} JSON documents compared");
+    // The hostile document was escaped (its raw rendering holds the characters) and is valid JSON.
+    let raw = render(
+        ParseKind::NxosPfc,
+        &inputs.last().expect("hostile").2,
+        Format::Json,
+        "fixture",
+        "hostile",
+    )
+    .expect("rows");
+    assert!(
+        raw.len() > 1 << 17 && raw.contains('\u{202e}'),
+        "{} bytes",
+        raw.len()
+    );
+    let got = printed_streamed(
+        ParseKind::NxosPfc,
+        &inputs.last().expect("hostile").2,
+        Format::Json,
+        "hostile",
+    )
+    .expect("rows");
+    let got = String::from_utf8(got).expect("UTF-8");
+    assert!(
+        !got.chars()
+            .any(|c| rocetop::safe::is_unsafe(c) && c != '\n')
+    );
+    let back: serde_json::Value = serde_json::from_str(&got).expect("valid JSON");
+    assert_eq!(
+        back,
+        serde_json::from_str::<serde_json::Value>(&raw).expect("valid JSON")
+    );
 }

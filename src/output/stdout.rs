@@ -19,8 +19,18 @@ pub fn print(text: &str) -> Result<(), ExitCode> {
     write_to(&mut io::stdout().lock(), text)
 }
 
+/// What a command that streamed its output to [`io::stdout`] ends with: `res` (its writes) and
+/// the final flush, judged as [`print`] judges them.
+pub fn finish(res: io::Result<()>) -> Result<(), ExitCode> {
+    status(res.and_then(|()| io::stdout().lock().flush()))
+}
+
 fn write_to(w: &mut dyn Write, text: &str) -> Result<(), ExitCode> {
-    match w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
+    status(w.write_all(text.as_bytes()).and_then(|()| w.flush()))
+}
+
+fn status(res: io::Result<()>) -> Result<(), ExitCode> {
+    match res {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(ExitCode::from(BROKEN_PIPE_STATUS)),
         Err(e) => {

@@ -3,6 +3,7 @@
 pub(crate) mod common;
 pub mod eos;
 pub mod eos_qos;
+pub(crate) mod nxapi;
 pub mod nxos;
 pub mod nxos_qos;
 pub mod pfcwd;

@@ -198,11 +198,16 @@ pub fn is_prompt_or_echo(line: &str) -> bool {
 /// The JSON document in `text`, if the output is JSON (a leading `{`, possibly after a prompt and
 /// the echoed command). `Err` carries the parse error for the unknown-line report.
 pub fn json_doc(text: &str) -> Option<Result<Value, String>> {
+    json_text(text).map(|t| serde_json::from_str(t).map_err(|e| format!("invalid JSON: {e}")))
+}
+
+/// Where the JSON document of [`json_doc`] starts in `text`, if the output is JSON.
+pub fn json_text(text: &str) -> Option<&str> {
     let mut rest = text.trim_start_matches('\u{feff}');
     loop {
         let t = rest.trim_start();
         if t.starts_with('{') {
-            return Some(serde_json::from_str(t).map_err(|e| format!("invalid JSON: {e}")));
+            return Some(t);
         }
         let (first, tail) = t.split_once('\n').unwrap_or((t, ""));
         if first.trim().is_empty() || !is_prompt_or_echo(first) {

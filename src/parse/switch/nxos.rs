@@ -9,6 +9,7 @@ mod queuing;
 mod queuing_json;
 
 use super::common::json_doc;
+use super::nxapi;
 use crate::metrics::Parsed;
 
 pub fn parse_queuing(text: &str, switch: &str) -> Parsed {
@@ -20,27 +21,24 @@ pub fn parse_queuing(text: &str, switch: &str) -> Parsed {
 }
 
 pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
-    match json_doc(text) {
-        Some(Ok(v)) => pfc::parse_json(&v, switch),
-        Some(Err(e)) => bad_json(e),
-        None => pfc::parse_text(text, switch),
-    }
+    nxapi::parse_rows(text, "TABLE_pfc_interface", |p, acc, r| {
+        pfc::json_row(p, acc, switch, r)
+    })
+    .unwrap_or_else(|| pfc::parse_text(text, switch))
 }
 
 pub fn parse_flowcontrol(text: &str, switch: &str) -> Parsed {
-    match json_doc(text) {
-        Some(Ok(v)) => flowcontrol::parse_json(&v, switch),
-        Some(Err(e)) => bad_json(e),
-        None => flowcontrol::parse_text(text, switch),
-    }
+    nxapi::parse_rows(text, "TABLE_flowcontrol", |p, acc, r| {
+        flowcontrol::json_row(p, acc, switch, r)
+    })
+    .unwrap_or_else(|| flowcontrol::parse_text(text, switch))
 }
 
 pub fn parse_interface(text: &str, switch: &str) -> Parsed {
-    match json_doc(text) {
-        Some(Ok(v)) => interface::parse_json(&v, switch),
-        Some(Err(e)) => bad_json(e),
-        None => interface::parse_text(text, switch),
-    }
+    nxapi::parse_rows(text, "TABLE_interface", |p, acc, r| {
+        interface::json_row(p, acc, switch, r)
+    })
+    .unwrap_or_else(|| interface::parse_text(text, switch))
 }
 
 fn bad_json(e: String) -> Parsed {

@@ -6,9 +6,7 @@
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
-use crate::parse::switch::common::{
-    Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies, on_off,
-};
+use crate::parse::switch::common::{Acc, is_prompt_or_echo, jnum, jstr, on_off};
 use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
@@ -104,30 +102,19 @@ fn field<'a>(row: &'a Value, want: &[&str]) -> Option<&'a Value> {
         .map(|(_, v)| v)
 }
 
-pub fn parse_json(doc: &Value, sw: &str) -> Parsed {
-    let mut p = Parsed::default();
-    let mut acc = Acc::default();
-    let mut rows = Vec::new();
-    for body in nxapi_bodies(doc) {
-        find_rows(body, "TABLE_flowcontrol", &mut rows);
-    }
-    if rows.is_empty() {
-        p.unknown("JSON without TABLE_flowcontrol");
-    }
-    for r in rows {
-        let Some(port) = jstr(r, "interface").or_else(|| jstr(r, "if_name_str")) else {
-            p.unknown("ROW_flowcontrol without interface");
-            continue;
-        };
-        let s = |keys: &[&str]| field(r, keys).and_then(Value::as_str);
-        let row = Row {
-            port: normalize_port(&port),
-            send_oper: s(&["sendoper", "sendoperstate", "txoper"]),
-            recv_oper: s(&["recvoper", "receiveoper", "rxoper"]),
-            rx: field(r, &["rxpause"]).and_then(jnum),
-            tx: field(r, &["txpause"]).and_then(jnum),
-        };
-        emit(&mut acc, sw, &row);
-    }
-    acc.into_parsed(p)
+/// One `ROW_flowcontrol` of an NX-API reply (see `nxapi::parse_rows`).
+pub fn json_row(p: &mut Parsed, acc: &mut Acc, sw: &str, r: &Value) {
+    let Some(port) = jstr(r, "interface").or_else(|| jstr(r, "if_name_str")) else {
+        p.unknown("ROW_flowcontrol without interface");
+        return;
+    };
+    let s = |keys: &[&str]| field(r, keys).and_then(Value::as_str);
+    let row = Row {
+        port: normalize_port(&port),
+        send_oper: s(&["sendoper", "sendoperstate", "txoper"]),
+        recv_oper: s(&["recvoper", "receiveoper", "rxoper"]),
+        rx: field(r, &["rxpause"]).and_then(jnum),
+        tx: field(r, &["txpause"]).and_then(jnum),
+    };
+    emit(acc, sw, &row);
 }

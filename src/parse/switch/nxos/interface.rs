@@ -8,7 +8,7 @@
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::count;
-use crate::parse::switch::common::{Acc, find_rows, is_prompt_or_echo, jnum, jstr, nxapi_bodies};
+use crate::parse::switch::common::{Acc, is_prompt_or_echo, jnum, jstr};
 use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
@@ -147,16 +147,8 @@ pub(crate) fn parse_text(text: &str, sw: &str) -> Parsed {
     acc.into_parsed(p)
 }
 
-pub(crate) fn parse_json(doc: &Value, sw: &str) -> Parsed {
-    let mut p = Parsed::default();
-    let mut acc = Acc::default();
-    let mut rows = Vec::new();
-    for body in nxapi_bodies(doc) {
-        find_rows(body, "TABLE_interface", &mut rows);
-    }
-    if rows.is_empty() {
-        p.unknown("JSON without TABLE_interface");
-    }
+/// One `ROW_interface` of an NX-API reply (see `nxapi::parse_rows`).
+pub(crate) fn json_row(p: &mut Parsed, acc: &mut Acc, sw: &str, r: &Value) {
     const MAP: &[(&str, &str, Option<&str>)] = &[
         ("eth_inpkts", SW_PORT_RX_PACKETS, None),
         ("eth_outpkts", SW_PORT_TX_PACKETS, None),
@@ -167,30 +159,27 @@ pub(crate) fn parse_json(doc: &Value, sw: &str) -> Parsed {
         ("eth_inpause", SW_LINK_PAUSE_RX, None),
         ("eth_outpause", SW_LINK_PAUSE_TX, None),
     ];
-    for r in rows {
-        let Some(port) = jstr(r, "interface") else {
-            p.unknown("ROW_interface without interface");
-            continue;
-        };
-        let port = normalize_port(&port);
-        if let Some(m) = r.get("eth_mtu").and_then(jnum) {
-            acc.set(Sample::gauge(
-                SW_PORT_MTU_BYTES,
-                &[("switch", sw), ("port", port.as_str())],
-                m as f64,
-            ));
-        }
-        for (key, metric, dir) in MAP {
-            if let Some(v) = r.get(*key).and_then(jnum) {
-                let mut l = vec![("switch", sw), ("port", port.as_str())];
-                if let Some(d) = dir {
-                    l.push(("direction", d));
-                }
-                acc.set(Sample::counter(*metric, &l, v));
+    let Some(port) = jstr(r, "interface") else {
+        p.unknown("ROW_interface without interface");
+        return;
+    };
+    let port = normalize_port(&port);
+    if let Some(m) = r.get("eth_mtu").and_then(jnum) {
+        acc.set(Sample::gauge(
+            SW_PORT_MTU_BYTES,
+            &[("switch", sw), ("port", port.as_str())],
+            m as f64,
+        ));
+    }
+    for (key, metric, dir) in MAP {
+        if let Some(v) = r.get(*key).and_then(jnum) {
+            let mut l = vec![("switch", sw), ("port", port.as_str())];
+            if let Some(d) = dir {
+                l.push(("direction", d));
             }
+            acc.set(Sample::counter(*metric, &l, v));
         }
     }
-    acc.into_parsed(p)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample};
 use crate::parse::num::{count, is_rule};
-use crate::parse::switch::common::{Acc, find_rows, jnum, jstr, nxapi_bodies};
+use crate::parse::switch::common::{Acc, jnum, jstr};
 use crate::parse::switch::normalize_port;
 use serde_json::Value;
 
@@ -180,45 +180,34 @@ fn table_row(toks: &[&str], sw: &str, acc: &mut Acc) -> bool {
     true
 }
 
-pub fn parse_json(doc: &Value, sw: &str) -> Parsed {
-    let mut p = Parsed::default();
-    let mut acc = Acc::default();
-    let mut rows = Vec::new();
-    for body in nxapi_bodies(doc) {
-        find_rows(body, "TABLE_pfc_interface", &mut rows);
-    }
-    if rows.is_empty() {
-        p.unknown("JSON without TABLE_pfc_interface");
-    }
-    for r in rows {
-        let Some(port) = jstr(r, "if_name_str").or_else(|| jstr(r, "interface")) else {
-            p.unknown("ROW_pfc_interface without if_name_str");
-            continue;
-        };
-        let port = normalize_port(&port);
-        for (key, name) in [("rx-stats", SW_PFC_RX), ("tx-stats", SW_PFC_TX)] {
-            if let Some(v) = r.get(key).and_then(jnum) {
-                ppp(&mut acc, sw, &port, name, "all", v);
-            }
-        }
-        // The bitmap may ride in `oper` ("On (8)") or in a key of its own.
-        let oper = jstr(r, "oper").unwrap_or_default();
-        let bmap_field = r
-            .as_object()
-            .and_then(|m| {
-                m.iter()
-                    .find(|(k, _)| k.contains("bmap") || k.contains("bitmap"))
-            })
-            .and_then(|(_, v)| match v {
-                Value::String(s) if s.contains('(') => bitmap(s),
-                Value::String(s) => u8::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok(),
-                other => jnum(other).and_then(|n| u8::try_from(n).ok()),
-            });
-        if let Some(on) = oper_state(&oper) {
-            enabled(&mut acc, sw, &port, on, bitmap(&oper).or(bmap_field));
+/// One `ROW_pfc_interface` of an NX-API reply (see `nxapi::parse_rows`).
+pub fn json_row(p: &mut Parsed, acc: &mut Acc, sw: &str, r: &Value) {
+    let Some(port) = jstr(r, "if_name_str").or_else(|| jstr(r, "interface")) else {
+        p.unknown("ROW_pfc_interface without if_name_str");
+        return;
+    };
+    let port = normalize_port(&port);
+    for (key, name) in [("rx-stats", SW_PFC_RX), ("tx-stats", SW_PFC_TX)] {
+        if let Some(v) = r.get(key).and_then(jnum) {
+            ppp(acc, sw, &port, name, "all", v);
         }
     }
-    acc.into_parsed(p)
+    // The bitmap may ride in `oper` ("On (8)") or in a key of its own.
+    let oper = jstr(r, "oper").unwrap_or_default();
+    let bmap_field = r
+        .as_object()
+        .and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.contains("bmap") || k.contains("bitmap"))
+        })
+        .and_then(|(_, v)| match v {
+            Value::String(s) if s.contains('(') => bitmap(s),
+            Value::String(s) => u8::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok(),
+            other => jnum(other).and_then(|n| u8::try_from(n).ok()),
+        });
+    if let Some(on) = oper_state(&oper) {
+        enabled(acc, sw, &port, on, bitmap(&oper).or(bmap_field));
+    }
 }
 
 #[cfg(test)]
