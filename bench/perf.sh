@@ -25,6 +25,9 @@
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
 #   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
+#   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
+#                                        tuistream) with this binary, right before the same case
+#                                        of ROCETOP_BIN, on the same fabric: rows `base:<case>`
 # Needs sshd, ssh, tmux, python3, and a release build (cargo build --release). As root it logs in as
 # a user `rocetoptest` with /bin/sh (created if missing), so no shell startup file is measured.
 # Only 127.0.0.1 is contacted; every process started here is ended by its pid.
@@ -41,6 +44,12 @@ SSHDS=${SSHDS:-$((N < 8 ? N : 8))}
 BIN=${ROCETOP_BIN:-${CARGO_TARGET_DIR:-target}/release/rocetop}
 [ -x "$BIN" ] || { echo "no binary at $BIN: cargo build --release (or set ROCETOP_BIN)" >&2; exit 1; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+BASE=${ROCETOP_BASE:-}
+if [ -n "$BASE" ]; then
+  [ -x "$BASE" ] || { echo "no binary at ROCETOP_BASE=$BASE" >&2; exit 1; }
+  BASE=$(cd "$(dirname "$BASE")" && pwd)/$(basename "$BASE")
+fi
+NEW_BIN=$BIN
 for c in sshd ssh tmux python3 curl; do
   command -v "$c" >/dev/null || [ -x "/usr/sbin/$c" ] || { echo "$c is needed" >&2; exit 1; }
 done
@@ -275,27 +284,35 @@ run_cm() {
 }
 
 log "N=$N nodes on $SSHDS sshd + 1 switch, every ${INTERVAL}s, ${SECS}s per case, cases: $MODES; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "$BASE" ] || log "base: $BASE; new: $NEW_BIN"
 for m in $MODES; do
-  log "running $m"
-  case $m in
-    export) run_export ;;
-    stream) run_export stream "$W/c-stream.toml" ;;
-    tui) run_tui ;;
-    tuistream) run_tui tuistream "$W/c-stream.toml" ;;
-    watch) run_baseline watch ;;
-    cm) run_cm ;;
-    profile) run_profile ;;
-    prefill)
-      # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
-      ex=$(dirname "$BIN")/examples/store_memory
-      [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
-      "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
-    render)
-      # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release)
-      cargo run --release --quiet --example render_time 2>/dev/null |
-        grep '^render' | tee "$W/render" >&2 ;;
-  esac
+  # With ROCETOP_BASE, each rocetop case runs twice in a row, base first, on the same fabric.
+  bins=("")
+  case $m in export | stream | tui | tuistream) [ -z "$BASE" ] || bins=(base: "") ;; esac
+  for b in "${bins[@]}"; do
+    if [ "$b" = base: ]; then BIN=$BASE; else BIN=$NEW_BIN; fi
+    log "running $b$m"
+    case $m in
+      export) run_export "${b}export" ;;
+      stream) run_export "${b}stream" "$W/c-stream.toml" ;;
+      tui) run_tui "${b}tui" ;;
+      tuistream) run_tui "${b}tuistream" "$W/c-stream.toml" ;;
+      watch) run_baseline watch ;;
+      cm) run_cm ;;
+      profile) run_profile ;;
+      prefill)
+        # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
+        ex=$(dirname "$BIN")/examples/store_memory
+        [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
+        "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
+      render)
+        # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release)
+        cargo run --release --quiet --example render_time 2>/dev/null |
+          grep '^render' | tee "$W/render" >&2 ;;
+    esac
+  done
 done
+BIN=$NEW_BIN
 
 # --- the table -----------------------------------------------------------------------------------
 echo
@@ -305,12 +322,12 @@ echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(npro
     rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8
     if ($1 == "watch") base = per[NR]; if ($1 == "cm") cm = per[NR] }
   END {
-    printf "| %-6s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s"
-    printf "|--------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|\n"
+    printf "| %-14s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s"
+    printf "|----------------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|\n"
     for (i = 1; i <= NR; i++) {
       r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
       c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
-      printf "| %-6s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /^tui/ ? tb[i] : "-")
+      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-")
     }
   }' "$RESULTS"
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"

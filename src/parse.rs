@@ -193,6 +193,20 @@ pub struct Options<'a, 'k> {
 /// Parse one output of `kind` as a live source with `opts` reads it: the one entry point of
 /// collectors, replay and `rocetop parse` (no caller special-cases a kind).
 pub fn parse_with(kind: ParseKind, text: &str, ctx: &Ctx, opts: &mut Options) -> Parsed {
+    parse_with_lines(kind, text, ctx, opts).0
+}
+
+/// [`parse_with`], and where the parser can say so, the line of `text` (its index in
+/// `num::lines`) each sample's value was read from, one per sample: an `ethtool -S` output read
+/// for a `nic_counters` subset with no capture framing removed (see
+/// [`host::ethtool::parse_keeping_lines`]); None otherwise.
+pub fn parse_with_lines(
+    kind: ParseKind,
+    text: &str,
+    ctx: &Ctx,
+    opts: &mut Options,
+) -> (Parsed, Option<Vec<u32>>) {
+    let mut lines = None;
     let mut parsed = match (kind, opts.format_regex, opts.keeper.as_deref_mut()) {
         (ParseKind::TrainingLog, Some(re), _) => {
             let custom = training::CustomFormat::new("config", re)
@@ -203,16 +217,37 @@ pub fn parse_with(kind: ParseKind, text: &str, ctx: &Ctx, opts: &mut Options) ->
         // Only the counters of the subset become samples (skipped before they are built).
         (ParseKind::Ethtool, _, Some(k)) if k.filters() => {
             let (text, skipped) = capture::clean(text, false);
-            let mut p = host::ethtool::parse_keeping(&text, &ctx.name, "", &mut |c| k.keep_nic(c));
+            let (mut p, at) =
+                host::ethtool::parse_keeping_lines(&text, &ctx.name, "", &mut |c| k.keep_nic(c));
+            // Lines of a cleaned copy are not the lines of the text.
+            if matches!(text, std::borrow::Cow::Borrowed(_)) {
+                lines = Some(at);
+            }
             skipped.note(&mut p);
             p
         }
         _ => parse(kind, text, ctx),
     };
     if let Some(k) = opts.keeper.as_deref_mut().filter(|k| k.filters()) {
-        parsed.samples.retain(|s| k.keep_counter(&s.key.name));
+        match &mut lines {
+            None => parsed.samples.retain(|s| k.keep_counter(&s.key.name)),
+            // The same verdicts, applied to the samples and their lines alike.
+            Some(at) => {
+                let kept: Vec<bool> = parsed
+                    .samples
+                    .iter()
+                    .map(|s| k.keep_counter(&s.key.name))
+                    .collect();
+                let mut verdict = kept.iter();
+                parsed
+                    .samples
+                    .retain(|_| verdict.next().copied().unwrap_or(true));
+                let mut verdict = kept.iter();
+                at.retain(|_| verdict.next().copied().unwrap_or(true));
+            }
+        }
     }
-    parsed
+    (parsed, lines)
 }
 
 /// Why an output that gave no sample could not be read: the layout `kind` expects and the first

@@ -16,9 +16,26 @@ pub use super::collected::Collected;
 
 /// Parse raw outputs of a source as a poll would: used by polls and by replay.
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
+    parse_outputs_with(src, outputs, &mut |_, kind, text, opts| {
+        parse::parse_with(kind, text, &src.ctx, opts)
+    })
+}
+
+/// One output's parse: its index in the outputs, its kind and text, the source's options. It
+/// must answer what `parse::parse_with` would (the streaming collector answers from its last
+/// parse where only counter values changed: stream/delta.rs).
+pub(crate) type PartParser<'p> =
+    dyn FnMut(usize, ParseKind, &str, &mut parse::Options) -> Parsed + 'p;
+
+/// [`parse_outputs`], each output parsed by `part`.
+pub(crate) fn parse_outputs_with(
+    src: &Source,
+    outputs: &[(ParseKind, String)],
+    part: &mut PartParser<'_>,
+) -> Parsed {
     let mut parsed = Parsed::default();
     let mut keeper = src.nic_memo.keeper(&src.nic_counters);
-    for (kind, text) in outputs {
+    for (i, (kind, text)) in outputs.iter().enumerate() {
         // A command that answered nothing is not "all zeros" and not "all fine" either: say so, so
         // the health bar explains why this source's numbers stopped moving. (A log with no new
         // lines is normal.)
@@ -29,7 +46,7 @@ pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
             format_regex: src.format_regex.as_deref(),
             keeper: Some(&mut keeper),
         };
-        parsed.merge(parse::parse_with(*kind, text, &src.ctx, &mut opts));
+        parsed.merge(part(i, *kind, text, &mut opts));
     }
     drop(keeper);
     if !src.ports.is_empty() {
@@ -132,12 +149,30 @@ pub(crate) fn collected(
     results: Vec<Result<String, CollectError>>,
     at: crate::metrics::Ts,
 ) -> Collected {
+    collected_with(src, probes, results, at, &mut |_, kind, text, opts| {
+        parse::parse_with(kind, text, &src.ctx, opts)
+    })
+}
+
+/// [`collected`], each answer parsed by `part`, which is given the index of its probe.
+pub(crate) fn collected_with(
+    src: &Source,
+    probes: &[super::source::Probe],
+    results: Vec<Result<String, CollectError>>,
+    at: crate::metrics::Ts,
+    part: &mut PartParser<'_>,
+) -> Collected {
     let mut raw = Vec::new();
+    // The probe each raw output answers (a failed probe has none).
+    let mut probe_of = Vec::new();
     let mut error = None;
     let mut side_errors = Vec::new();
     for (i, (probe, res)) in probes.iter().zip(results).enumerate() {
         match res {
-            Ok(text) => raw.push((probe.kind, text)),
+            Ok(text) => {
+                raw.push((probe.kind, text));
+                probe_of.push(i);
+            }
             Err(e) if i == 0 => error = Some(e.to_string()),
             Err(e) => side_errors.push(format!("{}: {e}", probe.kind.name())),
         }
@@ -145,7 +180,14 @@ pub(crate) fn collected(
     if let (Some(d), Some((ParseKind::HwCounters, dump))) = (&src.discovery, raw.first()) {
         d.learn(dump);
     }
-    let mut parsed = parse_outputs(src, &raw);
+    let mut parsed = parse_outputs_with(src, &raw, &mut |i, kind, text, opts| {
+        part(
+            probe_of.get(i).copied().unwrap_or(usize::MAX),
+            kind,
+            text,
+            opts,
+        )
+    });
     for e in side_errors {
         parsed.note(e);
     }

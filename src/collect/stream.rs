@@ -2,10 +2,13 @@
 //! running a shell loop that sends, for each tick the client writes (once per interval), only the
 //! dump lines that changed (frame.rs has the wire format). The full dump is rebuilt here and
 //! parsed by the same code as an exec poll (`poll::collected`), so both modes give the same
-//! samples. A stream that ends, breaks its framing or sends no frame within `timeout` of its tick
+//! samples; an output whose changed lines are only counter values takes its last parse with the
+//! new values set in instead (delta.rs: exact, for the parsers that say which line each sample
+//! came from). A stream that ends, breaks its framing or sends no frame within `timeout` of its tick
 //! makes the source down for that poll; the next try reconnects through the transport (with its
 //! backoff).
 
+mod delta;
 pub mod frame;
 
 use super::poll::{self, Collected};
@@ -14,6 +17,7 @@ use super::ssh::batch;
 use super::transport::{ByteEvent, Request, ShellStream};
 use crate::metrics::now_ms;
 use frame::Reassembler;
+use std::borrow::Cow;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -75,6 +79,7 @@ async fn follow(
     let ShellStream { mut rx, ticks } = stream;
     let mut lines = Lines::default();
     let mut reasm = Reassembler::new();
+    let mut delta = delta::Delta::default();
     // The first frame also waits for the channel to open.
     let mut wait = src.timeout * 2;
     let mut next = tokio::time::Instant::now();
@@ -99,8 +104,12 @@ async fn follow(
             };
         // Samples keep the collector's receive time, as an exec poll does.
         let at = now_ms();
+        // Outputs whose changed lines are only counter values are not parsed again.
+        delta.frame(&reasm, nonce);
         let results = batch::split(&dump, nonce, reqs.len());
-        let c = poll::collected(src, probes, results, at);
+        let c = poll::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
+            delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce)
+        });
         if tx.send(c).await.is_err() {
             return Ended::Stop;
         }
@@ -148,13 +157,14 @@ impl Lines {
         self.buf.extend_from_slice(b);
     }
 
-    fn next_line(&mut self) -> Result<Option<String>, String> {
+    /// The next whole line, borrowed from the buffer (the reassembler copies what it keeps).
+    fn next_line(&mut self) -> Result<Option<Cow<'_, str>>, String> {
         let rest = &self.buf[self.at..];
-        match rest.iter().position(|&c| c == b'\n') {
+        match memchr::memchr(b'\n', rest) {
             Some(i) => {
-                let line = String::from_utf8_lossy(&rest[..i]).into_owned();
+                let start = self.at;
                 self.at += i + 1;
-                Ok(Some(line))
+                Ok(Some(String::from_utf8_lossy(&self.buf[start..start + i])))
             }
             None if rest.len() > MAX_LINE => Err(format!("stream: a line over {MAX_LINE} bytes")),
             None => Ok(None),
@@ -174,7 +184,7 @@ mod tests {
         l.feed(b"c\nd\xff\n\ne");
         assert_eq!(l.next_line(), Ok(Some("abc".into())));
         assert_eq!(l.next_line(), Ok(Some("d\u{fffd}".into())));
-        assert_eq!(l.next_line(), Ok(Some(String::new())));
+        assert_eq!(l.next_line(), Ok(Some("".into())));
         assert_eq!(l.next_line(), Ok(None));
         l.feed(b"\n");
         assert_eq!(l.next_line(), Ok(Some("e".into())));

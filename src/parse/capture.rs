@@ -71,6 +71,18 @@ enum Line<'a> {
 
 fn classify(line: &str, shell_prompts: bool) -> Line<'_> {
     let t = num::trim(line);
+    // Every framing shape below starts with one of these bytes (```, ~~~, an HTML tag, `--`, `.`,
+    // `…` (lead byte 0xE2), `**`), and a shell prompt holds a `$` or `#`: a device's line (a
+    // letter, a digit, `|`, `+`) is kept after one byte test and one vectorised search, instead of
+    // a char-by-char search for the prompt characters on every line of every poll.
+    let framing_lead = matches!(
+        t.as_bytes().first(),
+        Some(b'`' | b'~' | b'<' | b'-' | b'.' | 0xE2 | b'*')
+    );
+    let prompt_chars = shell_prompts && memchr::memchr2(b'$', b'#', t.as_bytes()).is_some();
+    if !(framing_lead || prompt_chars) {
+        return Line::Keep(line);
+    }
     if t.starts_with("```") || t.starts_with("~~~") || is_html_block(t) {
         return Line::Fence;
     }

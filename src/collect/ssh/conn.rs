@@ -118,12 +118,15 @@ impl Conn {
         match done {
             Drained::Done { out, err, status } => {
                 self.served.fetch_add(1, Ordering::Relaxed);
-                let stdout = String::from_utf8_lossy(&out).into_owned();
+                // Valid UTF-8 (a device's output nearly always is) becomes the String as it is:
+                // a switch answers 100s of KB a poll, and a lossy copy doubled that each time.
+                let stdout = String::from_utf8(out)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
                 match status {
                     Some(Exit::Code(0)) | None => Ok(stdout),
                     Some(s) => Err(ExecFail::Other(CollectError::Command {
                         status: s.to_string(),
-                        stderr: tail_text(&err, &out),
+                        stderr: tail_text(&err, stdout.as_bytes()),
                     })),
                 }
             }

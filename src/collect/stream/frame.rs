@@ -25,13 +25,20 @@ fn end_line(nonce: &str) -> String {
 /// The awk program: keeps the previous dump in `p`, the current in `c`; prints changed lines.
 /// Comparisons are forced to strings (`""` concatenation): awk compares numeric-looking fields
 /// as numbers, and "1.0" must differ from "1".
+///
+/// A frame is built in `o` and written by `printf "%s"` alone (in pieces of at most ~16 KiB, so a
+/// first frame of thousands of lines costs no quadratic copying): `mawk -W interactive` writes
+/// unbuffered, one `write` per `printf` argument and one per literal character of the format
+/// (strace), and sshd sends what each read of the pipe gets as its own SSH packet. Printing line
+/// by line made a frame of 40 changed lines hundreds of packets, each one decrypted, one
+/// allocation and two task wake-ups on the client, and as many writes and reads on the node.
 const AWK: &str = r#"$0 == e { k = 0
 for (i = 1; i <= n; i++) if (!(i in p) || (p[i] "") != (c[i] "")) { k++; ch[k] = i }
-printf "@@rocetop-stream %d %d %d\n", s, n, k
-for (j = 1; j <= k; j++) { i = ch[j]; p[i] = c[i]; printf "%d\t%s\n", i, c[i] }
+o = sprintf("@@rocetop-stream %d %d %d\n", s, n, k)
+for (j = 1; j <= k; j++) { i = ch[j]; p[i] = c[i]; o = o i "\t" c[i] "\n"; if (length(o) > 16384) { printf "%s", o; o = "" } }
 for (i = n + 1; i <= m; i++) delete p[i]
-printf "@@rocetop-stream-end %d\n", s
-fflush(); m = n; n = 0; s++; next }
+printf "%s", o "@@rocetop-stream-end " (s + 0) "\n"
+fflush(); o = ""; m = n; n = 0; s++; next }
 { c[++n] = $0 }"#;
 
 /// The command a node runs for the whole stream: `batch` (the poll's batched command) once for
@@ -85,6 +92,10 @@ pub struct Reassembler {
     lines: Vec<String>,
     /// Which lines the current frame set (only lines past the old end must be set).
     set: Vec<bool>,
+    /// The lines the current frame set, each with what it held before the frame.
+    changes: Vec<(usize, String)>,
+    /// Whether the current frame's dump has another number of lines than the one before.
+    resized: bool,
     next_seq: u64,
     state: State,
 }
@@ -100,6 +111,8 @@ impl Reassembler {
         Reassembler {
             lines: Vec::new(),
             set: Vec::new(),
+            changes: Vec::new(),
+            resized: true,
             next_seq: 0,
             state: State::Idle,
         }
@@ -122,7 +135,11 @@ impl Reassembler {
                     .checked_sub(1)
                     .filter(|&i| i < self.lines.len())
                     .ok_or_else(|| bad(format!("frame {seq}: line index {idx} out of range")))?;
-                text.clone_into(&mut self.lines[slot]);
+                let old = std::mem::replace(&mut self.lines[slot], text.to_owned());
+                // A line set twice in a frame keeps what it held before the frame.
+                if !self.set[slot] {
+                    self.changes.push((slot, old));
+                }
                 self.set[slot] = true;
                 self.state = if left > 1 {
                     State::Body {
@@ -164,6 +181,8 @@ impl Reassembler {
             return Err(bad(format!("frame {seq}: {k} of {n} lines is not a dump")));
         }
         self.next_seq += 1;
+        self.resized = self.lines.len() != n || seq == 0;
+        self.changes.clear();
         let grew_from = self.lines.len().min(n);
         self.lines.resize(n, String::new());
         self.set.clear();
@@ -190,6 +209,22 @@ impl Reassembler {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// The last dump's lines (without their `\n`).
+    pub fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// What the last frame changed: each line it set (index from 0) with what the line held
+    /// before; unchanged lines were not sent. Meaningful after the frame's dump came out.
+    pub fn changes(&self) -> &[(usize, String)] {
+        &self.changes
+    }
+
+    /// Whether the last dump has another number of lines than the one before (or is the first).
+    pub fn resized(&self) -> bool {
+        self.resized
     }
 
     /// The dump as the batch printed it: every line followed by `\n`.
@@ -354,6 +389,28 @@ mod tests {
         r.push("@@rocetop-stream 0 1 1").expect("header");
         r.push("1\tx").expect("line");
         assert!(r.push("@@rocetop-stream-end 7").is_err());
+    }
+
+    #[test]
+    fn a_frame_tells_what_it_changed() {
+        let mut r = Reassembler::new();
+        for l in ["@@rocetop-stream 0 2 2", "1\ta", "2\tb"] {
+            r.push(l).expect("line");
+        }
+        r.push("@@rocetop-stream-end 0").expect("end");
+        assert!(r.resized(), "the first dump");
+        for l in ["@@rocetop-stream 1 2 1", "2\tc"] {
+            r.push(l).expect("line");
+        }
+        let d = r.push("@@rocetop-stream-end 1").expect("end");
+        assert_eq!(d.as_deref(), Some("a\nc\n"));
+        assert!(!r.resized());
+        assert_eq!(r.changes(), &[(1, "b".to_string())]);
+        assert_eq!(r.lines(), &["a".to_string(), "c".to_string()]);
+        for l in ["@@rocetop-stream 2 3 1", "3\td", "@@rocetop-stream-end 2"] {
+            r.push(l).expect("line");
+        }
+        assert!(r.resized(), "a line more");
     }
 
     #[test]

@@ -147,3 +147,26 @@ fn binary_garbage_with_a_colon_and_a_number_is_no_counter() {
         Some(Value::Counter(7))
     );
 }
+
+#[test]
+fn each_sample_names_the_line_its_value_came_from() {
+    let text = "ethtool -S ens1\nNIC statistics:\n\n     rx_bytes: 5\n     rx_weird: 6\n     tx_pause_ctrl_phy: 7\n     rx_prio3_pause_duration: 8\n";
+    let (p, lines) = parse_keeping_lines(text, "n", "", &mut |c| c != "rx_weird");
+    assert_eq!(lines.len(), p.samples.len());
+    let text_lines: Vec<&str> = num::lines(text).collect();
+    for (s, &l) in p.samples.iter().zip(&lines) {
+        let (_, v) = counter_line(text_lines[l as usize]).expect("a counter line");
+        let got = match s.value {
+            Value::Counter(x) | Value::Counter32(x) | Value::CounterMicros(x) => x,
+            Value::Gauge(_) => panic!("a gauge"),
+        };
+        assert_eq!(got, v, "{:?} from line {l}", s.key);
+    }
+    // rx_weird is dropped: lines 3, 5 and 6 give samples (the header and blank line none).
+    assert_eq!(lines, vec![3, 5, 6]);
+    assert_eq!(
+        counter_line("  rx_bytes : 1,024 \r"),
+        Some(("rx_bytes", 1024))
+    );
+    assert_eq!(counter_line("NIC statistics:"), None);
+}
