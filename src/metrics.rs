@@ -2,12 +2,14 @@
 //! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
 
 pub mod human;
+pub mod labels;
 pub mod names;
 pub mod query;
 pub mod rate;
 pub mod store;
 pub mod text;
 
+pub use labels::Labels;
 pub use store::{SeriesId, Store};
 pub use text::Str;
 
@@ -34,21 +36,14 @@ pub type LabelName = &'static str;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct SeriesKey {
     pub name: Str,
-    pub labels: Vec<(LabelName, Str)>,
+    pub labels: Labels,
 }
 
 impl SeriesKey {
     pub fn new(name: impl Into<Str>, labels: &[(LabelName, &str)]) -> Self {
-        let mut labels: Vec<(LabelName, Str)> =
-            labels.iter().map(|(k, v)| (*k, Str::from(*v))).collect();
-        // Parsers mostly pass their labels in order, with no name twice: then there is nothing to do.
-        if !labels.windows(2).all(|w| w[0].0 < w[1].0) {
-            labels.sort_by(|a, b| a.0.cmp(b.0));
-            labels.dedup_by(|a, b| a.0 == b.0);
-        }
         Self {
             name: name.into(),
-            labels,
+            labels: Labels::new(labels),
         }
     }
 
@@ -62,15 +57,15 @@ impl SeriesKey {
 
     /// A copy with one label added or replaced.
     pub fn with_label(&self, name: LabelName, value: &str) -> Self {
-        let mut k = self.clone();
-        match k.labels.iter_mut().find(|(n, _)| *n == name) {
+        let mut labels = self.labels.to_vec();
+        match labels.iter_mut().find(|(n, _)| *n == name) {
             Some(slot) => slot.1 = Str::from(value),
-            None => {
-                k.labels.push((name, Str::from(value)));
-                k.labels.sort_by(|a, b| a.0.cmp(b.0));
-            }
+            None => labels.push((name, Str::from(value))),
         }
-        k
+        Self {
+            name: self.name.clone(),
+            labels: Labels::from_vec(labels),
+        }
     }
 }
 
