@@ -53,7 +53,8 @@ pub struct Views {
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
     /// being shown), kept so a frame after new data decodes only the new points.
     pub windows: RefCell<Windows>,
-    /// The same for the live store (the Overview timeline always spans live history).
+    /// The same for the live store while time travelling (the Overview timeline always spans
+    /// live history; otherwise the tables' store is the live one and `windows` serves both).
     pub live_windows: RefCell<Windows>,
 }
 

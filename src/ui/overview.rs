@@ -361,7 +361,11 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         .as_ref()
         .map(|t| ((t.at - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
     // Intervals decoded for the last frame are kept: only the new points are decoded.
-    let kept = &app.views.live_windows;
+    let kept = if app.travel.is_some() {
+        &app.views.live_windows
+    } else {
+        &app.views.windows
+    };
     let rt =
         |n: &str| query::rate_timeline_in(st, &mut kept.borrow_mut(), n, &[], since, STEP_MS, w);
     // Gauges sampled slower than a column (the log every 2 s) hold between samples.

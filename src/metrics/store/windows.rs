@@ -15,13 +15,61 @@ use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
 use std::collections::VecDeque;
 
+/// How far back intervals are kept (from a series' newest point): the windows a frame asks
+/// ("last 60 s", the Overview timeline's width in seconds) fit; a longer one ("since start" after
+/// minutes) is answered by the store, as before. It bounds the memory: at 1 Hz about 120
+/// intervals of 48 bytes per series asked about.
+pub const KEEP_MS: i64 = 180_000;
+
 /// The interval from `(a, araw)` to `(b, braw)`, its steps from `rate.rs`.
 fn iv(a: Ts, araw: u64, b: Ts, braw: u64, width: Width, scale: Scale) -> Iv {
     Iv {
         a,
         b,
         inc: rate::increase([araw, braw], width),
+        cum: 0,
         rate: rate::rate((a, araw), (b, braw), width).scaled(scale),
+    }
+}
+
+impl Entry {
+    fn push(&mut self, mut iv: Iv) {
+        iv.cum = self.ivs.back().map_or(0, |p| p.cum).saturating_add(iv.inc);
+        self.ivs.push_back(iv);
+    }
+
+    /// The index of the first interval ending after `since` (`or_at`: at or after).
+    fn from(&self, since: Ts, or_at: bool) -> usize {
+        let after = |iv: &Iv| if or_at { iv.b >= since } else { iv.b > since };
+        // Most windows start before everything kept ("since start") or near the end.
+        if self.ivs.front().is_none_or(after) {
+            return 0;
+        }
+        self.ivs.partition_point(|iv| !after(iv))
+    }
+
+    /// Whether the kept intervals hold every one ending after `since` (`or_at`: at or after).
+    fn covers(&self, since: Ts, or_at: bool) -> bool {
+        match self.ivs.front() {
+            _ if !self.trimmed => true,
+            Some(f) if or_at => since > f.a,
+            Some(f) => since >= f.a,
+            None => false,
+        }
+    }
+
+    /// `inc` summed over the intervals from `from` on, in order, saturating.
+    fn sum_from(&self, from: usize) -> u64 {
+        match (self.ivs.get(from), self.ivs.back()) {
+            (Some(first), Some(last)) if last.cum < u64::MAX => {
+                // No sum saturated: the kept running totals tell it exactly.
+                last.cum - (first.cum - first.inc)
+            }
+            _ => self
+                .ivs
+                .range(from..)
+                .fold(0u64, |acc, iv| acc.saturating_add(iv.inc)),
+        }
     }
 }
 
@@ -33,6 +81,9 @@ struct Iv {
     b: Ts,
     /// What `rate::increase` counts for it.
     inc: u64,
+    /// `inc` summed over this interval and every one kept before it (saturating), so the sum
+    /// over the newest intervals is one difference rather than a walk.
+    cum: u64,
     /// Its rate in the metric's unit, before the source's failures are looked at.
     rate: Rate,
 }
@@ -45,18 +96,38 @@ struct Entry {
     end: Option<(Ts, u64)>,
     /// The time of the series' newest point when last brought up to date.
     newest: Option<Ts>,
+    /// Intervals older than [`KEEP_MS`] were let go: the kept ones answer only windows that
+    /// start at or after the first one's start.
+    trimmed: bool,
     ivs: VecDeque<Iv>,
 }
 
 /// Decoded intervals per series of one store.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Windows {
     /// [`Store::uid`] of the store the entries were decoded from.
     store: u64,
     per: Vec<Entry>,
+    /// How far back intervals are kept ([`KEEP_MS`]).
+    keep_ms: i64,
+}
+
+impl Default for Windows {
+    fn default() -> Self {
+        Windows::keeping(KEEP_MS)
+    }
 }
 
 impl Windows {
+    /// Keeping intervals `keep_ms` back from each series' newest point.
+    pub fn keeping(keep_ms: i64) -> Self {
+        Windows {
+            store: 0,
+            per: Vec::new(),
+            keep_ms,
+        }
+    }
+
     /// Bring `id`'s entry up to date with the store: drop intervals whose start expired, add the
     /// points that arrived since (all but the newest). `None` for a series that is not a counter.
     fn sync(&mut self, st: &Store, id: SeriesId) -> Option<(&Entry, Width)> {
@@ -98,18 +169,23 @@ impl Windows {
             // One point arrived: the newest of the last time is the one before the newest now,
             // and its interval from the end decoded then is the one to add (no decoding).
             if let Some((a, araw)) = e.end {
-                e.ivs.push_back(iv(a, araw, t, raw, width, s.scale));
+                e.push(iv(a, araw, t, raw, width, s.scale));
             }
             e.end = Some((t, raw));
         } else {
             let it = match e.end {
                 Some((t, _)) => s.points.iter_from(t),
-                None => s.points.iter(),
+                // Afresh: from where the kept intervals start (not the whole history).
+                None => s.points.iter_from(newest - self.keep_ms),
             };
             let mut prev = e.end;
             for p in s.timed(it) {
                 if p.t >= newest {
                     break;
+                }
+                if prev.is_none() && first.is_some_and(|f| p.t > f) {
+                    // Intervals before this point were never kept.
+                    e.trimmed = true;
                 }
                 match prev {
                     Some((t, raw)) if p.t < t || (p.t == t && p.raw == raw) => continue,
@@ -118,7 +194,7 @@ impl Windows {
                         *e = Entry::default();
                         return self.sync(st, id);
                     }
-                    Some((t, raw)) => e.ivs.push_back(iv(t, raw, p.t, p.raw, width, s.scale)),
+                    Some((t, raw)) => e.push(iv(t, raw, p.t, p.raw, width, s.scale)),
                     None => {}
                 }
                 prev = Some((p.t, p.raw));
@@ -126,6 +202,15 @@ impl Windows {
             e.end = prev;
         }
         e.newest = Some(newest);
+        let keep = self.keep_ms;
+        while e.ivs.front().is_some_and(|iv| iv.b < newest - keep) {
+            e.ivs.pop_front();
+            e.trimmed = true;
+        }
+        if e.ivs.capacity() > 2 * e.ivs.len() + 16 {
+            // A first decoding held more than is kept.
+            e.ivs.shrink_to_fit();
+        }
         Some((&self.per[i], width))
     }
 
@@ -140,12 +225,16 @@ impl Windows {
             // One point or none: nothing grew (none: nothing to say).
             None => return s.points.last().map(|_| 0),
         };
+        if tb < since || s.points.flat_from(since) {
+            // Nothing since, or a counter that did not move: told without decoding, as the store
+            // tells it (and nothing need be kept for it).
+            return Some(0);
+        }
         let (e, width) = self.sync(st, id)?;
-        let from = e.ivs.partition_point(|iv| iv.b <= since);
-        let mut sum = e
-            .ivs
-            .range(from..)
-            .fold(0u64, |acc, iv| acc.saturating_add(iv.inc));
+        if !e.covers(since, false) {
+            return st.increase_since(id, since);
+        }
+        let mut sum = e.sum_from(e.from(since, false));
         if tb > since {
             sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
         }
@@ -159,8 +248,13 @@ impl Windows {
         let Some((e, width)) = self.sync(st, id) else {
             return;
         };
-        let from = e.ivs.partition_point(|iv| iv.b < since);
-        for iv in e.ivs.range(from..) {
+        if !e.covers(since, true) {
+            for (t, r) in st.rates(id, since) {
+                f(t, r);
+            }
+            return;
+        }
+        for iv in e.ivs.range(e.from(since, true)..) {
             let r = if st.gap(s, iv.a, iv.b) {
                 Rate::NoTime
             } else {
@@ -192,7 +286,8 @@ mod tests {
     fn kept_intervals_answer_what_the_store_answers() {
         let mut st = Store::new(20_000, 12);
         let src = st.add_source("n1", 1000);
-        let mut w = Windows::default();
+        // Keeping all (this retention) and keeping 3 s (older windows answered by the store).
+        let mut ws = [Windows::default(), Windows::keeping(3_000)];
         let mut v = [0u64; 3];
         for step in 0..40i64 {
             let at = step * 1000;
@@ -225,20 +320,27 @@ mod tests {
                 };
                 st.ingest(src, at, &again);
             }
-            for (id, _) in st.all() {
-                for since in [at - 60_000, at - 5_000, at - 1_000, at, 3_000] {
-                    assert_eq!(
-                        w.increase_since(&st, id, since),
-                        st.increase_since(id, since),
-                        "step {step}, {id:?}, since {since}"
-                    );
-                    let mut got = Vec::new();
-                    w.rates_each(&st, id, since, |t, r| got.push((t, r)));
-                    assert_eq!(
-                        got,
-                        st.rates(id, since),
-                        "step {step}, {id:?}, since {since}"
-                    );
+            if step == 30 {
+                // Started late: decoded afresh from 3 s back, the older history never kept.
+                ws[1] = Windows::keeping(3_000);
+            }
+            let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
+            for w in ws.iter_mut() {
+                for &id in &ids {
+                    for since in [at - 60_000, at - 5_000, at - 2_000, at - 1_000, at, 3_000] {
+                        assert_eq!(
+                            w.increase_since(&st, id, since),
+                            st.increase_since(id, since),
+                            "step {step}, {id:?}, since {since}"
+                        );
+                        let mut got = Vec::new();
+                        w.rates_each(&st, id, since, |t, r| got.push((t, r)));
+                        assert_eq!(
+                            got,
+                            st.rates(id, since),
+                            "step {step}, {id:?}, since {since}"
+                        );
+                    }
                 }
             }
         }
@@ -246,6 +348,7 @@ mod tests {
             .select("c_total", &[("dev", "late")])
             .next()
             .map(|(id, _)| id);
+        let w = &mut ws[0];
         assert!(
             late.and_then(|id| w.increase_since(&st, id, 0))
                 .is_some_and(|n| n > 0),
