@@ -360,4 +360,30 @@ mod tests {
             assert_eq!(w.increase_since(&past, id, 0), past.increase_since(id, 0));
         }
     }
+
+    /// A memo started on a long history (more than a block of points) decodes only its last
+    /// seconds, and says so: a window reaching further back is the store's to answer.
+    #[test]
+    fn a_late_memo_answers_long_windows_from_the_store() {
+        let mut st = Store::new(3_600_000, 2_000);
+        let src = st.add_source("n1", 1000);
+        for step in 0..600i64 {
+            let poll = Parsed {
+                samples: vec![Sample::counter("c_total", &[], (step * step) as u64)],
+                ..Default::default()
+            };
+            st.ingest(src, step * 1000, &poll);
+        }
+        let id = st.all().next().map(|(id, _)| id).expect("a series");
+        let mut w = Windows::keeping(3_000);
+        for since in [0, 100_000, 595_000, 597_000, 599_000] {
+            assert_eq!(
+                w.increase_since(&st, id, since),
+                st.increase_since(id, since)
+            );
+            let mut got = Vec::new();
+            w.rates_each(&st, id, since, |t, r| got.push((t, r)));
+            assert_eq!(got, st.rates(id, since), "since {since}");
+        }
+    }
 }
