@@ -11,6 +11,7 @@ use super::alerts::Rolled;
 use super::table::{Sort, TabView};
 use super::{App, Tab};
 use crate::metrics::Ts;
+use crate::metrics::store::Windows;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -49,6 +50,12 @@ pub struct Views {
     rolled: RolledSlot,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
+    /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
+    /// being shown), kept so a frame after new data decodes only the new points.
+    pub windows: RefCell<Windows>,
+    /// The same for the live store while time travelling (the Overview timeline always spans
+    /// live history; otherwise the tables' store is the live one and `windows` serves both).
+    pub live_windows: RefCell<Windows>,
 }
 
 impl App {

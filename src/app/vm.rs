@@ -12,9 +12,11 @@ use super::alerts::Alerts;
 use super::table::{Row, Sort, SrcState, TabView, arrange};
 use super::{App, Tab};
 use crate::config::Config;
-use crate::metrics::store::SourceId;
+use crate::metrics::query;
+use crate::metrics::store::{SourceId, Windows};
 use crate::metrics::{Store, Ts};
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 /// A node a row is made for, and the source whose state it shows.
 pub struct NodeRef {
@@ -39,6 +41,8 @@ pub struct Ctx<'a> {
     pub filter: &'a str,
     pub sort: Sort,
     source_ids: &'a HashMap<String, SourceId>,
+    /// Counters' intervals kept between frames for `store` (see `metrics/store/windows.rs`).
+    windows: &'a RefCell<Windows>,
 }
 
 impl Ctx<'_> {
@@ -94,6 +98,18 @@ impl Ctx<'_> {
         v
     }
 
+    /// [`query::increase_by`] over `store`, from the intervals kept between frames.
+    pub fn increase_by(
+        &self,
+        name: &str,
+        labels: &[(&str, &str)],
+        group: &[&str],
+        since: Ts,
+    ) -> BTreeMap<Vec<String>, u64> {
+        let mut w = self.windows.borrow_mut();
+        query::increase_by_in(self.store, &mut w, name, labels, group, since)
+    }
+
     /// Filter and order rows as the tab asks.
     pub fn arrange(&self, rows: &mut Vec<Row>) {
         arrange(rows, self.filter, self.sort);
@@ -114,6 +130,7 @@ impl App {
             filter: &self.filter,
             sort: self.sorts[tab.index()],
             source_ids: &self.source_ids,
+            windows: &self.views.windows,
         }
     }
 }

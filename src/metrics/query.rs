@@ -2,6 +2,7 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
+use super::store::{SeriesId, Windows};
 use super::{Store, Ts, Value};
 use std::collections::BTreeMap;
 
@@ -76,16 +77,47 @@ pub fn rate_timeline(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
+    timeline(store, name, labels, since, step_ms, buckets, |id, f| {
+        for (t, r) in store.rates(id, since) {
+            f(t, r);
+        }
+    })
+}
+
+/// [`rate_timeline`] from the intervals kept in `w`.
+pub fn rate_timeline_in(
+    store: &Store,
+    w: &mut Windows,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
+    timeline(store, name, labels, since, step_ms, buckets, |id, f| {
+        w.rates_each(store, id, since, f)
+    })
+}
+
+fn timeline(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+    mut rates: impl FnMut(SeriesId, &mut dyn FnMut(Ts, Rate)),
+) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (id, _) in store.select(name, labels) {
-        for (t, r) in store.rates(id, since) {
-            let Some(v) = r.value() else { continue };
+        rates(id, &mut |t, r| {
+            let Some(v) = r.value() else { return };
             let i = ((t - since) / step) as usize;
             if let Some(slot) = out.get_mut(i) {
                 *slot.get_or_insert(0.0) += v;
             }
-        }
+        });
     }
     out
 }
@@ -161,9 +193,36 @@ pub fn increase_by(
     group: &[&str],
     since: Ts,
 ) -> BTreeMap<Vec<String>, u64> {
+    increases(store, name, labels, group, |id| {
+        store.increase_since(id, since)
+    })
+}
+
+/// [`increase_by`] answered from the intervals kept in `w` (the same numbers, without decoding
+/// the window again every frame).
+pub fn increase_by_in(
+    store: &Store,
+    w: &mut Windows,
+    name: &str,
+    labels: &[(&str, &str)],
+    group: &[&str],
+    since: Ts,
+) -> BTreeMap<Vec<String>, u64> {
+    increases(store, name, labels, group, |id| {
+        w.increase_since(store, id, since)
+    })
+}
+
+fn increases(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    group: &[&str],
+    mut increase: impl FnMut(SeriesId) -> Option<u64>,
+) -> BTreeMap<Vec<String>, u64> {
     let mut out = BTreeMap::new();
     for (id, s) in store.select(name, labels) {
-        if let Some(v) = store.increase_since(id, since) {
+        if let Some(v) = increase(id) {
             *out.entry(group_key(s, group)).or_insert(0) += v;
         }
     }

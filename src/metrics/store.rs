@@ -10,10 +10,12 @@ mod asof;
 mod health;
 mod hist;
 mod series;
+mod windows;
 
 pub use health::{MAX_SERIES_PER_SOURCE, SourceHealth};
 pub use series::{Clock, Kind, Point, Series};
 use series::{SharedClock, read, write};
+pub use windows::Windows;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -54,6 +56,9 @@ pub struct Store {
     clocks: Vec<SharedClock>,
     /// Changes with every change of the store ([`next_generation`]).
     generation: u64,
+    /// Names this store among all made in the process (a time-travel copy is another one), so
+    /// what is kept for one store ([`Windows`]) is never read against another.
+    uid: u64,
 }
 
 /// A number never handed out before in this process: the generation of something that just
@@ -111,12 +116,18 @@ impl Store {
             recent: Vec::new(),
             clocks: Vec::new(),
             generation: next_generation(),
+            uid: next_generation(),
         }
     }
 
     /// Changes with every poll, failure or source added.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// This store's identity: unlike the generation, it never changes.
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.

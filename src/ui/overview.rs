@@ -22,11 +22,13 @@ use crate::app::alerts::WINDOW_MS;
 use crate::app::{App, Tab};
 use crate::metrics::names::*;
 use crate::metrics::query;
+use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use std::cell::RefCell;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
@@ -310,6 +312,7 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
 /// ports and the worst host's pause share).
 fn rate_timeline_where(
     st: &Store,
+    w: &RefCell<Windows>,
     name: &str,
     keep: impl Fn(&crate::metrics::SeriesKey) -> bool,
     since: Ts,
@@ -317,21 +320,22 @@ fn rate_timeline_where(
     sum: bool,
 ) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; width];
+    let mut w = w.borrow_mut();
     for (id, s) in st.select(name, &[]) {
         if !keep(&s.key) {
             continue;
         }
-        for (t, r) in st.rates(id, since) {
+        w.rates_each(st, id, since, |t, r| {
             let (Some(v), Some(slot)) = (r.value(), out.get_mut(((t - since) / STEP_MS) as usize))
             else {
-                continue;
+                return;
             };
             *slot = Some(match *slot {
                 None => v,
                 Some(x) if sum => x + v,
                 Some(x) => x.max(v),
             });
-        }
+        });
     }
     out
 }
@@ -356,7 +360,14 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         .travel
         .as_ref()
         .map(|t| ((t.at - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
-    let rt = |n: &str| query::rate_timeline(st, n, &[], since, STEP_MS, w);
+    // Intervals decoded for the last frame are kept: only the new points are decoded.
+    let kept = if app.travel.is_some() {
+        &app.views.live_windows
+    } else {
+        &app.views.windows
+    };
+    let rt =
+        |n: &str| query::rate_timeline_in(st, &mut kept.borrow_mut(), n, &[], since, STEP_MS, w);
     // Gauges sampled slower than a column (the log every 2 s) hold between samples.
     let gt = |n: &str, l: &[(&str, &str)], k: f64| -> Vec<Option<f64>> {
         grid::hold_gaps(
@@ -370,12 +381,20 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         |k: &crate::metrics::SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
     let pfc = |ii: bool| {
         add(
-            rate_timeline_where(st, SW_PFC_RX, |k| is_ii(k) == ii, since, w, true),
-            rate_timeline_where(st, SW_PFC_TX, |k| is_ii(k) == ii, since, w, true),
+            rate_timeline_where(st, kept, SW_PFC_RX, |k| is_ii(k) == ii, since, w, true),
+            rate_timeline_where(st, kept, SW_PFC_TX, |k| is_ii(k) == ii, since, w, true),
         )
     };
     // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-    let pause = rate_timeline_where(st, NIC_PFC_RX_PAUSE_DURATION, |_| true, since, w, false);
+    let pause = rate_timeline_where(
+        st,
+        kept,
+        NIC_PFC_RX_PAUSE_DURATION,
+        |_| true,
+        since,
+        w,
+        false,
+    );
     // Values stay in their metric's unit; each line's newest value is written by its quantity's
     // formatter (the same one the tables and alerts use).
     type Fmt = fn(Option<f64>) -> String;

@@ -37,17 +37,17 @@ pub fn view(cx: &Ctx) -> TabView {
     );
     let oos_n = n("out_of_sequence");
     let ecn = query::rate_by(st, &ecn_n, &[], &G);
-    let ecn60 = query::increase_by(st, &ecn_n, &[], &G, last_min);
+    let ecn60 = cx.increase_by(&ecn_n, &[], &G, last_min);
     let cnp = query::rate_by(st, &cnp_n, &[], &G);
-    let cnp60 = query::increase_by(st, &cnp_n, &[], &G, last_min);
+    let cnp60 = cx.increase_by(&cnp_n, &[], &G, last_min);
     let hdl = query::rate_by(st, &hdl_n, &[], &G);
     let ign = query::rate_by(st, &n("rp_cnp_ignored"), &[], &G);
     let errs: Vec<_> = ERRORS
         .iter()
         .map(|c| {
             (
-                query::increase_by(st, &n(c), &[], &G, cx.base),
-                query::increase_by(st, &n(c), &[], &G, last_min),
+                cx.increase_by(&n(c), &[], &G, cx.base),
+                cx.increase_by(&n(c), &[], &G, last_min),
             )
         })
         .collect();

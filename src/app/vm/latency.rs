@@ -41,8 +41,8 @@ pub fn view(cx: &Ctx) -> TabView {
     );
     let stdev = query::latest_by(st, PING_RTT_STDEV, &[], &pt);
     let jitter = query::latest_by(st, PING_JITTER, &[], &pt);
-    let lost = query::increase_by(st, PING_LOST, &[], &pt, cx.now - WINDOW_MS);
-    let sent = query::increase_by(st, PING_SENT, &[], &pt, cx.now - WINDOW_MS);
+    let lost = cx.increase_by(PING_LOST, &[], &pt, cx.now - WINDOW_MS);
+    let sent = cx.increase_by(PING_SENT, &[], &pt, cx.now - WINDOW_MS);
     let peers: BTreeSet<Vec<String>> = q.keys().map(|k| k[..2.min(k.len())].to_vec()).collect();
     let mut rows = Vec::new();
     for k in &peers {

@@ -71,9 +71,9 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let cnp_name = rdma_counter("np_cnp_sent");
     let hdl_name = rdma_counter("rp_cnp_handled");
     let ecn: ByNode<Agg> = by_node(query::rate_by(st, &ecn_name, &[], &g));
-    let ecn60 = by_node(query::increase_by(st, &ecn_name, &[], &g, last_min));
+    let ecn60 = by_node(cx.increase_by(&ecn_name, &[], &g, last_min));
     let cnp: ByNode<Agg> = by_node(query::rate_by(st, &cnp_name, &[], &g));
-    let cnp60 = by_node(query::increase_by(st, &cnp_name, &[], &g, last_min));
+    let cnp60 = by_node(cx.increase_by(&cnp_name, &[], &g, last_min));
     let hdl: ByNode<Agg> = by_node(query::rate_by(st, &hdl_name, &[], &g));
     let pause: ByNode<Agg> = by_node(query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g));
     let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);

@@ -67,10 +67,10 @@ fn per_port(st: &Store, name: &str) -> BTreeMap<Port, Agg> {
 }
 
 /// Per-port increase since `since`, the port total where reported, else the priorities summed.
-fn totals(st: &Store, name: &str, since: Ts) -> BTreeMap<Port, u64> {
+fn totals(cx: &Ctx, name: &str, since: Ts) -> BTreeMap<Port, u64> {
     let mut all: BTreeMap<Port, u64> = BTreeMap::new();
     let mut prios: BTreeMap<Port, u64> = BTreeMap::new();
-    for (k, v) in query::increase_by(st, name, &[], &["switch", "port", "priority"], since) {
+    for (k, v) in cx.increase_by(name, &[], &["switch", "port", "priority"], since) {
         let port = k[..2.min(k.len())].to_vec();
         let m = if k.get(2).is_some_and(|p| p == "all") {
             &mut all
@@ -108,10 +108,10 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
     let st = cx.store;
     let rx = per_port(st, SW_PFC_RX);
     let tx = per_port(st, SW_PFC_TX);
-    let rxt = totals(st, SW_PFC_RX, cx.base);
-    let txt = totals(st, SW_PFC_TX, cx.base);
-    let rx60 = totals(st, SW_PFC_RX, cx.now - WINDOW_MS);
-    let tx60 = totals(st, SW_PFC_TX, cx.now - WINDOW_MS);
+    let rxt = totals(cx, SW_PFC_RX, cx.base);
+    let txt = totals(cx, SW_PFC_TX, cx.base);
+    let rx60 = totals(cx, SW_PFC_RX, cx.now - WINDOW_MS);
+    let tx60 = totals(cx, SW_PFC_TX, cx.now - WINDOW_MS);
     let pfc_on = query::latest_by(
         st,
         SW_PFC_ENABLED,
@@ -235,21 +235,20 @@ fn host_rows(cx: &Ctx) -> Vec<Row> {
     let st = cx.store;
     let rx = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &G);
     let tx = query::rate_by(st, NIC_PFC_TX_PAUSE, &[], &G);
-    let rxt = query::increase_by(st, NIC_PFC_RX_PAUSE, &[], &G, cx.base);
+    let rxt = cx.increase_by(NIC_PFC_RX_PAUSE, &[], &G, cx.base);
     let mut frac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &G);
     for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &G) {
         let e = frac.entry(k).or_insert(v);
         *e = e.max(v);
     }
     let nd = ["node", "netdev"];
-    let storms = query::increase_by(
-        st,
+    let storms = cx.increase_by(
         &nic_counter("tx_pause_storm_warning_events"),
         &[],
         &nd,
         cx.base,
     );
-    let discards = query::increase_by(st, &nic_counter("rx_discards_phy"), &[], &nd, cx.base);
+    let discards = cx.increase_by(&nic_counter("rx_discards_phy"), &[], &nd, cx.base);
     let keys: BTreeSet<&Vec<String>> = rx.keys().chain(tx.keys()).collect();
     let grouped = by_first(keys.iter().copied());
     let warn_pct = cx.cfg.alerts.pause_time_percent;

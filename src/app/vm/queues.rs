@@ -30,11 +30,11 @@ pub fn view(cx: &Ctx) -> TabView {
     let txb = query::rate_by(st, SW_QUEUE_TX_BYTES, &[], &G);
     let ecn = query::rate_by(st, SW_QUEUE_ECN_MARKED, &[], &G);
     let drops = query::rate_by(st, SW_QUEUE_DROPPED, &[], &G);
-    let d60 = query::increase_by(st, SW_QUEUE_DROPPED, &[], &G, last_min);
-    let dtot = query::increase_by(st, SW_QUEUE_DROPPED, &[], &G, cx.base);
+    let d60 = cx.increase_by(SW_QUEUE_DROPPED, &[], &G, last_min);
+    let dtot = cx.increase_by(SW_QUEUE_DROPPED, &[], &G, cx.base);
     let depth = query::latest_by(st, SW_QUEUE_DEPTH, &[], &G);
     let ingr = query::rate_by(st, SW_INGRESS_DROPPED, &[], &["switch", "port"]);
-    let ingr60 = query::increase_by(st, SW_INGRESS_DROPPED, &[], &["switch", "port"], last_min);
+    let ingr60 = cx.increase_by(SW_INGRESS_DROPPED, &[], &["switch", "port"], last_min);
     let keys: BTreeSet<&Vec<String>> = tx.keys().chain(drops.keys()).chain(txb.keys()).collect();
     let grouped = by_first(keys.iter().copied());
     let mut rows = Vec::new();

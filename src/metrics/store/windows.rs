@@ -1,0 +1,389 @@
+//! Counters' intervals decoded once and kept between frames, for the windowed questions a frame
+//! asks of every series ("how many in the last 60 s", "since start", the timeline's per-second
+//! rates). Answering them from the store decodes every point of the window of every series on
+//! every frame (at 512 nodes most of a frame's time); history only grows at the end and expires
+//! at the front, so the intervals decoded for the last frame stay right, and a frame decodes only
+//! the points that arrived since.
+//!
+//! A [`Windows`] answers exactly what [`Store::increase_since`] and [`Store::rates`] answer (the
+//! same steps from `rate.rs`, summed in the same order); the tests hold it to that. It is a memo,
+//! not state: it belongs to one store (another one, e.g. a time-travel copy, starts it afresh)
+//! and can be dropped at any time.
+
+use super::{Kind, SeriesId, Store, Ts, read};
+use crate::metrics::Scale;
+use crate::metrics::rate::{self, Rate, Width};
+use std::collections::VecDeque;
+
+/// How far back intervals are kept (from a series' newest point): the windows a frame asks
+/// ("last 60 s", the Overview timeline's width in seconds) fit; a longer one ("since start" after
+/// minutes) is answered by the store, as before. It bounds the memory: at 1 Hz about 120
+/// intervals of 48 bytes per series asked about.
+pub const KEEP_MS: i64 = 180_000;
+
+/// The interval from `(a, araw)` to `(b, braw)`, its steps from `rate.rs`.
+fn iv(a: Ts, araw: u64, b: Ts, braw: u64, width: Width, scale: Scale) -> Iv {
+    Iv {
+        a,
+        b,
+        inc: rate::increase([araw, braw], width),
+        cum: 0,
+        rate: rate::rate((a, araw), (b, braw), width).scaled(scale),
+    }
+}
+
+impl Entry {
+    fn push(&mut self, mut iv: Iv) {
+        iv.cum = self.ivs.back().map_or(0, |p| p.cum).saturating_add(iv.inc);
+        self.ivs.push_back(iv);
+    }
+
+    /// The index of the first interval ending after `since` (`or_at`: at or after).
+    fn from(&self, since: Ts, or_at: bool) -> usize {
+        let after = |iv: &Iv| if or_at { iv.b >= since } else { iv.b > since };
+        // Most windows start before everything kept ("since start") or near the end.
+        if self.ivs.front().is_none_or(after) {
+            return 0;
+        }
+        self.ivs.partition_point(|iv| !after(iv))
+    }
+
+    /// Whether the kept intervals hold every one ending after `since` (`or_at`: at or after).
+    fn covers(&self, since: Ts, or_at: bool) -> bool {
+        match self.ivs.front() {
+            _ if !self.trimmed => true,
+            Some(f) if or_at => since > f.a,
+            Some(f) => since >= f.a,
+            None => false,
+        }
+    }
+
+    /// `inc` summed over the intervals from `from` on, in order, saturating.
+    fn sum_from(&self, from: usize) -> u64 {
+        match (self.ivs.get(from), self.ivs.back()) {
+            (Some(first), Some(last)) if last.cum < u64::MAX => {
+                // No sum saturated: the kept running totals tell it exactly.
+                last.cum - (first.cum - first.inc)
+            }
+            _ => self
+                .ivs
+                .range(from..)
+                .fold(0u64, |acc, iv| acc.saturating_add(iv.inc)),
+        }
+    }
+}
+
+/// One interval between two consecutive points of a counter.
+#[derive(Clone, Copy, Debug)]
+struct Iv {
+    /// Times of its start and end points.
+    a: Ts,
+    b: Ts,
+    /// What `rate::increase` counts for it.
+    inc: u64,
+    /// `inc` summed over this interval and every one kept before it (saturating), so the sum
+    /// over the newest intervals is one difference rather than a walk.
+    cum: u64,
+    /// Its rate in the metric's unit, before the source's failures are looked at.
+    rate: Rate,
+}
+
+/// The decoded intervals of one series, oldest first. The newest point is never decoded here:
+/// a repeated timestamp may still replace its value, so the newest interval is read at each ask.
+#[derive(Debug, Default)]
+struct Entry {
+    /// The newest point decoded (time, raw value): the end of the last interval.
+    end: Option<(Ts, u64)>,
+    /// The time of the series' newest point when last brought up to date.
+    newest: Option<Ts>,
+    /// Intervals older than [`KEEP_MS`] were let go: the kept ones answer only windows that
+    /// start at or after the first one's start.
+    trimmed: bool,
+    ivs: VecDeque<Iv>,
+}
+
+/// Decoded intervals per series of one store.
+#[derive(Debug)]
+pub struct Windows {
+    /// [`Store::uid`] of the store the entries were decoded from.
+    store: u64,
+    per: Vec<Entry>,
+    /// How far back intervals are kept ([`KEEP_MS`]).
+    keep_ms: i64,
+}
+
+impl Default for Windows {
+    fn default() -> Self {
+        Windows::keeping(KEEP_MS)
+    }
+}
+
+impl Windows {
+    /// Keeping intervals `keep_ms` back from each series' newest point.
+    pub fn keeping(keep_ms: i64) -> Self {
+        Windows {
+            store: 0,
+            per: Vec::new(),
+            keep_ms,
+        }
+    }
+
+    /// Bring `id`'s entry up to date with the store: drop intervals whose start expired, add the
+    /// points that arrived since (all but the newest). `None` for a series that is not a counter.
+    fn sync(&mut self, st: &Store, id: SeriesId) -> Option<(&Entry, Width)> {
+        if self.store != st.uid() {
+            self.per.clear();
+            self.store = st.uid();
+        }
+        let s = st.get(id)?;
+        let Kind::Counter(width) = s.kind else {
+            return None;
+        };
+        let i = id.0 as usize;
+        if self.per.len() <= i {
+            self.per.resize_with(i + 1, Entry::default);
+        }
+        let e = &mut self.per[i];
+        let Some((_, newest)) = s.points.last() else {
+            *e = Entry::default();
+            return Some((&self.per[i], width));
+        };
+        // Expired at the front (retention, or the per-series point limit).
+        let first = s.points.front_seq().and_then(|q| read(&s.clock).time(q));
+        while e
+            .ivs
+            .front()
+            .is_some_and(|iv| first.is_none_or(|f| iv.a < f))
+        {
+            e.ivs.pop_front();
+        }
+        if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
+            *e = Entry::default();
+        }
+        let second = s.points.last_two().map(|((a, ta), _)| (ta, a.raw));
+        if e.newest == Some(newest) {
+            // Nothing arrived since.
+        } else if let (Some(n), Some((t, raw))) = (e.newest, second)
+            && n == t
+        {
+            // One point arrived: the newest of the last time is the one before the newest now,
+            // and its interval from the end decoded then is the one to add (no decoding).
+            if let Some((a, araw)) = e.end {
+                e.push(iv(a, araw, t, raw, width, s.scale));
+            }
+            e.end = Some((t, raw));
+        } else {
+            let it = match e.end {
+                Some((t, _)) => s.points.iter_from(t),
+                // Afresh: from where the kept intervals start (not the whole history).
+                None => s.points.iter_from(newest - self.keep_ms),
+            };
+            let mut prev = e.end;
+            for p in s.timed(it) {
+                if p.t >= newest {
+                    break;
+                }
+                if prev.is_none() && first.is_some_and(|f| p.t > f) {
+                    // Intervals before this point were never kept.
+                    e.trimmed = true;
+                }
+                match prev {
+                    Some((t, raw)) if p.t < t || (p.t == t && p.raw == raw) => continue,
+                    Some((t, _)) if p.t == t => {
+                        // Never expected (decoded points do not change): start afresh.
+                        *e = Entry::default();
+                        return self.sync(st, id);
+                    }
+                    Some((t, raw)) => e.push(iv(t, raw, p.t, p.raw, width, s.scale)),
+                    None => {}
+                }
+                prev = Some((p.t, p.raw));
+            }
+            e.end = prev;
+        }
+        e.newest = Some(newest);
+        let keep = self.keep_ms;
+        while e.ivs.front().is_some_and(|iv| iv.b < newest - keep) {
+            e.ivs.pop_front();
+            e.trimmed = true;
+        }
+        if e.ivs.capacity() > 2 * e.ivs.len() + 16 {
+            // A first decoding held more than is kept.
+            e.ivs.shrink_to_fit();
+        }
+        Some((&self.per[i], width))
+    }
+
+    /// [`Store::increase_since`], from the kept intervals.
+    pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
+        let s = st.get(id)?;
+        if !matches!(s.kind, Kind::Counter(_)) || s.scale != Scale::One {
+            return None;
+        }
+        let ((a, _), (b, tb)) = match s.points.last_two() {
+            Some(two) => two,
+            // One point or none: nothing grew (none: nothing to say).
+            None => return s.points.last().map(|_| 0),
+        };
+        if tb < since || s.points.flat_from(since) {
+            // Nothing since, or a counter that did not move: told without decoding, as the store
+            // tells it (and nothing need be kept for it).
+            return Some(0);
+        }
+        let (e, width) = self.sync(st, id)?;
+        if !e.covers(since, false) {
+            return st.increase_since(id, since);
+        }
+        let mut sum = e.sum_from(e.from(since, false));
+        if tb > since {
+            sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
+        }
+        Some(sum)
+    }
+
+    /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).
+    pub fn rates_each(&mut self, st: &Store, id: SeriesId, since: Ts, mut f: impl FnMut(Ts, Rate)) {
+        let Some(s) = st.get(id) else { return };
+        let two = s.points.last_two();
+        let Some((e, width)) = self.sync(st, id) else {
+            return;
+        };
+        if !e.covers(since, true) {
+            for (t, r) in st.rates(id, since) {
+                f(t, r);
+            }
+            return;
+        }
+        for iv in e.ivs.range(e.from(since, true)..) {
+            let r = if st.gap(s, iv.a, iv.b) {
+                Rate::NoTime
+            } else {
+                iv.rate
+            };
+            f(iv.b, r);
+        }
+        if let Some(((a, ta), (b, tb))) = two
+            && tb >= since
+        {
+            let r = if st.gap(s, ta, tb) {
+                Rate::NoTime
+            } else {
+                rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale)
+            };
+            f(tb, r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    /// Every answer from kept intervals is the store's own, through new polls, resets, a failed
+    /// poll (a gap), a repeated timestamp, a series that appears late and expiry.
+    #[test]
+    fn kept_intervals_answer_what_the_store_answers() {
+        let mut st = Store::new(20_000, 12);
+        let src = st.add_source("n1", 1000);
+        // Keeping all (this retention) and keeping 3 s (older windows answered by the store).
+        let mut ws = [Windows::default(), Windows::keeping(3_000)];
+        let mut v = [0u64; 3];
+        for step in 0..40i64 {
+            let at = step * 1000;
+            if step == 9 {
+                st.fail(src, at, "timeout");
+                continue;
+            }
+            v[0] += (step as u64 * 7) % 5;
+            v[1] = if step == 15 { 3 } else { v[1] + 100 };
+            v[2] += 1;
+            let mut samples = vec![
+                Sample::counter("c_total", &[("dev", "a")], v[0]),
+                Sample::counter("c_total", &[("dev", "b")], v[1]),
+                Sample::counter_micros("p_seconds_total", &[("dev", "a")], v[0] * 1000),
+            ];
+            if step >= 20 {
+                samples.push(Sample::counter("c_total", &[("dev", "late")], v[2]));
+            }
+            let poll = Parsed {
+                samples,
+                ..Default::default()
+            };
+            st.ingest(src, at, &poll);
+            if step == 25 {
+                // The same instant again: the newest value is replaced.
+                v[0] += 50;
+                let again = Parsed {
+                    samples: vec![Sample::counter("c_total", &[("dev", "a")], v[0])],
+                    ..Default::default()
+                };
+                st.ingest(src, at, &again);
+            }
+            if step == 30 {
+                // Started late: decoded afresh from 3 s back, the older history never kept.
+                ws[1] = Windows::keeping(3_000);
+            }
+            let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
+            for w in ws.iter_mut() {
+                for &id in &ids {
+                    for since in [at - 60_000, at - 5_000, at - 2_000, at - 1_000, at, 3_000] {
+                        assert_eq!(
+                            w.increase_since(&st, id, since),
+                            st.increase_since(id, since),
+                            "step {step}, {id:?}, since {since}"
+                        );
+                        let mut got = Vec::new();
+                        w.rates_each(&st, id, since, |t, r| got.push((t, r)));
+                        assert_eq!(
+                            got,
+                            st.rates(id, since),
+                            "step {step}, {id:?}, since {since}"
+                        );
+                    }
+                }
+            }
+        }
+        let late = st
+            .select("c_total", &[("dev", "late")])
+            .next()
+            .map(|(id, _)| id);
+        let w = &mut ws[0];
+        assert!(
+            late.and_then(|id| w.increase_since(&st, id, 0))
+                .is_some_and(|n| n > 0),
+            "the late series counts"
+        );
+        // Another store (a time-travel copy) is never answered from this one's intervals.
+        let past = st.as_of(30_000);
+        for (id, _) in past.all() {
+            assert_eq!(w.increase_since(&past, id, 0), past.increase_since(id, 0));
+        }
+    }
+
+    /// A memo started on a long history (more than a block of points) decodes only its last
+    /// seconds, and says so: a window reaching further back is the store's to answer.
+    #[test]
+    fn a_late_memo_answers_long_windows_from_the_store() {
+        let mut st = Store::new(3_600_000, 2_000);
+        let src = st.add_source("n1", 1000);
+        for step in 0..600i64 {
+            let poll = Parsed {
+                samples: vec![Sample::counter("c_total", &[], (step * step) as u64)],
+                ..Default::default()
+            };
+            st.ingest(src, step * 1000, &poll);
+        }
+        let id = st.all().next().map(|(id, _)| id).expect("a series");
+        let mut w = Windows::keeping(3_000);
+        for since in [0, 100_000, 595_000, 597_000, 599_000] {
+            assert_eq!(
+                w.increase_since(&st, id, since),
+                st.increase_since(id, since)
+            );
+            let mut got = Vec::new();
+            w.rates_each(&st, id, since, |t, r| got.push((t, r)));
+            assert_eq!(got, st.rates(id, since), "since {since}");
+        }
+    }
+}
