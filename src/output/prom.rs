@@ -246,11 +246,15 @@ fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
             name: names::PING_RTT_MEAN.into(),
             labels: s.key.labels.clone(),
         };
-        let mean = store
+        // Without the window's mean there is no `_sum`: a summary is not given a made-up 0.
+        let Some(mean) = store
             .id(&mean_key)
             .and_then(|id| store.get(id))
             .and_then(|m| m.latest())
-            .map_or(0.0, |(_, v)| v.as_f64());
+            .map(|(_, v)| v.as_f64())
+        else {
+            continue;
+        };
         let with = |suffix: &str| SeriesKey {
             name: format!("{}{suffix}", names::PING_RTT_SECONDS).into(),
             labels: s.key.labels.clone(),
@@ -299,5 +303,55 @@ mod tests {
         assert!(out.contains("rocetop_train_loss{node=\"n1\"} 2.5\n"));
         assert!(out.contains("rocetop_source_up{source=\"n1\"} 1\n"));
         assert_eq!(out.matches("# TYPE rocetop_train_loss").count(), 1);
+    }
+
+    #[test]
+    fn a_summary_without_its_mean_has_no_sum_rather_than_zero() {
+        let mut st = Store::new(60_000, 100);
+        let src = st.add_source("ping", 1000);
+        let peer = [("peer", "n2"), ("quantile", "0.99")];
+        let mut samples = vec![
+            Sample::gauge(names::PING_RTT_SECONDS, &peer, 20e-6),
+            Sample::gauge(names::PING_WINDOW_PROBES, &[("peer", "n2")], 10.0),
+        ];
+        st.ingest(
+            src,
+            0,
+            &Parsed {
+                samples: samples.clone(),
+                ..Default::default()
+            },
+        );
+        let out = render(&st, false, false);
+        assert!(
+            out.contains("# TYPE rocetop_ping_rtt_seconds summary"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("rocetop_ping_rtt_seconds_sum"),
+            "no mean, no sum: {out}"
+        );
+        samples.push(Sample::gauge(
+            names::PING_RTT_MEAN,
+            &[("peer", "n2")],
+            15e-6,
+        ));
+        st.ingest(
+            src,
+            1000,
+            &Parsed {
+                samples,
+                ..Default::default()
+            },
+        );
+        let out = render(&st, false, false);
+        assert!(
+            out.contains("rocetop_ping_rtt_seconds_sum{peer=\"n2\"} 0.00015"),
+            "{out}"
+        );
+        assert!(
+            out.contains("rocetop_ping_rtt_seconds_count{peer=\"n2\"} 10\n"),
+            "{out}"
+        );
     }
 }
