@@ -30,11 +30,6 @@ const GOOD_QOS: &str = "DCBX mode: OS controlled\nPriority trust state: dscp\nds
 /// and on Ethernet1/2/1 the DSCP policy with an output queuing policy that marks no ECN.
 const IPQOS_ADDED: &str = "class-map type qos match-all ROCE\n  match dscp 26\npolicy-map type qos ROCE_DSCP\n  class ROCE\n    set qos-group 3\npolicy-map type queuing NO_ECN\n  class type queuing c-out-8q-q3\n    bandwidth remaining percent 50\ninterface Ethernet1/1/1\n  service-policy type qos input ROCE_DSCP\ninterface Ethernet1/1/2\n  service-policy type qos input AZLocal_SERVICES\ninterface Ethernet1/2/1\n  service-policy type qos input ROCE_DSCP\n  service-policy type queuing output NO_ECN\n";
 
-fn user() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn script(path: &Path, body: &str) {
     std::fs::write(path, format!("#!/bin/sh\n{body}")).expect("script");
     Command::new("chmod")
@@ -204,7 +199,7 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         format!(
             "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nidentity_file = \"{}\"\nsysfs_root = \"{}\"\nnetdevs = [\"ens224\"]\nswitch_port = \"{port}\"\n",
             s.port,
-            user(),
+            sshd::current_user(),
             s.client_key.display(),
             sys.display()
         )
@@ -213,10 +208,10 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         "[ssh]\nknown_hosts = \"{}\"\nconnect_timeout = \"3s\"\ncommand_timeout = \"3s\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-3\", \"Ethernet1/2/1\"]\n[[switch]]\nname = \"sonic-leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"sonic\"\nidentity_file = \"{}\"\nports = [\"Ethernet4\"]\n{}{}{}{}",
         kh.display(),
         sw.port,
-        user(),
+        sshd::current_user(),
         sw.client_key.display(),
         sonic.port,
-        user(),
+        sshd::current_user(),
         sonic.client_key.display(),
         node_cfg("node-good", &good, &good_sys, "Ethernet1/1/1"),
         node_cfg("node-badqos", &bad, &bad_sys, "Ethernet1/1/2"),

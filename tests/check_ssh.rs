@@ -19,11 +19,6 @@ const ETHTOOL: &str = concat!(
     "/tests/fixtures/linux/ethtool-S_mlx5_pfc-prio3_synthetic.txt"
 );
 
-fn user() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn write_exec(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write");
     let ok = Command::new("chmod")
@@ -197,7 +192,7 @@ fn node(n: NodeCfg<'_>) -> String {
 fn switch(port: u16, key: &Path, ports: &str) -> String {
     format!(
         "[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [{ports}]\n",
-        user(),
+        sshd::current_user(),
         key.display()
     )
 }
@@ -233,7 +228,7 @@ fn every_consistency_check_passes_on_an_agreeing_lab() {
         node(NodeCfg {
             name: "node-ok",
             port: p,
-            user: user(),
+            user: sshd::current_user(),
             key: &key,
             sysfs: &sys,
             switch_port: "Ethernet1/1/2",
@@ -264,7 +259,7 @@ fn every_consistency_check_reports_its_problem() {
         node(NodeCfg {
             name: "node-nopfc",
             port: p,
-            user: user(),
+            user: sshd::current_user(),
             key: &key,
             sysfs: &sys,
             switch_port: "Ethernet1/1/1",
@@ -316,17 +311,17 @@ fn check_fails_unless_every_source_returns_its_data_and_names_the_real_cause() {
         })
     };
     let cfg = [
-        n("node-ok", good, user(), &sys),
+        n("node-ok", good, sshd::current_user(), &sys),
         n(
             "node-wrongroot",
             good,
-            user(),
+            sshd::current_user(),
             Path::new("/nonexistent/sys"),
         ),
-        n("node-noethtool", bare, user(), &sys),
+        n("node-noethtool", bare, sshd::current_user(), &sys),
         n("node-wronguser", good, "rocetop-no-such-user".into(), &sys),
-        n("node-unknown", unknown.port, user(), &sys),
-        n("node-dead", dead_port, user(), &sys),
+        n("node-unknown", unknown.port, sshd::current_user(), &sys),
+        n("node-dead", dead_port, sshd::current_user(), &sys),
         format!("[[ping]]\npeer = \"node-ok\"\naddress = \"127.0.0.1:{pingd_port}\"\n"),
     ]
     .concat();

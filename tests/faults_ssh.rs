@@ -55,14 +55,6 @@ fn sysfs(dir: &Path, run: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     })
 }
 
-fn user() -> String {
-    let o = std::process::Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("id");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 /// A config of one node per sshd, each with its own fake sysfs root.
 /// `mode`: `[poll] mode`, "exec" (one exec per poll) or "stream" (one long-lived channel per
 /// node): every fault here must read the same in both.
@@ -83,7 +75,7 @@ fn config(
             "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\n\
              identity_file = \"{}\"\ndevices = [\"mlx5_0\"]\nsysfs_root = \"{}\"\n",
             s.port,
-            user(),
+            sshd::current_user(),
             s.client_key.display(),
             root.display()
         ));

@@ -34,14 +34,6 @@ fn write(root: &Path, rel: &str, v: &str) {
     std::fs::write(&p, format!("{v}\n")).expect("write");
 }
 
-fn user() -> String {
-    let o = std::process::Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("id");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 /// The config as a user writes it: the fleet's Prometheus, and one `[[node]]` (with its log)
 /// saying how to reach a node of it over SSH.
 fn config(s: &Sshd, dir: &Path, prom_port: u16) -> Config {
@@ -66,7 +58,7 @@ fn config(s: &Sshd, dir: &Path, prom_port: u16) -> Config {
         kh.display(),
         dir.join("no_ssh_config").display(),
         s.port,
-        user(),
+        sshd::current_user(),
         s.client_key.display(),
         root.display(),
         log.display(),

@@ -15,18 +15,15 @@ use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(10);
 
-fn user() -> String {
-    let out = std::process::Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("id");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A target for `s` that authenticates with its client key only (no agent) and trusts what
 /// `kh` says.
 fn target(s: &Sshd, kh: &Path) -> SshTarget {
-    let mut t = SshTarget::new(&format!("sshd{}", s.port), "127.0.0.1", s.port, &user());
+    let mut t = SshTarget::new(
+        &format!("sshd{}", s.port),
+        "127.0.0.1",
+        s.port,
+        &sshd::current_user(),
+    );
     t.identity_files = vec![s.client_key.clone()];
     t.known_hosts = kh.to_path_buf();
     t.agent_socket = None;
@@ -217,7 +214,7 @@ async fn auth_failure_says_what_was_tried() {
     assert!(
         m.starts_with(&format!(
             "auth failed: user {} (tried: {})",
-            user(),
+            sshd::current_user(),
             wrong.display()
         )),
         "{m}"

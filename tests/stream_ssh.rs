@@ -46,14 +46,6 @@ fn tree(root: &Path, cnp: u64) {
     write(root, "class/net/lo/statistics/rx_bytes", "4096");
 }
 
-fn user() -> String {
-    let o = std::process::Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("id");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 fn config(s: &Sshd, kh: &Path, root: &Path, mode: &str) -> Config {
     let t = format!(
         "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nconnect_timeout = \"5s\"\ncommand_timeout = \"10s\"\n\
@@ -62,7 +54,7 @@ fn config(s: &Sshd, kh: &Path, root: &Path, mode: &str) -> Config {
         kh.display(),
         kh.with_file_name("no_ssh_config").display(),
         s.port,
-        user(),
+        sshd::current_user(),
         s.client_key.display(),
         root.display()
     );
@@ -253,7 +245,7 @@ async fn a_slow_reader_holds_the_node_back_and_loses_nothing() {
     let progress = dir.path().join("progress");
     let kh = s.path("known_hosts_slow");
     s.trust(&kh, "ed25519");
-    let mut t = SshTarget::new("n1", "127.0.0.1", s.port, &user());
+    let mut t = SshTarget::new("n1", "127.0.0.1", s.port, &sshd::current_user());
     t.identity_files = vec![s.client_key.clone()];
     t.known_hosts = kh;
     t.agent_socket = None;

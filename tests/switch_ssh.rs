@@ -37,11 +37,6 @@ done
     )
 }
 
-fn user() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 #[test]
 fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -62,7 +57,7 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
         "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-2\", \"Ethernet1/2/1\", \"ii1/1/1\"]\n",
         kh.display(),
         s.port,
-        user(),
+        sshd::current_user(),
         s.client_key.display()
     );
     let path = dir.path().join("rocetop.toml");

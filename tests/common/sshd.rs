@@ -315,6 +315,12 @@ impl Drop for Agent {
     }
 }
 
+/// The login the tests run as (`id -un`): the user the harness's sshd lets in with its key.
+pub fn current_user() -> String {
+    let o = Command::new("id").arg("-un").output().expect("id");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
 /// A non-root login for tests that need one (sshd signals sessions only with privilege
 /// separation, which OpenSSH skips for root; password auth). Created when the tests run as
 /// root (the issue allows a throwaway user); otherwise the current user, without a password.
