@@ -141,7 +141,7 @@ mod tests {
 # options before the first Host (russh-config fails on these)
 ServerAliveInterval 5
 Host ubunturdma1
-    HostName 192.168.11.152
+    HostName 192.0.2.152
     User versa
     IdentityFile ~/.ssh/id_lab
     ProxyJump jump@bastion:2200
@@ -158,7 +158,7 @@ Host *
         let p = dir.path().join("config");
         std::fs::write(&p, CONFIG).expect("write");
         let r = resolve_alias("ubunturdma1", &p);
-        assert_eq!(r.host, "192.168.11.152");
+        assert_eq!(r.host, "192.0.2.152");
         assert_eq!(r.user.as_deref(), Some("versa"));
         assert_eq!(r.port, None);
         assert_eq!(r.identity_files.len(), 1);
@@ -197,7 +197,7 @@ Host *
         t.apply_ssh_config(&p);
         assert_eq!(
             (t.host.as_str(), t.user.as_str(), t.port),
-            ("192.168.11.152", "versa", 22)
+            ("192.0.2.152", "versa", 22)
         );
         let j = t.proxy_jump.as_ref().expect("jump");
         assert_eq!(

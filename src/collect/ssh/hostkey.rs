@@ -333,8 +333,8 @@ mod tests {
         )
         .expect("write");
         let key = keys::parse_public_key_base64(KEY).expect("key");
-        let e = check("10.0.0.1", 22, &key, &kh, HostKeyPolicy::Strict).expect_err("unknown");
+        let e = check("192.0.2.1", 22, &key, &kh, HostKeyPolicy::Strict).expect_err("unknown");
         assert!(e.to_string().contains("lines 1, 2 use patterns"), "{e}");
-        assert!(e.to_string().contains("ssh-keyscan 10.0.0.1 >> "), "{e}");
+        assert!(e.to_string().contains("ssh-keyscan 192.0.2.1 >> "), "{e}");
     }
 }
