@@ -7,6 +7,7 @@ pub mod latency;
 pub mod overview;
 pub mod pfc;
 pub mod queues;
+pub mod timeline;
 
 use super::alerts::Alerts;
 use super::table::{Row, Sort, SrcState, TabView, arrange};

@@ -17,18 +17,17 @@
 use super::fmt;
 use super::grid::{self, Tone};
 use super::spark::Scale;
-use super::{STEP_MS, SrcState, spark, src_state, title};
+use super::{SrcState, spark, src_state, title};
 use crate::app::alerts::WINDOW_MS;
+use crate::app::vm::timeline::{self, Quantity};
 use crate::app::{App, Tab};
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use std::cell::RefCell;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
@@ -308,168 +307,59 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Per-bucket maximum over series of per-interval rates selected by `keep` (for edge vs internal
-/// ports and the worst host's pause share).
-fn rate_timeline_where(
-    st: &Store,
-    w: &RefCell<Windows>,
-    name: &str,
-    keep: impl Fn(&crate::metrics::SeriesKey) -> bool,
-    since: Ts,
-    width: usize,
-    sum: bool,
-) -> Vec<Option<f64>> {
-    let mut out: Vec<Option<f64>> = vec![None; width];
-    let mut w = w.borrow_mut();
-    for (id, s) in st.select(name, &[]) {
-        if !keep(&s.key) {
-            continue;
-        }
-        w.rates_each(st, id, since, |t, r| {
-            let (Some(v), Some(slot)) = (r.value(), out.get_mut(((t - since) / STEP_MS) as usize))
-            else {
-                return;
-            };
-            *slot = Some(match *slot {
-                None => v,
-                Some(x) if sum => x + v,
-                Some(x) => x.max(v),
-            });
-        });
-    }
-    out
-}
-
-fn add(a: Vec<Option<f64>>, b: Vec<Option<f64>>) -> Vec<Option<f64>> {
-    a.into_iter().zip(b).map(|(x, y)| sum_opt(x, y)).collect()
-}
-
-/// The timeline's lines for `area` (none below two lines). It always spans the live history up
-/// to now; while time travelling, the cursor's column is marked and the numbers are its values.
+/// The timeline's lines for `area` (none below two lines), formatted from the view model
+/// (`app/vm/timeline.rs`). It always spans the live history up to now; while time travelling,
+/// the cursor's column is marked and the numbers are its values.
 fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     if area.height < 2 {
         return Vec::new();
     }
-    let (st, now) = (app.live(), app.now);
     let label_w = 26usize;
     let w = (area.width as usize)
         .saturating_sub(label_w + 1 + spark::RANGE_W)
         .max(1);
-    let since = grid::axis_start(now, STEP_MS, w);
-    let cursor = app
-        .travel
-        .as_ref()
-        .map(|t| ((t.at - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
     // Intervals decoded for the last frame are kept: only the new points are decoded.
     let kept = if app.travel.is_some() {
         &app.views.live_windows
     } else {
         &app.views.windows
     };
-    let rt =
-        |n: &str| query::rate_timeline_in(st, &mut kept.borrow_mut(), n, &[], since, STEP_MS, w);
-    // Gauges sampled slower than a column (the log every 2 s) hold between samples.
-    let gt = |n: &str, l: &[(&str, &str)], k: f64| -> Vec<Option<f64>> {
-        grid::hold_gaps(
-            query::gauge_timeline(st, n, l, since, STEP_MS, w)
-                .into_iter()
-                .map(|v| v.map(|x| x * k))
-                .collect(),
-        )
-    };
-    let is_ii =
-        |k: &crate::metrics::SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
-    let pfc = |ii: bool| {
-        add(
-            rate_timeline_where(st, kept, SW_PFC_RX, |k| is_ii(k) == ii, since, w, true),
-            rate_timeline_where(st, kept, SW_PFC_TX, |k| is_ii(k) == ii, since, w, true),
-        )
-    };
-    // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-    let pause = rate_timeline_where(
-        st,
-        kept,
-        NIC_PFC_RX_PAUSE_DURATION,
-        |_| true,
-        since,
-        w,
-        false,
-    );
-    // Values stay in their metric's unit; each line's newest value is written by its quantity's
-    // formatter (the same one the tables and alerts use).
-    type Fmt = fn(Option<f64>) -> String;
-    let (time, rate, share): (Fmt, Fmt, Fmt) = (human::duration, human::num, human::percent);
-    let series: Vec<(String, Vec<Option<f64>>, Fmt)> = vec![
-        (
-            human::name::STEP.into(),
-            gt(TRAIN_STEP_SECONDS, &[], 1.0),
-            time,
-        ),
-        (
-            human::name::ALLREDUCE.into(),
-            gt(TRAIN_ALLREDUCE_SECONDS, &[], 1.0),
-            time,
-        ),
-        (
-            human::name::CNP_SENT.into(),
-            rt(&rdma_counter("np_cnp_sent")),
-            rate,
-        ),
-        (
-            human::name::ECN_MARKED.into(),
-            rt(&rdma_counter("np_ecn_marked_roce_packets")),
-            rate,
-        ),
-        (format!("{} edge ports", human::name::PFC), pfc(false), rate),
-        (format!("{} internal ii", human::name::PFC), pfc(true), rate),
-        (
-            format!("host {} (max)", human::name::PAUSE_TIME),
-            pause,
-            share,
-        ),
-        (
-            human::name::DROPS.into(),
-            add(rt(SW_QUEUE_DROPPED), rt(SW_INGRESS_DROPPED)),
-            rate,
-        ),
-        (
-            "RTT p99 (max)".into(),
-            gt(PING_RTT_SECONDS, &[("quantile", "0.99")], 1.0),
-            time,
-        ),
-    ];
-    let mut lines = vec![match (cursor, &app.travel) {
-        (Some(c), Some(t)) => cursor_title(app, label_w + c, t.at),
+    let at = app.travel.as_ref().map(|t| t.at);
+    let tl = timeline::compute(app.live(), kept, app.now, at, w);
+    let mut lines = vec![match (tl.cursor, at) {
+        (Some(c), Some(at)) => cursor_title(app, label_w + c, at),
         _ => title(
             app,
             format!("Timeline, last {w} s"),
             " (one column = 1 s; value = newest; at the right the range drawn)".into(),
         ),
     }];
-    for (label, tl, show) in series.into_iter().take(area.height as usize - 1) {
-        let last = match cursor {
-            Some(c) => tl.get(c).copied().flatten(),
-            None => spark::last_and_max(&tl).0,
+    for l in tl.lines.iter().take(area.height as usize - 1) {
+        let last = match tl.cursor {
+            Some(c) => l.values.get(c).copied().flatten(),
+            None => spark::last_and_max(&l.values).0,
         };
-        // Times are drawn over their own range (a jump shows), counts and rates from zero.
-        let scale = if label == human::name::STEP
-            || label == human::name::ALLREDUCE
-            || label.starts_with("RTT")
-        {
-            Scale::MinMax
-        } else {
-            Scale::Zero
+        // Values stay in their metric's unit; each is written by its quantity's formatter (the
+        // same one the tables and alerts use). Times are drawn over their own range (a jump
+        // shows), counts and rates from zero.
+        let (show, scale): (fn(Option<f64>) -> String, Scale) = match l.quantity {
+            Quantity::Time => (human::duration, Scale::MinMax),
+            Quantity::Rate => (human::num, Scale::Zero),
+            Quantity::Share => (human::percent, Scale::Zero),
         };
-        let tone = if label == human::name::DROPS && last.unwrap_or(0.0) > 0.0 {
+        let tone = if l.alarm && last.unwrap_or(0.0) > 0.0 {
             app.theme.crit
         } else {
             app.theme.chart
         };
         lines.push(Line::from(vec![
-            Span::styled(format!("{label:<17}{:>8} ", show(last)), app.theme.normal),
-            Span::styled(spark::scaled(&tl, w, app.ascii, scale), tone),
             Span::styled(
-                spark::range_cell(spark::range(&tl, w, scale), show),
+                format!("{:<17}{:>8} ", l.label, show(last)),
+                app.theme.normal,
+            ),
+            Span::styled(spark::scaled(&l.values, w, app.ascii, scale), tone),
+            Span::styled(
+                spark::range_cell(spark::range(&l.values, w, scale), show),
                 app.theme.dim,
             ),
         ]));
