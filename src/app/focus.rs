@@ -228,6 +228,30 @@ mod tests {
         };
     }
 
+    /// The fleet's node list is kept between frames (`vm::Ctx::nodes`): a node whose series
+    /// first appear in a later poll still gets its row, and one that stops reporting keeps it.
+    #[test]
+    fn a_fleet_node_that_appears_later_gets_a_row() {
+        let mut app = fleet();
+        let names = |app: &App| -> Vec<String> {
+            app.table(Tab::Overview)
+                .rows
+                .iter()
+                .map(|r| r.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&app).len(), 2);
+        let id = app.store.source_by_name("fleet").expect("source").0;
+        let t = 1_030_000;
+        app.update(
+            Event::Collected(poll(id, t, vec![cnp("gpu1", 300), cnp("gpu3", 0)])),
+            t,
+        );
+        let mut n = names(&app);
+        n.sort();
+        assert_eq!(n, ["gpu1", "gpu2", "gpu3"]);
+    }
+
     #[test]
     fn enter_on_a_reachable_fleet_node_asks_for_its_focus_and_esc_leaves() {
         let mut app = fleet();

@@ -4,9 +4,9 @@ use super::{Ctx, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
 use crate::metrics::names::*;
-use crate::metrics::query::{self, Agg};
-use crate::metrics::{Store, human};
-use std::collections::{BTreeMap, HashMap};
+use crate::metrics::query;
+use crate::metrics::{Store, by_label, human};
+use std::collections::BTreeMap;
 
 /// The node and its state (alerts, down, stale) name where to look: never hidden.
 pub const COLS: [Col; 10] = [
@@ -21,20 +21,6 @@ pub const COLS: [Col; 10] = [
     col("RTT p50", 8, 3),
     col("RTT p99", 8, 2),
 ];
-
-type ByNode<T> = HashMap<String, T>;
-
-/// A per-node query's answer keyed by the node name, so each of hundreds of rows finds its
-/// value with one hash lookup instead of building a key to compare.
-fn by_node<T>(m: BTreeMap<Vec<String>, T>) -> ByNode<T> {
-    m.into_iter()
-        .map(|(k, v)| (k.into_iter().next().unwrap_or_default(), v))
-        .collect()
-}
-
-fn get<'a, T>(m: &'a ByNode<T>, k: &str) -> Option<&'a T> {
-    m.get(k)
-}
 
 pub fn view(cx: &Ctx) -> TabView {
     TabView {
@@ -65,23 +51,22 @@ fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
 /// One row per node, sorted and filtered.
 fn node_rows(cx: &Ctx) -> Vec<Row> {
     let st = cx.store;
-    let g = ["node"];
     let last_min = cx.now - WINDOW_MS;
     let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
     let cnp_name = rdma_counter("np_cnp_sent");
     let hdl_name = rdma_counter("rp_cnp_handled");
-    let ecn: ByNode<Agg> = by_node(query::rate_by(st, &ecn_name, &[], &g));
-    let ecn60 = by_node(cx.increase_by(&ecn_name, &[], &g, last_min));
-    let cnp: ByNode<Agg> = by_node(query::rate_by(st, &cnp_name, &[], &g));
-    let cnp60 = by_node(cx.increase_by(&cnp_name, &[], &g, last_min));
-    let hdl: ByNode<Agg> = by_node(query::rate_by(st, &hdl_name, &[], &g));
-    let pause: ByNode<Agg> = by_node(query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &g));
-    let mut pfrac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &g);
-    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &g) {
+    // Each answer is keyed by the node name as the store holds it: one hash lookup per cell.
+    let ecn = by_label::rate(st, &ecn_name, "node");
+    let ecn60 = cx.increase_by_node(&ecn_name, last_min);
+    let cnp = by_label::rate(st, &cnp_name, "node");
+    let cnp60 = cx.increase_by_node(&cnp_name, last_min);
+    let hdl = by_label::rate(st, &hdl_name, "node");
+    let pause = by_label::rate(st, NIC_PFC_RX_PAUSE, "node");
+    let mut pfrac = by_label::pause_fraction_max(st, NIC_PFC_RX_PAUSE_DURATION, "node");
+    for (k, v) in by_label::pause_fraction_max(st, NIC_PFC_TX_PAUSE_DURATION, "node") {
         let e = pfrac.entry(k).or_insert(v);
         *e = e.max(v);
     }
-    let pfrac = by_node(pfrac);
     let rtt = rtt_by_peer(st);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let nodes = cx.nodes();
@@ -98,22 +83,22 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             .as_deref()
             .map(short_port)
             .unwrap_or_else(|| "-".into());
-        let pf = get(&pfrac, name).copied();
+        let pf = pfrac.get(name).copied();
         let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
         let cells = vec![
             Cell::new(name),
             state_cell(&state, sev),
             Cell::new(port),
             Cell::new(Val::Sparse(
-                get(&ecn, name).cloned(),
-                get(&ecn60, name).copied(),
+                ecn.get(name).cloned(),
+                ecn60.get(name).copied(),
             )),
             Cell::new(Val::Sparse(
-                get(&cnp, name).cloned(),
-                get(&cnp60, name).copied(),
+                cnp.get(name).cloned(),
+                cnp60.get(name).copied(),
             )),
-            Cell::new(Val::Rate(get(&hdl, name).cloned())),
-            Cell::new(Val::Rate(get(&pause, name).cloned())),
+            Cell::new(Val::Rate(hdl.get(name).cloned())),
+            Cell::new(Val::Rate(pause.get(name).cloned())),
             Cell::warn_if(
                 Val::Percent(pf),
                 pf.is_some_and(|p| p * 100.0 > warn_pct),
@@ -124,7 +109,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
         ];
         let score = sev_rank(sev) * 1e9
             + pf.unwrap_or(0.0) * 1e6
-            + get(&ecn, name).and_then(|a| a.rate).unwrap_or(0.0);
+            + ecn.get(name).and_then(|a| a.rate).unwrap_or(0.0);
         let node = [("node", name)];
         rows.push(Row {
             notes: Vec::new(),
