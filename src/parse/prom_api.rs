@@ -24,7 +24,7 @@
 
 use crate::metrics::names::{self, rdma_counter};
 use crate::metrics::{History, LabelName, Parsed, Sample, SeriesKey, Value};
-use json::{Answer, Item, Labels};
+use json::{Item, Labels};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, RandomState};
@@ -140,31 +140,12 @@ fn strip_port(v: &str) -> &str {
     }
 }
 
-fn answer(json: &str) -> Result<Vec<Item<'_>>, String> {
-    let a: Answer =
-        serde_json::from_str(json).map_err(|e| format!("not a Prometheus API answer: {e}"))?;
-    if a.status != "success" {
-        return Err(format!(
-            "Prometheus: {}",
-            a.error.unwrap_or_else(|| a.status.clone())
-        ));
-    }
-    let d = a.data.ok_or("Prometheus answer without data")?;
-    if d.result_type != "vector" && d.result_type != "matrix" {
-        return Err(format!(
-            "expected an instant or range vector, got {}",
-            d.result_type
-        ));
-    }
-    Ok(d.result)
-}
-
 /// The profiles a detection answer (`count by (__name__)(...)`) shows the server holds.
 pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
-    let mut v: Vec<Profile> = answer(json)?
-        .iter()
-        .filter_map(|i| i.metric.get("__name__").and_then(Profile::of))
-        .collect();
+    let mut v: Vec<Profile> = Vec::new();
+    json::each_item(json, &mut |i| {
+        v.extend(i.metric.get("__name__").and_then(Profile::of));
+    })?;
     v.sort();
     v.dedup();
     Ok(v)
@@ -246,12 +227,14 @@ pub fn parse(text: &str) -> Parsed {
             Line::Error(e) => f.p.note(format!("query {e}")),
             Line::Answer(_) if r.history => {}
             Line::Answer(json) => {
-                let query = r.query;
-                match answer(json) {
+                let (query, h) = (r.query, &r.h);
+                // An answer counts whole or not at all (a cut-off one is a note, not half a fleet).
+                let mut got = Vec::new();
+                match json::each_item(json, &mut |it| got.push(map(&it.metric, it.sample(h), h))) {
                     Err(e) => f.p.note(format!("query {query}: {e}")),
-                    Ok(items) => {
-                        for it in &items {
-                            match map(&it.metric, it.sample(&r.h), &r.h) {
+                    Ok(()) => {
+                        for m in got {
+                            match m {
                                 Mapped::Sample(s) => {
                                     if !f.push(s) {
                                         dups += 1;
@@ -307,28 +290,30 @@ pub fn history(text: &str) -> (History, Vec<String>) {
         if !r.history {
             continue;
         }
-        let items = match answer(json) {
-            Err(e) => {
-                notes.push(format!("history query {}: {e}", r.query));
-                continue;
-            }
-            Ok(items) => items,
-        };
-        for it in &items {
-            let Ok(k) = self::series(&it.metric, &r.h) else {
-                continue;
+        let mut got: Vec<(SeriesKey, Vec<(i64, Value)>)> = Vec::new();
+        let h = &r.h;
+        let read = json::each_item(json, &mut |it| {
+            let Ok(k) = self::series(&it.metric, h) else {
+                return;
             };
-            let ids = seen.entry(hasher.hash_one(&k.key)).or_default();
-            if ids.iter().any(|&i| series[i].0 == k.key) {
-                continue;
-            }
-            let points: Vec<(i64, Value)> = it
+            let points = it
                 .values
                 .iter()
                 .filter_map(|(t, v)| Some(((t * 1000.0).round() as i64, k.value(&v.0)?)))
                 .collect();
+            got.push((k.key, points));
+        });
+        if let Err(e) = read {
+            notes.push(format!("history query {}: {e}", r.query));
+            continue;
+        }
+        for (key, points) in got {
+            let ids = seen.entry(hasher.hash_one(&key)).or_default();
+            if ids.iter().any(|&i| series[i].0 == key) {
+                continue;
+            }
             ids.push(series.len());
-            series.push((k.key, points));
+            series.push((key, points));
         }
     }
     let mut times: Vec<i64> = series

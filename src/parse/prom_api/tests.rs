@@ -226,3 +226,39 @@ fn the_history_section_maps_like_a_poll_and_stays_out_of_the_poll() {
     );
     assert_eq!(h.series.len(), 2);
 }
+
+/// Answers are read series by series; one cut off in the middle counts not at all (a note),
+/// while the complete answer before it counts whole.
+#[test]
+fn a_cut_off_answer_counts_not_at_all() {
+    let item = |node: &str| {
+        format!(
+            r#"{{"metric":{{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"{node}"}},"value":[1,"5"]}}"#
+        )
+    };
+    let whole = vector(&format!("{},{}", item("a"), item("b")));
+    let cut = vector(&format!("{},{}", item("c"), item("d")));
+    let cut = &cut[..cut.len() - 20];
+    let p = parse(&format!(
+        "# query rdma_exporter\n{whole}\n# query rocetop\n{cut}\n"
+    ));
+    fn key(n: &str) -> [(&'static str, &str); 3] {
+        [("node", n), ("device", "d"), ("rdma_port", "1")]
+    }
+    let cnp = "rocetop_rdma_np_cnp_sent_total";
+    assert_eq!(p.find(cnp, &key("a")), Some(Value::Counter(5)));
+    assert_eq!(p.find(cnp, &key("b")), Some(Value::Counter(5)));
+    assert_eq!(
+        p.find(cnp, &key("c")),
+        None,
+        "a cut-off answer gives no series"
+    );
+    assert_eq!(p.samples.len(), 2);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.starts_with("query rocetop: not a Prometheus API answer")),
+        "{:?}",
+        p.notes
+    );
+}
