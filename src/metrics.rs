@@ -236,6 +236,20 @@ impl Sample {
     }
 }
 
+/// Where a parser puts the samples it reads, one at a time: collected (a parser's accumulator,
+/// which keeps one sample per series) or passed on as read (`rocetop parse` writes each sample
+/// as it comes, so a 125k-port answer is never held as a whole vector of samples; issue #22).
+/// A closure taking a [`Sample`] is a sink.
+pub trait Sink {
+    fn set(&mut self, s: Sample);
+}
+
+impl<F: FnMut(Sample)> Sink for F {
+    fn set(&mut self, s: Sample) {
+        self(s)
+    }
+}
+
 /// What a pure parser returns: the samples it read, and an account of what it did not understand
 /// (counted and shown in the health bar, never silently dropped).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
