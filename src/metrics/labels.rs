@@ -24,10 +24,13 @@ use std::sync::{Arc, LazyLock};
 /// name order (as a `Vec` did, so keys hash and sort as before).
 #[derive(Clone)]
 pub struct Labels {
-    shared: Arc<[(LabelName, Str)]>,
+    shared: Shared,
     /// Indices into [`OWN`] (0: none), in name order.
     own: [u16; MAX_OWN],
 }
+
+/// The labels held in an allocation of their own, shared by the sets that have them.
+type Shared = Arc<[(LabelName, Str)]>;
 
 /// Label names whose closed values are held inline.
 const OWN_NAMES: [&str; 6] = [
@@ -89,7 +92,7 @@ const SLOTS: usize = 8;
 const MAX_CACHED: usize = 8;
 
 thread_local! {
-    static RECENT: RefCell<[Option<Arc<[(LabelName, Str)]>>; SLOTS]> =
+    static RECENT: RefCell<[Option<Shared>; SLOTS]> =
         const { RefCell::new([const { None }; SLOTS]) };
 }
 
@@ -394,7 +397,7 @@ mod tests {
         let b = Labels::new(&[("port", "E1/1"), ("priority", "30")]);
         let c = Labels::new(&[("port", "E1/1"), ("priority", "3x")]);
         let d = Labels::new(&[("port", "E1/1")]);
-        let mut sets = vec![c.clone(), b.clone(), a.clone(), d.clone()];
+        let mut sets = [c.clone(), b.clone(), a.clone(), d.clone()];
         sets.sort();
         let as_vec = |s: &Labels| s.to_vec();
         let mut vecs: Vec<_> = [&c, &b, &a, &d].iter().map(|s| as_vec(s)).collect();
