@@ -92,11 +92,16 @@ fn measure(path: &str) {
         st
     });
     let series = store.all().count();
-    drop(store);
+    // The store alone once the parse is gone: its series with their keys and label sets (while
+    // the parse lives, the store shares its label sets, so `store_bytes` leaves them out).
+    let before_alone = rocetop::heap::live() as isize;
     drop(parsed);
+    let store_alone = store_bytes + parsed_bytes + rocetop::heap::live() as isize - before_alone;
+    drop(store);
     let mut line = format!(
         "input_bytes={bytes} rows={rows} samples={samples} series={series} \
-         parse_peak={parse_peak} parsed_bytes={parsed_bytes} store_peak={store_peak} store_bytes={store_bytes}"
+         parse_peak={parse_peak} parsed_bytes={parsed_bytes} store_peak={store_peak} store_bytes={store_bytes} \
+         store_alone={store_alone}"
     );
     // `rocetop parse nxos-pfc --format F` end to end (parse, store, render, write to stdout),
     // peak above the input; what would be printed is counted, not kept.
@@ -122,12 +127,13 @@ fn measure(path: &str) {
     println!("{line}");
     let per = |b: isize, n: usize| b as f64 / n.max(1) as f64;
     eprintln!(
-        "per row: parse peak {:.0} B, parsed {:.0} B; per sample: parsed {:.0} B; per series: store {:.0} B (peak {:.0})",
+        "per row: parse peak {:.0} B, parsed {:.0} B; per sample: parsed {:.0} B; per series: store {:.0} B (peak {:.0}), store alone {:.0} B",
         per(parse_peak as isize, rows),
         per(parsed_bytes, rows),
         per(parsed_bytes, samples),
         per(store_bytes, series),
         per(store_peak as isize, series),
+        per(store_alone, series),
     );
 }
 

@@ -1,6 +1,7 @@
 //! Text renderings of the store for commands that print and exit (`snapshot`, `parse`).
 
 pub mod json;
+pub mod latest;
 pub mod prom;
 pub mod stdout;
 pub mod table;

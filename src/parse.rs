@@ -276,7 +276,87 @@ pub fn unreadable(kind: ParseKind, text: &str, parsed: &Parsed) -> String {
 /// for a training log (any line may be the job's own) and the ping report and Prometheus answers
 /// (written by rocetop itself).
 pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
-    let (text, skipped) = match kind {
+    let (text, skipped) = cleaned(kind, text);
+    let mut p = dispatch(kind, &text, ctx);
+    skipped.note(&mut p);
+    p
+}
+
+/// [`parse`], each sample handed to `each` instead of collected: the samples of `parse(kind,
+/// text, ctx)`, in its order, and what else it gave returned (its `samples` empty). A kind with a
+/// streaming parser (NX-OS PFC, the 125k-port answer of issue #22) never holds its samples: it
+/// reads the text twice, first keeping only a hash of each series' key, so that a series the text
+/// names twice is passed once, at its first place with its last value, as [`parse`]'s accumulator
+/// keeps it. Other kinds are parsed whole, then passed on.
+pub fn each_sample(
+    kind: ParseKind,
+    text: &str,
+    ctx: &Ctx,
+    each: &mut dyn FnMut(crate::metrics::Sample),
+) -> Parsed {
+    let (text, skipped) = cleaned(kind, text);
+    let mut p = match kind {
+        ParseKind::NxosPfc => unique(
+            &mut |out| switch::nxos::parse_pfc_into(&text, &ctx.name, out),
+            each,
+        ),
+        _ => {
+            let mut p = dispatch(kind, &text, ctx);
+            for s in std::mem::take(&mut p.samples) {
+                each(s);
+            }
+            p
+        }
+    };
+    skipped.note(&mut p);
+    p
+}
+
+/// The samples `run` puts in its sink, each series once at its first place with its last value
+/// (what the parsers' accumulator keeps), handed to `each` as they come; what `run` returns.
+/// `run` is pure, so it is run again rather than its samples kept: once for the keys' hashes (8
+/// bytes a sample, the only memory that grows with the input), and, when two hashes are equal
+/// (a series named twice, or two keys sharing a hash), once more for the last value of those
+/// series only.
+fn unique(
+    run: &mut dyn FnMut(&mut dyn crate::metrics::Sink) -> Parsed,
+    each: &mut dyn FnMut(crate::metrics::Sample),
+) -> Parsed {
+    use crate::metrics::{Sample, SeriesKey, Value};
+    use std::collections::{HashMap, HashSet};
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+    let mut hashes = Vec::new();
+    run(&mut |s: Sample| hashes.push(hasher.hash_one(&s.key)));
+    hashes.sort_unstable();
+    let twice: HashSet<u64> = hashes
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    drop(hashes);
+    if twice.is_empty() {
+        return run(&mut |s: Sample| each(s));
+    }
+    let mut last: HashMap<SeriesKey, Value> = HashMap::new();
+    run(&mut |s: Sample| {
+        if twice.contains(&hasher.hash_one(&s.key)) {
+            last.insert(s.key, s.value);
+        }
+    });
+    run(&mut |s: Sample| {
+        if !twice.contains(&hasher.hash_one(&s.key)) {
+            each(s);
+        } else if let Some(value) = last.remove(&s.key) {
+            // The first time: the last value; later times it is gone.
+            each(Sample { key: s.key, value });
+        }
+    })
+}
+
+/// `text` with its capture framing undone, as [`parse`] reads it for `kind`.
+fn cleaned(kind: ParseKind, text: &str) -> (std::borrow::Cow<'_, str>, capture::Skipped) {
+    match kind {
         ParseKind::TrainingLog | ParseKind::Ping | ParseKind::PromApi => (
             std::borrow::Cow::Borrowed(text),
             capture::Skipped::default(),
@@ -290,10 +370,7 @@ pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         | ParseKind::Lldpctl
         | ParseKind::HwCounters => capture::clean(text, false),
         _ => capture::clean(text, true),
-    };
-    let mut p = dispatch(kind, &text, ctx);
-    skipped.note(&mut p);
-    p
+    }
 }
 
 fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {

@@ -6,6 +6,9 @@
 //! Adding a real output is adding two files. `ROCETOP_BLESS=1 cargo test --test fixtures` writes
 //! the missing and changed expected files; read the diff before committing it.
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use rocetop::cmd::parse::{render, write};
 use rocetop::output::Format;
 use rocetop::parse::ParseKind;
@@ -264,6 +267,7 @@ fn streamed_output_equals_the_whole_rendering_made_safe() {
             hostile.push_str("\x1b]0;PWN\x07 \u{202e}gnirts é\u{85}\n");
         }
     }
+    inputs.extend(repeated_series());
     inputs.push((ParseKind::NxosPfc, "hostile".into(), hostile));
     let (mut json_docs, mut problems) = (0, Vec::new());
     for (kind, rel, text) in &inputs {
@@ -311,4 +315,102 @@ fn streamed_output_equals_the_whole_rendering_made_safe() {
         back,
         serde_json::from_str::<serde_json::Value>(&raw).expect("valid JSON")
     );
+}
+
+/// NX-OS PFC answers that name series twice (a port's row repeated with other counts, the table
+/// and the detail layout of one port, NX-API rows repeated): the streamed parse passes each series
+/// once, at its first place with its last value, as the whole parse's accumulator keeps it.
+fn repeated_series() -> Vec<(ParseKind, String, String)> {
+    let mut table = String::from("Port  Mode Oper(VL bmap)  RxPPP      TxPPP\n");
+    for i in 0..40 {
+        let port = i % 7;
+        table.push_str(&format!(
+            "Eth1/{port}  Auto On ({:x})  {i}  {}\n",
+            i % 3 + 8,
+            i * 2
+        ));
+    }
+    table.push_str("Ethernet1/3\n  Admin Mode: On\n  Oper Mode: Off\n  Total Rx PFC Frames: 999\n");
+    let mut rows = Vec::new();
+    for i in 0..30 {
+        rows.push(format!(
+            r#"{{"if_name_str":"Ethernet1/{}","admin":"Auto","oper":"On","oper_vl_bmap":"({})","rx-stats":"{i}","tx-stats":"{}"}}"#,
+            i % 4,
+            i % 2 + 8,
+            i * 3
+        ));
+    }
+    let json = format!(
+        r#"{{"ins_api":{{"outputs":{{"output":{{"code":"200","body":{{"TABLE_pfc_interface":{{"ROW_pfc_interface":[{}]}}}}}}}}}}}}"#,
+        rows.join(",")
+    );
+    vec![
+        (ParseKind::NxosPfc, "repeated table".into(), table),
+        (ParseKind::NxosPfc, "repeated NX-API rows".into(), json),
+    ]
+}
+
+/// The streamed Prometheus text (families written as the sorted series come, `# HELP`/`# TYPE`
+/// once each) is what promtool accepts, for every capture and the answers naming series twice.
+#[test]
+fn streamed_prom_passes_promtool() {
+    if !skip::have("promtool") {
+        skip::skip(
+            "fixtures::streamed_prom_passes_promtool",
+            skip::Lack::Installed("promtool"),
+            "promtool is not installed (Debian package `prometheus`)",
+        );
+        return;
+    }
+    let mut files = Vec::new();
+    walk(Path::new(ROOT), &mut files);
+    files.sort();
+    let mut inputs = repeated_series();
+    for path in &files {
+        let rel = path
+            .strip_prefix(ROOT)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if let (None, Some(kind)) = (not_a_capture(&rel), kind_of(&rel)) {
+            let bytes = std::fs::read(path).unwrap_or_default();
+            inputs.push((kind, rel, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    let mut checked = 0;
+    for (kind, rel, text) in &inputs {
+        let Ok(out) = printed_streamed(*kind, text, Format::Prom, rel) else {
+            continue;
+        };
+        let mut child = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("promtool");
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(&out).expect("write");
+        }
+        let o = child.wait_with_output().expect("promtool output");
+        // promtool exits 1 for lint problems (a counter without `_total`, a missing HELP) as
+        // well as for text it cannot read: only the latter is a broken exposition.
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.status.success() || !said.contains("error while linting"),
+            "{rel}: promtool: {said}"
+        );
+        let text = String::from_utf8_lossy(&out);
+        let mut types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+        let n = types.len();
+        types.dedup();
+        assert_eq!(types.len(), n, "{rel}: a family typed twice");
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} outputs checked");
 }

@@ -57,7 +57,7 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
     let text = match format {
         Format::Prom => prom::render(&store, true, true),
         Format::Json => with_episodes(
-            json::render(&store),
+            &store,
             &episodes,
             &crate::app::pairing::Links::of(cfg, &store),
         ),
@@ -67,22 +67,27 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
 }
 
 /// `episodes` beside the sources and series: what the detector found over the snapshot's polls
-/// (with two polls there is no baseline yet, so normally none; the note says so).
+/// (with two polls there is no baseline yet, so normally none; the note says so). Written with
+/// them as the document is made (`json::document`), never read back into a tree.
 fn with_episodes(
-    text: String,
+    store: &Store,
     eps: &crate::app::episodes::Episodes,
     links: &crate::app::pairing::Links,
 ) -> String {
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return text;
-    };
     let now = eps.all().first().map_or(0, |e| e.last_abnormal);
-    v["episodes"] = crate::app::episodes::text::json(&eps.all(), links, now);
-    v["episodes_note"] = format!(
+    let note = format!(
         "each signal is judged against its own last {} calm values; a snapshot polls twice, so \
          episodes come from the live screen, its incident bundle (S) and replay",
         crate::app::episodes::BASE_MIN
+    );
+    json::document(
+        store,
+        vec![
+            (
+                "episodes",
+                crate::app::episodes::text::json(&eps.all(), links, now),
+            ),
+            ("episodes_note", note.into()),
+        ],
     )
-    .into();
-    serde_json::to_string_pretty(&v).unwrap_or(text)
 }

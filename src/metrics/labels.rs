@@ -1,24 +1,90 @@
-//! [`Labels`]: a series' label set, sorted by name and shared. A switch answer's row makes about
-//! ten series with the same labels (switch, port, QoS group), and a vector of `(name, Str)` per
-//! sample was ~100 bytes a sample, most of a parsed port's cost (issue #22). A `Labels` is an
-//! immutable `Arc` slice, and sets made one after another are shared through a small per-thread
-//! memo of the last sets seen, as [`Str`] shares texts: a row's label set is allocated once.
+//! [`Labels`]: a series' label set, sorted by name. A switch answer's row makes about ten series
+//! that share their switch and port and differ in a priority or a direction; a set of its own
+//! per sample (`Arc<[(name, value)]>`, ~112 bytes) was most of a parsed sample's and a stored
+//! series' cost (issue #22). So a set is two parts: the labels whose value is one of a small
+//! closed vocabulary ([`OWN_NAMES`] with [`OWN_VALUES`]: priorities, DSCP values, directions) are
+//! held inline as numbers into one static table, at most [`MAX_OWN`] of them, and the rest is an
+//! immutable shared `Arc` slice. Sets made one after another share that slice through a small
+//! per-thread memo of the last ones seen, as [`Str`] shares texts: a row's ten series hold one.
 //!
-//! The memo is not state anyone reads: a miss makes a set equal to the one a hit would have
+//! Which label goes where is a function of the set alone, so equal sets have equal parts. The
+//! memo is not state anyone reads: a miss makes a set equal to the one a hit would have
 //! returned, so parsers stay pure functions of their text. It holds at most [`SLOTS`] sets of at
 //! most [`MAX_CACHED`] labels.
 
 use super::{LabelName, Str};
 use serde::Serialize;
 use std::cell::RefCell;
+use std::cmp::Ordering;
 use std::fmt;
-use std::ops::Deref;
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock};
 
-/// A sorted label set; compares, hashes, orders and serializes as its slice (as a `Vec` did, so
-/// keys hash and sort as before).
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Labels(Arc<[(LabelName, Str)]>);
+/// A sorted label set; compares, hashes, orders and serializes as the slice of its labels in
+/// name order (as a `Vec` did, so keys hash and sort as before).
+#[derive(Clone)]
+pub struct Labels {
+    shared: Shared,
+    /// Indices into [`OWN`] (0: none), in name order.
+    own: [u16; MAX_OWN],
+}
+
+/// The labels held in an allocation of their own, shared by the sets that have them.
+type Shared = Arc<[(LabelName, Str)]>;
+
+/// Label names whose closed values are held inline.
+const OWN_NAMES: [&str; 6] = [
+    "direction",
+    "dscp",
+    "priority",
+    "qos_group",
+    "rdma_port",
+    "tc",
+];
+/// Their values held inline: `0`..`63`, `all`, `rx`, `tx`.
+const NUMBERS: usize = 64;
+const OWN_VALUES: usize = NUMBERS + 3;
+/// Inline labels at most (a series is named by a priority and a direction at most).
+const MAX_OWN: usize = 2;
+
+/// Every (name, value) pair held inline, at index 1 + name × OWN_VALUES + value.
+static OWN: LazyLock<Vec<(LabelName, Str)>> = LazyLock::new(|| {
+    let mut v = vec![("", Str::from(""))];
+    for n in OWN_NAMES {
+        for i in 0..OWN_VALUES {
+            let text = match i {
+                i if i < NUMBERS => i.to_string(),
+                i if i == NUMBERS => "all".into(),
+                i if i == NUMBERS + 1 => "rx".into(),
+                _ => "tx".into(),
+            };
+            v.push((n, Str::from(text)));
+        }
+    }
+    v
+});
+
+/// The inline index of a label, if its name and value are of the closed vocabulary.
+fn own_index(name: &str, value: &str) -> Option<u16> {
+    let n = OWN_NAMES.iter().position(|x| *x == name)?;
+    let b = value.as_bytes();
+    let v = match value {
+        "all" => NUMBERS,
+        "rx" => NUMBERS + 1,
+        "tx" => NUMBERS + 2,
+        // `0`..`63` as written by `to_string` (no sign, no leading zero).
+        _ if !b.is_empty()
+            && b.len() <= 2
+            && b.iter().all(u8::is_ascii_digit)
+            && (b.len() == 1 || b[0] != b'0') =>
+        {
+            let v: usize = value.parse().ok()?;
+            (v < NUMBERS).then_some(v)?
+        }
+        _ => return None,
+    };
+    u16::try_from(1 + n * OWN_VALUES + v).ok()
+}
 
 /// Memo slots (direct-mapped by a hash of the set).
 const SLOTS: usize = 8;
@@ -26,10 +92,11 @@ const SLOTS: usize = 8;
 const MAX_CACHED: usize = 8;
 
 thread_local! {
-    static RECENT: RefCell<[Option<Labels>; SLOTS]> = const { RefCell::new([const { None }; SLOTS]) };
+    static RECENT: RefCell<[Option<Shared>; SLOTS]> =
+        const { RefCell::new([const { None }; SLOTS]) };
 }
 
-fn slot_of(labels: &[(LabelName, &str)]) -> usize {
+fn slot_of<'a>(labels: impl Iterator<Item = &'a (LabelName, &'a str)>) -> usize {
     // FNV-1a over the values (the names follow from the parser); only picks a slot.
     let mut h: u32 = 0x811c_9dc5;
     for (_, v) in labels {
@@ -44,6 +111,27 @@ fn sorted(labels: &[(LabelName, &str)]) -> bool {
     labels.windows(2).all(|w| w[0].0 < w[1].0)
 }
 
+/// The inline part of a sorted set without repeated names: the first [`MAX_OWN`] labels of the
+/// closed vocabulary.
+fn split<'a>(labels: impl Iterator<Item = (LabelName, &'a str)>) -> [u16; MAX_OWN] {
+    let mut own = [0u16; MAX_OWN];
+    let mut n = 0;
+    for (k, v) in labels {
+        if n == MAX_OWN {
+            break;
+        }
+        if let Some(i) = own_index(k, v) {
+            own[n] = i;
+            n += 1;
+        }
+    }
+    own
+}
+
+fn is_own(own: &[u16; MAX_OWN], i: u16) -> bool {
+    i != 0 && own.contains(&i)
+}
+
 impl Labels {
     /// The set of `labels`, sorted by name, a name given twice kept once (its first value).
     pub fn new(labels: &[(LabelName, &str)]) -> Labels {
@@ -51,13 +139,20 @@ impl Labels {
         if !sorted(labels) || labels.len() > MAX_CACHED {
             return Labels::from_vec(labels.iter().map(|(k, v)| (*k, Str::from(*v))).collect());
         }
-        let i = slot_of(labels);
-        let make = || Labels(labels.iter().map(|(k, v)| (*k, Str::from(*v))).collect());
-        RECENT
+        let own = split(labels.iter().copied());
+        let rest = || {
+            labels
+                .iter()
+                .filter(move |(k, v)| !own_index(k, v).is_some_and(|i| is_own(&own, i)))
+        };
+        let make =
+            || -> Arc<[(LabelName, Str)]> { rest().map(|(k, v)| (*k, Str::from(*v))).collect() };
+        let i = slot_of(rest());
+        let shared = RECENT
             .try_with(|c| {
                 let mut c = c.borrow_mut();
                 match &c[i] {
-                    Some(hit) if hit.equals(labels) => hit.clone(),
+                    Some(hit) if equals(hit, rest()) => hit.clone(),
                     _ => {
                         let new = make();
                         c[i] = Some(new.clone());
@@ -66,7 +161,8 @@ impl Labels {
                 }
             })
             // The thread is ending: no memo, still the same set.
-            .unwrap_or_else(|_| make())
+            .unwrap_or_else(|_| make());
+        Labels { shared, own }
     }
 
     /// A set from owned labels in any order (sorted here; a name twice kept once).
@@ -75,54 +171,149 @@ impl Labels {
             v.sort_by(|a, b| a.0.cmp(b.0));
             v.dedup_by(|a, b| a.0 == b.0);
         }
-        Labels(v.into())
+        let own = split(v.iter().map(|(k, v)| (*k, v.as_str())));
+        v.retain(|(k, x)| !own_index(k, x).is_some_and(|i| is_own(&own, i)));
+        Labels {
+            shared: v.into(),
+            own,
+        }
     }
 
-    fn equals(&self, labels: &[(LabelName, &str)]) -> bool {
-        self.0.len() == labels.len()
-            && self
-                .0
-                .iter()
-                .zip(labels)
-                .all(|((k, v), (k2, v2))| k == k2 && v.as_str() == *v2)
+    /// The labels in name order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            shared: &self.shared,
+            own: &self.own,
+            s: 0,
+            o: 0,
+        }
     }
 
-    /// Whether two sets are one allocation (for tests of the sharing).
+    pub fn len(&self) -> usize {
+        self.shared.len() + self.own.iter().filter(|&&i| i != 0).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn to_vec(&self) -> Vec<(LabelName, Str)> {
+        self.iter().cloned().collect()
+    }
+
+    /// Whether two sets hold their shared part in one allocation (for tests of the sharing).
     pub fn shares(&self, o: &Labels) -> bool {
-        Arc::ptr_eq(&self.0, &o.0)
+        Arc::ptr_eq(&self.shared, &o.shared)
     }
 }
 
-impl Default for Labels {
-    fn default() -> Self {
-        Labels(Arc::from([]))
-    }
+fn equals<'a>(
+    set: &[(LabelName, Str)],
+    mut labels: impl Iterator<Item = &'a (LabelName, &'a str)>,
+) -> bool {
+    set.iter().all(|(k, v)| {
+        labels
+            .next()
+            .is_some_and(|(k2, v2)| k == k2 && v.as_str() == *v2)
+    }) && labels.next().is_none()
 }
 
-impl Deref for Labels {
-    type Target = [(LabelName, Str)];
-    fn deref(&self) -> &Self::Target {
-        &self.0
+/// The labels of a set in name order: its shared slice and its inline labels merged.
+pub struct Iter<'a> {
+    shared: &'a [(LabelName, Str)],
+    own: &'a [u16; MAX_OWN],
+    s: usize,
+    o: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a (LabelName, Str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let own = self
+            .own
+            .get(self.o)
+            .filter(|&&i| i != 0)
+            .and_then(|&i| OWN.get(usize::from(i)));
+        let shared = self.shared.get(self.s);
+        match (shared, own) {
+            (Some(a), Some(b)) if a.0 > b.0 => {
+                self.o += 1;
+                Some(b)
+            }
+            (Some(a), _) => {
+                self.s += 1;
+                Some(a)
+            }
+            (None, Some(b)) => {
+                self.o += 1;
+                Some(b)
+            }
+            (None, None) => None,
+        }
     }
 }
 
 impl<'a> IntoIterator for &'a Labels {
     type Item = &'a (LabelName, Str);
-    type IntoIter = std::slice::Iter<'a, (LabelName, Str)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels {
+            shared: Arc::from([]),
+            own: [0; MAX_OWN],
+        }
+    }
+}
+
+/// Equal sets have equal parts (the split is a function of the set).
+impl PartialEq for Labels {
+    fn eq(&self, o: &Labels) -> bool {
+        self.own == o.own && (Arc::ptr_eq(&self.shared, &o.shared) || self.shared == o.shared)
+    }
+}
+
+impl Eq for Labels {}
+
+/// As the slice of its labels: the length, then each label.
+impl Hash for Labels {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.len());
+        for l in self {
+            l.hash(state);
+        }
+    }
+}
+
+impl PartialOrd for Labels {
+    fn partial_cmp(&self, o: &Labels) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Labels {
+    fn cmp(&self, o: &Labels) -> Ordering {
+        if self == o {
+            return Ordering::Equal;
+        }
+        self.iter().cmp(o.iter())
     }
 }
 
 impl fmt::Debug for Labels {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
 impl Serialize for Labels {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(ser)
+        ser.collect_seq(self.iter())
     }
 }
 
@@ -141,27 +332,85 @@ mod tests {
         assert_ne!(a, c);
         // A hit never returns another set: same names, other value; same values, other names.
         assert_eq!(
-            &*Labels::new(&[("port", "Ethernet1/1/1"), ("switch", "sx")]),
-            &[
+            Labels::new(&[("port", "Ethernet1/1/1"), ("switch", "sx")]).to_vec(),
+            [
                 ("port", Str::from("Ethernet1/1/1")),
                 ("switch", Str::from("sx"))
-            ][..]
+            ]
         );
         assert_eq!(
-            &*Labels::new(&[("node", "Ethernet1/1/1"), ("switch", "sw")]),
-            &[
+            Labels::new(&[("node", "Ethernet1/1/1"), ("switch", "sw")]).to_vec(),
+            [
                 ("node", Str::from("Ethernet1/1/1")),
                 ("switch", Str::from("sw"))
-            ][..]
+            ]
         );
+    }
+
+    #[test]
+    fn a_rows_series_share_their_port_and_keep_priority_and_direction_inline() {
+        let rows: Vec<Labels> = ["0", "3", "all", "7"]
+            .iter()
+            .map(|p| Labels::new(&[("port", "E1/1"), ("priority", p), ("switch", "sw")]))
+            .collect();
+        assert!(rows.windows(2).all(|w| w[0].shares(&w[1]) && w[0] != w[1]));
+        let l = Labels::new(&[
+            ("direction", "rx"),
+            ("port", "E1/1"),
+            ("priority", "5"),
+            ("switch", "sw"),
+        ]);
+        assert_eq!(l.shared.len(), 2, "{l:?}");
+        let want = [
+            ("direction", "rx"),
+            ("port", "E1/1"),
+            ("priority", "5"),
+            ("switch", "sw"),
+        ];
+        assert!(l.iter().map(|(k, v)| (*k, v.as_str())).eq(want));
+        assert_eq!(l.len(), 4);
+        // Values outside the vocabulary stay in the shared part, and the split depends only on
+        // the set: made in any order, from a vector or not, it is equal, hashes and orders alike.
+        for odd in ["64", "03", "-1", "+1", "", "ALL", "3 "] {
+            let l = Labels::new(&[("port", "E1/1"), ("priority", odd)]);
+            assert_eq!(l.shared.len(), 2, "{odd:?}");
+            assert_eq!(l.iter().nth(1).map(|x| x.1.as_str()), Some(odd));
+        }
+        let from_vec = Labels::from_vec(
+            want.iter()
+                .rev()
+                .map(|(k, v)| (*k, Str::from(*v)))
+                .collect(),
+        );
+        assert_eq!(from_vec, l);
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let h = BuildHasherDefault::<DefaultHasher>::default();
+        assert_eq!(h.hash_one(&from_vec), h.hash_one(&l));
+        let v: Vec<(LabelName, Str)> = l.to_vec();
+        assert_eq!(h.hash_one(&l), h.hash_one(&v));
+        // Three labels of the vocabulary: the third is shared.
+        let three = Labels::new(&[("direction", "tx"), ("dscp", "26"), ("priority", "3")]);
+        assert_eq!(three.shared.len(), 1);
+        assert_eq!(three.len(), 3);
+        // Ordered as the slices: an inline label against a shared one, a shorter set first.
+        let a = Labels::new(&[("port", "E1/1"), ("priority", "3")]);
+        let b = Labels::new(&[("port", "E1/1"), ("priority", "30")]);
+        let c = Labels::new(&[("port", "E1/1"), ("priority", "3x")]);
+        let d = Labels::new(&[("port", "E1/1")]);
+        let mut sets = [c.clone(), b.clone(), a.clone(), d.clone()];
+        sets.sort();
+        let as_vec = |s: &Labels| s.to_vec();
+        let mut vecs: Vec<_> = [&c, &b, &a, &d].iter().map(|s| as_vec(s)).collect();
+        vecs.sort();
+        assert_eq!(sets.iter().map(as_vec).collect::<Vec<_>>(), vecs);
     }
 
     #[test]
     fn unsorted_and_repeated_names_are_sorted_and_kept_once() {
         let l = Labels::new(&[("switch", "sw"), ("port", "p1"), ("port", "p2")]);
         assert_eq!(
-            &*l,
-            &[("port", Str::from("p1")), ("switch", Str::from("sw"))][..]
+            l.to_vec(),
+            [("port", Str::from("p1")), ("switch", Str::from("sw"))]
         );
     }
 

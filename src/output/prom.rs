@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// What a family means, for `# HELP`. Families without an entry get a generic line.
-fn help(name: &str) -> String {
+pub(crate) fn help(name: &str) -> String {
     let base = name
         .trim_end_matches("_total")
         .trim_end_matches("_per_second");
@@ -127,7 +127,7 @@ fn help(name: &str) -> String {
     }
 }
 
-fn fmt_f64(v: f64) -> String {
+pub(crate) fn fmt_f64(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
@@ -140,6 +140,15 @@ fn fmt_f64(v: f64) -> String {
         format!("{}", v as i64)
     } else {
         format!("{v}")
+    }
+}
+
+/// A series' newest value as a sample line shows it: a counter's integer as it is (a µs-kept
+/// seconds counter in seconds), anything else as a float.
+pub(crate) fn value_text(counter: bool, v: Value) -> String {
+    match v {
+        Value::Counter(n) | Value::Counter32(n) if counter => n.to_string(),
+        other => fmt_f64(other.as_f64()),
     }
 }
 
@@ -176,11 +185,7 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         let Some((_, v)) = s.latest() else { continue };
         match s.kind {
             Kind::Counter(_) => {
-                let text = match v {
-                    Value::Counter(n) | Value::Counter32(n) => n.to_string(),
-                    other => fmt_f64(other.as_f64()),
-                };
-                add(&s.key.name, "counter", &s.key, text);
+                add(&s.key.name, "counter", &s.key, value_text(true, v));
                 if with_rates {
                     if let Some(r) = store.rate(id).and_then(|r| r.value()) {
                         let rate_name =
@@ -189,7 +194,7 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
                     }
                 }
             }
-            Kind::Gauge => add(&s.key.name, "gauge", &s.key, fmt_f64(v.as_f64())),
+            Kind::Gauge => add(&s.key.name, "gauge", &s.key, value_text(false, v)),
         }
     }
     if with_health {

@@ -10,7 +10,7 @@
 //! object whose first key is its private token as embedded JSON text: a switch could use that.)
 
 use super::common::{Acc, json_text};
-use crate::metrics::Parsed;
+use crate::metrics::{Parsed, Sample, Sink};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -20,33 +20,55 @@ use std::collections::BTreeMap;
 pub fn parse_rows(
     text: &str,
     table: &str,
-    mut row: impl FnMut(&mut Parsed, &mut Acc, &Value),
+    row: impl FnMut(&mut Parsed, &mut Acc, &Value),
 ) -> Option<Parsed> {
+    let mut acc = Acc::default();
+    Some(match parse_rows_into(text, table, &mut acc, row)? {
+        Ok(p) => acc.into_parsed(p),
+        Err(bad) => bad,
+    })
+}
+
+/// [`parse_rows`] with the rows' samples put in `out` as each row is read (`rocetop parse`
+/// streams them: [`Sink`]). `Ok`: what else the reply gave; `Err`: the reply could not be read
+/// after all and this is the whole result (not reached: see below).
+pub fn parse_rows_into<S: Sink + ?Sized>(
+    text: &str,
+    table: &str,
+    out: &mut S,
+    mut row: impl FnMut(&mut Parsed, &mut S, &Value),
+) -> Option<Result<Parsed, Parsed>> {
     let t = json_text(text)?;
     let mut p = Parsed::default();
     let rows = match rows_of(t, table) {
         Ok(r) => r,
         Err(e) => {
             p.unknown(&e);
-            return Some(p);
+            return Some(Ok(p));
         }
     };
     if rows.is_empty() {
         p.unknown(&format!("JSON without {table}"));
     }
-    let mut acc = Acc::default();
     for raw in rows {
         match serde_json::from_str::<Value>(raw) {
-            Ok(r) => row(&mut p, &mut acc, &r),
+            Ok(r) => row(&mut p, out, &r),
             // Not reached: a part of a valid document is valid; if it were, nothing half-read.
             Err(e) => {
                 let mut bad = Parsed::default();
                 bad.unknown(&format!("invalid JSON: {e}"));
-                return Some(bad);
+                return Some(Err(bad));
             }
         }
     }
-    Some(acc.into_parsed(p))
+    Some(Ok(p))
+}
+
+/// The accumulator is a sink that keeps the last value of each series at its first place.
+impl Sink for Acc {
+    fn set(&mut self, s: Sample) {
+        Acc::set(self, s);
+    }
 }
 
 /// The rows `find_rows` finds in each of `nxapi_bodies` of the document `t`, in that order, as

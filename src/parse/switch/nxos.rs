@@ -10,7 +10,7 @@ mod queuing_json;
 
 use super::common::json_doc;
 use super::nxapi;
-use crate::metrics::Parsed;
+use crate::metrics::{Parsed, Sink};
 
 pub fn parse_queuing(text: &str, switch: &str) -> Parsed {
     match json_doc(text) {
@@ -25,6 +25,19 @@ pub fn parse_pfc(text: &str, switch: &str) -> Parsed {
         pfc::json_row(p, acc, switch, r)
     })
     .unwrap_or_else(|| pfc::parse_text(text, switch))
+}
+
+/// [`parse_pfc`] with each sample put in `out` as its row is read (NX-API or text); what else
+/// the output gave is returned. The samples are those of [`parse_pfc`], in its order, but a
+/// series the output names twice comes twice (the accumulator [`parse_pfc`] collects into keeps
+/// one per series: `parse::each_sample` makes them unique).
+pub fn parse_pfc_into(text: &str, switch: &str, out: &mut dyn Sink) -> Parsed {
+    match nxapi::parse_rows_into(text, "TABLE_pfc_interface", out, |p, acc, r| {
+        pfc::json_row(p, acc, switch, r)
+    }) {
+        Some(Ok(p) | Err(p)) => p,
+        None => pfc::parse_text_into(text, switch, out),
+    }
 }
 
 pub fn parse_flowcontrol(text: &str, switch: &str) -> Parsed {

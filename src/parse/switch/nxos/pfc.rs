@@ -3,7 +3,7 @@
 //! (`TABLE_pfc_interface.ROW_pfc_interface`: if_name_str, admin, oper, rx-stats, tx-stats).
 
 use crate::metrics::names::*;
-use crate::metrics::{Parsed, Sample};
+use crate::metrics::{Parsed, Sample, Sink};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, jnum, jstr};
 use crate::parse::switch::normalize_port;
@@ -18,7 +18,7 @@ fn bitmap(s: &str) -> Option<u8> {
 
 /// SW_PFC_ENABLED for all eight priorities: 1 for each bitmap bit when oper is On, all 0 when Off.
 /// Oper On without a bitmap says nothing per priority, so nothing is emitted.
-fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>) {
+fn enabled(acc: &mut dyn Sink, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>) {
     let bits = match (oper_on, bmap) {
         (false, _) => 0,
         (true, Some(b)) => b,
@@ -35,7 +35,7 @@ fn enabled(acc: &mut Acc, sw: &str, port: &str, oper_on: bool, bmap: Option<u8>)
     }
 }
 
-fn ppp(acc: &mut Acc, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
+fn ppp(acc: &mut dyn Sink, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
     acc.set(Sample::counter(
         name,
         &[("port", port), ("priority", prio), ("switch", sw)],
@@ -63,8 +63,15 @@ fn looks_like_port(s: &str) -> bool {
 }
 
 pub fn parse_text(text: &str, sw: &str) -> Parsed {
-    let mut p = Parsed::default();
     let mut acc = Acc::default();
+    let p = parse_text_into(text, sw, &mut acc);
+    acc.into_parsed(p)
+}
+
+/// [`parse_text`] with each sample put in `acc` as its row is read: what else the text gave
+/// (not-understood lines) is returned.
+pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
+    let mut p = Parsed::default();
     // detail layout state
     let mut port: Option<String> = None;
     let mut oper: Option<bool> = None;
@@ -98,12 +105,12 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
                 "oper mode" => {
                     oper = oper_state(v);
                     if oper == Some(false) {
-                        enabled(&mut acc, sw, &pt, false, None);
+                        enabled(acc, sw, &pt, false, None);
                     }
                 }
                 "vl bitmap" => {
                     if oper == Some(true) {
-                        enabled(&mut acc, sw, &pt, true, bitmap(v));
+                        enabled(acc, sw, &pt, true, bitmap(v));
                     }
                 }
                 "total rx pfc frames" | "total tx pfc frames" => {
@@ -113,7 +120,7 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
                         SW_PFC_TX
                     };
                     match count(v) {
-                        Some(n) => ppp(&mut acc, sw, &pt, name, "all", n),
+                        Some(n) => ppp(acc, sw, &pt, name, "all", n),
                         None => p.unknown(t),
                     }
                 }
@@ -141,21 +148,21 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
             };
             for (prio, c) in cells.iter().skip(1).take(8).enumerate() {
                 if let Some(v) = count(c) {
-                    ppp(&mut acc, sw, &pt, name, &prio.to_string(), v);
+                    ppp(acc, sw, &pt, name, &prio.to_string(), v);
                 }
             }
             continue;
         }
-        if !table_row(&toks, sw, &mut acc) {
+        if !table_row(&toks, sw, acc) {
             p.unknown(t);
         }
     }
-    acc.into_parsed(p)
+    p
 }
 
 /// `Ethernet1/1/1  Auto On  (8)  1021  19133`, `Ethernet1/47 Auto Off 7316 762946`,
 /// `Ethernet1/2/1  On   Off  0  0`.
-fn table_row(toks: &[&str], sw: &str, acc: &mut Acc) -> bool {
+fn table_row(toks: &[&str], sw: &str, acc: &mut dyn Sink) -> bool {
     let [port, _mode, rest @ ..] = toks else {
         return false;
     };
@@ -181,7 +188,7 @@ fn table_row(toks: &[&str], sw: &str, acc: &mut Acc) -> bool {
 }
 
 /// One `ROW_pfc_interface` of an NX-API reply (see `nxapi::parse_rows`).
-pub fn json_row(p: &mut Parsed, acc: &mut Acc, sw: &str, r: &Value) {
+pub fn json_row(p: &mut Parsed, acc: &mut dyn Sink, sw: &str, r: &Value) {
     let Some(port) = jstr(r, "if_name_str").or_else(|| jstr(r, "interface")) else {
         p.unknown("ROW_pfc_interface without if_name_str");
         return;
