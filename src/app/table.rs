@@ -7,6 +7,7 @@ use super::alerts::Severity;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::{Store, Ts};
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 pub use super::source::{SrcState, age_text};
 
@@ -198,12 +199,13 @@ pub struct Row {
     pub notes: Vec<String>,
 }
 
-/// What the detail view (Enter) charts for a row.
+/// What the detail view (Enter) charts for a row. The metric and its labels are shared: a
+/// table kept between frames hands every frame's rows the same charts without copying them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
     pub label: String,
-    pub name: String,
-    pub labels: Vec<(&'static str, String)>,
+    pub name: Rc<str>,
+    pub labels: Rc<[(&'static str, String)]>,
     pub kind: ChartKind,
 }
 

@@ -13,10 +13,12 @@ use super::table::{Row, Sort, SrcState, TabView, arrange};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
-use crate::metrics::store::{SourceId, Windows};
+use crate::metrics::store::{SeriesId, SourceId, Windows};
 use crate::metrics::{Store, Ts};
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// A node a row is made for, and the source whose state it shows.
 pub struct NodeRef {
@@ -43,7 +45,15 @@ pub struct Ctx<'a> {
     source_ids: &'a HashMap<String, SourceId>,
     /// Counters' intervals kept between frames for `store` (see `metrics/store/windows.rs`).
     windows: &'a RefCell<Windows>,
+    /// The tab's rows as made from the set of series ([`Ctx::layout`]), kept between frames.
+    layout: &'a LayoutSlot,
+    /// [`App`]'s generation of `links` (the nodes behind a port name rows).
+    links_gen: u64,
 }
+
+/// A tab's kept [`Ctx::layout`] with what it was made from: the store, its set of series and
+/// sources, and the links.
+pub type LayoutSlot = RefCell<Option<((u64, u64, u64), Rc<dyn Any>)>>;
 
 impl Ctx<'_> {
     /// A source's state at the view's time.
@@ -110,6 +120,36 @@ impl Ctx<'_> {
         query::increase_by_in(self.store, &mut w, name, labels, group, since)
     }
 
+    /// [`query::increase_of_in`] over `store`, from the intervals kept between frames.
+    pub fn increase_of(&self, ids: &[SeriesId], since: Ts) -> Option<u64> {
+        if ids.is_empty() {
+            return None;
+        }
+        let mut w = self.windows.borrow_mut();
+        query::increase_of_in(self.store, &mut w, ids, since)
+    }
+
+    /// What a tab's rows are made of while the set of series, the sources and the links stay
+    /// (which rows, their names and charts, the series behind each cell): the kept one, else
+    /// `make`'s. Only the values are read again when new points arrive.
+    pub fn layout<L: 'static>(&self, make: impl FnOnce() -> L) -> Rc<L> {
+        let key = (
+            self.store.uid(),
+            self.store.shape_generation(),
+            self.links_gen,
+        );
+        if let Some((k, v)) = &*self.layout.borrow() {
+            if *k == key {
+                if let Ok(v) = Rc::clone(v).downcast::<L>() {
+                    return v;
+                }
+            }
+        }
+        let v = Rc::new(make());
+        *self.layout.borrow_mut() = Some((key, v.clone() as Rc<dyn Any>));
+        v
+    }
+
     /// Filter and order rows as the tab asks.
     pub fn arrange(&self, rows: &mut Vec<Row>) {
         arrange(rows, self.filter, self.sort);
@@ -131,6 +171,8 @@ impl App {
             sort: self.sorts[tab.index()],
             source_ids: &self.source_ids,
             windows: &self.views.windows,
+            layout: &self.views.layouts[tab.index()],
+            links_gen: self.links_gen,
         }
     }
 }
