@@ -836,7 +836,14 @@ fn kept_rows_follow_new_series_failures_resets_marks_and_travel() {
         let check = |lab: &mut Lab, step: &str| {
             screen(&lab.app);
             let views = &lab.app.views;
+            // The table on screen: written over the rows of the one before it.
+            let shown = lab.app.table(tab);
             let kept = vm::compute(tab, &lab.app.ctx(tab));
+            assert_eq!(
+                table(&shown),
+                table(&kept),
+                "{tab:?}, {step}: the rows written over the last frame's differ"
+            );
             let windows = views.windows.take();
             let layout = views.layouts[tab.index()].take();
             let fresh = vm::compute(tab, &lab.app.ctx(tab));

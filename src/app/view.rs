@@ -59,6 +59,10 @@ pub struct Views {
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
     pub layouts: [super::vm::LayoutSlot; 6],
+    /// Per tab, the rows (main table, second table) of the table last replaced, for the next one
+    /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
+    /// neither frees the old rows nor allocates the new ones.
+    pub pools: [super::vm::RowPool; 6],
 }
 
 impl App {
@@ -119,7 +123,15 @@ impl App {
                 return v.clone();
             }
         }
+        let pool = &self.views.pools[tab.index()];
+        if let Some((_, old)) = slot.borrow_mut().take() {
+            if let Ok(t) = Rc::try_unwrap(old) {
+                *pool.borrow_mut() = (t.rows, t.extra);
+            }
+        }
         let v = Rc::new(super::vm::compute(tab, &self.ctx(tab)));
+        // What the new table did not take.
+        *pool.borrow_mut() = Default::default();
         self.views.computed.set(self.views.computed.get() + 1);
         *slot.borrow_mut() = Some((key, v.clone()));
         v

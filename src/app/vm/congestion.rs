@@ -3,7 +3,7 @@
 
 use super::{Ctx, by_first};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
+use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
@@ -115,36 +115,40 @@ pub fn view(cx: &Ctx) -> TabView {
                 (Some(c), Some(e)) if e > 0.0 => Some(c / e),
                 _ => None,
             };
-            let mut cells = Vec::with_capacity(COLS.len());
-            cells.extend([
-                Cell::tone(name.as_str(), Tone::of(sev)),
-                Cell::new(d.device.as_str()),
-                Cell::new(Val::Sparse(ecn, cx.increase_of(&d.ecn, last_min))),
-                Cell::new(Val::Sparse(cnp, cx.increase_of(&d.cnp, last_min))),
-                Cell::new(Val::Rate(rate(&d.hdl))),
-                Cell::warn_if(Val::Rate(ign), r(ign).is_some_and(|v| v > 0.0), Tone::Warn),
-                Cell::new(Val::Num(ratio)),
-            ]);
+            let mut row = cx.reused(false, &d.id, &d.name, &d.charts);
             let mut bad = 0u64;
-            for ids in &d.errs {
-                let growing = cx.increase_of(ids, last_min).unwrap_or(0);
-                bad += growing;
-                cells.push(Cell::warn_if(
-                    Val::Count(cx.increase_of(ids, cx.base)),
-                    growing > 0,
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(name, Some(Tone::of(sev)));
+                c.text(&d.device, None);
+                c.push(Cell::new(Val::Sparse(
+                    ecn,
+                    cx.increase_of(&d.ecn, last_min),
+                )));
+                c.push(Cell::new(Val::Sparse(
+                    cnp,
+                    cx.increase_of(&d.cnp, last_min),
+                )));
+                c.push(Cell::new(Val::Rate(rate(&d.hdl))));
+                c.push(Cell::warn_if(
+                    Val::Rate(ign),
+                    r(ign).is_some_and(|v| v > 0.0),
                     Tone::Warn,
                 ));
+                c.push(Cell::new(Val::Num(ratio)));
+                for ids in &d.errs {
+                    let growing = cx.increase_of(ids, last_min).unwrap_or(0);
+                    bad += growing;
+                    c.push(Cell::warn_if(
+                        Val::Count(cx.increase_of(ids, cx.base)),
+                        growing > 0,
+                        Tone::Warn,
+                    ));
+                }
             }
-            rows.push(Row {
-                notes: Vec::new(),
-                id: d.id.clone(),
-                name: d.name.clone(),
-                cells,
-                tone: state.row_tone(),
-                score: bad as f64 * 1e6 + r(ecn).unwrap_or(0.0),
-                span: None,
-                charts: d.charts.clone(),
-            });
+            row.tone = state.row_tone();
+            row.score = bad as f64 * 1e6 + r(ecn).unwrap_or(0.0);
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);

@@ -2,16 +2,18 @@
 //! the hosts' NIC pause counters (`ethtool -S`). Both are selectable: the selection walks the port
 //! rows, then the host rows (`TabView::get`), each with its lossless findings in its detail view.
 
-use super::{Ctx, by_first, sev_rank};
+use super::{Ctx, LinksSlot, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Subject, WINDOW_MS};
 use crate::app::table::{
-    Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol, short_names,
+    Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol,
+    short_names,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::SeriesId;
 use crate::metrics::{Store, Ts};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// PFC p3 and 802.3x name the misconfigured port: never hidden. "60s" (frames in the last
 /// minute, rx + tx) keeps a storm that just ended on top when sorted by it.
@@ -112,11 +114,18 @@ struct PortRow {
     fc_tx: Vec<SeriesId>,
     link_pause: Vec<SeriesId>,
     subject: Subject,
+    id: RowId,
+    charts: Vec<Chart>,
+    /// Where its [`Named`] is.
+    ix: usize,
+}
+
+/// What a port row takes from the links: the nodes behind it, and its name (for sorting and
+/// the filter) that names them.
+struct Named {
     behind: String,
     any_behind: bool,
-    id: RowId,
     name: String,
-    charts: Vec<Chart>,
 }
 
 /// One host NIC priority's row as the set of series makes it.
@@ -139,6 +148,28 @@ struct HostRow {
 struct Layout {
     ports: HashMap<String, Vec<PortRow>>,
     hosts: Vec<(String, String, Vec<HostRow>)>,
+    /// Per port row ([`PortRow::ix`]), what the links say of it.
+    named: LinksSlot<Vec<Named>>,
+}
+
+impl Layout {
+    fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
+        cx.with_links(&self.named, || {
+            let mut v: Vec<Option<Named>> = Vec::new();
+            v.resize_with(self.ports.values().map(Vec::len).sum(), || None);
+            for (sw, ports) in &self.ports {
+                for p in ports {
+                    let behind: Vec<&str> = cx.links.behind(sw, &p.port);
+                    v[p.ix] = Some(Named {
+                        behind: short_names(&behind),
+                        any_behind: !behind.is_empty(),
+                        name: format!("{} {}", p.port, behind.join(" ")),
+                    });
+                }
+            }
+            v.into_iter().flatten().collect()
+        })
+    }
 }
 
 /// Series of `name` by (switch, port, priority), by port.
@@ -171,14 +202,13 @@ fn layout(cx: &Ctx) -> Layout {
         .chain(pfc_on.keys().map(|k| (k[0].clone(), k[1].clone())))
         .collect();
     let mut ports: HashMap<String, Vec<PortRow>> = HashMap::new();
-    for (sw, port) in keys {
+    for (ix, (sw, port)) in keys.into_iter().enumerate() {
         let k = vec![sw.clone(), port.clone()];
         let mut fck = |d: &str| {
             fc.remove(&vec![sw.clone(), port.clone(), d.to_string()])
                 .unwrap_or_default()
         };
         let (fc_rx, fc_tx) = (fck("rx"), fck("tx"));
-        let behind: Vec<&str> = cx.links.behind(&sw, &port);
         let lbl = [("switch", sw.as_str()), ("port", port.as_str())];
         let row = PortRow {
             rx: rx.remove(&(sw.clone(), port.clone())).unwrap_or_default(),
@@ -191,13 +221,11 @@ fn layout(cx: &Ctx) -> Layout {
                 switch: sw.clone(),
                 port: port.clone(),
             },
-            behind: short_names(&behind),
-            any_behind: !behind.is_empty(),
+            ix,
             id: RowId::Port {
                 switch: sw.clone(),
                 port: port.clone(),
             },
-            name: format!("{port} {}", behind.join(" ")),
             charts: vec![
                 Chart::rate("RxPPP frames/s", SW_PFC_RX, &lbl),
                 Chart::rate("TxPPP frames/s", SW_PFC_TX, &lbl),
@@ -210,6 +238,7 @@ fn layout(cx: &Ctx) -> Layout {
     Layout {
         ports,
         hosts: host_layout(cx),
+        named: LinksSlot::default(),
     }
 }
 
@@ -235,6 +264,7 @@ pub fn view(cx: &Ctx) -> TabView {
 
 fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
     let st = cx.store;
+    let named = lay.named(cx);
     let limit = cx.cfg.alerts.port_pfc_per_second;
     let last_min = cx.now - WINDOW_MS;
     let mut rows = Vec::new();
@@ -260,6 +290,7 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         }
         for (p, on) in mine {
             let port = p.port.as_str();
+            let nm = &named[p.ix];
             // The lossless path proven wrong through this port: marked on its PFC cell, said in
             // its detail view.
             let wrong: Vec<String> = cx
@@ -272,7 +303,6 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
                 query::latest_of(st, &p.fc_rx),
                 query::latest_of(st, &p.fc_tx),
             );
-            let fc_txt = format!("{}/{}", on_off(fc_rx), on_off(fc_tx));
             let fc_bad = cx.cfg.alerts.flowcontrol.as_deref().is_some_and(|want| {
                 !port.starts_with("ii")
                     && [fc_rx, fc_tx]
@@ -288,29 +318,28 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
                 (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
             };
             let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
-            let cells = vec![
-                Cell::tone(port, Tone::of(sev)),
-                Cell::new(if port.starts_with("ii") { "ii" } else { "edge" }),
-                Cell::new(p.behind.as_str()),
-                Cell::warn_if(Val::Rate(rx), rate(&rx) > limit, Tone::Warn),
-                Cell::warn_if(Val::Rate(tx), rate(&tx) > limit, Tone::Warn),
-                Cell::new(Val::Count(last60)),
-                Cell::new(Val::Count(p.rx.total(cx, cx.base))),
-                Cell::new(Val::Count(p.tx.total(cx, cx.base))),
-                marked(p3, &wrong, p3 == "off" && p.any_behind),
-                Cell::warn_if(fc_txt, fc_bad, Tone::Warn),
-                Cell::new(Val::Rate(lp)),
-            ];
-            rows.push(Row {
-                id: p.id.clone(),
-                name: p.name.clone(),
-                cells,
-                tone: state.row_tone(),
-                score: sev_rank(sev) * 1e9 + rate(&rx) + rate(&tx),
-                span: None,
-                charts: p.charts.clone(),
-                notes: wrong,
-            });
+            let mut row = cx.reused(false, &p.id, &nm.name, &p.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(port, Some(Tone::of(sev)));
+                c.text(if port.starts_with("ii") { "ii" } else { "edge" }, None);
+                c.text(&nm.behind, None);
+                c.push(Cell::warn_if(Val::Rate(rx), rate(&rx) > limit, Tone::Warn));
+                c.push(Cell::warn_if(Val::Rate(tx), rate(&tx) > limit, Tone::Warn));
+                c.push(Cell::new(Val::Count(last60)));
+                c.push(Cell::new(Val::Count(p.rx.total(cx, cx.base))));
+                c.push(Cell::new(Val::Count(p.tx.total(cx, cx.base))));
+                marked(&mut c, p3, &wrong, p3 == "off" && nm.any_behind);
+                c.text_fmt(
+                    format_args!("{}/{}", on_off(fc_rx), on_off(fc_tx)),
+                    fc_bad.then_some(Tone::Warn),
+                );
+                c.push(Cell::new(Val::Rate(lp)));
+            }
+            row.tone = state.row_tone();
+            row.score = sev_rank(sev) * 1e9 + rate(&rx) + rate(&tx);
+            row.notes = wrong;
+            rows.push(row);
         }
     }
     let n = cx.lossless.findings.len();
@@ -324,11 +353,11 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
 
 /// A cell that carries the lossless-path marker: `on !` in the critical tone where a finding
 /// bites the row, else the value warned as `warn` says.
-fn marked(v: &str, wrong: &[String], warn: bool) -> Cell {
+fn marked(c: &mut CellsIn, v: &str, wrong: &[String], warn: bool) {
     if wrong.is_empty() {
-        Cell::warn_if(v, warn, Tone::Warn)
+        c.text(v, warn.then_some(Tone::Warn));
     } else {
-        Cell::tone(format!("{v} !"), Tone::Crit)
+        c.text_fmt(format_args!("{v} !"), Some(Tone::Crit));
     }
 }
 
@@ -407,32 +436,32 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
             let rx = rate(&h.rx);
-            let cells = vec![
-                Cell::new(name.as_str()),
-                Cell::new(h.netdev.as_str()),
-                marked(&h.priority, &wrong, false),
-                Cell::new(Val::Rate(rx)),
-                Cell::new(Val::Rate(rate(&h.tx))),
-                Cell::warn_if(
+            let mut row = cx.reused(true, &h.id, &h.name, &h.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(name, None);
+                c.text(&h.netdev, None);
+                marked(&mut c, &h.priority, &wrong, false);
+                c.push(Cell::new(Val::Rate(rx)));
+                c.push(Cell::new(Val::Rate(rate(&h.tx))));
+                c.push(Cell::warn_if(
                     Val::Percent(pf),
                     pf.is_some_and(|p| p * 100.0 > warn_pct),
                     Tone::Warn,
-                ),
-                Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))),
-                Cell::warn_if(Val::Count(storm), storm.unwrap_or(0) > 0, Tone::Warn),
-                Cell::new(Val::Count(cx.increase_of(&h.discards, cx.base))),
-            ];
-            rows.push(Row {
-                id: h.id.clone(),
-                name: h.name.clone(),
-                cells,
-                tone: state.row_tone(),
-                score: pf.unwrap_or(0.0) * 1e6 + rx.and_then(|a| a.rate).unwrap_or(0.0),
-                // Selectable like the port rows: the detail view shows its findings and pauses.
-                charts: h.charts.clone(),
-                notes: wrong,
-                ..Default::default()
-            });
+                ));
+                c.push(Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))));
+                c.push(Cell::warn_if(
+                    Val::Count(storm),
+                    storm.unwrap_or(0) > 0,
+                    Tone::Warn,
+                ));
+                c.push(Cell::new(Val::Count(cx.increase_of(&h.discards, cx.base))));
+            }
+            row.tone = state.row_tone();
+            row.score = pf.unwrap_or(0.0) * 1e6 + rx.and_then(|a| a.rate).unwrap_or(0.0);
+            // Selectable like the port rows: the detail view shows its findings and pauses.
+            row.notes = wrong;
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);

@@ -1,12 +1,15 @@
 //! Queues: one row per switch port × QoS group (or queue), with the nodes behind the port.
 
-use super::Ctx;
+use super::{Ctx, LinksSlot};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
+use crate::app::table::{
+    Cell, CellsIn, Chart, Col, RowId, SrcState, TabView, Tone, Val, col, lcol,
+};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::SeriesId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// Ingress drops (MMU/overflow) name the culprit: never hidden.
 pub const COLS: [Col; 10] = [
@@ -36,14 +39,44 @@ struct QueueRow {
     /// The port's ingress drops (every queue row of the port shows them).
     ingress: Vec<SeriesId>,
     subject: Subject,
-    behind: String,
     id: RowId,
-    name: String,
     charts: Vec<Chart>,
+    /// Where its [`Named`] is.
+    ix: usize,
 }
 
-/// Per switch, its queues' rows in the order they are made ([`Ctx::layout`]).
-type Layout = HashMap<String, Vec<QueueRow>>;
+/// What a queue row takes from the links: the nodes behind its port, and its name (for sorting
+/// and the filter) that names them.
+struct Named {
+    behind: String,
+    name: String,
+}
+
+/// Per switch, its queues' rows in the order they are made ([`Ctx::layout`]), and what the
+/// links say of each.
+struct Layout {
+    queues: HashMap<String, Vec<QueueRow>>,
+    named: LinksSlot<Vec<Named>>,
+}
+
+impl Layout {
+    fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
+        cx.with_links(&self.named, || {
+            let mut v: Vec<Option<Named>> = Vec::new();
+            v.resize_with(self.queues.values().map(Vec::len).sum(), || None);
+            for (sw, queues) in &self.queues {
+                for q in queues {
+                    let behind: Vec<&str> = cx.links.behind(sw, &q.port);
+                    v[q.ix] = Some(Named {
+                        behind: crate::app::table::short_names(&behind),
+                        name: format!("{} {} {}", q.port, q.qos, behind.join(" ")),
+                    });
+                }
+            }
+            v.into_iter().flatten().collect()
+        })
+    }
+}
 
 fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
@@ -57,12 +90,11 @@ fn layout(cx: &Ctx) -> Layout {
     let ids = |m: &BTreeMap<Vec<String>, Vec<SeriesId>>, k: &Vec<String>| {
         m.get(k).cloned().unwrap_or_default()
     };
-    let mut out: Layout = HashMap::new();
-    for k in keys {
+    let mut out: HashMap<String, Vec<QueueRow>> = HashMap::new();
+    for (n, k) in keys.into_iter().enumerate() {
         let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
         let (name, port, qos) = (at(0), at(1), if at(2).is_empty() { at(3) } else { at(2) });
         let pk = vec![name.to_string(), port.to_string()];
-        let behind: Vec<&str> = cx.links.behind(name, port);
         let mut lbl: Vec<(&'static str, &str)> = vec![("switch", name), ("port", port)];
         if !at(2).is_empty() {
             lbl.push(("qos_group", at(2)));
@@ -82,13 +114,12 @@ fn layout(cx: &Ctx) -> Layout {
                 switch: name.into(),
                 port: port.into(),
             },
-            behind: crate::app::table::short_names(&behind),
+            ix: n,
             id: RowId::Queue {
                 switch: name.into(),
                 port: port.into(),
                 queue: qos.into(),
             },
-            name: format!("{port} {qos} {}", behind.join(" ")),
             charts: vec![
                 Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
                 Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
@@ -97,20 +128,24 @@ fn layout(cx: &Ctx) -> Layout {
         };
         out.entry(name.to_string()).or_default().push(row);
     }
-    out
+    Layout {
+        queues: out,
+        named: LinksSlot::default(),
+    }
 }
 
 pub fn view(cx: &Ctx) -> TabView {
     let st = cx.store;
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
+    let named = lay.named(cx);
     let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for sw in &cx.cfg.switches {
         let name = sw.name.as_str();
         let state = cx.src(name);
-        let mine: &[QueueRow] = lay.get(name).map_or(&[], Vec::as_slice);
+        let mine: &[QueueRow] = lay.queues.get(name).map_or(&[], Vec::as_slice);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "queue counters") {
             rows.push(r);
             continue;
@@ -128,30 +163,31 @@ pub fn view(cx: &Ctx) -> TabView {
             });
             let total = cx.increase_of(&q.drops, cx.base);
             let tx = rate(&q.tx);
-            let cells = vec![
-                Cell::tone(q.port.as_str(), Tone::of(sev)),
-                Cell::new(q.behind.as_str()),
-                Cell::new(q.qos.as_str()),
-                Cell::new(Val::Rate(tx)),
-                Cell::new(Val::Rate(gbps)),
-                Cell::new(Val::Rate(rate(&q.ecn))),
-                Cell::crit_if(Val::Sparse(rate(&q.drops), n60), n60.unwrap_or(0) > 0),
-                Cell::crit_if(Val::Sparse(rate(&q.ingress), i60), i60.unwrap_or(0) > 0),
-                Cell::new(Val::Num(query::latest_of(st, &q.depth))),
-                Cell::crit_if(Val::Count(total), total.unwrap_or(0) > 0),
-            ];
-            let score = (n60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
+            let nm = &named[q.ix];
+            let mut row = cx.reused(false, &q.id, &nm.name, &q.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(&q.port, Some(Tone::of(sev)));
+                c.text(&nm.behind, None);
+                c.text(&q.qos, None);
+                c.push(Cell::new(Val::Rate(tx)));
+                c.push(Cell::new(Val::Rate(gbps)));
+                c.push(Cell::new(Val::Rate(rate(&q.ecn))));
+                c.push(Cell::crit_if(
+                    Val::Sparse(rate(&q.drops), n60),
+                    n60.unwrap_or(0) > 0,
+                ));
+                c.push(Cell::crit_if(
+                    Val::Sparse(rate(&q.ingress), i60),
+                    i60.unwrap_or(0) > 0,
+                ));
+                c.push(Cell::new(Val::Num(query::latest_of(st, &q.depth))));
+                c.push(Cell::crit_if(Val::Count(total), total.unwrap_or(0) > 0));
+            }
+            row.tone = state.row_tone();
+            row.score = (n60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
                 + tx.and_then(|a| a.rate).unwrap_or(0.0);
-            rows.push(Row {
-                notes: Vec::new(),
-                id: q.id.clone(),
-                name: q.name.clone(),
-                cells,
-                tone: state.row_tone(),
-                score,
-                span: None,
-                charts: q.charts.clone(),
-            });
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);
