@@ -6,6 +6,9 @@
 #   cargo build --release --example render_time      # NEW (this tree)
 #   BASE=path/to/render_time-of-the-old-commit bench/render512.sh
 #
+# On a box whose thread CPU time advances by scheduler ticks (4 ms here), one figure (the mean of
+# 5 frames) moves in 0.8 ms steps: take ROUNDS=9 or more and read the medians.
+#
 # Prints every run's lines prefixed with its binary's label, then the median per line of each
 # (tab, nodes) over the rounds. Writes nothing else; redirect to bench/results/ to keep it.
 set -euo pipefail

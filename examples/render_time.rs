@@ -7,6 +7,9 @@
 //!
 //!   cargo run --release --example render_time
 //!   bench/render512.sh                        # two builds side by side
+//!
+//! For a profile of one case: RENDER_NODES=512 RENDER_TABS=Pfc,Queues RENDER_FRAMES=50 (frames
+//! after new data per tab; 5 by default).
 
 #[path = "../tests/support/feed.rs"]
 mod feed;
@@ -46,7 +49,16 @@ fn main() {
     // Two figures per tab: a frame redrawn with nothing new (a key, a resize), and the first
     // frame after a second of polls (what the live screen draws most). `App::update` per poll is
     // timed over that second of polls.
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let only_nodes: Option<usize> = env("RENDER_NODES").and_then(|v| v.parse().ok());
+    let only_tabs = env("RENDER_TABS");
+    let m: u32 = env("RENDER_FRAMES")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
     for nodes in [8usize, 512] {
+        if only_nodes.is_some_and(|n| n != nodes) {
+            continue;
+        }
         let cfg = if nodes == 8 {
             rocetop::config::Config::reference()
         } else {
@@ -58,6 +70,13 @@ fn main() {
         let mut lab = Lab::with(cfg);
         lab.run(30);
         for tab in Tab::ALL {
+            let name = format!("{tab:?}");
+            if only_tabs
+                .as_deref()
+                .is_some_and(|t| !t.split(',').any(|t| t == name))
+            {
+                continue;
+            }
             on_tab(&mut lab, tab);
             let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
             t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
@@ -68,7 +87,6 @@ fn main() {
             }
             let same = start.elapsed() / n;
             let (mut fresh, mut upd, mut polls) = (Duration::ZERO, Duration::ZERO, 0u32);
-            let m = 5;
             for _ in 0..m {
                 let (d, p) = lab.run_timed(1);
                 upd += d;
@@ -79,7 +97,7 @@ fn main() {
             }
             println!(
                 "render {nodes} nodes, {:<10} 120x40: {same:>10.2?} per frame, {:>10.2?} after new data; App::update {:>8.2?} per poll",
-                format!("{tab:?}"),
+                name,
                 fresh / m,
                 upd / polls.max(1)
             );

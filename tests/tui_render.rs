@@ -778,3 +778,133 @@ fn kept_intervals_follow_new_data_and_new_series() {
         }
     }
 }
+
+/// Every counter of `name`'s series, from 0 again (its agent restarted), in one poll now.
+fn restart_counters(lab: &mut Lab, name: &str) {
+    use rocetop::metrics::Value;
+    let id = lab.id(name);
+    let samples = lab
+        .app
+        .store
+        .all()
+        .filter(|(_, s)| s.source == id)
+        .filter_map(|(_, s)| {
+            let value = match s.latest()?.1 {
+                Value::Counter(_) => Value::Counter(0),
+                Value::Counter32(_) => Value::Counter32(0),
+                Value::CounterMicros(_) => Value::CounterMicros(0),
+                v @ Value::Gauge(_) => v,
+            };
+            Some(Sample {
+                key: s.key.clone(),
+                value,
+            })
+        })
+        .collect();
+    let at = lab.now() + 500;
+    lab.collected(
+        id,
+        at,
+        Parsed {
+            samples,
+            ..Default::default()
+        },
+        None,
+    );
+}
+
+/// The rows kept between frames (`vm::Ctx::layout`: which rows there are, their names and
+/// charts, the series behind each cell, rebuilt only when a series or a source is added) and the
+/// counters' kept intervals never go stale: through series that appear mid-run, sources going
+/// down and coming back, counters restarting from 0, a mark and time travel, each tab's table
+/// from what was kept is the one computed from nothing; and new points alone keep the layout.
+#[test]
+fn kept_rows_follow_new_series_failures_resets_marks_and_travel() {
+    use rocetop::app::vm;
+    use std::rc::Rc;
+    // Rows as text, one a line, so a difference names its row.
+    let table = |t: &rocetop::app::table::TabView| -> Vec<String> {
+        let rows = t.rows.iter().chain(&t.extra).map(|r| format!("{r:?}"));
+        rows.chain(t.notes.iter().cloned()).collect()
+    };
+    for tab in [Tab::Overview, Tab::Queues, Tab::Pfc, Tab::Congestion] {
+        let mut lab = Lab::new();
+        // A node and a switch answer nothing at first: their series do not exist yet.
+        lab.run_except(4, &["ubunturdma3", "NX_AI_Leaf1"]);
+        on_tab(&mut lab, tab);
+        screen(&lab.app);
+        let check = |lab: &mut Lab, step: &str| {
+            screen(&lab.app);
+            let views = &lab.app.views;
+            // The table on screen: written over the rows of the one before it.
+            let shown = lab.app.table(tab);
+            let kept = vm::compute(tab, &lab.app.ctx(tab));
+            assert_eq!(
+                table(&shown),
+                table(&kept),
+                "{tab:?}, {step}: the rows written over the last frame's differ"
+            );
+            let windows = views.windows.take();
+            let layout = views.layouts[tab.index()].take();
+            let fresh = vm::compute(tab, &lab.app.ctx(tab));
+            // Keep going from what was kept, as the screen does.
+            *views.windows.borrow_mut() = windows;
+            *views.layouts[tab.index()].borrow_mut() = layout;
+            let (kept_rows, fresh_rows) = (table(&kept), table(&fresh));
+            let differ = kept_rows.iter().zip(&fresh_rows).find(|(a, b)| a != b);
+            assert!(
+                differ.is_none() && kept_rows.len() == fresh_rows.len(),
+                "{tab:?}, {step}: the kept rows give another table ({} rows, {} from nothing): {differ:#?}",
+                kept_rows.len(),
+                fresh_rows.len()
+            );
+            assert!(!kept.rows.is_empty(), "{tab:?}, {step}: no rows");
+        };
+        let layout = |lab: &Lab| {
+            lab.app.views.layouts[tab.index()]
+                .borrow()
+                .as_ref()
+                .map(|(_, l)| l.clone())
+        };
+        check(&mut lab, "start");
+        let before = layout(&lab);
+        lab.run_except(1, &["ubunturdma3", "NX_AI_Leaf1"]);
+        check(&mut lab, "a second of new points");
+        if tab != Tab::Overview {
+            let (a, b) = (before.expect("kept"), layout(&lab).expect("kept"));
+            assert!(
+                Rc::ptr_eq(&a, &b),
+                "{tab:?}: new points made the rows again"
+            );
+        }
+        lab.run(1);
+        check(&mut lab, "the silent node's and switch's series appear");
+        lab.run(1);
+        check(&mut lab, "a second later");
+        lab.fail("ubunturdma3", "command timed out after 5 s");
+        lab.fail("NX_AI_Leaf1", "ssh: connect: connection refused");
+        lab.app.update(Event::Tick, lab.now());
+        check(&mut lab, "a node and a switch down");
+        lab.run_except(5, &["ubunturdma3", "NX_AI_Leaf1"]);
+        check(&mut lab, "still down, later");
+        lab.run(2);
+        check(&mut lab, "back up");
+        restart_counters(&mut lab, "ubunturdma4");
+        restart_counters(&mut lab, "NX_AI_Leaf1");
+        check(&mut lab, "counters restarted");
+        lab.run(2);
+        check(&mut lab, "after the restart");
+        lab.chars("m");
+        lab.run(3);
+        check(&mut lab, "counted from a mark");
+        lab.chars("[");
+        check(&mut lab, "10 s back in time");
+        lab.run(1);
+        check(&mut lab, "back in time, a second later");
+        lab.chars("{");
+        check(&mut lab, "70 s back in time: before the series appeared");
+        lab.chars("}]]");
+        lab.run(1);
+        check(&mut lab, "live again");
+    }
+}

@@ -7,6 +7,10 @@ use super::alerts::Severity;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::{Store, Ts};
 use std::cmp::Ordering;
+use std::rc::Rc;
+
+mod reuse;
+pub use reuse::CellsIn;
 
 pub use super::source::{SrcState, age_text};
 
@@ -198,12 +202,13 @@ pub struct Row {
     pub notes: Vec<String>,
 }
 
-/// What the detail view (Enter) charts for a row.
-#[derive(Clone, Debug, PartialEq)]
+/// What the detail view (Enter) charts for a row. The metric and its labels are shared: a
+/// table kept between frames hands every frame's rows the same charts without copying them.
+#[derive(Debug, PartialEq)]
 pub struct Chart {
     pub label: String,
-    pub name: String,
-    pub labels: Vec<(&'static str, String)>,
+    pub name: Rc<str>,
+    pub labels: Rc<[(&'static str, String)]>,
     pub kind: ChartKind,
 }
 
@@ -303,13 +308,15 @@ pub fn short_names(names: &[&str]) -> String {
 
 /// Order names as people do: ubunturdma2 before ubunturdma10.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    fn split(s: &str) -> (&str, Option<u64>) {
-        let i = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        (&s[..i], s[i..].parse().ok())
-    }
-    let (pa, na) = split(a);
-    let (pb, nb) = split(b);
+    let (pa, na) = natural_key(a);
+    let (pb, nb) = natural_key(b);
     pa.cmp(pb).then(na.cmp(&nb)).then(a.cmp(b))
+}
+
+/// A name as [`natural_cmp`] compares it: the text before its trailing digits, and their number.
+fn natural_key(s: &str) -> (&str, Option<u64>) {
+    let i = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    (&s[..i], s[i..].parse().ok())
 }
 
 /// How a tab's rows are ordered: worst first (each tab's score), or by one column; `desc`
@@ -328,12 +335,23 @@ pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
         rows.retain(|r| r.name.to_lowercase().contains(&f));
     }
     let flip = |o: Ordering| if sort.flipped { o.reverse() } else { o };
+    // Sorted as indices, each name's key made once rather than at every comparison (hundreds of
+    // rows, most of them tied on the score), then every row moved once. Both sorts are stable
+    // and compare alike: the order is the one sorting the rows themselves gives.
+    let keys: Vec<(&str, Option<u64>)> = rows.iter().map(|r| natural_key(&r.name)).collect();
+    let by_name = |a: usize, b: usize| {
+        let ((pa, na), (pb, nb)) = (keys[a], keys[b]);
+        pa.cmp(pb)
+            .then(na.cmp(&nb))
+            .then_with(|| rows[a].name.cmp(&rows[b].name))
+    };
+    let mut order: Vec<usize> = (0..rows.len()).collect();
     match sort.col {
-        None => rows.sort_by(|a, b| {
-            flip(b.score.total_cmp(&a.score)).then_with(|| natural_cmp(&a.name, &b.name))
+        None => order.sort_by(|&a, &b| {
+            flip(rows[b].score.total_cmp(&rows[a].score)).then_with(|| by_name(a, b))
         }),
-        Some(c) => rows.sort_by(|a, b| {
-            let (va, vb) = (cell_val(a, c), cell_val(b, c));
+        Some(c) => order.sort_by(|&a, &b| {
+            let (va, vb) = (cell_val(&rows[a], c), cell_val(&rows[b], c));
             let by = match (va.and_then(Val::number), vb.and_then(Val::number)) {
                 (Some(x), Some(y)) => flip(y.total_cmp(&x)),
                 // Missing data sorts last either way.
@@ -346,9 +364,15 @@ pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
                     _ => Ordering::Equal,
                 },
             };
-            by.then_with(|| natural_cmp(&a.name, &b.name))
+            by.then_with(|| by_name(a, b))
         }),
     }
+    drop(keys);
+    if order.iter().enumerate().all(|(i, &j)| i == j) {
+        return;
+    }
+    let mut slots: Vec<Option<Row>> = std::mem::take(rows).into_iter().map(Some).collect();
+    rows.extend(order.iter().filter_map(|&i| slots[i].take()));
 }
 
 /// A row's value in column `c`; rows spanning an error have none past the span.

@@ -58,6 +58,13 @@ pub struct Views {
     pub live_windows: RefCell<Windows>,
     /// The fleet's node list (`vm::Ctx::nodes`), kept until the store holds more series.
     pub fleet_nodes: super::vm::FleetNodes,
+    /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
+    /// data reads only the values behind them.
+    pub layouts: [super::vm::LayoutSlot; 6],
+    /// Per tab, the rows (main table, second table) of the table last replaced, for the next one
+    /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
+    /// neither frees the old rows nor allocates the new ones.
+    pub pools: [super::vm::RowPool; 6],
 }
 
 impl App {
@@ -118,7 +125,15 @@ impl App {
                 return v.clone();
             }
         }
+        let pool = &self.views.pools[tab.index()];
+        if let Some((_, old)) = slot.borrow_mut().take() {
+            if let Ok(t) = Rc::try_unwrap(old) {
+                *pool.borrow_mut() = (t.rows, t.extra);
+            }
+        }
         let v = Rc::new(super::vm::compute(tab, &self.ctx(tab)));
+        // What the new table did not take.
+        *pool.borrow_mut() = Default::default();
         self.views.computed.set(self.views.computed.get() + 1);
         *slot.borrow_mut() = Some((key, v.clone()));
         v

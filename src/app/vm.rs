@@ -10,12 +10,13 @@ pub mod queues;
 pub mod timeline;
 
 use super::alerts::Alerts;
-use super::table::{Row, Sort, SrcState, TabView, arrange};
+use super::table::{Chart, Row, RowId, Sort, SrcState, TabView, arrange};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
-use crate::metrics::store::{SourceId, Windows};
+use crate::metrics::store::{SeriesId, SourceId, Windows};
 use crate::metrics::{Store, Ts, by_label};
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -48,10 +49,26 @@ pub struct Ctx<'a> {
     windows: &'a RefCell<Windows>,
     /// The fleet's nodes as last listed, with the store identity and series count they are of.
     fleet: &'a FleetNodes,
+    /// The tab's rows as made from the set of series ([`Ctx::layout`]), kept between frames.
+    layout: &'a LayoutSlot,
+    /// [`App`]'s generation of `links` (the nodes behind a port name rows).
+    links_gen: u64,
+    /// The rows of the table this one replaces, to be written over ([`Ctx::reused`]).
+    pool: &'a RowPool,
 }
 
 /// The `[[prometheus]]` sources' nodes with the (store uid, series count) they were listed for.
 pub type FleetNodes = RefCell<Option<((u64, usize), Rc<Vec<NodeRef>>)>>;
+
+/// Rows of a tab's main and second table, kept to be written over.
+pub type RowPool = RefCell<(Vec<Row>, Vec<Row>)>;
+
+/// A tab's kept [`Ctx::layout`] with what it was made from: the store and its set of series
+/// and sources.
+pub type LayoutSlot = RefCell<Option<((u64, u64), Rc<dyn Any>)>>;
+
+/// The part of a layout made from the links ([`Ctx::with_links`]), with their generation.
+pub type LinksSlot<N> = RefCell<Option<(u64, Rc<N>)>>;
 
 impl<'a> Ctx<'a> {
     /// A source's state at the view's time.
@@ -144,6 +161,55 @@ impl<'a> Ctx<'a> {
         by_label::increase_in(self.store, &mut w, name, "node", since)
     }
 
+    /// [`query::increase_of_in`] over `store`, from the intervals kept between frames.
+    pub fn increase_of(&self, ids: &[SeriesId], since: Ts) -> Option<u64> {
+        if ids.is_empty() {
+            return None;
+        }
+        let mut w = self.windows.borrow_mut();
+        query::increase_of_in(self.store, &mut w, ids, since)
+    }
+
+    /// What a tab's rows are made of while the set of series and the sources stay (which rows,
+    /// their charts, the series behind each cell): the kept one, else `make`'s. Only the values
+    /// are read again when new points arrive.
+    pub fn layout<L: 'static>(&self, make: impl FnOnce() -> L) -> Rc<L> {
+        let key = (self.store.uid(), self.store.shape_generation());
+        if let Some((k, v)) = &*self.layout.borrow() {
+            if *k == key {
+                if let Ok(v) = Rc::clone(v).downcast::<L>() {
+                    return v;
+                }
+            }
+        }
+        let v = Rc::new(make());
+        *self.layout.borrow_mut() = Some((key, v.clone() as Rc<dyn Any>));
+        v
+    }
+
+    /// A row for the main table (`extra`: the second one) made in one of the replaced table's
+    /// ([`Row::reuse`]).
+    pub fn reused(&self, extra: bool, id: &RowId, name: &str, charts: &[Chart]) -> Row {
+        let old = {
+            let mut p = self.pool.borrow_mut();
+            if extra { p.1.pop() } else { p.0.pop() }
+        };
+        Row::reuse(old, id, name, charts)
+    }
+
+    /// The part of a kept layout that reads the links (the nodes behind a port: a row's name),
+    /// kept in `slot` until the links are made again (every topology answer, every proof).
+    pub fn with_links<N: 'static>(&self, slot: &LinksSlot<N>, make: impl FnOnce() -> N) -> Rc<N> {
+        if let Some((k, v)) = &*slot.borrow() {
+            if *k == self.links_gen {
+                return v.clone();
+            }
+        }
+        let v = Rc::new(make());
+        *slot.borrow_mut() = Some((self.links_gen, v.clone()));
+        v
+    }
+
     /// Filter and order rows as the tab asks.
     pub fn arrange(&self, rows: &mut Vec<Row>) {
         arrange(rows, self.filter, self.sort);
@@ -166,6 +232,9 @@ impl App {
             source_ids: &self.source_ids,
             windows: &self.views.windows,
             fleet: &self.views.fleet_nodes,
+            layout: &self.views.layouts[tab.index()],
+            links_gen: self.links_gen,
+            pool: &self.views.pools[tab.index()],
         }
     }
 }

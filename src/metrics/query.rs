@@ -175,14 +175,75 @@ pub fn rate_by(
 ) -> BTreeMap<Vec<String>, Agg> {
     let mut out: BTreeMap<Vec<String>, Agg> = BTreeMap::new();
     for (id, s) in store.select(name, labels) {
-        let agg = out.entry(group_key(s, group)).or_default();
-        match store.rate(id) {
-            Some(Rate::PerSec(v)) => *agg.rate.get_or_insert(0.0) += v,
-            Some(Rate::Reset) => agg.reset = true,
+        out.entry(group_key(s, group))
+            .or_default()
+            .add(store.rate(id));
+    }
+    out
+}
+
+impl Agg {
+    /// One more series' newest rate in the group's sum.
+    fn add(&mut self, r: Option<Rate>) {
+        match r {
+            Some(Rate::PerSec(v)) => *self.rate.get_or_insert(0.0) += v,
+            Some(Rate::Reset) => self.reset = true,
             _ => {}
         }
     }
+}
+
+/// The series of metric `name` (with `labels`) by the values of their `group` labels: the
+/// groups the `*_by` functions answer for, each one's series in the order they sum them. A table
+/// keeps this while the set of series stays ([`Store::shape_generation`]) and asks the `*_of`
+/// functions for each row's values, so a frame after new data neither walks nor keys every
+/// series again.
+pub fn groups(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    group: &[&str],
+) -> BTreeMap<Vec<String>, Vec<SeriesId>> {
+    let mut out: BTreeMap<Vec<String>, Vec<SeriesId>> = BTreeMap::new();
+    for (id, s) in store.select(name, labels) {
+        out.entry(group_key(s, group)).or_default().push(id);
+    }
     out
+}
+
+/// [`rate_by`]'s value for one group of [`groups`].
+pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
+    let mut agg = Agg::default();
+    for &id in ids {
+        agg.add(store.rate(id));
+    }
+    agg
+}
+
+/// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
+pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
+    let mut sum = None;
+    for &id in ids {
+        if let Some(v) = w.increase_since(store, id, since) {
+            *sum.get_or_insert(0) += v;
+        }
+    }
+    sum
+}
+
+/// [`latest_by`]'s value for one group of [`groups`].
+pub fn latest_of(store: &Store, ids: &[SeriesId]) -> Option<f64> {
+    ids.iter()
+        .filter_map(|&id| store.get(id)?.latest())
+        .map(|(_, v)| v.as_f64())
+        .fold(None, |best, x| Some(best.map_or(x, |y: f64| y.max(x))))
+}
+
+/// [`pause_fraction_by`]'s value for one group of [`groups`].
+pub fn pause_fraction_of(store: &Store, ids: &[SeriesId]) -> Option<f64> {
+    ids.iter()
+        .filter_map(|&id| store.rate(id).and_then(pause_fraction))
+        .fold(None, |best, f| Some(best.map_or(f, |y: f64| y.max(f))))
 }
 
 /// [`increase_sum`] for every group at once.
@@ -357,6 +418,37 @@ mod tests {
             latest_by(&st, "c_total", &[], &["node"]).get(&vec!["n1".to_string()]),
             Some(&9.0)
         );
+        // The kept groups answer per group what the maps answer (a reset, a new series).
+        st.ingest(src, 2000, &{
+            let mut p = poll(1, 9, 500_000);
+            p.samples.push(Sample::counter(
+                "c_total",
+                &[("node", "n2"), ("device", "a")],
+                3,
+            ));
+            p
+        });
+        let mut w = Windows::default();
+        for g in [&["node"][..], &["device"], &["node", "device"]] {
+            let groups = groups(&st, "c_total", &[], g);
+            let rates = rate_by(&st, "c_total", &[], g);
+            let incs = increase_by(&st, "c_total", &[], g, 0);
+            let latest = latest_by(&st, "c_total", &[], g);
+            assert_eq!(
+                groups.keys().collect::<Vec<_>>(),
+                rates.keys().collect::<Vec<_>>()
+            );
+            for (k, ids) in &groups {
+                assert_eq!(Some(&rate_of(&st, ids)), rates.get(k), "{k:?}");
+                assert_eq!(increase_of_in(&st, &mut w, ids, 0), incs.get(k).copied());
+                assert_eq!(latest_of(&st, ids), latest.get(k).copied());
+            }
+        }
+        let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
+        let groups = groups(&st, "d_seconds_total", &[], &["node"]);
+        for (k, ids) in &groups {
+            assert_eq!(pause_fraction_of(&st, ids), pf.get(k).copied());
+        }
         let two = last_two(&st, "c_total", &[("device", "b")]);
         assert_eq!(two.len(), 1);
         assert_eq!((two[0].1, two[0].2), (Some(7.0), 9.0));

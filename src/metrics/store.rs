@@ -56,6 +56,8 @@ pub struct Store {
     clocks: Vec<SharedClock>,
     /// Changes with every change of the store ([`next_generation`]).
     generation: u64,
+    /// Changes only when a series or a source is added ([`Store::shape_generation`]).
+    shape_generation: u64,
     /// Names this store among all made in the process (a time-travel copy is another one), so
     /// what is kept for one store ([`Windows`]) is never read against another.
     uid: u64,
@@ -116,6 +118,7 @@ impl Store {
             recent: Vec::new(),
             clocks: Vec::new(),
             generation: next_generation(),
+            shape_generation: next_generation(),
             uid: next_generation(),
         }
     }
@@ -123,6 +126,13 @@ impl Store {
     /// Changes with every poll, failure or source added.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Changes when a series or a source is added, not with new points: what is made from the
+    /// set of series (a table's rows and the series behind each cell) stays right until it moves.
+    /// Never handed out twice in a process, so another store's never matches.
+    pub fn shape_generation(&self) -> u64 {
+        self.shape_generation
     }
 
     /// This store's identity: unlike the generation, it never changes.
@@ -133,6 +143,7 @@ impl Store {
     /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.
     pub fn add_source(&mut self, name: &str, interval_ms: i64) -> SourceId {
         self.generation = next_generation();
+        self.shape_generation = self.generation;
         self.sources.push(SourceHealth {
             name: name.to_string(),
             interval_ms,
@@ -313,6 +324,7 @@ impl Store {
                     h.series += 1;
                 }
                 let id = SeriesId(self.series.len() as u32);
+                self.shape_generation = next_generation();
                 let kind = match s.value {
                     Value::Counter(_) | Value::CounterMicros(_) => Kind::Counter(Width::W64),
                     Value::Counter32(_) => Kind::Counter(Width::W32),

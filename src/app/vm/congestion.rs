@@ -3,10 +3,11 @@
 
 use super::{Ctx, by_first};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
+use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
+use crate::metrics::store::SeriesId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The error counters tell a lossy fabric: never hidden.
@@ -26,9 +27,24 @@ pub const COLS: [Col; 10] = [
 const G: [&str; 2] = ["node", "device"];
 const ERRORS: [&str; 3] = ["out_of_sequence", "packet_seq_err", "local_ack_timeout_err"];
 
-pub fn view(cx: &Ctx) -> TabView {
+/// One device's row as the set of series makes it.
+struct DevRow {
+    device: String,
+    ecn: Vec<SeriesId>,
+    cnp: Vec<SeriesId>,
+    hdl: Vec<SeriesId>,
+    ign: Vec<SeriesId>,
+    errs: [Vec<SeriesId>; 3],
+    id: RowId,
+    name: String,
+    charts: Vec<Chart>,
+}
+
+/// Per node rows are made for: its name, source, alert subject and devices ([`Ctx::layout`]).
+type Layout = Vec<(String, String, Subject, Vec<DevRow>)>;
+
+fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
-    let last_min = cx.now - WINDOW_MS;
     let n = rdma_counter;
     let (ecn_n, cnp_n, hdl_n) = (
         n("np_ecn_marked_roce_packets"),
@@ -36,75 +52,35 @@ pub fn view(cx: &Ctx) -> TabView {
         n("rp_cnp_handled"),
     );
     let oos_n = n("out_of_sequence");
-    let ecn = query::rate_by(st, &ecn_n, &[], &G);
-    let ecn60 = cx.increase_by(&ecn_n, &[], &G, last_min);
-    let cnp = query::rate_by(st, &cnp_n, &[], &G);
-    let cnp60 = cx.increase_by(&cnp_n, &[], &G, last_min);
-    let hdl = query::rate_by(st, &hdl_n, &[], &G);
-    let ign = query::rate_by(st, &n("rp_cnp_ignored"), &[], &G);
-    let errs: Vec<_> = ERRORS
-        .iter()
-        .map(|c| {
-            (
-                cx.increase_by(&n(c), &[], &G, cx.base),
-                cx.increase_by(&n(c), &[], &G, last_min),
-            )
-        })
-        .collect();
+    let ecn = query::groups(st, &ecn_n, &[], &G);
+    let cnp = query::groups(st, &cnp_n, &[], &G);
+    let hdl = query::groups(st, &hdl_n, &[], &G);
+    let ign = query::groups(st, &n("rp_cnp_ignored"), &[], &G);
+    let errs = ERRORS.map(|c| query::groups(st, &n(c), &[], &G));
     let keys: BTreeSet<&Vec<String>> = ecn.keys().chain(cnp.keys()).chain(hdl.keys()).collect();
     let grouped = by_first(keys.iter().copied());
-    let mut rows = Vec::new();
-    for node in &cx.nodes() {
+    let ids = |m: &BTreeMap<Vec<String>, Vec<SeriesId>>, k: &Vec<String>| {
+        m.get(k).cloned().unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for node in cx.nodes() {
         let name = node.name.as_str();
-        let state = cx.src(&node.source);
-        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
-        if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
-            rows.push(r);
-            continue;
-        }
-        let sev = cx.alerts.worst_for(&Subject::Node(name.into()));
-        for k in &mine {
+        let mut rows = Vec::new();
+        for k in grouped.get(name).into_iter().flatten() {
             let dev = k.get(1).map(String::as_str).unwrap_or("");
-            let r = |m: &BTreeMap<Vec<String>, Agg>| m.get(*k).and_then(|a| a.rate);
-            let ratio = match (r(&cnp), r(&ecn)) {
-                (Some(c), Some(e)) if e > 0.0 => Some(c / e),
-                _ => None,
-            };
-            let mut cells = vec![
-                Cell::tone(name, Tone::of(sev)),
-                Cell::new(dev),
-                Cell::new(Val::Sparse(ecn.get(*k).cloned(), ecn60.get(*k).copied())),
-                Cell::new(Val::Sparse(cnp.get(*k).cloned(), cnp60.get(*k).copied())),
-                Cell::new(Val::Rate(hdl.get(*k).cloned())),
-                Cell::warn_if(
-                    Val::Rate(ign.get(*k).cloned()),
-                    r(&ign).is_some_and(|v| v > 0.0),
-                    Tone::Warn,
-                ),
-                Cell::new(Val::Num(ratio)),
-            ];
-            let mut bad = 0u64;
-            for (total, last) in &errs {
-                let growing = last.get(*k).copied().unwrap_or(0);
-                bad += growing;
-                cells.push(Cell::warn_if(
-                    Val::Count(total.get(*k).copied()),
-                    growing > 0,
-                    Tone::Warn,
-                ));
-            }
             let lbl = [("node", name), ("device", dev)];
-            rows.push(Row {
-                notes: Vec::new(),
+            rows.push(DevRow {
+                device: dev.into(),
+                ecn: ids(&ecn, k),
+                cnp: ids(&cnp, k),
+                hdl: ids(&hdl, k),
+                ign: ids(&ign, k),
+                errs: [ids(&errs[0], k), ids(&errs[1], k), ids(&errs[2], k)],
                 id: RowId::Device {
                     node: name.into(),
                     device: dev.into(),
                 },
                 name: format!("{name} {dev}"),
-                cells,
-                tone: state.row_tone(),
-                score: bad as f64 * 1e6 + r(&ecn).unwrap_or(0.0),
-                span: None,
                 charts: vec![
                     Chart::rate("ECN marked/s (np_ecn_marked_roce_packets)", &ecn_n, &lbl),
                     Chart::rate("CNP sent/s (np_cnp_sent)", &cnp_n, &lbl),
@@ -112,6 +88,67 @@ pub fn view(cx: &Ctx) -> TabView {
                     Chart::rate("out_of_sequence/s", &oos_n, &lbl),
                 ],
             });
+        }
+        let subject = Subject::Node(node.name.clone());
+        out.push((node.name, node.source, subject, rows));
+    }
+    out
+}
+
+pub fn view(cx: &Ctx) -> TabView {
+    let st = cx.store;
+    let last_min = cx.now - WINDOW_MS;
+    let lay = cx.layout(|| layout(cx));
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
+    let mut rows = Vec::new();
+    for (name, source, subject, mine) in lay.iter() {
+        let state = cx.src(source);
+        if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
+            rows.push(r);
+            continue;
+        }
+        let sev = cx.alerts.worst_for(subject);
+        for d in mine {
+            let (ecn, cnp, ign) = (rate(&d.ecn), rate(&d.cnp), rate(&d.ign));
+            let r = |a: Option<Agg>| a.and_then(|a| a.rate);
+            let ratio = match (r(cnp), r(ecn)) {
+                (Some(c), Some(e)) if e > 0.0 => Some(c / e),
+                _ => None,
+            };
+            let mut row = cx.reused(false, &d.id, &d.name, &d.charts);
+            let mut bad = 0u64;
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(name, Some(Tone::of(sev)));
+                c.text(&d.device, None);
+                c.push(Cell::new(Val::Sparse(
+                    ecn,
+                    cx.increase_of(&d.ecn, last_min),
+                )));
+                c.push(Cell::new(Val::Sparse(
+                    cnp,
+                    cx.increase_of(&d.cnp, last_min),
+                )));
+                c.push(Cell::new(Val::Rate(rate(&d.hdl))));
+                c.push(Cell::warn_if(
+                    Val::Rate(ign),
+                    r(ign).is_some_and(|v| v > 0.0),
+                    Tone::Warn,
+                ));
+                c.push(Cell::new(Val::Num(ratio)));
+                for ids in &d.errs {
+                    let growing = cx.increase_of(ids, last_min).unwrap_or(0);
+                    bad += growing;
+                    c.push(Cell::warn_if(
+                        Val::Count(cx.increase_of(ids, cx.base)),
+                        growing > 0,
+                        Tone::Warn,
+                    ));
+                }
+            }
+            row.tone = state.row_tone();
+            row.score = bad as f64 * 1e6 + r(ecn).unwrap_or(0.0);
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);

@@ -2,15 +2,18 @@
 //! the hosts' NIC pause counters (`ethtool -S`). Both are selectable: the selection walks the port
 //! rows, then the host rows (`TabView::get`), each with its lossless findings in its detail view.
 
-use super::{Ctx, by_first, sev_rank};
+use super::{Ctx, LinksSlot, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Subject, WINDOW_MS};
 use crate::app::table::{
-    Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol, short_names,
+    Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol,
+    short_names,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
+use crate::metrics::store::SeriesId;
 use crate::metrics::{Store, Ts};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// PFC p3 and 802.3x name the misconfigured port: never hidden. "60s" (frames in the last
 /// minute, rx + tx) keeps a storm that just ended on top when sorted by it.
@@ -42,98 +45,242 @@ pub const HOST_COLS: [Col; 9] = [
     col("rx_discards_phy", 15, 2),
 ];
 
-type Port = Vec<String>;
+/// A switch port's PFC counters of one direction, by priority: the port total
+/// (`priority="all"`) where reported, else the priorities summed. Each group is one priority's
+/// series, in key order (the order the sums were always taken in).
+#[derive(Default)]
+struct Pause {
+    all: Vec<Vec<SeriesId>>,
+    prios: Vec<Vec<SeriesId>>,
+}
 
-/// Per-port PFC rate: the port total (`priority="all"`) where reported, else the priorities summed.
-fn per_port(st: &Store, name: &str) -> BTreeMap<Port, Agg> {
-    let mut all: BTreeMap<Port, Agg> = BTreeMap::new();
-    let mut prios: BTreeMap<Port, Agg> = BTreeMap::new();
-    for (k, a) in query::rate_by(st, name, &[], &["switch", "port", "priority"]) {
-        let port = k[..2.min(k.len())].to_vec();
-        let slot = if k.get(2).is_some_and(|p| p == "all") {
-            all.entry(port).or_default()
+impl Pause {
+    fn add(&mut self, priority: &str, ids: Vec<SeriesId>) {
+        if priority == "all" {
+            self.all.push(ids);
         } else {
-            prios.entry(port).or_default()
-        };
-        if let Some(r) = a.rate {
-            *slot.rate.get_or_insert(0.0) += r;
+            self.prios.push(ids);
         }
-        slot.reset |= a.reset;
     }
-    for (k, a) in prios {
-        all.entry(k).or_insert(a);
-    }
-    all
-}
 
-/// Per-port increase since `since`, the port total where reported, else the priorities summed.
-fn totals(cx: &Ctx, name: &str, since: Ts) -> BTreeMap<Port, u64> {
-    let mut all: BTreeMap<Port, u64> = BTreeMap::new();
-    let mut prios: BTreeMap<Port, u64> = BTreeMap::new();
-    for (k, v) in cx.increase_by(name, &[], &["switch", "port", "priority"], since) {
-        let port = k[..2.min(k.len())].to_vec();
-        let m = if k.get(2).is_some_and(|p| p == "all") {
-            &mut all
+    fn is_empty(&self) -> bool {
+        self.all.is_empty() && self.prios.is_empty()
+    }
+
+    /// The port's rate: the "all" groups' rates summed where there are such series, else the
+    /// priorities'; `None` without any series.
+    fn rate(&self, st: &Store) -> Option<Agg> {
+        let groups = if self.all.is_empty() {
+            &self.prios
         } else {
-            &mut prios
+            &self.all
         };
-        *m.entry(port).or_default() += v;
+        if groups.is_empty() {
+            return None;
+        }
+        let mut slot = Agg::default();
+        for g in groups {
+            let a = query::rate_of(st, g);
+            if let Some(r) = a.rate {
+                *slot.rate.get_or_insert(0.0) += r;
+            }
+            slot.reset |= a.reset;
+        }
+        Some(slot)
     }
-    for (k, v) in prios {
-        all.entry(k).or_insert(v);
+
+    /// The port's increase since `since`: the "all" groups' where any counted, else the
+    /// priorities'.
+    fn total(&self, cx: &Ctx, since: Ts) -> Option<u64> {
+        let sum = |groups: &[Vec<SeriesId>]| {
+            groups
+                .iter()
+                .filter_map(|g| cx.increase_of(g, since))
+                .fold(None, |acc: Option<u64>, v| Some(acc.unwrap_or(0) + v))
+        };
+        sum(&self.all).or_else(|| sum(&self.prios))
     }
-    all
 }
 
-fn on_off(v: Option<&f64>) -> &'static str {
-    match v {
-        None => "-",
-        Some(v) if *v > 0.5 => "on",
-        Some(_) => "off",
+/// One switch port's row as the set of series makes it.
+struct PortRow {
+    port: String,
+    rx: Pause,
+    tx: Pause,
+    /// PFC enabled on the RoCE priority; a port with only these series has a row once one holds
+    /// a value.
+    pfc_on: Vec<SeriesId>,
+    fc_rx: Vec<SeriesId>,
+    fc_tx: Vec<SeriesId>,
+    link_pause: Vec<SeriesId>,
+    subject: Subject,
+    id: RowId,
+    charts: Vec<Chart>,
+    /// Where its [`Named`] is.
+    ix: usize,
+}
+
+/// What a port row takes from the links: the nodes behind it, and its name (for sorting and
+/// the filter) that names them.
+struct Named {
+    behind: String,
+    any_behind: bool,
+    name: String,
+}
+
+/// One host NIC priority's row as the set of series makes it.
+struct HostRow {
+    netdev: String,
+    priority: String,
+    rx: Vec<SeriesId>,
+    tx: Vec<SeriesId>,
+    frac_rx: Vec<SeriesId>,
+    frac_tx: Vec<SeriesId>,
+    storms: Vec<SeriesId>,
+    discards: Vec<SeriesId>,
+    id: RowId,
+    name: String,
+    charts: Vec<Chart>,
+}
+
+/// The tab's rows while the set of series stays ([`Ctx::layout`]): per configured switch its
+/// ports, per node (and its source) its NICs' priorities, in the order the rows are made.
+struct Layout {
+    ports: HashMap<String, Vec<PortRow>>,
+    hosts: Vec<(String, String, Vec<HostRow>)>,
+    /// Per port row ([`PortRow::ix`]), what the links say of it.
+    named: LinksSlot<Vec<Named>>,
+}
+
+impl Layout {
+    fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
+        cx.with_links(&self.named, || {
+            let mut v: Vec<Option<Named>> = Vec::new();
+            v.resize_with(self.ports.values().map(Vec::len).sum(), || None);
+            for (sw, ports) in &self.ports {
+                for p in ports {
+                    let behind: Vec<&str> = cx.links.behind(sw, &p.port);
+                    v[p.ix] = Some(Named {
+                        behind: short_names(&behind),
+                        any_behind: !behind.is_empty(),
+                        name: format!("{} {}", p.port, behind.join(" ")),
+                    });
+                }
+            }
+            v.into_iter().flatten().collect()
+        })
     }
 }
 
-pub fn view(cx: &Ctx) -> TabView {
-    let (rows, notes) = port_rows(cx);
-    TabView {
-        cols: &SW_COLS,
-        rows,
-        extra_cols: &HOST_COLS,
-        extra: host_rows(cx),
-        notes,
+/// Series of `name` by (switch, port, priority), by port.
+fn by_port(st: &Store, name: &str) -> BTreeMap<(String, String), Pause> {
+    let mut out: BTreeMap<(String, String), Pause> = BTreeMap::new();
+    for (k, ids) in query::groups(st, name, &[], &["switch", "port", "priority"]) {
+        let [sw, port, prio] = <[String; 3]>::try_from(k).unwrap_or_default();
+        out.entry((sw, port)).or_default().add(&prio, ids);
     }
+    out
 }
 
-fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
+fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
-    let rx = per_port(st, SW_PFC_RX);
-    let tx = per_port(st, SW_PFC_TX);
-    let rxt = totals(cx, SW_PFC_RX, cx.base);
-    let txt = totals(cx, SW_PFC_TX, cx.base);
-    let rx60 = totals(cx, SW_PFC_RX, cx.now - WINDOW_MS);
-    let tx60 = totals(cx, SW_PFC_TX, cx.now - WINDOW_MS);
-    let pfc_on = query::latest_by(
-        st,
-        SW_PFC_ENABLED,
-        &[("priority", ROCE_PRIORITY)],
-        &["switch", "port"],
-    );
-    let fc = query::latest_by(
+    let mut rx = by_port(st, SW_PFC_RX);
+    let mut tx = by_port(st, SW_PFC_TX);
+    let sp = ["switch", "port"];
+    let mut pfc_on = query::groups(st, SW_PFC_ENABLED, &[("priority", ROCE_PRIORITY)], &sp);
+    let mut fc = query::groups(
         st,
         SW_FLOWCONTROL_ENABLED,
         &[],
         &["switch", "port", "direction"],
     );
-    let lp = query::rate_by(st, SW_LINK_PAUSE_RX, &[], &["switch", "port"]);
-    let keys: BTreeSet<&Port> = rx.keys().chain(tx.keys()).chain(pfc_on.keys()).collect();
-    let grouped = by_first(keys.iter().copied());
+    let mut lp = query::groups(st, SW_LINK_PAUSE_RX, &[], &sp);
+    let keys: BTreeSet<(String, String)> = rx
+        .keys()
+        .chain(tx.keys())
+        .cloned()
+        .chain(pfc_on.keys().map(|k| (k[0].clone(), k[1].clone())))
+        .collect();
+    let mut ports: HashMap<String, Vec<PortRow>> = HashMap::new();
+    for (ix, (sw, port)) in keys.into_iter().enumerate() {
+        let k = vec![sw.clone(), port.clone()];
+        let mut fck = |d: &str| {
+            fc.remove(&vec![sw.clone(), port.clone(), d.to_string()])
+                .unwrap_or_default()
+        };
+        let (fc_rx, fc_tx) = (fck("rx"), fck("tx"));
+        let lbl = [("switch", sw.as_str()), ("port", port.as_str())];
+        let row = PortRow {
+            rx: rx.remove(&(sw.clone(), port.clone())).unwrap_or_default(),
+            tx: tx.remove(&(sw.clone(), port.clone())).unwrap_or_default(),
+            pfc_on: pfc_on.remove(&k).unwrap_or_default(),
+            fc_rx,
+            fc_tx,
+            link_pause: lp.remove(&k).unwrap_or_default(),
+            subject: Subject::Port {
+                switch: sw.clone(),
+                port: port.clone(),
+            },
+            ix,
+            id: RowId::Port {
+                switch: sw.clone(),
+                port: port.clone(),
+            },
+            charts: vec![
+                Chart::rate("RxPPP frames/s", SW_PFC_RX, &lbl),
+                Chart::rate("TxPPP frames/s", SW_PFC_TX, &lbl),
+                Chart::rate("802.3x link pause rx/s", SW_LINK_PAUSE_RX, &lbl),
+            ],
+            port,
+        };
+        ports.entry(sw).or_default().push(row);
+    }
+    Layout {
+        ports,
+        hosts: host_layout(cx),
+        named: LinksSlot::default(),
+    }
+}
+
+fn on_off(v: Option<f64>) -> &'static str {
+    match v {
+        None => "-",
+        Some(v) if v > 0.5 => "on",
+        Some(_) => "off",
+    }
+}
+
+pub fn view(cx: &Ctx) -> TabView {
+    let lay = cx.layout(|| layout(cx));
+    let (rows, notes) = port_rows(cx, &lay);
+    TabView {
+        cols: &SW_COLS,
+        rows,
+        extra_cols: &HOST_COLS,
+        extra: host_rows(cx, &lay),
+        notes,
+    }
+}
+
+fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
+    let st = cx.store;
+    let named = lay.named(cx);
     let limit = cx.cfg.alerts.port_pfc_per_second;
+    let last_min = cx.now - WINDOW_MS;
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for sw in &cx.cfg.switches {
         let name = sw.name.as_str();
         let state = cx.src(name);
-        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
+        // A port with only its PFC-enabled series has a row once that holds a value.
+        let mine: Vec<(&PortRow, Option<f64>)> = lay
+            .ports
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|p| (p, query::latest_of(st, &p.pfc_on)))
+            .filter(|(p, on)| !p.rx.is_empty() || !p.tx.is_empty() || on.is_some())
+            .collect();
         if let Some(r) = state.source_row(name, !mine.is_empty(), "PFC counters") {
             rows.push(r);
             continue;
@@ -141,9 +288,9 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
         if let SrcState::Stale(ms) = state {
             notes.push(format!("{name} stale {}", age_text(ms)));
         }
-        for k in &mine {
-            let port = k.get(1).map(String::as_str).unwrap_or("");
-            let behind: Vec<&str> = cx.links.behind(name, port);
+        for (p, on) in mine {
+            let port = p.port.as_str();
+            let nm = &named[p.ix];
             // The lossless path proven wrong through this port: marked on its PFC cell, said in
             // its detail view.
             let wrong: Vec<String> = cx
@@ -151,64 +298,48 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
                 .at_port(name, port)
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
-            let sev = cx.alerts.worst_for(&Subject::Port {
-                switch: name.into(),
-                port: port.into(),
-            });
-            let fck = |d: &str| fc.get(&vec![name.to_string(), port.to_string(), d.to_string()]);
-            let fc_txt = format!("{}/{}", on_off(fck("rx")), on_off(fck("tx")));
+            let sev = cx.alerts.worst_for(&p.subject);
+            let (fc_rx, fc_tx) = (
+                query::latest_of(st, &p.fc_rx),
+                query::latest_of(st, &p.fc_tx),
+            );
             let fc_bad = cx.cfg.alerts.flowcontrol.as_deref().is_some_and(|want| {
                 !port.starts_with("ii")
-                    && [fck("rx"), fck("tx")]
+                    && [fc_rx, fc_tx]
                         .iter()
                         .flatten()
-                        .any(|v| on_off(Some(v)) != want)
+                        .any(|v| on_off(Some(*v)) != want)
             });
-            let p3 = on_off(pfc_on.get(*k));
-            let rate = |m: &BTreeMap<Port, Agg>| m.get(*k).and_then(|a| a.rate).unwrap_or(0.0);
-            let last60 = match (rx60.get(*k), tx60.get(*k)) {
+            let p3 = on_off(on);
+            let (rx, tx) = (p.rx.rate(st), p.tx.rate(st));
+            let rate = |a: &Option<Agg>| a.and_then(|a| a.rate).unwrap_or(0.0);
+            let last60 = match (p.rx.total(cx, last_min), p.tx.total(cx, last_min)) {
                 (None, None) => None,
-                (a, b) => Some(a.copied().unwrap_or(0) + b.copied().unwrap_or(0)),
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
             };
-            let cells = vec![
-                Cell::tone(port, Tone::of(sev)),
-                Cell::new(if port.starts_with("ii") { "ii" } else { "edge" }),
-                Cell::new(short_names(&behind)),
-                Cell::warn_if(
-                    Val::Rate(rx.get(*k).cloned()),
-                    rate(&rx) > limit,
-                    Tone::Warn,
-                ),
-                Cell::warn_if(
-                    Val::Rate(tx.get(*k).cloned()),
-                    rate(&tx) > limit,
-                    Tone::Warn,
-                ),
-                Cell::new(Val::Count(last60)),
-                Cell::new(Val::Count(rxt.get(*k).copied())),
-                Cell::new(Val::Count(txt.get(*k).copied())),
-                marked(p3, &wrong, p3 == "off" && !behind.is_empty()),
-                Cell::warn_if(fc_txt, fc_bad, Tone::Warn),
-                Cell::new(Val::Rate(lp.get(*k).cloned())),
-            ];
-            let lbl = [("switch", name), ("port", port)];
-            rows.push(Row {
-                id: RowId::Port {
-                    switch: name.into(),
-                    port: port.into(),
-                },
-                name: format!("{port} {}", behind.join(" ")),
-                cells,
-                tone: state.row_tone(),
-                score: sev_rank(sev) * 1e9 + rate(&rx) + rate(&tx),
-                span: None,
-                charts: vec![
-                    Chart::rate("RxPPP frames/s", SW_PFC_RX, &lbl),
-                    Chart::rate("TxPPP frames/s", SW_PFC_TX, &lbl),
-                    Chart::rate("802.3x link pause rx/s", SW_LINK_PAUSE_RX, &lbl),
-                ],
-                notes: wrong,
-            });
+            let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
+            let mut row = cx.reused(false, &p.id, &nm.name, &p.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(port, Some(Tone::of(sev)));
+                c.text(if port.starts_with("ii") { "ii" } else { "edge" }, None);
+                c.text(&nm.behind, None);
+                c.push(Cell::warn_if(Val::Rate(rx), rate(&rx) > limit, Tone::Warn));
+                c.push(Cell::warn_if(Val::Rate(tx), rate(&tx) > limit, Tone::Warn));
+                c.push(Cell::new(Val::Count(last60)));
+                c.push(Cell::new(Val::Count(p.rx.total(cx, cx.base))));
+                c.push(Cell::new(Val::Count(p.tx.total(cx, cx.base))));
+                marked(&mut c, p3, &wrong, p3 == "off" && nm.any_behind);
+                c.text_fmt(
+                    format_args!("{}/{}", on_off(fc_rx), on_off(fc_tx)),
+                    fc_bad.then_some(Tone::Warn),
+                );
+                c.push(Cell::new(Val::Rate(lp)));
+            }
+            row.tone = state.row_tone();
+            row.score = sev_rank(sev) * 1e9 + rate(&rx) + rate(&tx);
+            row.notes = wrong;
+            rows.push(row);
         }
     }
     let n = cx.lossless.findings.len();
@@ -222,89 +353,115 @@ fn port_rows(cx: &Ctx) -> (Vec<Row>, Vec<String>) {
 
 /// A cell that carries the lossless-path marker: `on !` in the critical tone where a finding
 /// bites the row, else the value warned as `warn` says.
-fn marked(v: &str, wrong: &[String], warn: bool) -> Cell {
+fn marked(c: &mut CellsIn, v: &str, wrong: &[String], warn: bool) {
     if wrong.is_empty() {
-        Cell::warn_if(v, warn, Tone::Warn)
+        c.text(v, warn.then_some(Tone::Warn));
     } else {
-        Cell::tone(format!("{v} !"), Tone::Crit)
+        c.text_fmt(format_args!("{v} !"), Some(Tone::Crit));
     }
 }
 
-fn host_rows(cx: &Ctx) -> Vec<Row> {
-    const G: [&str; 3] = ["node", "netdev", "priority"];
+const HG: [&str; 3] = ["node", "netdev", "priority"];
+
+/// Per node rows are made for (and its source), its NICs' priorities.
+fn host_layout(cx: &Ctx) -> Vec<(String, String, Vec<HostRow>)> {
     let st = cx.store;
-    let rx = query::rate_by(st, NIC_PFC_RX_PAUSE, &[], &G);
-    let tx = query::rate_by(st, NIC_PFC_TX_PAUSE, &[], &G);
-    let rxt = cx.increase_by(NIC_PFC_RX_PAUSE, &[], &G, cx.base);
-    let mut frac = query::pause_fraction_by(st, NIC_PFC_RX_PAUSE_DURATION, &[], &G);
-    for (k, v) in query::pause_fraction_by(st, NIC_PFC_TX_PAUSE_DURATION, &[], &G) {
-        let e = frac.entry(k).or_insert(v);
-        *e = e.max(v);
-    }
+    let rx = query::groups(st, NIC_PFC_RX_PAUSE, &[], &HG);
+    let tx = query::groups(st, NIC_PFC_TX_PAUSE, &[], &HG);
+    let frac_rx = query::groups(st, NIC_PFC_RX_PAUSE_DURATION, &[], &HG);
+    let frac_tx = query::groups(st, NIC_PFC_TX_PAUSE_DURATION, &[], &HG);
     let nd = ["node", "netdev"];
-    let storms = cx.increase_by(
-        &nic_counter("tx_pause_storm_warning_events"),
-        &[],
-        &nd,
-        cx.base,
-    );
-    let discards = cx.increase_by(&nic_counter("rx_discards_phy"), &[], &nd, cx.base);
-    let keys: BTreeSet<&Vec<String>> = rx.keys().chain(tx.keys()).collect();
-    let grouped = by_first(keys.iter().copied());
-    let warn_pct = cx.cfg.alerts.pause_time_percent;
-    let mut rows = Vec::new();
-    for n in &cx.nodes() {
+    let storms = query::groups(st, &nic_counter("tx_pause_storm_warning_events"), &[], &nd);
+    let discards = query::groups(st, &nic_counter("rx_discards_phy"), &[], &nd);
+    let keys: BTreeSet<Vec<String>> = rx.keys().chain(tx.keys()).cloned().collect();
+    let grouped = by_first(keys.iter());
+    let mut out = Vec::new();
+    for n in cx.nodes() {
         let name = n.name.as_str();
-        let state = cx.src(&n.source);
-        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
-        if let Some(r) = state.source_row(name, !mine.is_empty(), "pause counters") {
-            rows.push(r);
-            continue;
-        }
-        for k in &mine {
+        let mut rows = Vec::new();
+        for k in grouped.get(name).into_iter().flatten() {
             let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
             let nk = vec![name.to_string(), at(1).to_string()];
-            let pf = frac.get(*k).copied();
-            let storm = storms.get(&nk).copied();
-            let wrong: Vec<String> = cx
-                .lossless
-                .at_netdev(name, at(1))
-                .map(|f| format!("{}: {}", f.link, f.text()))
-                .collect();
             let lbl = [("node", name), ("netdev", at(1)), ("priority", at(2))];
-            let cells = vec![
-                Cell::new(name),
-                Cell::new(at(1)),
-                marked(at(2), &wrong, false),
-                Cell::new(Val::Rate(rx.get(*k).cloned())),
-                Cell::new(Val::Rate(tx.get(*k).cloned())),
-                Cell::warn_if(
-                    Val::Percent(pf),
-                    pf.is_some_and(|p| p * 100.0 > warn_pct),
-                    Tone::Warn,
-                ),
-                Cell::new(Val::Count(rxt.get(*k).copied())),
-                Cell::warn_if(Val::Count(storm), storm.unwrap_or(0) > 0, Tone::Warn),
-                Cell::new(Val::Count(discards.get(&nk).copied())),
-            ];
-            rows.push(Row {
+            rows.push(HostRow {
+                netdev: at(1).into(),
+                priority: at(2).into(),
+                rx: rx.get(*k).cloned().unwrap_or_default(),
+                tx: tx.get(*k).cloned().unwrap_or_default(),
+                frac_rx: frac_rx.get(*k).cloned().unwrap_or_default(),
+                frac_tx: frac_tx.get(*k).cloned().unwrap_or_default(),
+                // A NIC's counters: every priority row of the netdev shows them.
+                storms: storms.get(&nk).cloned().unwrap_or_default(),
+                discards: discards.get(&nk).cloned().unwrap_or_default(),
                 id: RowId::Netdev {
                     node: name.into(),
                     netdev: at(1).into(),
                     priority: at(2).into(),
                 },
                 name: format!("{name} {}", at(1)),
-                cells,
-                tone: state.row_tone(),
-                score: pf.unwrap_or(0.0) * 1e6 + rx.get(*k).and_then(|a| a.rate).unwrap_or(0.0),
-                // Selectable like the port rows: the detail view shows its findings and pauses.
                 charts: vec![
                     Chart::rate("rx pause frames/s", NIC_PFC_RX_PAUSE, &lbl),
                     Chart::rate("tx pause frames/s", NIC_PFC_TX_PAUSE, &lbl),
                 ],
-                notes: wrong,
-                ..Default::default()
             });
+        }
+        out.push((n.name, n.source, rows));
+    }
+    out
+}
+
+fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
+    let st = cx.store;
+    let warn_pct = cx.cfg.alerts.pause_time_percent;
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
+    let mut rows = Vec::new();
+    for (name, source, mine) in &lay.hosts {
+        let state = cx.src(source);
+        if let Some(r) = state.source_row(name, !mine.is_empty(), "pause counters") {
+            rows.push(r);
+            continue;
+        }
+        for h in mine {
+            let pf = match (
+                query::pause_fraction_of(st, &h.frac_rx),
+                query::pause_fraction_of(st, &h.frac_tx),
+            ) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let storm = cx.increase_of(&h.storms, cx.base);
+            let wrong: Vec<String> = cx
+                .lossless
+                .at_netdev(name, &h.netdev)
+                .map(|f| format!("{}: {}", f.link, f.text()))
+                .collect();
+            let rx = rate(&h.rx);
+            let mut row = cx.reused(true, &h.id, &h.name, &h.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(name, None);
+                c.text(&h.netdev, None);
+                marked(&mut c, &h.priority, &wrong, false);
+                c.push(Cell::new(Val::Rate(rx)));
+                c.push(Cell::new(Val::Rate(rate(&h.tx))));
+                c.push(Cell::warn_if(
+                    Val::Percent(pf),
+                    pf.is_some_and(|p| p * 100.0 > warn_pct),
+                    Tone::Warn,
+                ));
+                c.push(Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))));
+                c.push(Cell::warn_if(
+                    Val::Count(storm),
+                    storm.unwrap_or(0) > 0,
+                    Tone::Warn,
+                ));
+                c.push(Cell::new(Val::Count(cx.increase_of(&h.discards, cx.base))));
+            }
+            row.tone = state.row_tone();
+            row.score = pf.unwrap_or(0.0) * 1e6 + rx.and_then(|a| a.rate).unwrap_or(0.0);
+            // Selectable like the port rows: the detail view shows its findings and pauses.
+            row.notes = wrong;
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);

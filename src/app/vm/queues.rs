@@ -1,11 +1,15 @@
 //! Queues: one row per switch port × QoS group (or queue), with the nodes behind the port.
 
-use super::{Ctx, by_first};
+use super::{Ctx, LinksSlot};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
+use crate::app::table::{
+    Cell, CellsIn, Chart, Col, RowId, SrcState, TabView, Tone, Val, col, lcol,
+};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
-use std::collections::BTreeSet;
+use crate::metrics::store::SeriesId;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// Ingress drops (MMU/overflow) name the culprit: never hidden.
 pub const COLS: [Col; 10] = [
@@ -23,26 +27,125 @@ pub const COLS: [Col; 10] = [
 
 const G: [&str; 4] = ["switch", "port", "qos_group", "queue"];
 
+/// One port queue's row as the set of series makes it.
+struct QueueRow {
+    port: String,
+    qos: String,
+    tx: Vec<SeriesId>,
+    tx_bytes: Vec<SeriesId>,
+    ecn: Vec<SeriesId>,
+    drops: Vec<SeriesId>,
+    depth: Vec<SeriesId>,
+    /// The port's ingress drops (every queue row of the port shows them).
+    ingress: Vec<SeriesId>,
+    subject: Subject,
+    id: RowId,
+    charts: Vec<Chart>,
+    /// Where its [`Named`] is.
+    ix: usize,
+}
+
+/// What a queue row takes from the links: the nodes behind its port, and its name (for sorting
+/// and the filter) that names them.
+struct Named {
+    behind: String,
+    name: String,
+}
+
+/// Per switch, its queues' rows in the order they are made ([`Ctx::layout`]), and what the
+/// links say of each.
+struct Layout {
+    queues: HashMap<String, Vec<QueueRow>>,
+    named: LinksSlot<Vec<Named>>,
+}
+
+impl Layout {
+    fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
+        cx.with_links(&self.named, || {
+            let mut v: Vec<Option<Named>> = Vec::new();
+            v.resize_with(self.queues.values().map(Vec::len).sum(), || None);
+            for (sw, queues) in &self.queues {
+                for q in queues {
+                    let behind: Vec<&str> = cx.links.behind(sw, &q.port);
+                    v[q.ix] = Some(Named {
+                        behind: crate::app::table::short_names(&behind),
+                        name: format!("{} {} {}", q.port, q.qos, behind.join(" ")),
+                    });
+                }
+            }
+            v.into_iter().flatten().collect()
+        })
+    }
+}
+
+fn layout(cx: &Ctx) -> Layout {
+    let st = cx.store;
+    let tx = query::groups(st, SW_QUEUE_TX_PACKETS, &[], &G);
+    let txb = query::groups(st, SW_QUEUE_TX_BYTES, &[], &G);
+    let ecn = query::groups(st, SW_QUEUE_ECN_MARKED, &[], &G);
+    let drops = query::groups(st, SW_QUEUE_DROPPED, &[], &G);
+    let depth = query::groups(st, SW_QUEUE_DEPTH, &[], &G);
+    let ingr = query::groups(st, SW_INGRESS_DROPPED, &[], &["switch", "port"]);
+    let keys: BTreeSet<&Vec<String>> = tx.keys().chain(drops.keys()).chain(txb.keys()).collect();
+    let ids = |m: &BTreeMap<Vec<String>, Vec<SeriesId>>, k: &Vec<String>| {
+        m.get(k).cloned().unwrap_or_default()
+    };
+    let mut out: HashMap<String, Vec<QueueRow>> = HashMap::new();
+    for (n, k) in keys.into_iter().enumerate() {
+        let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
+        let (name, port, qos) = (at(0), at(1), if at(2).is_empty() { at(3) } else { at(2) });
+        let pk = vec![name.to_string(), port.to_string()];
+        let mut lbl: Vec<(&'static str, &str)> = vec![("switch", name), ("port", port)];
+        if !at(2).is_empty() {
+            lbl.push(("qos_group", at(2)));
+        } else if !at(3).is_empty() {
+            lbl.push(("queue", at(3)));
+        }
+        let row = QueueRow {
+            port: port.into(),
+            qos: qos.into(),
+            tx: ids(&tx, k),
+            tx_bytes: ids(&txb, k),
+            ecn: ids(&ecn, k),
+            drops: ids(&drops, k),
+            depth: ids(&depth, k),
+            ingress: ids(&ingr, &pk),
+            subject: Subject::Port {
+                switch: name.into(),
+                port: port.into(),
+            },
+            ix: n,
+            id: RowId::Queue {
+                switch: name.into(),
+                port: port.into(),
+                queue: qos.into(),
+            },
+            charts: vec![
+                Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
+                Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
+                Chart::rate("ingress drops/s (port)", SW_INGRESS_DROPPED, &lbl[..2]),
+            ],
+        };
+        out.entry(name.to_string()).or_default().push(row);
+    }
+    Layout {
+        queues: out,
+        named: LinksSlot::default(),
+    }
+}
+
 pub fn view(cx: &Ctx) -> TabView {
     let st = cx.store;
     let last_min = cx.now - WINDOW_MS;
-    let tx = query::rate_by(st, SW_QUEUE_TX_PACKETS, &[], &G);
-    let txb = query::rate_by(st, SW_QUEUE_TX_BYTES, &[], &G);
-    let ecn = query::rate_by(st, SW_QUEUE_ECN_MARKED, &[], &G);
-    let drops = query::rate_by(st, SW_QUEUE_DROPPED, &[], &G);
-    let d60 = cx.increase_by(SW_QUEUE_DROPPED, &[], &G, last_min);
-    let dtot = cx.increase_by(SW_QUEUE_DROPPED, &[], &G, cx.base);
-    let depth = query::latest_by(st, SW_QUEUE_DEPTH, &[], &G);
-    let ingr = query::rate_by(st, SW_INGRESS_DROPPED, &[], &["switch", "port"]);
-    let ingr60 = cx.increase_by(SW_INGRESS_DROPPED, &[], &["switch", "port"], last_min);
-    let keys: BTreeSet<&Vec<String>> = tx.keys().chain(drops.keys()).chain(txb.keys()).collect();
-    let grouped = by_first(keys.iter().copied());
+    let lay = cx.layout(|| layout(cx));
+    let named = lay.named(cx);
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for sw in &cx.cfg.switches {
         let name = sw.name.as_str();
         let state = cx.src(name);
-        let mine: Vec<&Vec<String>> = grouped.get(name).cloned().unwrap_or_default();
+        let mine: &[QueueRow] = lay.queues.get(name).map_or(&[], Vec::as_slice);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "queue counters") {
             rows.push(r);
             continue;
@@ -50,66 +153,41 @@ pub fn view(cx: &Ctx) -> TabView {
         if let SrcState::Stale(ms) = state {
             notes.push(format!("{name} stale {}", crate::app::table::age_text(ms)));
         }
-        for k in &mine {
-            let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
-            let (port, qos) = (at(1), if at(2).is_empty() { at(3) } else { at(2) });
-            let pk = vec![name.to_string(), port.to_string()];
-            let behind: Vec<&str> = cx.links.behind(name, port);
-            let n60 = d60.get(*k).copied();
-            let i60 = ingr60.get(&pk).copied();
-            let sev = cx.alerts.worst_for(&Subject::Port {
-                switch: name.into(),
-                port: port.into(),
-            });
-            let gbps = txb.get(*k).map(|a| Agg {
+        for q in mine {
+            let n60 = cx.increase_of(&q.drops, last_min);
+            let i60 = cx.increase_of(&q.ingress, last_min);
+            let sev = cx.alerts.worst_for(&q.subject);
+            let gbps = rate(&q.tx_bytes).map(|a| Agg {
                 rate: a.rate.map(|r| r * 8.0 / 1e9),
                 reset: a.reset,
             });
-            let total = dtot.get(*k).copied();
-            let cells = vec![
-                Cell::tone(port, Tone::of(sev)),
-                Cell::new(crate::app::table::short_names(&behind)),
-                Cell::new(qos),
-                Cell::new(Val::Rate(tx.get(*k).cloned())),
-                Cell::new(Val::Rate(gbps)),
-                Cell::new(Val::Rate(ecn.get(*k).cloned())),
-                Cell::crit_if(
-                    Val::Sparse(drops.get(*k).cloned(), n60),
+            let total = cx.increase_of(&q.drops, cx.base);
+            let tx = rate(&q.tx);
+            let nm = &named[q.ix];
+            let mut row = cx.reused(false, &q.id, &nm.name, &q.charts);
+            {
+                let mut c = CellsIn::new(&mut row.cells);
+                c.text(&q.port, Some(Tone::of(sev)));
+                c.text(&nm.behind, None);
+                c.text(&q.qos, None);
+                c.push(Cell::new(Val::Rate(tx)));
+                c.push(Cell::new(Val::Rate(gbps)));
+                c.push(Cell::new(Val::Rate(rate(&q.ecn))));
+                c.push(Cell::crit_if(
+                    Val::Sparse(rate(&q.drops), n60),
                     n60.unwrap_or(0) > 0,
-                ),
-                Cell::crit_if(
-                    Val::Sparse(ingr.get(&pk).cloned(), i60),
+                ));
+                c.push(Cell::crit_if(
+                    Val::Sparse(rate(&q.ingress), i60),
                     i60.unwrap_or(0) > 0,
-                ),
-                Cell::new(Val::Num(depth.get(*k).copied())),
-                Cell::crit_if(Val::Count(total), total.unwrap_or(0) > 0),
-            ];
-            let score = (n60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
-                + tx.get(*k).and_then(|a| a.rate).unwrap_or(0.0);
-            let mut lbl: Vec<(&'static str, &str)> = vec![("switch", name), ("port", port)];
-            if !at(2).is_empty() {
-                lbl.push(("qos_group", at(2)));
-            } else if !at(3).is_empty() {
-                lbl.push(("queue", at(3)));
+                ));
+                c.push(Cell::new(Val::Num(query::latest_of(st, &q.depth))));
+                c.push(Cell::crit_if(Val::Count(total), total.unwrap_or(0) > 0));
             }
-            rows.push(Row {
-                notes: Vec::new(),
-                id: RowId::Queue {
-                    switch: name.into(),
-                    port: port.into(),
-                    queue: qos.into(),
-                },
-                name: format!("{port} {qos} {}", behind.join(" ")),
-                cells,
-                tone: state.row_tone(),
-                score,
-                span: None,
-                charts: vec![
-                    Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
-                    Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
-                    Chart::rate("ingress drops/s (port)", SW_INGRESS_DROPPED, &lbl[..2]),
-                ],
-            });
+            row.tone = state.row_tone();
+            row.score = (n60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
+                + tx.and_then(|a| a.rate).unwrap_or(0.0);
+            rows.push(row);
         }
     }
     cx.arrange(&mut rows);

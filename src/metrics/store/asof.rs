@@ -63,6 +63,7 @@ impl Store {
             recent: Vec::new(),
             clocks,
             generation: next_generation(),
+            shape_generation: next_generation(),
             uid: next_generation(),
         }
     }

@@ -1,0 +1,155 @@
+//! A table written over the one it replaces: after new data the rows of the last frame keep
+//! their strings and vectors, and the new values are written into them, so a frame neither frees
+//! the old rows nor allocates the new ones (at 512 nodes that was as much work as computing them).
+
+use super::{Cell, Chart, Row, RowId, Tone, Val};
+
+/// Writes a row's cells over the ones it held in the previous frame (a recycled row, see
+/// [`Row::reuse`]): a text goes into the string already there, so a frame after new data
+/// allocates no text it had before. Cells past the last one written are dropped.
+pub struct CellsIn<'a> {
+    v: &'a mut Vec<Cell>,
+    n: usize,
+}
+
+impl<'a> CellsIn<'a> {
+    pub fn new(v: &'a mut Vec<Cell>) -> Self {
+        CellsIn { v, n: 0 }
+    }
+
+    fn slot(&mut self) -> &mut Cell {
+        if self.n == self.v.len() {
+            self.v.push(Cell::default());
+        }
+        self.n += 1;
+        &mut self.v[self.n - 1]
+    }
+
+    /// A text cell: `Cell { val: Val::Text(s.into()), tone }`.
+    pub fn text(&mut self, s: &str, tone: Option<Tone>) {
+        self.text_fmt(format_args!("{s}"), tone);
+    }
+
+    /// A text cell written from `args` (`format!` without a new string).
+    pub fn text_fmt(&mut self, args: std::fmt::Arguments, tone: Option<Tone>) {
+        use std::fmt::Write;
+        let c = self.slot();
+        if let Val::Text(t) = &mut c.val {
+            t.clear();
+        } else {
+            c.val = Val::Text(String::new());
+        }
+        if let Val::Text(t) = &mut c.val {
+            let _ = t.write_fmt(args);
+        }
+        c.tone = tone;
+    }
+
+    pub fn push(&mut self, cell: Cell) {
+        *self.slot() = cell;
+    }
+}
+
+impl Drop for CellsIn<'_> {
+    fn drop(&mut self) {
+        self.v.truncate(self.n);
+    }
+}
+
+impl RowId {
+    /// `*self = src.clone()`, into the strings this one holds where both are of one kind.
+    pub fn assign(&mut self, src: &RowId) {
+        match (self, src) {
+            (RowId::Port { switch, port }, RowId::Port { switch: s, port: p }) => {
+                switch.clone_from(s);
+                port.clone_from(p);
+            }
+            (
+                RowId::Queue {
+                    switch,
+                    port,
+                    queue,
+                },
+                RowId::Queue {
+                    switch: s,
+                    port: p,
+                    queue: q,
+                },
+            ) => {
+                switch.clone_from(s);
+                port.clone_from(p);
+                queue.clone_from(q);
+            }
+            (RowId::Device { node, device }, RowId::Device { node: n, device: d }) => {
+                node.clone_from(n);
+                device.clone_from(d);
+            }
+            (
+                RowId::Netdev {
+                    node,
+                    netdev,
+                    priority,
+                },
+                RowId::Netdev {
+                    node: n,
+                    netdev: d,
+                    priority: p,
+                },
+            ) => {
+                node.clone_from(n);
+                netdev.clone_from(d);
+                priority.clone_from(p);
+            }
+            (me, src) => *me = src.clone(),
+        }
+    }
+}
+
+impl Row {
+    /// A row named `id` and `name` with `charts`, made in `old` (a row of the previous frame, or
+    /// a new one) so its strings and vectors are written over rather than made again. Its cells
+    /// are the caller's to write ([`CellsIn`]); everything else is as a new row's.
+    pub fn reuse(old: Option<Row>, id: &RowId, name: &str, charts: &[Chart]) -> Row {
+        let Some(mut r) = old else {
+            return Row {
+                id: id.clone(),
+                name: name.to_string(),
+                charts: charts.to_vec(),
+                ..Default::default()
+            };
+        };
+        r.id.assign(id);
+        r.name.clear();
+        r.name.push_str(name);
+        r.charts.truncate(charts.len());
+        for (to, from) in r.charts.iter_mut().zip(charts) {
+            to.clone_from(from);
+        }
+        let n = r.charts.len();
+        r.charts.extend_from_slice(&charts[n..]);
+        r.tone = Tone::default();
+        r.score = 0.0;
+        r.span = None;
+        r.notes.clear();
+        r
+    }
+}
+
+impl Clone for Chart {
+    fn clone(&self) -> Self {
+        Chart {
+            label: self.label.clone(),
+            name: self.name.clone(),
+            labels: self.labels.clone(),
+            kind: self.kind,
+        }
+    }
+
+    /// Into the label string already there (a recycled row's charts).
+    fn clone_from(&mut self, src: &Self) {
+        self.label.clone_from(&src.label);
+        self.name.clone_from(&src.name);
+        self.labels.clone_from(&src.labels);
+        self.kind = src.kind;
+    }
+}
