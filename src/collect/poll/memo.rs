@@ -3,8 +3,7 @@
 //! only the lines that changed (`parse/switch/nxos/queuing/delta.rs`, exact). The samples it
 //! hands on share their keys with the last poll's, so the store matches them by pointer.
 //!
-//! Only for text answers with no counter subset to apply; JSON and other kinds are parsed as
-//! before.
+//! Only for text answers; JSON and other kinds are parsed as before.
 
 use crate::metrics::Parsed;
 use crate::parse::switch::common::json_text;
@@ -39,7 +38,7 @@ impl Memo {
         opts: &mut Options,
     ) -> Parsed {
         let at = self.entries.iter().position(|e| e.probe == probe);
-        if kind != ParseKind::NxosQueuing || opts.keeper.as_deref().is_some_and(|k| k.filters()) {
+        if kind != ParseKind::NxosQueuing {
             if let Some(i) = at {
                 self.entries.swap_remove(i);
             }
@@ -51,6 +50,10 @@ impl Memo {
         let (text, skipped) = capture::clean(text, true);
         let mut p = self.parsed(probe, at, &text, &ctx.name);
         skipped.note(&mut p);
+        // And the `nic_counters` subset applied as `parse::parse_with` applies it.
+        if let Some(k) = opts.keeper.as_deref_mut().filter(|k| k.filters()) {
+            p.samples.retain(|s| k.keep_counter(&s.key.name));
+        }
         p
     }
 
@@ -96,13 +99,29 @@ mod tests {
         Ctx::named("leaf1")
     }
 
+    /// A `nic_counters` subset, as sources are given one (switch samples are not subject to it).
+    fn patterns() -> Vec<String> {
+        vec!["rx_bytes".to_string()]
+    }
+
     fn part(m: &mut Memo, kind: ParseKind, text: &str) -> Parsed {
-        let mut opts = Options::default();
+        let (pats, memo) = (patterns(), crate::parse::keep::NicMemo::default());
+        let mut k = memo.keeper(&pats);
+        let mut opts = Options {
+            format_regex: None,
+            keeper: Some(&mut k),
+        };
         m.part(0, kind, text, &ctx(), &mut opts)
     }
 
     fn plain(kind: ParseKind, text: &str) -> Parsed {
-        parse::parse_with(kind, text, &ctx(), &mut Options::default())
+        let (pats, memo) = (patterns(), crate::parse::keep::NicMemo::default());
+        let mut k = memo.keeper(&pats);
+        let mut opts = Options {
+            format_regex: None,
+            keeper: Some(&mut k),
+        };
+        parse::parse_with(kind, text, &ctx(), &mut opts)
     }
 
     #[test]
