@@ -172,9 +172,8 @@ fn a_series_set_twice_keeps_the_later_value() {
     let old = format!("{one}|  Tx Pkts | 6 |\n");
     for new in [
         format!("{one}|  Tx Pkts | 7 |\n"),
-        format!(
-            "Egress Queuing for Eth1/1 [System]\n|  QOS GROUP 1 |\n|  Tx Pkts | 9 |\n|  Tx Pkts | 6 |\n"
-        ),
+        "Egress Queuing for Eth1/1 [System]\n|  QOS GROUP 1 |\n|  Tx Pkts | 9 |\n|  Tx Pkts | 6 |\n"
+            .to_string(),
     ] {
         let p = updated(&old, &new).expect("values only");
         assert_eq!(p.samples.len(), 1);
