@@ -10,7 +10,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+mod memo;
 pub mod timing;
+
+use memo::Memo;
 
 pub use super::collected::Collected;
 
@@ -121,6 +124,12 @@ fn unglue(
 
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
 pub async fn poll_once(src: &Source) -> Collected {
+    poll_once_memo(src, None).await
+}
+
+/// [`poll_once`], a switch's queuing answer parsed from the last poll's where `memo` is given
+/// (the poll loop keeps one per source).
+async fn poll_once_memo(src: &Source, memo: Option<&mut Memo>) -> Collected {
     let started = std::time::Instant::now();
     let t0 = now_ms();
     let probes = src.probes_now();
@@ -136,7 +145,12 @@ pub async fn poll_once(src: &Source) -> Collected {
     let t1 = now_ms();
     // A fleet source's answers are as of the query time it asked for, not when they arrived.
     let at = src.transport.answers_at().unwrap_or(t0 + (t1 - t0) / 2);
-    let c = collected(src, &probes, results, at);
+    let c = match memo {
+        Some(m) => collected_with(src, &probes, results, at, &mut |i, kind, text, opts| {
+            m.part(i, kind, text, &src.ctx, opts)
+        }),
+        None => collected(src, &probes, results, at),
+    };
     timing::POLLS.observe(started.elapsed());
     c
 }
@@ -229,9 +243,10 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             tokio::time::sleep(Duration::from_millis(stagger)).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut memo = (src.kind == SourceKind::Switch).then(Memo::default);
             loop {
                 tick.tick().await;
-                let c = poll_once(&src).await;
+                let c = poll_once_memo(&src, memo.as_mut()).await;
                 if tx.send(c).await.is_err() {
                     return;
                 }

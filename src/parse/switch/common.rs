@@ -44,23 +44,30 @@ impl Acc {
         None
     }
 
-    fn insert(&mut self, h: u64, s: Sample) {
-        let n = self.samples.len() as u32;
-        let head = self.index.insert(h, n).unwrap_or(u32::MAX);
+    fn insert(&mut self, h: u64, s: Sample) -> usize {
+        let n = self.samples.len();
+        let head = self.index.insert(h, n as u32).unwrap_or(u32::MAX);
         self.chain.push(head);
         self.samples.push(s);
+        n
     }
 
     pub fn set(&mut self, s: Sample) {
-        self.set_hashed(key_hash(&s.key), s);
+        self.set_index(s);
     }
 
-    fn set_hashed(&mut self, h: u64, s: Sample) {
+    /// [`Acc::set`], saying where the sample went (its index in the samples it ends as).
+    pub fn set_index(&mut self, s: Sample) -> usize {
+        self.set_hashed(key_hash(&s.key), s)
+    }
+
+    fn set_hashed(&mut self, h: u64, s: Sample) -> usize {
         match self.slot(h, &s.key) {
             Some(i) => {
                 if let Some(slot) = self.samples.get_mut(i) {
                     *slot = s;
                 }
+                i
             }
             None => self.insert(h, s),
         }
@@ -80,7 +87,9 @@ impl Acc {
                     };
                 }
             }
-            None => self.insert(h, s),
+            None => {
+                self.insert(h, s);
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 mod flowcontrol;
 pub(crate) mod interface;
 mod pfc;
-mod queuing;
+pub(crate) mod queuing;
 mod queuing_json;
 
 use super::common::json_doc;

@@ -11,7 +11,10 @@ use crate::parse::switch::common::{Acc, is_prompt_or_echo};
 use crate::parse::switch::normalize_port;
 use lines::{config_row, echoed_interface, label_value, qos_group_title};
 
+mod delta;
 mod lines;
+
+pub use delta::{Trace, parse_traced, update};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Sec {
@@ -54,7 +57,7 @@ struct St<'a> {
     port: Option<String>,
     qg: Option<String>,
     sec: Sec,
-    acc: Acc,
+    out: Out,
     p: Parsed,
     /// Buffers reused line after line.
     toks: Vec<&'a str>,
@@ -64,40 +67,77 @@ struct St<'a> {
     line_memo: Vec<(Sec, &'a str, Option<LineStat>)>,
 }
 
-pub fn parse(text: &str, sw: &str) -> Parsed {
-    let mut st = St {
-        sw,
-        port: None,
-        qg: None,
-        sec: Sec::None,
-        // About one sample per 135 bytes of the 7.x layout.
-        acc: Acc::with_capacity((text.len() / 128).min(8192)),
-        p: Parsed::default(),
-        toks: Vec::new(),
-        cells: Vec::new(),
-        box_memo: Vec::new(),
-        line_memo: Vec::new(),
-    };
-    for raw in crate::parse::num::lines(text) {
+/// Where the samples go.
+struct Out {
+    acc: Acc,
+    /// When tracing (delta.rs): the index in `acc` of every sample set, in the order set.
+    sets: Option<Vec<u32>>,
+    /// When reading one line again (delta.rs): the samples it sets, in order, instead of `acc`.
+    redo: Option<Vec<Sample>>,
+}
+
+impl Out {
+    fn set(&mut self, s: Sample) {
+        if let Some(out) = &mut self.redo {
+            out.push(s);
+            return;
+        }
+        let i = self.acc.set_index(s);
+        if let Some(sets) = &mut self.sets {
+            sets.push(i as u32);
+        }
+    }
+}
+
+impl<'a> St<'a> {
+    fn new(sw: &'a str, capacity: usize) -> Self {
+        St {
+            sw,
+            port: None,
+            qg: None,
+            sec: Sec::None,
+            out: Out {
+                acc: Acc::with_capacity(capacity),
+                sets: None,
+                redo: None,
+            },
+            p: Parsed::default(),
+            toks: Vec::new(),
+            cells: Vec::new(),
+            box_memo: Vec::new(),
+            line_memo: Vec::new(),
+        }
+    }
+
+    /// One raw line of the output; false when it was not understood (the caller counts it).
+    fn step(&mut self, raw: &'a str) -> bool {
         let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) {
-            continue;
+            return true;
         }
         if is_prompt_or_echo(t) {
             // `show queuing interface e1/51 | begin ...` names the port when the output is cut
             // before its `Egress Queuing for` header.
             if let Some(port) = echoed_interface(t) {
-                st.port = Some(port);
-                st.qg = None;
-                st.sec = Sec::None;
+                self.port = Some(port);
+                self.qg = None;
+                self.sec = Sec::None;
             }
-            continue;
+            return true;
         }
-        if !st.line(t) {
-            st.p.unknown(t);
+        self.line(t)
+    }
+}
+
+pub fn parse(text: &str, sw: &str) -> Parsed {
+    // About one sample per 135 bytes of the 7.x layout.
+    let mut st = St::new(sw, (text.len() / 128).min(8192));
+    for raw in crate::parse::num::lines(text) {
+        if !st.step(raw) {
+            st.p.unknown(crate::parse::num::trim(raw));
         }
     }
-    st.acc.into_parsed(st.p)
+    st.out.acc.into_parsed(st.p)
 }
 
 /// ASCII case-insensitive `starts_with`.
@@ -344,7 +384,7 @@ impl<'a> St<'a> {
             } else {
                 Sample::counter(stat.name, labels, sum)
             };
-            self.acc.set(s);
+            self.out.set(s);
         }
         ok
     }
@@ -385,7 +425,7 @@ impl<'a> St<'a> {
         if let Some(r) = &ls.reason {
             labels.push(("reason", r.as_str()));
         }
-        self.acc.set(Sample::counter(ls.name, &labels, v));
+        self.out.set(Sample::counter(ls.name, &labels, v));
         true
     }
 
@@ -414,7 +454,7 @@ impl<'a> St<'a> {
                     ("priority", "all"),
                     ("switch", self.sw),
                 ];
-                self.acc.set(Sample::counter(name, &l, v));
+                self.out.set(Sample::counter(name, &l, v));
             }
         }
         ok
@@ -448,7 +488,7 @@ impl<'a> St<'a> {
                     ("priority", cos),
                     ("switch", self.sw),
                 ];
-                self.acc.set(Sample::counter(name, &l, v));
+                self.out.set(Sample::counter(name, &l, v));
             }
         }
         true
@@ -487,14 +527,14 @@ impl<'a> St<'a> {
                 if let Some(v) = count(v) {
                     let l =
                         self.labels(&port, &[("qos_group", qg.as_str()), ("reason", "discard")]);
-                    self.acc.set(Sample::counter(SW_INGRESS_DROPPED, &l, v));
+                    self.out.set(Sample::counter(SW_INGRESS_DROPPED, &l, v));
                 }
                 true
             }
             "pkts sent to the port" => {
                 if let Some(v) = count(v) {
                     let l = self.labels(&port, &[("qos_group", qg.as_str())]);
-                    self.acc.set(Sample::counter(SW_QUEUE_TX_PACKETS, &l, v));
+                    self.out.set(Sample::counter(SW_QUEUE_TX_PACKETS, &l, v));
                 }
                 true
             }

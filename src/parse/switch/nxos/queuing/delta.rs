@@ -1,0 +1,187 @@
+//! Read again only the lines that changed. A switch answers `show queuing interface` every poll
+//! (~200 KB and ~1500 samples for 32 ports), and from one poll to the next only the counter
+//! values move: re-reading every line and building every sample's key again was most of a
+//! switch poll's cost (issue #20).
+//!
+//! Exact, not a guess: the parser is a state machine whose state between lines is small (the
+//! port, the QoS group, the section), and a line's effect is a function of that state and the
+//! line. [`parse_traced`] records, per line, the state before it and the samples it set. For a
+//! new text with as many lines, [`update`] reads each changed line again from its recorded state
+//! and keeps the result only when the line leaves the same state behind and sets samples with
+//! the same keys, in the same order: then a full parse of the new text would set the same keys in
+//! the same places, and only the values differ. Anything else (a line that is not understood,
+//! another number of lines, a changed key or state) answers false, and the caller parses in full.
+
+use super::{Sec, St};
+use crate::metrics::Parsed;
+use crate::parse::num;
+
+/// The parser's state between two lines.
+#[derive(Clone, Debug, PartialEq)]
+struct Ctx {
+    port: Option<String>,
+    qg: Option<String>,
+    sec: Sec,
+}
+
+/// What [`parse_traced`] recorded of one parse, for [`update`].
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// The distinct states, in the order met.
+    ctxs: Vec<Ctx>,
+    /// Per line, the state before it (index into `ctxs`); one more entry: the state at the end.
+    before: Vec<u32>,
+    /// Per line, its range in `sets`.
+    line_sets: Vec<(u32, u32)>,
+    /// Sample indices, in the order the lines set them.
+    sets: Vec<u32>,
+    /// Per line, whether it was understood.
+    understood: Vec<bool>,
+    /// Per sample, the last line that set it (its value is that line's).
+    last: Vec<u32>,
+}
+
+impl St<'_> {
+    fn ctx(&self) -> Ctx {
+        Ctx {
+            port: self.port.clone(),
+            qg: self.qg.clone(),
+            sec: self.sec,
+        }
+    }
+
+    fn is_at(&self, c: &Ctx) -> bool {
+        self.port == c.port && self.qg == c.qg && self.sec == c.sec
+    }
+
+    fn go_to(&mut self, c: &Ctx) {
+        if self.port != c.port {
+            self.port.clone_from(&c.port);
+        }
+        if self.qg != c.qg {
+            self.qg.clone_from(&c.qg);
+        }
+        self.sec = c.sec;
+    }
+}
+
+/// [`super::parse`], and its [`Trace`].
+pub fn parse_traced(text: &str, sw: &str) -> (Parsed, Trace) {
+    let mut st = St::new(sw, (text.len() / 128).min(8192));
+    st.out.sets = Some(Vec::new());
+    let mut tr = Trace::default();
+    for raw in num::lines(text) {
+        if tr.ctxs.last().is_none_or(|c| !st.is_at(c)) {
+            tr.ctxs.push(st.ctx());
+        }
+        tr.before.push(tr.ctxs.len() as u32 - 1);
+        let from = st.out.sets.as_ref().map_or(0, Vec::len) as u32;
+        let ok = st.step(raw);
+        if !ok {
+            st.p.unknown(num::trim(raw));
+        }
+        let to = st.out.sets.as_ref().map_or(0, Vec::len) as u32;
+        tr.line_sets.push((from, to));
+        tr.understood.push(ok);
+    }
+    if tr.ctxs.last().is_none_or(|c| !st.is_at(c)) {
+        tr.ctxs.push(st.ctx());
+    }
+    tr.before.push(tr.ctxs.len() as u32 - 1);
+    tr.sets = st.out.sets.take().unwrap_or_default();
+    let parsed = st.out.acc.into_parsed(st.p);
+    tr.last = vec![u32::MAX; parsed.samples.len()];
+    for (line, &(from, to)) in tr.line_sets.iter().enumerate() {
+        for &i in tr.sets.get(from as usize..to as usize).unwrap_or(&[]) {
+            if let Some(l) = tr.last.get_mut(i as usize) {
+                *l = line as u32;
+            }
+        }
+    }
+    (parsed, tr)
+}
+
+/// Bring `parsed`, the parse of `old` that `trace` was recorded with, to what [`super::parse`]
+/// would give for `new`, reading only the lines that changed. False when that cannot be done
+/// this way: `parsed` is then partly updated and must be thrown away (parse `new` in full).
+/// On true, `trace` holds for `new` as well.
+pub fn update(trace: &Trace, old: &str, new: &str, sw: &str, parsed: &mut Parsed) -> bool {
+    if parsed.samples.len() != trace.last.len() {
+        return false;
+    }
+    let mut st = St::new(sw, 0);
+    st.out.redo = Some(Vec::new());
+    let (mut a, mut b) = (num::lines(old), num::lines(new));
+    let mut line = 0usize;
+    loop {
+        let (x, y) = match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) => (x, y),
+            _ => return false,
+        };
+        if x != y && !again(trace, &mut st, line, y, parsed) {
+            return false;
+        }
+        line += 1;
+    }
+}
+
+/// Line `line` (now `text`) read again from its recorded state; false when its effect differs
+/// in anything but values.
+fn again<'a>(
+    trace: &Trace,
+    st: &mut St<'a>,
+    line: usize,
+    text: &'a str,
+    parsed: &mut Parsed,
+) -> bool {
+    let ctx = |i: usize| {
+        trace
+            .before
+            .get(i)
+            .and_then(|&c| trace.ctxs.get(c as usize))
+    };
+    let (Some(before), Some(after), Some(&true), Some(&(from, to))) = (
+        ctx(line),
+        ctx(line + 1),
+        trace.understood.get(line),
+        trace.line_sets.get(line),
+    ) else {
+        return false;
+    };
+    st.go_to(before);
+    if let Some(r) = &mut st.out.redo {
+        r.clear();
+    }
+    if !st.step(text) || !st.is_at(after) || !st.p.notes.is_empty() {
+        return false;
+    }
+    let Some(olds) = trace.sets.get(from as usize..to as usize) else {
+        return false;
+    };
+    let Some(redo) = &st.out.redo else {
+        return false;
+    };
+    let same = redo.len() == olds.len()
+        && redo.iter().zip(olds).all(|(s, &i)| {
+            parsed
+                .samples
+                .get(i as usize)
+                .is_some_and(|o| o.key == s.key)
+        });
+    if !same {
+        return false;
+    }
+    for (s, &i) in redo.iter().zip(olds) {
+        // A later line that sets the same series has the last word, as in a full parse.
+        if trace.last.get(i as usize) == Some(&(line as u32))
+            && let Some(o) = parsed.samples.get_mut(i as usize)
+        {
+            o.value = s.value;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;
