@@ -1,7 +1,6 @@
 //! The metric vocabulary shared by every parser, the store, the screen and the exporters
 //! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
 
-pub mod by_label;
 pub mod human;
 pub mod labels;
 pub mod names;

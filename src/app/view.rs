@@ -56,8 +56,6 @@ pub struct Views {
     /// The same for the live store while time travelling (the Overview timeline always spans
     /// live history; otherwise the tables' store is the live one and `windows` serves both).
     pub live_windows: RefCell<Windows>,
-    /// The fleet's node list (`vm::Ctx::nodes`), kept until the store holds more series.
-    pub fleet_nodes: super::vm::FleetNodes,
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
     pub layouts: [super::vm::LayoutSlot; 6],

@@ -15,14 +15,13 @@ use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
 use crate::metrics::store::{SeriesId, SourceId, Windows};
-use crate::metrics::{Store, Ts, by_label};
+use crate::metrics::{Store, Ts};
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// A node a row is made for, and the source whose state it shows.
-#[derive(Clone)]
 pub struct NodeRef {
     pub name: String,
     pub source: String,
@@ -47,8 +46,6 @@ pub struct Ctx<'a> {
     source_ids: &'a HashMap<String, SourceId>,
     /// Counters' intervals kept between frames for `store` (see `metrics/store/windows.rs`).
     windows: &'a RefCell<Windows>,
-    /// The fleet's nodes as last listed, with the store identity and series count they are of.
-    fleet: &'a FleetNodes,
     /// The tab's rows as made from the set of series ([`Ctx::layout`]), kept between frames.
     layout: &'a LayoutSlot,
     /// [`App`]'s generation of `links` (the nodes behind a port name rows).
@@ -56,9 +53,6 @@ pub struct Ctx<'a> {
     /// The rows of the table this one replaces, to be written over ([`Ctx::reused`]).
     pool: &'a RowPool,
 }
-
-/// The `[[prometheus]]` sources' nodes with the (store uid, series count) they were listed for.
-pub type FleetNodes = RefCell<Option<((u64, usize), Rc<Vec<NodeRef>>)>>;
 
 /// Rows of a tab's main and second table, kept to be written over.
 pub type RowPool = RefCell<(Vec<Row>, Vec<Row>)>;
@@ -70,7 +64,7 @@ pub type LayoutSlot = RefCell<Option<((u64, u64), Rc<dyn Any>)>>;
 /// The part of a layout made from the links ([`Ctx::with_links`]), with their generation.
 pub type LinksSlot<N> = RefCell<Option<(u64, Rc<N>)>>;
 
-impl<'a> Ctx<'a> {
+impl Ctx<'_> {
     /// A source's state at the view's time.
     pub fn src(&self, name: &str) -> SrcState {
         let h = match self.source_ids.get(name) {
@@ -97,7 +91,7 @@ impl<'a> Ctx<'a> {
                 }),
             })
             .collect();
-        v.extend(self.fleet_nodes().iter().cloned());
+        v.extend(self.fleet_nodes());
         v
     }
 
@@ -114,18 +108,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// The nodes the `[[prometheus]]` sources name in their labels, in source order and by name
-    /// within one. Series are never removed from a store, so the list is kept until the store
-    /// holds more series (a scan of every series per frame was ~10 % of a 2000-node frame).
-    fn fleet_nodes(&self) -> Rc<Vec<NodeRef>> {
-        if self.cfg.prometheus.is_empty() {
-            return Rc::default();
-        }
-        let key = (self.store.uid(), self.store.series_count());
-        if let Some((k, v)) = &*self.fleet.borrow() {
-            if *k == key {
-                return v.clone();
-            }
-        }
+    /// within one (tables ask on a new set of series only: [`Ctx::layout`]).
+    fn fleet_nodes(&self) -> Vec<NodeRef> {
         let mut v = Vec::new();
         for p in &self.cfg.prometheus {
             let Some(id) = self
@@ -150,15 +134,7 @@ impl<'a> Ctx<'a> {
                 switch_port: None,
             }));
         }
-        let v = Rc::new(v);
-        *self.fleet.borrow_mut() = Some((key, v.clone()));
         v
-    }
-
-    /// [`by_label::increase_in`] by node over `store`, from the intervals kept between frames.
-    pub fn increase_by_node(&self, name: &str, since: Ts) -> by_label::ByLabel<'a, u64> {
-        let mut w = self.windows.borrow_mut();
-        by_label::increase_in(self.store, &mut w, name, "node", since)
     }
 
     /// [`query::increase_of_in`] over `store`, from the intervals kept between frames.
@@ -231,7 +207,6 @@ impl App {
             sort: self.sorts[tab.index()],
             source_ids: &self.source_ids,
             windows: &self.views.windows,
-            fleet: &self.views.fleet_nodes,
             layout: &self.views.layouts[tab.index()],
             links_gen: self.links_gen,
             pool: &self.views.pools[tab.index()],

@@ -420,12 +420,6 @@ impl Store {
         self.series.get(id.0 as usize)
     }
 
-    /// How many series the store holds: series are never removed, so a count that did not
-    /// change means no series appeared.
-    pub fn series_count(&self) -> usize {
-        self.series.len()
-    }
-
     pub fn all(&self) -> impl Iterator<Item = (SeriesId, &Series)> {
         self.series
             .iter()

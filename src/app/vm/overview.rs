@@ -1,12 +1,16 @@
 //! Overview: one row per node (the congestion loop's rates, host pause, RTT, its state).
 
-use super::{Ctx, sev_rank};
+use super::{Ctx, LinksSlot, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
-use crate::app::table::{Cell, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol};
+use crate::app::table::{
+    Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
+};
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::{Store, by_label, human};
-use std::collections::BTreeMap;
+use crate::metrics::store::SeriesId;
+use crate::metrics::{Store, human};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// The node and its state (alerts, down, stale) name where to look: never hidden.
 pub const COLS: [Col; 10] = [
@@ -48,89 +52,172 @@ fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
     Cell::tone(state.word(), tone)
 }
 
+/// One node's row as the set of series makes it: its source, alert subjects, the series behind
+/// each cell and its charts ([`Ctx::layout`]); only the values are read per frame.
+struct NodeRow {
+    name: String,
+    source: String,
+    subjects: [Subject; 2],
+    ecn: Vec<SeriesId>,
+    cnp: Vec<SeriesId>,
+    hdl: Vec<SeriesId>,
+    pause: Vec<SeriesId>,
+    /// Pause durations rx and tx: the row shows the largest share of any.
+    paused: Vec<SeriesId>,
+    id: RowId,
+    charts: Vec<Chart>,
+}
+
+struct Layout {
+    nodes: Vec<NodeRow>,
+    /// Per node, its port column as the config or the links tell it.
+    ports: LinksSlot<Vec<String>>,
+}
+
+fn layout(cx: &Ctx) -> Layout {
+    let st = cx.store;
+    let (ecn_n, cnp_n, hdl_n) = (
+        rdma_counter("np_ecn_marked_roce_packets"),
+        rdma_counter("np_cnp_sent"),
+        rdma_counter("rp_cnp_handled"),
+    );
+    let g = ["node"];
+    let by_node = |name: &str| {
+        let mut m: HashMap<String, Vec<SeriesId>> = HashMap::new();
+        for (k, ids) in query::groups(st, name, &[], &g) {
+            m.insert(k.into_iter().next().unwrap_or_default(), ids);
+        }
+        m
+    };
+    let (ecn, cnp, hdl, pause) = (
+        by_node(&ecn_n),
+        by_node(&cnp_n),
+        by_node(&hdl_n),
+        by_node(NIC_PFC_RX_PAUSE),
+    );
+    let (rx, tx) = (
+        by_node(NIC_PFC_RX_PAUSE_DURATION),
+        by_node(NIC_PFC_TX_PAUSE_DURATION),
+    );
+    let ids = |m: &HashMap<String, Vec<SeriesId>>, n: &str| m.get(n).cloned().unwrap_or_default();
+    let nodes = cx
+        .nodes()
+        .into_iter()
+        .map(|n| {
+            let name = n.name.as_str();
+            let node = [("node", name)];
+            let mut paused = ids(&rx, name);
+            paused.extend(ids(&tx, name));
+            NodeRow {
+                subjects: [
+                    Subject::Node(name.into()),
+                    Subject::Source(n.source.as_str().into()),
+                ],
+                ecn: ids(&ecn, name),
+                cnp: ids(&cnp, name),
+                hdl: ids(&hdl, name),
+                pause: ids(&pause, name),
+                paused,
+                id: RowId::Node(name.into()),
+                charts: vec![
+                    Chart::rate(human::name::ECN_MARKED, &ecn_n, &node),
+                    Chart::rate(human::name::CNP_SENT, &cnp_n, &node),
+                    Chart::rate(human::name::CNP_HANDLED, &hdl_n, &node),
+                    Chart::rate(human::name::NIC_PAUSE_RX, NIC_PFC_RX_PAUSE, &node),
+                    Chart::rate(
+                        "time paused rx (fraction of each second, 0..1)",
+                        NIC_PFC_RX_PAUSE_DURATION,
+                        &node,
+                    ),
+                ],
+                name: n.name,
+                source: n.source,
+            }
+        })
+        .collect();
+    Layout {
+        nodes,
+        ports: LinksSlot::default(),
+    }
+}
+
+impl Layout {
+    /// The port column of every node: the config's, else where LLDP puts it (two NICs on two
+    /// leaves: both), made again only when the links are.
+    fn ports(&self, cx: &Ctx) -> Rc<Vec<String>> {
+        cx.with_links(&self.ports, || {
+            let configured: HashMap<&str, &str> = cx
+                .cfg
+                .nodes
+                .iter()
+                .filter_map(|n| Some((n.name.as_str(), n.switch_port.as_deref()?)))
+                .collect();
+            self.nodes
+                .iter()
+                .map(|n| {
+                    let p = configured
+                        .get(n.name.as_str())
+                        .map(|p| p.to_string())
+                        .or_else(|| {
+                            let ports = cx.links.ports_of(&n.name);
+                            (!ports.is_empty()).then(|| ports.join(","))
+                        });
+                    p.as_deref().map(short_port).unwrap_or_else(|| "-".into())
+                })
+                .collect()
+        })
+    }
+}
+
 /// One row per node, sorted and filtered.
 fn node_rows(cx: &Ctx) -> Vec<Row> {
     let st = cx.store;
     let last_min = cx.now - WINDOW_MS;
-    let ecn_name = rdma_counter("np_ecn_marked_roce_packets");
-    let cnp_name = rdma_counter("np_cnp_sent");
-    let hdl_name = rdma_counter("rp_cnp_handled");
-    // Each answer is keyed by the node name as the store holds it: one hash lookup per cell.
-    let ecn = by_label::rate(st, &ecn_name, "node");
-    let ecn60 = cx.increase_by_node(&ecn_name, last_min);
-    let cnp = by_label::rate(st, &cnp_name, "node");
-    let cnp60 = cx.increase_by_node(&cnp_name, last_min);
-    let hdl = by_label::rate(st, &hdl_name, "node");
-    let pause = by_label::rate(st, NIC_PFC_RX_PAUSE, "node");
-    let mut pfrac = by_label::pause_fraction_max(st, NIC_PFC_RX_PAUSE_DURATION, "node");
-    for (k, v) in by_label::pause_fraction_max(st, NIC_PFC_TX_PAUSE_DURATION, "node") {
-        let e = pfrac.entry(k).or_insert(v);
-        *e = e.max(v);
-    }
+    let lay = cx.layout(|| layout(cx));
+    let ports = lay.ports(cx);
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let rtt = rtt_by_peer(st);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
-    let nodes = cx.nodes();
-    let mut rows: Vec<Row> = Vec::with_capacity(nodes.len());
-    for n in &nodes {
+    let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
+    for (n, port) in lay.nodes.iter().zip(ports.iter()) {
         let name = n.name.as_str();
         let state = cx.src(&n.source);
-        let sev = cx.alerts.worst_for(&Subject::Node(name.into())).max(
-            cx.alerts
-                .worst_for(&Subject::Source(n.source.as_str().into())),
-        );
-        let port = n
-            .switch_port
-            .as_deref()
-            .map(short_port)
-            .unwrap_or_else(|| "-".into());
-        let pf = pfrac.get(name).copied();
+        let sev = cx
+            .alerts
+            .worst_for(&n.subjects[0])
+            .max(cx.alerts.worst_for(&n.subjects[1]));
+        let pf = query::pause_fraction_of(st, &n.paused);
+        let ecn = rate(&n.ecn);
         let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
-        let cells = vec![
-            Cell::new(name),
-            state_cell(&state, sev),
-            Cell::new(port),
-            Cell::new(Val::Sparse(
-                ecn.get(name).cloned(),
-                ecn60.get(name).copied(),
-            )),
-            Cell::new(Val::Sparse(
-                cnp.get(name).cloned(),
-                cnp60.get(name).copied(),
-            )),
-            Cell::new(Val::Rate(hdl.get(name).cloned())),
-            Cell::new(Val::Rate(pause.get(name).cloned())),
-            Cell::warn_if(
+        let mut row = cx.reused(false, &n.id, name, &n.charts);
+        {
+            let mut c = CellsIn::new(&mut row.cells);
+            c.text(name, None);
+            c.push(state_cell(&state, sev));
+            c.text(port, None);
+            c.push(Cell::new(Val::Sparse(
+                ecn,
+                cx.increase_of(&n.ecn, last_min),
+            )));
+            c.push(Cell::new(Val::Sparse(
+                rate(&n.cnp),
+                cx.increase_of(&n.cnp, last_min),
+            )));
+            c.push(Cell::new(Val::Rate(rate(&n.hdl))));
+            c.push(Cell::new(Val::Rate(rate(&n.pause))));
+            c.push(Cell::warn_if(
                 Val::Percent(pf),
                 pf.is_some_and(|p| p * 100.0 > warn_pct),
                 Tone::Warn,
-            ),
-            Cell::new(Val::Secs(p50)),
-            Cell::new(Val::Secs(p99)),
-        ];
-        let score = sev_rank(sev) * 1e9
-            + pf.unwrap_or(0.0) * 1e6
-            + ecn.get(name).and_then(|a| a.rate).unwrap_or(0.0);
-        let node = [("node", name)];
-        rows.push(Row {
-            notes: Vec::new(),
-            id: RowId::Node(name.into()),
-            name: name.to_string(),
-            cells,
-            tone: state.row_tone(),
-            score,
-            span: state.span(name).map(|c| (2, c)),
-            charts: vec![
-                Chart::rate(human::name::ECN_MARKED, &ecn_name, &node),
-                Chart::rate(human::name::CNP_SENT, &cnp_name, &node),
-                Chart::rate(human::name::CNP_HANDLED, &hdl_name, &node),
-                Chart::rate(human::name::NIC_PAUSE_RX, NIC_PFC_RX_PAUSE, &node),
-                Chart::rate(
-                    "time paused rx (fraction of each second, 0..1)",
-                    NIC_PFC_RX_PAUSE_DURATION,
-                    &node,
-                ),
-            ],
-        });
+            ));
+            c.push(Cell::new(Val::Secs(p50)));
+            c.push(Cell::new(Val::Secs(p99)));
+        }
+        row.tone = state.row_tone();
+        row.score =
+            sev_rank(sev) * 1e9 + pf.unwrap_or(0.0) * 1e6 + ecn.and_then(|a| a.rate).unwrap_or(0.0);
+        row.span = state.span(name).map(|c| (2, c));
+        rows.push(row);
     }
     cx.arrange(&mut rows);
     rows
