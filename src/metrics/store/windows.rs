@@ -45,7 +45,33 @@ impl Entry {
         if self.ivs.front().is_none_or(after) {
             return 0;
         }
-        self.ivs.partition_point(|iv| !after(iv))
+        // A frame asks for the same window a second later than the last one: the answer is the
+        // last one's or a step or two on. Walking from it reads one or two intervals where a
+        // binary search over thousands of series' deques missed the cache at every step.
+        let hint = &self.hints[usize::from(or_at)];
+        let len = self.ivs.len();
+        let mut i = (hint.get().saturating_sub(self.popped) as usize).min(len);
+        let mut steps = 0;
+        while i < len && !after(&self.ivs[i]) && steps < HINT_STEPS {
+            i += 1;
+            steps += 1;
+        }
+        while i > 0 && after(&self.ivs[i - 1]) && steps < HINT_STEPS {
+            i -= 1;
+            steps += 1;
+        }
+        let found = (i == len || after(&self.ivs[i])) && (i == 0 || !after(&self.ivs[i - 1]));
+        if !found {
+            i = self.ivs.partition_point(|iv| !after(iv));
+        }
+        hint.set(self.popped + i as u64);
+        i
+    }
+
+    fn pop_front(&mut self) {
+        if self.ivs.pop_front().is_some() {
+            self.popped += 1;
+        }
     }
 
     /// Whether the kept intervals hold every one ending after `since` (`or_at`: at or after).
@@ -88,6 +114,9 @@ struct Iv {
     rate: Rate,
 }
 
+/// How far [`Entry::from`] walks from its last answer before it searches instead.
+const HINT_STEPS: usize = 8;
+
 /// The decoded intervals of one series, oldest first. The newest point is never decoded here:
 /// a repeated timestamp may still replace its value, so the newest interval is read at each ask.
 #[derive(Debug, Default)]
@@ -99,6 +128,11 @@ struct Entry {
     /// Intervals older than [`KEEP_MS`] were let go: the kept ones answer only windows that
     /// start at or after the first one's start.
     trimmed: bool,
+    /// Intervals popped from the front so far, so [`Entry::hints`] survive a pop.
+    popped: u64,
+    /// Per kind of window (`or_at`), where the last answer of [`Entry::from`] was, counted from
+    /// the first interval ever kept (`popped` + index).
+    hints: [std::cell::Cell<u64>; 2],
     ivs: VecDeque<Iv>,
 }
 
@@ -155,7 +189,7 @@ impl Windows {
             .front()
             .is_some_and(|iv| first.is_none_or(|f| iv.a < f))
         {
-            e.ivs.pop_front();
+            e.pop_front();
         }
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
@@ -204,7 +238,7 @@ impl Windows {
         e.newest = Some(newest);
         let keep = self.keep_ms;
         while e.ivs.front().is_some_and(|iv| iv.b < newest - keep) {
-            e.ivs.pop_front();
+            e.pop_front();
             e.trimmed = true;
         }
         if e.ivs.capacity() > 2 * e.ivs.len() + 16 {
@@ -279,6 +313,45 @@ impl Windows {
 mod tests {
     use super::*;
     use crate::metrics::{Parsed, Sample};
+
+    /// The walk from the last answer finds what a binary search finds, for windows moving on a
+    /// second at a time, jumping back and forth, and with intervals popped between the asks.
+    #[test]
+    fn walking_from_the_last_answer_finds_what_a_search_finds() {
+        let mut e = Entry::default();
+        for k in 0..200i64 {
+            e.push(Iv {
+                a: k * 1000,
+                b: (k + 1) * 1000,
+                inc: 1,
+                cum: 0,
+                rate: Rate::PerSec(1.0),
+            });
+        }
+        let search = |e: &Entry, since: Ts, or_at: bool| {
+            let after = |iv: &Iv| if or_at { iv.b >= since } else { iv.b > since };
+            e.ivs.partition_point(|iv| !after(iv))
+        };
+        let mut sinces: Vec<Ts> = (0..120).map(|k| 60_000 + k * 1000).collect();
+        sinces.extend([
+            5_000, 150_000, 150_500, 20_000, 199_000, 250_000, -3, 61_000,
+        ]);
+        for (n, since) in sinces.into_iter().enumerate() {
+            if n % 7 == 3 {
+                e.pop_front();
+            }
+            for or_at in [false, true] {
+                assert_eq!(
+                    e.from(since, or_at),
+                    search(&e, since, or_at),
+                    "{since} {or_at}"
+                );
+                // The other kind of window asked in between (the timeline's, "since start").
+                let other = since - 30_000;
+                assert_eq!(e.from(other, !or_at), search(&e, other, !or_at), "{other}");
+            }
+        }
+    }
 
     /// Every answer from kept intervals is the store's own, through new polls, resets, a failed
     /// poll (a gap), a repeated timestamp, a series that appears late and expiry.
