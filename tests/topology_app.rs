@@ -65,6 +65,9 @@ fn lldp_places_a_node_without_switch_port_on_the_queues_and_pfc_tabs() {
             .name
             .contains("ubunturdma6")
     );
+    // The Overview's port column is made (and kept) before LLDP tells anything.
+    let o = row(&lab, Tab::Overview, &RowId::Node("ubunturdma6".into()));
+    assert_eq!(o.cells[2].val, Val::Text("-".into()), "{o:?}");
     lab.answer(
         "ubunturdma6 topology",
         &[(ParseKind::Lldpctl, lldpctl("ens192", "Eth1/1/2"))],
