@@ -243,20 +243,7 @@ fn printed_streamed(kind: ParseKind, text: &str, f: Format, log: &str) -> Result
 /// names with C1, bidi and accented characters, not-understood lines with escapes) too.
 #[test]
 fn streamed_output_equals_the_whole_rendering_made_safe() {
-    let mut files = Vec::new();
-    walk(Path::new(ROOT), &mut files);
-    files.sort();
-    let mut inputs = Vec::new();
-    for path in &files {
-        let rel = path
-            .strip_prefix(ROOT)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        if let (None, Some(kind)) = (not_a_capture(&rel), kind_of(&rel)) {
-            let bytes = std::fs::read(path).unwrap_or_default();
-            inputs.push((kind, rel, String::from_utf8_lossy(&bytes).into_owned()));
-        }
-    }
+    let mut inputs = captures();
     let mut hostile = String::from("Port  Mode Oper(VL bmap)  RxPPP      TxPPP\n");
     for i in 0..3000 {
         hostile.push_str(&format!(
@@ -320,6 +307,25 @@ fn streamed_output_equals_the_whole_rendering_made_safe() {
 /// NX-OS PFC answers that name series twice (a port's row repeated with other counts, the table
 /// and the detail layout of one port, NX-API rows repeated): the streamed parse passes each series
 /// once, at its first place with its last value, as the whole parse's accumulator keeps it.
+/// Every capture a parse kind reads: (kind, path under the fixtures, text), in path order.
+fn captures() -> Vec<(ParseKind, String, String)> {
+    let mut files = Vec::new();
+    walk(Path::new(ROOT), &mut files);
+    files.sort();
+    let mut inputs = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(ROOT)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if let (None, Some(kind)) = (not_a_capture(&rel), kind_of(&rel)) {
+            let bytes = std::fs::read(path).unwrap_or_default();
+            inputs.push((kind, rel, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    inputs
+}
+
 fn repeated_series() -> Vec<(ParseKind, String, String)> {
     let mut table = String::from("Port  Mode Oper(VL bmap)  RxPPP      TxPPP\n");
     for i in 0..40 {
@@ -362,20 +368,8 @@ fn streamed_prom_passes_promtool() {
         );
         return;
     }
-    let mut files = Vec::new();
-    walk(Path::new(ROOT), &mut files);
-    files.sort();
     let mut inputs = repeated_series();
-    for path in &files {
-        let rel = path
-            .strip_prefix(ROOT)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        if let (None, Some(kind)) = (not_a_capture(&rel), kind_of(&rel)) {
-            let bytes = std::fs::read(path).unwrap_or_default();
-            inputs.push((kind, rel, String::from_utf8_lossy(&bytes).into_owned()));
-        }
-    }
+    inputs.extend(captures());
     let mut checked = 0;
     for (kind, rel, text) in &inputs {
         let Ok(out) = printed_streamed(*kind, text, Format::Prom, rel) else {

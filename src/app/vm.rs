@@ -186,6 +186,29 @@ impl Ctx<'_> {
         v
     }
 
+    /// For every row of a per-switch layout (`rows`: switch → its rows; `at`: a row's place in
+    /// the answer and its port), what `make` makes of it and the nodes the links put behind its
+    /// port; kept in `slot` until the links are made again ([`Ctx::with_links`]).
+    pub fn behind_each<R, N: 'static>(
+        &self,
+        slot: &LinksSlot<Vec<N>>,
+        rows: &HashMap<String, Vec<R>>,
+        at: impl Fn(&R) -> (usize, &str),
+        make: impl Fn(&R, &[&str]) -> N,
+    ) -> Rc<Vec<N>> {
+        self.with_links(slot, || {
+            let mut v: Vec<Option<N>> = Vec::new();
+            v.resize_with(rows.values().map(Vec::len).sum(), || None);
+            for (sw, rows) in rows {
+                for r in rows {
+                    let (ix, port) = at(r);
+                    v[ix] = Some(make(r, &self.links.behind(sw, port)));
+                }
+            }
+            v.into_iter().flatten().collect()
+        })
+    }
+
     /// Filter and order rows as the tab asks.
     pub fn arrange(&self, rows: &mut Vec<Row>) {
         arrange(rows, self.filter, self.sort);

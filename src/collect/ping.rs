@@ -355,11 +355,8 @@ mod tests {
 
     #[test]
     fn addresses_get_the_default_port() {
-        assert_eq!(
-            with_default_port("192.168.250.202"),
-            "192.168.250.202:18515"
-        );
-        assert_eq!(with_default_port("10.0.0.1:9000"), "10.0.0.1:9000");
+        assert_eq!(with_default_port("192.0.2.202"), "192.0.2.202:18515");
+        assert_eq!(with_default_port("198.51.100.1:9000"), "198.51.100.1:9000");
         assert_eq!(with_default_port("fe80::1"), "[fe80::1]:18515");
         assert_eq!(with_default_port("[::1]:7"), "[::1]:7");
         assert_eq!(with_default_port("node2"), "node2:18515");

@@ -154,21 +154,16 @@ struct Layout {
 
 impl Layout {
     fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
-        cx.with_links(&self.named, || {
-            let mut v: Vec<Option<Named>> = Vec::new();
-            v.resize_with(self.ports.values().map(Vec::len).sum(), || None);
-            for (sw, ports) in &self.ports {
-                for p in ports {
-                    let behind: Vec<&str> = cx.links.behind(sw, &p.port);
-                    v[p.ix] = Some(Named {
-                        behind: short_names(&behind),
-                        any_behind: !behind.is_empty(),
-                        name: format!("{} {}", p.port, behind.join(" ")),
-                    });
-                }
-            }
-            v.into_iter().flatten().collect()
-        })
+        cx.behind_each(
+            &self.named,
+            &self.ports,
+            |p| (p.ix, p.port.as_str()),
+            |p, behind| Named {
+                behind: short_names(behind),
+                any_behind: !behind.is_empty(),
+                name: format!("{} {}", p.port, behind.join(" ")),
+            },
+        )
     }
 }
 

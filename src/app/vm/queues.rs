@@ -61,20 +61,15 @@ struct Layout {
 
 impl Layout {
     fn named(&self, cx: &Ctx) -> Rc<Vec<Named>> {
-        cx.with_links(&self.named, || {
-            let mut v: Vec<Option<Named>> = Vec::new();
-            v.resize_with(self.queues.values().map(Vec::len).sum(), || None);
-            for (sw, queues) in &self.queues {
-                for q in queues {
-                    let behind: Vec<&str> = cx.links.behind(sw, &q.port);
-                    v[q.ix] = Some(Named {
-                        behind: crate::app::table::short_names(&behind),
-                        name: format!("{} {} {}", q.port, q.qos, behind.join(" ")),
-                    });
-                }
-            }
-            v.into_iter().flatten().collect()
-        })
+        cx.behind_each(
+            &self.named,
+            &self.queues,
+            |q| (q.ix, q.port.as_str()),
+            |q, behind| Named {
+                behind: crate::app::table::short_names(behind),
+                name: format!("{} {} {}", q.port, q.qos, behind.join(" ")),
+            },
+        )
     }
 }
 
