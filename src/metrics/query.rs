@@ -3,7 +3,7 @@
 
 use super::rate::{Rate, pause_fraction};
 use super::store::{SeriesId, Windows};
-use super::{Store, Ts, Value};
+use super::{SeriesKey, Store, Ts, Value};
 use std::collections::BTreeMap;
 
 /// Sum of the newest rates of every matching series; `None` when none has a rate yet.
@@ -77,7 +77,8 @@ pub fn rate_timeline(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
-    timeline(store, name, labels, since, step_ms, buckets, |id, f| {
+    let series = store.select(name, labels).map(|(id, _)| id);
+    timeline(series, Combine::Sum, since, step_ms, buckets, |id, f| {
         for (t, r) in store.rates(id, since) {
             f(t, r);
         }
@@ -94,15 +95,45 @@ pub fn rate_timeline_in(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
-    timeline(store, name, labels, since, step_ms, buckets, |id, f| {
+    let series = store.select(name, labels).map(|(id, _)| id);
+    timeline(series, Combine::Sum, since, step_ms, buckets, |id, f| {
+        w.rates_each(store, id, since, f)
+    })
+}
+
+/// How the series of a timeline's bucket combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    Sum,
+    /// The largest (the worst host's pause share).
+    Max,
+}
+
+/// [`rate_timeline_in`] over the series of `name` that `keep` selects (edge vs internal ports),
+/// combined by `how`.
+#[allow(clippy::too_many_arguments)]
+pub fn rate_timeline_in_where(
+    store: &Store,
+    w: &mut Windows,
+    name: &str,
+    keep: impl Fn(&SeriesKey) -> bool,
+    how: Combine,
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
+    let series = store
+        .select(name, &[])
+        .filter(|(_, s)| keep(&s.key))
+        .map(|(id, _)| id);
+    timeline(series, how, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
     })
 }
 
 fn timeline(
-    store: &Store,
-    name: &str,
-    labels: &[(&str, &str)],
+    series: impl Iterator<Item = SeriesId>,
+    how: Combine,
     since: Ts,
     step_ms: i64,
     buckets: usize,
@@ -110,12 +141,16 @@ fn timeline(
 ) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
-    for (id, _) in store.select(name, labels) {
+    for id in series {
         rates(id, &mut |t, r| {
             let Some(v) = r.value() else { return };
             let i = ((t - since) / step) as usize;
             if let Some(slot) = out.get_mut(i) {
-                *slot.get_or_insert(0.0) += v;
+                *slot = Some(match (*slot, how) {
+                    (None, _) => v,
+                    (Some(x), Combine::Sum) => x + v,
+                    (Some(x), Combine::Max) => x.max(v),
+                });
             }
         });
     }

@@ -10,8 +10,9 @@
 
 use crate::app::table::{axis_start, hold_gaps};
 use crate::metrics::names::*;
+use crate::metrics::query::{self, Combine};
 use crate::metrics::store::Windows;
-use crate::metrics::{SeriesKey, Store, Ts, human, query};
+use crate::metrics::{SeriesKey, Store, Ts, human};
 use std::cell::RefCell;
 
 /// What a line's values are, so the screen writes them with the unit's one formatter and picks
@@ -69,18 +70,19 @@ pub fn compute(
         hold_gaps(query::gauge_timeline(live, n, l, since, STEP_MS, w))
     };
     let is_ii = |k: &SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
-    let per_bucket = |name: &str, keep: &dyn Fn(&SeriesKey) -> bool, sum: bool| {
-        rate_timeline_where(live, kept, name, keep, since, w, sum)
+    let per_bucket = |name: &str, keep: &dyn Fn(&SeriesKey) -> bool, how: Combine| {
+        let mut kept = kept.borrow_mut();
+        query::rate_timeline_in_where(live, &mut kept, name, keep, how, since, STEP_MS, w)
     };
     let pfc = |ii: bool| {
         let keep = move |k: &SeriesKey| is_ii(k) == ii;
         add(
-            per_bucket(SW_PFC_RX, &keep, true),
-            per_bucket(SW_PFC_TX, &keep, true),
+            per_bucket(SW_PFC_RX, &keep, Combine::Sum),
+            per_bucket(SW_PFC_TX, &keep, Combine::Sum),
         )
     };
     // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-    let pause = per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, false);
+    let pause = per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, Combine::Max);
     let line = |label: String, quantity: Quantity, values: Vec<Option<f64>>| Line {
         label,
         quantity,
@@ -132,38 +134,6 @@ pub fn compute(
         cursor,
         lines,
     }
-}
-
-/// Per-bucket sum (or maximum) over series of per-interval rates selected by `keep` (edge vs
-/// internal ports; the worst host's pause share).
-fn rate_timeline_where(
-    st: &Store,
-    w: &RefCell<Windows>,
-    name: &str,
-    keep: &dyn Fn(&SeriesKey) -> bool,
-    since: Ts,
-    width: usize,
-    sum: bool,
-) -> Vec<Option<f64>> {
-    let mut out: Vec<Option<f64>> = vec![None; width];
-    let mut w = w.borrow_mut();
-    for (id, s) in st.select(name, &[]) {
-        if !keep(&s.key) {
-            continue;
-        }
-        w.rates_each(st, id, since, |t, r| {
-            let (Some(v), Some(slot)) = (r.value(), out.get_mut(((t - since) / STEP_MS) as usize))
-            else {
-                return;
-            };
-            *slot = Some(match *slot {
-                None => v,
-                Some(x) if sum => x + v,
-                Some(x) => x.max(v),
-            });
-        });
-    }
-    out
 }
 
 /// Two lines added bucket by bucket; a bucket is missing only where both are.
