@@ -56,6 +56,8 @@ pub struct Views {
     /// The same for the live store while time travelling (the Overview timeline always spans
     /// live history; otherwise the tables' store is the live one and `windows` serves both).
     pub live_windows: RefCell<Windows>,
+    /// The Overview timeline's columns from the last frame (only the newest seconds recompute).
+    pub timeline: RefCell<super::vm::timeline::Kept>,
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
     pub layouts: [super::vm::LayoutSlot; 6],

@@ -7,6 +7,7 @@ pub mod latency;
 pub mod overview;
 pub mod pfc;
 pub mod queues;
+pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;

@@ -19,10 +19,9 @@ use super::grid::{self, Tone};
 use super::spark::Scale;
 use super::{SrcState, spark, src_state, title};
 use crate::app::alerts::WINDOW_MS;
+use crate::app::vm::summary;
 use crate::app::vm::timeline::{self, Quantity};
 use crate::app::{App, Tab};
-use crate::metrics::names::*;
-use crate::metrics::query;
 use crate::metrics::{Store, Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -194,24 +193,11 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
                 } else {
                     app.theme.normal
                 };
-                let lbl = [("switch", name)];
-                let drops = sum_opt(
-                    query::rate_sum(st, SW_QUEUE_DROPPED, &lbl),
-                    query::rate_sum(st, SW_INGRESS_DROPPED, &lbl),
-                );
-                let d60 = sum_u(
-                    query::increase_sum(st, SW_QUEUE_DROPPED, &lbl, now - WINDOW_MS),
-                    query::increase_sum(st, SW_INGRESS_DROPPED, &lbl, now - WINDOW_MS),
-                );
-                let dall = sum_u(
-                    query::increase_sum(st, SW_QUEUE_DROPPED, &lbl, app.baseline()),
-                    query::increase_sum(st, SW_INGRESS_DROPPED, &lbl, app.baseline()),
-                );
-                let (edge, ii) = pfc_split(st, name);
+                let sw = summary::switch(st, name, now - WINDOW_MS, app.baseline());
                 if stale {
                     spans.push(Span::styled(state.word() + " ", app.theme.stale));
                 }
-                let dtone = if d60.unwrap_or(0) > 0 {
+                let dtone = if sw.drops_window.unwrap_or(0) > 0 {
                     app.theme.crit
                 } else {
                     base
@@ -219,60 +205,32 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
                 spans.push(Span::styled(
                     format!(
                         "drops/s {} ({} in 60 s, {} since {})",
-                        fmt::num(drops),
-                        fmt::count(d60),
-                        fmt::count(dall),
+                        fmt::num(sw.drops),
+                        fmt::count(sw.drops_window),
+                        fmt::count(sw.drops_since_baseline),
                         fmt::clock(app.baseline())
                     ),
                     dtone,
                 ));
                 spans.push(Span::styled(
-                    format!("  PFC/s edge {} internal {}", fmt::num(edge), fmt::num(ii)),
+                    format!(
+                        "  PFC/s edge {} internal {}",
+                        fmt::num(sw.pfc_edge),
+                        fmt::num(sw.pfc_ii)
+                    ),
                     base,
                 ));
-                let fc = query::latest_by(st, SW_FLOWCONTROL_ENABLED, &lbl, &["switch"]);
-                let fc = fc
-                    .values()
-                    .next()
-                    .map(|v| if *v > 0.5 { "on" } else { "off" })
-                    .unwrap_or("-");
+                let fc = match sw.flowcontrol {
+                    Some(true) => "on",
+                    Some(false) => "off",
+                    None => "-",
+                };
                 spans.push(Span::styled(format!("  802.3x {fc}"), base));
             }
         }
         lines.push(Line::from(spans));
     }
     lines
-}
-
-fn sum_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-    }
-}
-
-fn sum_u(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    }
-}
-
-/// PFC frames/s (rx + tx) on edge and internal (`ii`) ports of a switch.
-fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
-    let (mut edge, mut ii) = (None, None);
-    for name in [SW_PFC_RX, SW_PFC_TX] {
-        for (k, a) in query::rate_by(st, name, &[("switch", sw)], &["port"]) {
-            let Some(r) = a.rate else { continue };
-            let slot = if k.first().is_some_and(|p| p.starts_with("ii")) {
-                &mut ii
-            } else {
-                &mut edge
-            };
-            *slot.get_or_insert(0.0) += r;
-        }
-    }
-    (edge, ii)
 }
 
 fn training_line(app: &App, st: &Store) -> Line<'static> {
@@ -285,9 +243,8 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
         format!("{}:{} ", log.node, log.path),
         app.theme.dim,
     ));
-    let lbl = [("node", log.node.as_str())];
-    let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
-    match g(TRAIN_ITERATION) {
+    let t = summary::training(st, &log.node);
+    match t.iteration {
         None => {
             let src = format!("log {}:{}", log.node, log.path);
             let s = match src_state(app, &src).span("the log") {
@@ -299,9 +256,9 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
         Some(it) => spans.push(Span::raw(format!(
             "iteration {:.0}  loss {}  step {}  all-reduce {}",
             it,
-            g(TRAIN_LOSS).map_or("-".into(), |l| format!("{l:.4}")),
-            fmt::secs(g(TRAIN_STEP_SECONDS)),
-            fmt::secs(g(TRAIN_ALLREDUCE_SECONDS)),
+            t.loss.map_or("-".into(), |l| format!("{l:.4}")),
+            fmt::secs(t.step),
+            fmt::secs(t.allreduce),
         ))),
     }
     Line::from(spans)
@@ -319,13 +276,14 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         .saturating_sub(label_w + 1 + spark::RANGE_W)
         .max(1);
     // Intervals decoded for the last frame are kept: only the new points are decoded.
-    let kept = if app.travel.is_some() {
+    let windows = if app.travel.is_some() {
         &app.views.live_windows
     } else {
         &app.views.windows
     };
     let at = app.travel.as_ref().map(|t| t.at);
-    let tl = timeline::compute(app.live(), kept, app.now, at, w);
+    let kept = &app.views.timeline;
+    let tl = timeline::compute(app.live(), windows, kept, app.now, at, w);
     let mut lines = vec![match (tl.cursor, at) {
         (Some(c), Some(at)) => cursor_title(app, label_w + c, at),
         _ => title(

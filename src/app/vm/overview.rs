@@ -9,7 +9,7 @@ use crate::metrics::names::*;
 use crate::metrics::query;
 use crate::metrics::store::SeriesId;
 use crate::metrics::{Store, human};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The node and its state (alerts, down, stale) name where to look: never hidden.
@@ -64,6 +64,8 @@ struct NodeRow {
     pause: Vec<SeriesId>,
     /// Pause durations rx and tx: the row shows the largest share of any.
     paused: Vec<SeriesId>,
+    /// Its RTT as a peer: p50 and p99 over verbs, then over TCP (verbs shown where it has one).
+    rtt: [[Vec<SeriesId>; 2]; 2],
     id: RowId,
     charts: Vec<Chart>,
 }
@@ -100,6 +102,7 @@ fn layout(cx: &Ctx) -> Layout {
         by_node(NIC_PFC_TX_PAUSE_DURATION),
     );
     let ids = |m: &HashMap<String, Vec<SeriesId>>, n: &str| m.get(n).cloned().unwrap_or_default();
+    let mut rtt = rtt_by_peer(st);
     let nodes = cx
         .nodes()
         .into_iter()
@@ -118,6 +121,7 @@ fn layout(cx: &Ctx) -> Layout {
                 hdl: ids(&hdl, name),
                 pause: ids(&pause, name),
                 paused,
+                rtt: rtt.remove(name).unwrap_or_default(),
                 id: RowId::Node(name.into()),
                 charts: vec![
                     Chart::rate(human::name::ECN_MARKED, &ecn_n, &node),
@@ -176,7 +180,6 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let lay = cx.layout(|| layout(cx));
     let ports = lay.ports(cx);
     let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
-    let rtt = rtt_by_peer(st);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
     for (n, port) in lay.nodes.iter().zip(ports.iter()) {
@@ -188,7 +191,11 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             .max(cx.alerts.worst_for(&n.subjects[1]));
         let pf = query::pause_fraction_of(st, &n.paused);
         let ecn = rate(&n.ecn);
-        let (p50, p99) = rtt.get(name).copied().unwrap_or((None, None));
+        let rtt = |q: usize| {
+            let [rdma, tcp] = &n.rtt;
+            query::latest_of(st, &rdma[q]).or_else(|| query::latest_of(st, &tcp[q]))
+        };
+        let (p50, p99) = (rtt(0), rtt(1));
         let mut row = cx.reused(false, &n.id, name, &n.charts);
         {
             let mut c = CellsIn::new(&mut row.cells);
@@ -234,30 +241,30 @@ fn short_port(p: &str) -> String {
         .join(",")
 }
 
-/// RTT p50/p99 per peer (verbs preferred over TCP).
-pub fn rtt_by_peer(st: &Store) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
-    let q = query::latest_by(
+/// Per peer, its RTT series: [verbs, TCP] × [p50, p99].
+fn rtt_by_peer(st: &Store) -> HashMap<String, [[Vec<SeriesId>; 2]; 2]> {
+    let g = query::groups(
         st,
         PING_RTT_SECONDS,
         &[],
         &["peer", "transport", "quantile"],
     );
-    let mut out: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
-    for tr in ["tcp", "rdma"] {
-        for (k, v) in &q {
-            let [peer, t, qt] = k.as_slice() else {
-                continue;
-            };
-            if t != tr {
-                continue;
-            }
-            let e = out.entry(peer.clone()).or_default();
-            match qt.as_str() {
-                "0.5" => e.0 = Some(*v),
-                "0.99" => e.1 = Some(*v),
-                _ => {}
-            }
-        }
+    let mut out: HashMap<String, [[Vec<SeriesId>; 2]; 2]> = HashMap::new();
+    for (k, ids) in g {
+        let [peer, t, q] = k.as_slice() else {
+            continue;
+        };
+        let t = match t.as_str() {
+            "rdma" => 0,
+            "tcp" => 1,
+            _ => continue,
+        };
+        let q = match q.as_str() {
+            "0.5" => 0,
+            "0.99" => 1,
+            _ => continue,
+        };
+        out.entry(peer.clone()).or_default()[t][q] = ids;
     }
     out
 }

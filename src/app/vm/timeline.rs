@@ -51,11 +51,29 @@ pub struct Timeline {
 /// One column per second.
 pub const STEP_MS: i64 = 1000;
 
+/// The timeline's columns from the last frame, kept so the next one recomputes only the seconds
+/// that new points can change. A counter's rate lands in the column of its interval's end and a
+/// gauge in the column of its point: a poll adds points only after its source's newest, so the
+/// columns before the oldest "newest poll" among the sources that polled since are final. It is
+/// a memo: dropping it costs one full computation.
+#[derive(Default)]
+pub struct Kept {
+    /// (store uid, store shape, width) the columns were computed for: anything else recomputes.
+    key: Option<(u64, u64, usize)>,
+    since: Ts,
+    /// Per source, (polls answered, newest poll) when the columns were computed.
+    polls: Vec<(u64, Option<Ts>)>,
+    /// Each part's values per column, before gauges are held over their gaps.
+    parts: Vec<Vec<Option<f64>>>,
+}
+
 /// The timeline of `live` for `width` columns ending at `now`, with the cursor at `at` if time
-/// travelling. `kept` holds the intervals decoded for the last frame (only new points decode).
+/// travelling. `windows` holds the intervals decoded for the last frame (only new points decode);
+/// `kept` the columns of the last frame (only the newest seconds are recomputed).
 pub fn compute(
     live: &Store,
-    kept: &RefCell<Windows>,
+    windows: &RefCell<Windows>,
+    kept: &RefCell<Kept>,
     now: Ts,
     at: Option<Ts>,
     width: usize,
@@ -63,26 +81,120 @@ pub fn compute(
     let w = width.max(1);
     let since = axis_start(now, STEP_MS, w);
     let cursor = at.map(|t| ((t - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
-    let rt =
-        |n: &str| query::rate_timeline_in(live, &mut kept.borrow_mut(), n, &[], since, STEP_MS, w);
-    // Gauges sampled slower than a column (the log every 2 s) hold between samples.
-    let gt = |n: &str, l: &[(&str, &str)]| {
-        hold_gaps(query::gauge_timeline(live, n, l, since, STEP_MS, w))
+    let parts = kept_parts(live, windows, &mut kept.borrow_mut(), since, w);
+    Timeline {
+        since,
+        width: w,
+        cursor,
+        lines: lines(parts),
+    }
+}
+
+/// Every part's columns from `since`, the kept ones where no new point can reach them.
+fn kept_parts(
+    live: &Store,
+    windows: &RefCell<Windows>,
+    k: &mut Kept,
+    since: Ts,
+    w: usize,
+) -> Vec<Vec<Option<f64>>> {
+    let key = (live.uid(), live.shape_generation(), w);
+    let polls: Vec<(u64, Option<Ts>)> = live
+        .sources()
+        .map(|(_, h)| (h.polls_ok, h.last_success))
+        .collect();
+    let shift = (since - k.since) / STEP_MS;
+    let same = k.key == Some(key) && k.polls.len() == polls.len() && since >= k.since;
+    // The first column a point that arrived since the last frame can change.
+    let first_new = polls
+        .iter()
+        .zip(&k.polls)
+        .filter(|(now, then)| now != then)
+        .map(|(_, &(_, newest))| newest)
+        .try_fold(i64::MAX, |acc, t| t.map(|t| acc.min(t)));
+    let from = match first_new {
+        Some(t) if same => {
+            let col = if t == i64::MAX {
+                w as i64
+            } else {
+                (t - since).div_euclid(STEP_MS)
+            };
+            col.clamp(0, w as i64) as usize
+        }
+        // A source polled for the first time (its points may be anywhere), or a new shape.
+        _ => 0,
     };
+    let fresh = if from < w {
+        parts(live, windows, since + from as i64 * STEP_MS, w - from)
+    } else {
+        Default::default()
+    };
+    let parts: Vec<Vec<Option<f64>>> = fresh
+        .into_iter()
+        .enumerate()
+        .map(|(i, new)| {
+            let mut v: Vec<Option<f64>> = Vec::with_capacity(w);
+            if from > 0 {
+                let old = &k.parts[i];
+                v.extend((0..from).map(|c| old.get(c + shift as usize).copied().flatten()));
+            }
+            v.extend(new);
+            v
+        })
+        .collect();
+    *k = Kept {
+        key: Some(key),
+        since,
+        polls,
+        parts: parts.clone(),
+    };
+    parts
+}
+
+/// What the lines are made of, in this order (`lines` combines them).
+const PARTS: usize = 12;
+
+/// Every part's columns for `buckets` seconds from `since`.
+fn parts(
+    live: &Store,
+    windows: &RefCell<Windows>,
+    since: Ts,
+    buckets: usize,
+) -> [Vec<Option<f64>>; PARTS] {
+    let rt = |n: &str| {
+        let mut w = windows.borrow_mut();
+        query::rate_timeline_in(live, &mut w, n, &[], since, STEP_MS, buckets)
+    };
+    let gt =
+        |n: &str, l: &[(&str, &str)]| query::gauge_timeline(live, n, l, since, STEP_MS, buckets);
     let is_ii = |k: &SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
     let per_bucket = |name: &str, keep: &dyn Fn(&SeriesKey) -> bool, how: Combine| {
-        let mut kept = kept.borrow_mut();
-        query::rate_timeline_in_where(live, &mut kept, name, keep, how, since, STEP_MS, w)
+        let mut w = windows.borrow_mut();
+        query::rate_timeline_in_where(live, &mut w, name, keep, how, since, STEP_MS, buckets)
     };
-    let pfc = |ii: bool| {
-        let keep = move |k: &SeriesKey| is_ii(k) == ii;
-        add(
-            per_bucket(SW_PFC_RX, &keep, Combine::Sum),
-            per_bucket(SW_PFC_TX, &keep, Combine::Sum),
-        )
-    };
-    // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-    let pause = per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, Combine::Max);
+    let edge = |k: &SeriesKey| !is_ii(k);
+    [
+        gt(TRAIN_STEP_SECONDS, &[]),
+        gt(TRAIN_ALLREDUCE_SECONDS, &[]),
+        rt(&rdma_counter("np_cnp_sent")),
+        rt(&rdma_counter("np_ecn_marked_roce_packets")),
+        per_bucket(SW_PFC_RX, &edge, Combine::Sum),
+        per_bucket(SW_PFC_TX, &edge, Combine::Sum),
+        per_bucket(SW_PFC_RX, &is_ii, Combine::Sum),
+        per_bucket(SW_PFC_TX, &is_ii, Combine::Sum),
+        // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
+        per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, Combine::Max),
+        rt(SW_QUEUE_DROPPED),
+        rt(SW_INGRESS_DROPPED),
+        gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
+    ]
+}
+
+/// The lines from the parts: gauges sampled slower than a column (the log every 2 s) hold
+/// between samples; edge and internal PFC are rx + tx, drops queue + ingress.
+fn lines(p: Vec<Vec<Option<f64>>>) -> Vec<Line> {
+    let mut p = p.into_iter();
+    let mut next = || p.next().unwrap_or_default();
     let line = |label: String, quantity: Quantity, values: Vec<Option<f64>>| Line {
         label,
         quantity,
@@ -90,25 +202,22 @@ pub fn compute(
         alarm: false,
     };
     use Quantity::*;
-    let lines = vec![
-        line(human::name::STEP.into(), Time, gt(TRAIN_STEP_SECONDS, &[])),
-        line(
-            human::name::ALLREDUCE.into(),
-            Time,
-            gt(TRAIN_ALLREDUCE_SECONDS, &[]),
-        ),
-        line(
-            human::name::CNP_SENT.into(),
-            Rate,
-            rt(&rdma_counter("np_cnp_sent")),
-        ),
-        line(
-            human::name::ECN_MARKED.into(),
-            Rate,
-            rt(&rdma_counter("np_ecn_marked_roce_packets")),
-        ),
-        line(format!("{} edge ports", human::name::PFC), Rate, pfc(false)),
-        line(format!("{} internal ii", human::name::PFC), Rate, pfc(true)),
+    let step = hold_gaps(next());
+    let allreduce = hold_gaps(next());
+    let cnp = next();
+    let ecn = next();
+    let edge = add(next(), next());
+    let ii = add(next(), next());
+    let pause = next();
+    let drops = add(next(), next());
+    let rtt = hold_gaps(next());
+    vec![
+        line(human::name::STEP.into(), Time, step),
+        line(human::name::ALLREDUCE.into(), Time, allreduce),
+        line(human::name::CNP_SENT.into(), Rate, cnp),
+        line(human::name::ECN_MARKED.into(), Rate, ecn),
+        line(format!("{} edge ports", human::name::PFC), Rate, edge),
+        line(format!("{} internal ii", human::name::PFC), Rate, ii),
         line(
             format!("host {} (max)", human::name::PAUSE_TIME),
             Share,
@@ -116,24 +225,10 @@ pub fn compute(
         ),
         Line {
             alarm: true,
-            ..line(
-                human::name::DROPS.into(),
-                Rate,
-                add(rt(SW_QUEUE_DROPPED), rt(SW_INGRESS_DROPPED)),
-            )
+            ..line(human::name::DROPS.into(), Rate, drops)
         },
-        line(
-            "RTT p99 (max)".into(),
-            Time,
-            gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
-        ),
-    ];
-    Timeline {
-        since,
-        width: w,
-        cursor,
-        lines,
-    }
+        line("RTT p99 (max)".into(), Time, rtt),
+    ]
 }
 
 /// Two lines added bucket by bucket; a bucket is missing only where both are.
@@ -193,8 +288,9 @@ mod tests {
             );
         }
         let now = t0 + 9_000;
-        let kept = RefCell::new(Windows::default());
-        let tl = compute(&st, &kept, now, None, 12);
+        let windows = RefCell::new(Windows::default());
+        let kept = RefCell::new(Kept::default());
+        let tl = compute(&st, &windows, &kept, now, None, 12);
         assert_eq!(tl.width, 12);
         assert_eq!(tl.since, now - 11_000);
         let get = |label: &str| {
@@ -243,7 +339,129 @@ mod tests {
             "no drop counters: missing, not 0"
         );
         // The cursor sits on the column of its time.
-        let tl = compute(&st, &kept, now, Some(t0 + 4_500), 12);
+        let tl = compute(&st, &windows, &kept, now, Some(t0 + 4_500), 12);
         assert_eq!(tl.cursor, Some(6));
+    }
+
+    /// Frames that keep the last frame's columns equal frames computed from nothing, through
+    /// sources of different intervals whose polls land out of step (a slow switch's poll
+    /// stamped before a node's newest), a replaced newest point, a reset, a failed poll, a new
+    /// series, frames with nothing new and jumps of the clock.
+    #[test]
+    fn kept_columns_equal_columns_from_nothing() {
+        let mut st = Store::new(600_000, 1000);
+        let node = st.add_source("n1", 1000);
+        let slow = st.add_source("sw", 5000);
+        let logs = st.add_source("log", 2000);
+        let windows = RefCell::new(Windows::default());
+        let kept = RefCell::new(Kept::default());
+        let t0 = 5_000_000;
+        let pfc =
+            |port: &str, v: u64| Sample::counter(SW_PFC_RX, &[("switch", "a"), ("port", port)], v);
+        let mut checked = 0;
+        let mut last_node = 0;
+        for k in 0..140i64 {
+            let now = t0 + k * 700 + (k % 3) * 40;
+            // The node every 1.4 s, a tick before the frame; now and then its newest point is
+            // replaced after a frame (a second answer stamped at the same time).
+            let node_poll = |k: i64, bump: u64| {
+                let mut samples = vec![
+                    Sample::counter(
+                        rdma_counter("np_cnp_sent"),
+                        &[("node", "n1")],
+                        (k * k) as u64 + bump,
+                    ),
+                    Sample::counter_micros(
+                        NIC_PFC_RX_PAUSE_DURATION,
+                        &[("node", "n1"), ("priority", "3")],
+                        if (40..44).contains(&k) {
+                            10
+                        } else {
+                            90_000 * k as u64 + bump
+                        },
+                    ),
+                ];
+                if k > 70 {
+                    samples.push(Sample::counter(
+                        rdma_counter("np_ecn_marked_roce_packets"),
+                        &[("node", "n1")],
+                        3 * k as u64,
+                    ));
+                }
+                Parsed {
+                    samples,
+                    ..Default::default()
+                }
+            };
+            if k % 2 == 0 {
+                last_node = now - 90;
+                st.ingest(node, last_node, &node_poll(k, 0));
+            } else if k % 6 == 3 {
+                st.ingest(node, last_node, &node_poll(k - 1, 500_000));
+            }
+            // The switch answers every 5 s, stamped 3.2 s before the frame: behind the node.
+            if k % 7 == 3 {
+                let at = now - 3200;
+                if k == 52 {
+                    st.fail(slow, at, "timed out");
+                } else {
+                    let v = (k * 40) as u64;
+                    let samples = vec![
+                        pfc("Ethernet1/1", v),
+                        pfc("ii1/1/1", v / 3),
+                        Sample::counter(SW_QUEUE_DROPPED, &[("switch", "a")], (k / 20) as u64),
+                    ];
+                    st.ingest(
+                        slow,
+                        at,
+                        &Parsed {
+                            samples,
+                            ..Default::default()
+                        },
+                    );
+                }
+            }
+            if k % 3 == 1 {
+                let samples = vec![Sample::gauge(
+                    TRAIN_STEP_SECONDS,
+                    &[("node", "n1")],
+                    0.1 + k as f64 / 1000.0,
+                )];
+                st.ingest(
+                    logs,
+                    now - 300,
+                    &Parsed {
+                        samples,
+                        ..Default::default()
+                    },
+                );
+            }
+            // Frames: most after data, some with nothing new, some skipped (two polls of a
+            // source between frames), one jump of the clock.
+            if k % 5 == 2 || k % 9 == 4 {
+                continue;
+            }
+            let now = if k == 100 { now + 30_000 } else { now };
+            // A narrower pane near the end (a resize) starts the columns afresh.
+            let width = if k > 120 { 30 } else { 40 };
+            let kept_tl = compute(&st, &windows, &kept, now, None, width);
+            let fresh = compute(
+                &st,
+                &RefCell::new(Windows::default()),
+                &RefCell::new(Kept::default()),
+                now,
+                None,
+                width,
+            );
+            assert_eq!(kept_tl, fresh, "frame {k}");
+            checked += kept_tl
+                .lines
+                .iter()
+                .flat_map(|l| &l.values)
+                .filter(|v| v.is_some())
+                .count();
+        }
+        // The frames held data on every line that had any: the comparison was not of blanks.
+        assert!(checked > 2000, "{checked}");
     }
 }

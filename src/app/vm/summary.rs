@@ -1,0 +1,149 @@
+//! The Overview's one-line summaries: per switch its drops and PFC (edge vs internal `ii`), and
+//! the training log's newest step. Numbers only, in their metric's unit; `ui/overview.rs`
+//! writes them.
+//!
+//! ```text
+//! Switch NX_AI_Leaf1 ok  drops/s 0 (0 in 60 s, 0 since 12:00:00)  PFC/s edge 12 internal 3.4k  802.3x off
+//! Training ubunturdma1:~/training.log  iteration 1234  loss 2.3127  step 156ms  all-reduce 45ms
+//! ```
+
+use crate::metrics::names::*;
+use crate::metrics::query;
+use crate::metrics::{Store, Ts};
+
+/// One switch's line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Switch {
+    /// Queue and ingress drops per second (newest interval).
+    pub drops: Option<f64>,
+    /// Drops in the window ending at the view time, and since the baseline.
+    pub drops_window: Option<u64>,
+    pub drops_since_baseline: Option<u64>,
+    /// PFC frames per second, rx + tx, on edge ports and on internal `ii` ports.
+    pub pfc_edge: Option<f64>,
+    pub pfc_ii: Option<f64>,
+    /// 802.3x flow control as the switch reports it.
+    pub flowcontrol: Option<bool>,
+}
+
+/// The line of switch `sw` at the store's newest data: drops over `[window_from, now]` and
+/// since `baseline`.
+pub fn switch(st: &Store, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
+    let lbl = [("switch", sw)];
+    let drops = [SW_QUEUE_DROPPED, SW_INGRESS_DROPPED];
+    let (pfc_edge, pfc_ii) = pfc_split(st, sw);
+    Switch {
+        drops: sum(drops.map(|n| query::rate_sum(st, n, &lbl))),
+        drops_window: sum(drops.map(|n| query::increase_sum(st, n, &lbl, window_from))),
+        drops_since_baseline: sum(drops.map(|n| query::increase_sum(st, n, &lbl, baseline))),
+        pfc_edge,
+        pfc_ii,
+        // On if any port has it on.
+        flowcontrol: st
+            .select(SW_FLOWCONTROL_ENABLED, &lbl)
+            .filter_map(|(_, s)| s.latest())
+            .map(|(_, v)| v.as_f64())
+            .reduce(f64::max)
+            .map(|v| v > 0.5),
+    }
+}
+
+/// The newest values the training log gave, in their metric's unit (seconds for times).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Training {
+    pub iteration: Option<f64>,
+    pub loss: Option<f64>,
+    pub step: Option<f64>,
+    pub allreduce: Option<f64>,
+}
+
+/// The training line of the log on `node`.
+pub fn training(st: &Store, node: &str) -> Training {
+    let lbl = [("node", node)];
+    let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
+    Training {
+        iteration: g(TRAIN_ITERATION),
+        loss: g(TRAIN_LOSS),
+        step: g(TRAIN_STEP_SECONDS),
+        allreduce: g(TRAIN_ALLREDUCE_SECONDS),
+    }
+}
+
+/// A sum that is missing only where every part is.
+fn sum<T: std::ops::Add<Output = T>, const N: usize>(parts: [Option<T>; N]) -> Option<T> {
+    parts.into_iter().flatten().reduce(|a, b| a + b)
+}
+
+/// PFC frames/s (rx + tx) on edge and internal (`ii`) ports of a switch.
+fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
+    let (mut edge, mut ii) = (None, None);
+    for name in [SW_PFC_RX, SW_PFC_TX] {
+        for (id, s) in st.select(name, &[("switch", sw)]) {
+            let Some(r) = st.rate(id).and_then(|r| r.value()) else {
+                continue;
+            };
+            let internal = s.key.label("port").is_some_and(|p| p.starts_with("ii"));
+            *if internal { &mut ii } else { &mut edge }.get_or_insert(0.0) += r;
+        }
+    }
+    (edge, ii)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    /// What a switch injected (drops on one port, PFC on an edge and an `ii` port) comes back
+    /// per second and per window; a switch that reports no drop counter has none (missing, not 0).
+    #[test]
+    fn switch_lines_hold_what_was_injected() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("sw", 1000);
+        let t0 = 1_000_000;
+        for k in 0..=10u64 {
+            fn port(p: &str) -> [(&str, &str); 2] {
+                [("switch", "a"), ("port", p)]
+            }
+            fn b(p: &str) -> [(&str, &str); 2] {
+                [("switch", "b"), ("port", p)]
+            }
+            let samples = vec![
+                Sample::counter(SW_PFC_RX, &port("Ethernet1/1"), 100 * k),
+                Sample::counter(SW_PFC_TX, &port("Ethernet1/1"), 20 * k),
+                Sample::counter(SW_PFC_RX, &port("ii1/1/1"), 7 * k),
+                Sample::counter(SW_QUEUE_DROPPED, &port("Ethernet1/1"), 3 * k),
+                Sample::counter(SW_INGRESS_DROPPED, &port("Ethernet1/1"), k),
+                Sample::gauge(SW_FLOWCONTROL_ENABLED, &port("Ethernet1/1"), 0.0),
+                Sample::gauge(SW_FLOWCONTROL_ENABLED, &b("Ethernet1/8"), 0.0),
+                Sample::gauge(SW_FLOWCONTROL_ENABLED, &b("Ethernet1/9"), 1.0),
+                Sample::counter(
+                    SW_PFC_RX,
+                    &[("switch", "b"), ("port", "Ethernet1/9")],
+                    5 * k,
+                ),
+            ];
+            let at = t0 + k as i64 * 1000;
+            st.ingest(
+                src,
+                at,
+                &Parsed {
+                    samples,
+                    ..Default::default()
+                },
+            );
+        }
+        let a = switch(&st, "a", t0 + 5_000, t0);
+        assert_eq!(a.drops, Some(4.0));
+        assert_eq!(a.drops_window, Some(4 * 5));
+        assert_eq!(a.drops_since_baseline, Some(4 * 10));
+        assert_eq!(a.pfc_edge, Some(120.0));
+        assert_eq!(a.pfc_ii, Some(7.0));
+        assert_eq!(a.flowcontrol, Some(false));
+        let b = switch(&st, "b", t0 + 5_000, t0);
+        assert_eq!((b.pfc_edge, b.pfc_ii), (Some(5.0), None));
+        assert_eq!((b.drops, b.drops_window), (None, None));
+        assert_eq!(b.flowcontrol, Some(true), "on at one port of two");
+        assert_eq!(training(&st, "n1"), Training::default());
+    }
+}
