@@ -324,3 +324,59 @@ fn a_switch_turning_pfc_off_is_proven_wrong_from_its_counter_polls() {
     let r = row(&lab, Tab::Pfc, &port("Ethernet1/2/2"));
     assert_eq!(r.cells[8].val, Val::Text("off !".into()));
 }
+
+/// A link that moves back to a port LLDP named before changes the links with no new series (the
+/// layouts' other reason to be made again): the Overview, PFC and Queues rows follow it anyway.
+#[test]
+fn a_link_change_without_new_series_reaches_every_tab() {
+    let mut lab = lab_without_node6_port();
+    lab.run(3);
+    let node6 = RowId::Node("ubunturdma6".into());
+    // A second apart, as topology reads are (minutes, in the live program).
+    let answer = |lab: &mut Lab, p: &str| {
+        lab.run(1);
+        lab.answer(
+            "ubunturdma6 topology",
+            &[(ParseKind::Lldpctl, lldpctl("ens192", p))],
+        )
+    };
+    answer(&mut lab, "Eth1/1/2");
+    // Recabled: the node's newest read names another port (new series).
+    answer(&mut lab, "Eth1/1/3");
+    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/3"), ["ubunturdma6"]);
+    let o = row(&lab, Tab::Overview, &node6);
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/3".into()), "{o:?}");
+    let shape = lab.app.live().shape_generation();
+    answer(&mut lab, "Eth1/1/2");
+    assert_eq!(
+        lab.app.live().shape_generation(),
+        shape,
+        "the answer back made no new series: this is the links-only path"
+    );
+    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/2"), ["ubunturdma6"]);
+    assert!(lab.app.links.behind(LEAF, "Ethernet1/1/3").is_empty());
+    let o = row(&lab, Tab::Overview, &node6);
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/2".into()), "{o:?}");
+    let pfc = |lab: &Lab, p: &str| row(lab, Tab::Pfc, &port(p)).name;
+    assert!(pfc(&lab, "Ethernet1/1/2").contains("ubunturdma6"));
+    assert!(!pfc(&lab, "Ethernet1/1/3").contains("ubunturdma6"));
+    let queues = lab.app.table(Tab::Queues);
+    let q = |p: &str| {
+        queues
+            .rows
+            .iter()
+            .find(|r| matches!(&r.id, RowId::Queue { port, .. } if port == p))
+            .map(|r| r.name.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        q("Ethernet1/1/2").contains("ubunturdma6"),
+        "{}",
+        q("Ethernet1/1/2")
+    );
+    assert!(
+        !q("Ethernet1/1/3").contains("ubunturdma6"),
+        "{}",
+        q("Ethernet1/1/3")
+    );
+}
