@@ -383,7 +383,7 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, row: &crate::app::table::R
     let r = centered(area, area.width.saturating_sub(4).max(10), h);
     let spark_w = width.saturating_sub(0);
     let now = app.view_now();
-    for c in charts {
+    for c in charts.iter() {
         let tl = c.timeline(&app.store, now, STEP_MS, spark_w);
         let (last, _) = spark::last_and_max(&tl);
         // Rates from zero; gauges (RTTs) over their own range, printed.

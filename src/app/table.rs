@@ -197,14 +197,15 @@ pub struct Row {
     pub score: f64,
     /// Text drawn across the columns after the first `n` cells (an error, "waiting").
     pub span: Option<(usize, Cell)>,
-    pub charts: Vec<Chart>,
+    /// Shared with the kept layout: a frame hands its rows the same charts without copying.
+    pub charts: Rc<[Chart]>,
     /// Lines the detail view shows above the charts (a lossless-path finding and its fix).
     pub notes: Vec<String>,
 }
 
 /// What the detail view (Enter) charts for a row. The metric and its labels are shared: a
 /// table kept between frames hands every frame's rows the same charts without copying them.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
     pub label: String,
     pub name: Rc<str>,

@@ -166,7 +166,7 @@ impl Ctx<'_> {
 
     /// A row for the main table (`extra`: the second one) made in one of the replaced table's
     /// ([`Row::reuse`]).
-    pub fn reused(&self, extra: bool, id: &RowId, name: &str, charts: &[Chart]) -> Row {
+    pub fn reused(&self, extra: bool, id: &RowId, name: &str, charts: &Rc<[Chart]>) -> Row {
         let old = {
             let mut p = self.pool.borrow_mut();
             if extra { p.1.pop() } else { p.0.pop() }

@@ -3,6 +3,7 @@
 //! the old rows nor allocates the new ones (at 512 nodes that was as much work as computing them).
 
 use super::{Cell, Chart, Row, RowId, Tone, Val};
+use std::rc::Rc;
 
 /// Writes a row's cells over the ones it held in the previous frame (a recycled row, see
 /// [`Row::reuse`]): a text goes into the string already there, so a frame after new data
@@ -27,7 +28,15 @@ impl<'a> CellsIn<'a> {
 
     /// A text cell: `Cell { val: Val::Text(s.into()), tone }`.
     pub fn text(&mut self, s: &str, tone: Option<Tone>) {
-        self.text_fmt(format_args!("{s}"), tone);
+        let c = self.slot();
+        match &mut c.val {
+            Val::Text(t) => {
+                t.clear();
+                t.push_str(s);
+            }
+            v => *v = Val::Text(s.to_string()),
+        }
+        c.tone = tone;
     }
 
     /// A text cell written from `args` (`format!` without a new string).
@@ -109,47 +118,23 @@ impl Row {
     /// A row named `id` and `name` with `charts`, made in `old` (a row of the previous frame, or
     /// a new one) so its strings and vectors are written over rather than made again. Its cells
     /// are the caller's to write ([`CellsIn`]); everything else is as a new row's.
-    pub fn reuse(old: Option<Row>, id: &RowId, name: &str, charts: &[Chart]) -> Row {
+    pub fn reuse(old: Option<Row>, id: &RowId, name: &str, charts: &Rc<[Chart]>) -> Row {
         let Some(mut r) = old else {
             return Row {
                 id: id.clone(),
                 name: name.to_string(),
-                charts: charts.to_vec(),
+                charts: charts.clone(),
                 ..Default::default()
             };
         };
         r.id.assign(id);
         r.name.clear();
         r.name.push_str(name);
-        r.charts.truncate(charts.len());
-        for (to, from) in r.charts.iter_mut().zip(charts) {
-            to.clone_from(from);
-        }
-        let n = r.charts.len();
-        r.charts.extend_from_slice(&charts[n..]);
+        r.charts = charts.clone();
         r.tone = Tone::default();
         r.score = 0.0;
         r.span = None;
         r.notes.clear();
         r
-    }
-}
-
-impl Clone for Chart {
-    fn clone(&self) -> Self {
-        Chart {
-            label: self.label.clone(),
-            name: self.name.clone(),
-            labels: self.labels.clone(),
-            kind: self.kind,
-        }
-    }
-
-    /// Into the label string already there (a recycled row's charts).
-    fn clone_from(&mut self, src: &Self) {
-        self.label.clone_from(&src.label);
-        self.name.clone_from(&src.name);
-        self.labels.clone_from(&src.labels);
-        self.kind = src.kind;
     }
 }

@@ -9,6 +9,7 @@ use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::SeriesId;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 /// The error counters tell a lossy fabric: never hidden.
 pub const COLS: [Col; 10] = [
@@ -37,7 +38,7 @@ struct DevRow {
     errs: [Vec<SeriesId>; 3],
     id: RowId,
     name: String,
-    charts: Vec<Chart>,
+    charts: Rc<[Chart]>,
 }
 
 /// Per node rows are made for: its name, source, alert subject and devices ([`Ctx::layout`]).
@@ -81,12 +82,12 @@ fn layout(cx: &Ctx) -> Layout {
                     device: dev.into(),
                 },
                 name: format!("{name} {dev}"),
-                charts: vec![
+                charts: Rc::from(vec![
                     Chart::rate("ECN marked/s (np_ecn_marked_roce_packets)", &ecn_n, &lbl),
                     Chart::rate("CNP sent/s (np_cnp_sent)", &cnp_n, &lbl),
                     Chart::rate("CNP handled/s (rp_cnp_handled)", &hdl_n, &lbl),
                     Chart::rate("out_of_sequence/s", &oos_n, &lbl),
-                ],
+                ]),
             });
         }
         let subject = Subject::Node(node.name.clone());

@@ -87,11 +87,11 @@ pub fn view(cx: &Ctx) -> TabView {
             name: format!("{peer} {tr}"),
             cells,
             score: sev_rank(sev) * 1e9 + qv("0.99").unwrap_or(0.0),
-            charts: vec![
+            charts: std::rc::Rc::from(vec![
                 Chart::new("RTT p50 (us)", PING_RTT_SECONDS, &qlbl("0.5"), us),
                 Chart::new("RTT p99 (us)", PING_RTT_SECONDS, &qlbl("0.99"), us),
                 Chart::new("RTT max (us)", PING_RTT_SECONDS, &qlbl("1"), us),
-            ],
+            ]),
             ..Default::default()
         });
     }

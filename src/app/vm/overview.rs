@@ -67,7 +67,7 @@ struct NodeRow {
     /// Its RTT as a peer: p50 and p99 over verbs, then over TCP (verbs shown where it has one).
     rtt: [[Vec<SeriesId>; 2]; 2],
     id: RowId,
-    charts: Vec<Chart>,
+    charts: Rc<[Chart]>,
 }
 
 struct Layout {
@@ -123,7 +123,7 @@ fn layout(cx: &Ctx) -> Layout {
                 paused,
                 rtt: rtt.remove(name).unwrap_or_default(),
                 id: RowId::Node(name.into()),
-                charts: vec![
+                charts: Rc::from(vec![
                     Chart::rate(human::name::ECN_MARKED, &ecn_n, &node),
                     Chart::rate(human::name::CNP_SENT, &cnp_n, &node),
                     Chart::rate(human::name::CNP_HANDLED, &hdl_n, &node),
@@ -133,7 +133,7 @@ fn layout(cx: &Ctx) -> Layout {
                         NIC_PFC_RX_PAUSE_DURATION,
                         &node,
                     ),
-                ],
+                ]),
                 name: n.name,
                 source: n.source,
             }

@@ -115,7 +115,7 @@ struct PortRow {
     link_pause: Vec<SeriesId>,
     subject: Subject,
     id: RowId,
-    charts: Vec<Chart>,
+    charts: Rc<[Chart]>,
     /// Where its [`Named`] is.
     ix: usize,
 }
@@ -140,7 +140,7 @@ struct HostRow {
     discards: Vec<SeriesId>,
     id: RowId,
     name: String,
-    charts: Vec<Chart>,
+    charts: Rc<[Chart]>,
 }
 
 /// The tab's rows while the set of series stays ([`Ctx::layout`]): per configured switch its
@@ -221,11 +221,11 @@ fn layout(cx: &Ctx) -> Layout {
                 switch: sw.clone(),
                 port: port.clone(),
             },
-            charts: vec![
+            charts: Rc::from(vec![
                 Chart::rate("RxPPP frames/s", SW_PFC_RX, &lbl),
                 Chart::rate("TxPPP frames/s", SW_PFC_TX, &lbl),
                 Chart::rate("802.3x link pause rx/s", SW_LINK_PAUSE_RX, &lbl),
-            ],
+            ]),
             port,
         };
         ports.entry(sw).or_default().push(row);
@@ -394,10 +394,10 @@ fn host_layout(cx: &Ctx) -> Vec<(String, String, Vec<HostRow>)> {
                     priority: at(2).into(),
                 },
                 name: format!("{name} {}", at(1)),
-                charts: vec![
+                charts: Rc::from(vec![
                     Chart::rate("rx pause frames/s", NIC_PFC_RX_PAUSE, &lbl),
                     Chart::rate("tx pause frames/s", NIC_PFC_TX_PAUSE, &lbl),
-                ],
+                ]),
             });
         }
         out.push((n.name, n.source, rows));

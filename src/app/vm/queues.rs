@@ -40,7 +40,7 @@ struct QueueRow {
     ingress: Vec<SeriesId>,
     subject: Subject,
     id: RowId,
-    charts: Vec<Chart>,
+    charts: Rc<[Chart]>,
     /// Where its [`Named`] is.
     ix: usize,
 }
@@ -115,11 +115,11 @@ fn layout(cx: &Ctx) -> Layout {
                 port: port.into(),
                 queue: qos.into(),
             },
-            charts: vec![
+            charts: Rc::from(vec![
                 Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
                 Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
                 Chart::rate("ingress drops/s (port)", SW_INGRESS_DROPPED, &lbl[..2]),
-            ],
+            ]),
         };
         out.entry(name.to_string()).or_default().push(row);
     }
