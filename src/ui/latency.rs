@@ -13,10 +13,8 @@
 use super::fmt;
 use super::grid::{self, Row, Val};
 use super::{STEP_MS, spark, title};
-use crate::app::vm::latency::QUANTILES;
+use crate::app::vm::latency::{self, QUANTILES};
 use crate::app::{App, Tab};
-use crate::metrics::names::{PING_BUCKET_LE, PING_BUCKET_PROBES};
-use crate::metrics::query;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -99,14 +97,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
         })
         .collect();
     // The collector's HDR buckets where it publishes them, else the quantiles as bars.
-    let lbl = [("peer", peer), ("transport", tr)];
-    let les = query::latest_by(&app.store, PING_BUCKET_LE, &lbl, &["bucket"]);
-    let counts = query::latest_by(&app.store, PING_BUCKET_PROBES, &lbl, &["bucket"]);
-    let mut buckets: Vec<(f64, f64)> = les
-        .iter()
-        .filter_map(|(k, le)| counts.get(k).map(|n| (*le, *n)))
-        .collect();
-    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let buckets = latency::rtt_buckets(&app.store, peer, tr);
     let vals: Vec<(String, Option<f64>)> = if buckets.is_empty() {
         vals.into_iter()
             .map(|(l, v)| (format!("{l:<6}{:>9}", fmt::secs(v)), v))

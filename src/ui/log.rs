@@ -16,8 +16,7 @@ use super::grid::{self, Tone};
 use super::spark::Scale;
 use super::{STEP_MS, spark, src_state, title};
 use crate::app::App;
-use crate::metrics::names::*;
-use crate::metrics::query;
+use crate::app::vm::summary;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -100,41 +99,30 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let st = &app.store;
-    let lbl: Vec<(&str, &str)> = app
-        .cfg
-        .logs
-        .first()
-        .map(|l| vec![("node", l.node.as_str())])
-        .unwrap_or_default();
-    let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
+    let node = app.cfg.logs.first().map(|l| l.node.as_str());
+    let t = summary::training(st, node);
     let mut lines = vec![Line::from(vec![
         Span::styled("Iteration ", app.theme.header),
-        Span::raw(g(TRAIN_ITERATION).map_or("-".into(), |v| format!("{v:.0}"))),
+        Span::raw(t.iteration.map_or("-".into(), |v| format!("{v:.0}"))),
         Span::styled("  Loss ", app.theme.header),
-        Span::raw(g(TRAIN_LOSS).map_or("-".into(), |v| format!("{v:.4}"))),
+        Span::raw(t.loss.map_or("-".into(), |v| format!("{v:.4}"))),
         Span::styled("  step ", app.theme.header),
-        Span::raw(fmt::secs(g(TRAIN_STEP_SECONDS))),
+        Span::raw(fmt::secs(t.step)),
         Span::styled("  all-reduce ", app.theme.header),
-        Span::raw(fmt::secs(g(TRAIN_ALLREDUCE_SECONDS))),
+        Span::raw(fmt::secs(t.allreduce)),
         Span::styled("  samples/s ", app.theme.header),
-        Span::raw(fmt::num(g(TRAIN_SAMPLES_PER_SECOND))),
+        Span::raw(fmt::num(t.samples_per_second)),
     ])];
     let w = (area.width as usize)
         .saturating_sub(22 + spark::RANGE_W)
         .max(1);
     let since = grid::axis_start(app.view_now(), STEP_MS, w);
-    for (label, name, k) in [
-        ("loss", TRAIN_LOSS, 1.0),
-        ("step ms", TRAIN_STEP_SECONDS, 1e3),
-        ("all-reduce ms", TRAIN_ALLREDUCE_SECONDS, 1e3),
-    ] {
-        // The log prints every few seconds: a sample holds until the next (gaps: none came).
-        let tl = grid::hold_gaps(
-            query::gauge_timeline(st, name, &lbl, since, STEP_MS, w)
-                .into_iter()
-                .map(|v| v.map(|x| x * k))
-                .collect(),
-        );
+    let timelines = summary::training_timelines(st, node, since, STEP_MS, w);
+    for ((label, k), tl) in [("loss", 1.0), ("step ms", 1e3), ("all-reduce ms", 1e3)]
+        .into_iter()
+        .zip(timelines)
+    {
+        let tl: Vec<Option<f64>> = tl.into_iter().map(|v| v.map(|x| x * k)).collect();
         let (last, _) = spark::last_and_max(&tl);
         let range = spark::range(&tl, w, Scale::MinMax);
         lines.push(Line::from(vec![

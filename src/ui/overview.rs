@@ -243,7 +243,7 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
         format!("{}:{} ", log.node, log.path),
         app.theme.dim,
     ));
-    let t = summary::training(st, &log.node);
+    let t = summary::training(st, Some(&log.node));
     match t.iteration {
         None => {
             let src = format!("log {}:{}", log.node, log.path);

@@ -3,7 +3,11 @@
 use super::{Ctx, sev_rank};
 use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, col, lcol};
-use crate::metrics::names::{PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV, PING_SENT};
+use crate::metrics::Store;
+use crate::metrics::names::{
+    PING_BUCKET_LE, PING_BUCKET_PROBES, PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV,
+    PING_SENT,
+};
 use crate::metrics::query;
 use std::collections::BTreeSet;
 
@@ -29,6 +33,20 @@ pub const QUANTILES: [(&str, &str); 5] = [
     ("p99.9", "0.999"),
     ("max", "1"),
 ];
+
+/// The collector's RTT histogram of one peer over one transport: (upper bound in seconds, probes)
+/// per bucket, lowest first; empty where it publishes none.
+pub fn rtt_buckets(st: &Store, peer: &str, transport: &str) -> Vec<(f64, f64)> {
+    let lbl = [("peer", peer), ("transport", transport)];
+    let les = query::latest_by(st, PING_BUCKET_LE, &lbl, &["bucket"]);
+    let counts = query::latest_by(st, PING_BUCKET_PROBES, &lbl, &["bucket"]);
+    let mut buckets: Vec<(f64, f64)> = les
+        .iter()
+        .filter_map(|(k, le)| counts.get(k).map(|n| (*le, *n)))
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    buckets
+}
 
 pub fn view(cx: &Ctx) -> TabView {
     let st = cx.store;
@@ -100,5 +118,44 @@ pub fn view(cx: &Ctx) -> TabView {
         cols: &COLS,
         rows,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Parsed, Sample};
+
+    /// Buckets come back lowest bound first with their probe counts; one peer's never mixes with
+    /// another's, and a bound without a count is left out.
+    #[test]
+    fn rtt_buckets_pair_bounds_with_counts_in_order() {
+        let mut st = Store::new(600_000, 100);
+        let src = st.add_source("ping", 1000);
+        let b = |peer: &'static str, bucket: &'static str| {
+            [("peer", peer), ("transport", "tcp"), ("bucket", bucket)]
+        };
+        let samples = vec![
+            Sample::gauge(PING_BUCKET_LE, &b("n1", "2"), 400e-6),
+            Sample::gauge(PING_BUCKET_PROBES, &b("n1", "2"), 3.0),
+            Sample::gauge(PING_BUCKET_LE, &b("n1", "1"), 50e-6),
+            Sample::gauge(PING_BUCKET_PROBES, &b("n1", "1"), 97.0),
+            Sample::gauge(PING_BUCKET_LE, &b("n1", "3"), 1e-3),
+            Sample::gauge(PING_BUCKET_LE, &b("n2", "1"), 9.0),
+            Sample::gauge(PING_BUCKET_PROBES, &b("n2", "1"), 1.0),
+        ];
+        st.ingest(
+            src,
+            1_000,
+            &Parsed {
+                samples,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            rtt_buckets(&st, "n1", "tcp"),
+            [(50e-6, 97.0), (400e-6, 3.0)]
+        );
+        assert!(rtt_buckets(&st, "n1", "rdma").is_empty());
     }
 }

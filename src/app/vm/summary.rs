@@ -55,18 +55,35 @@ pub struct Training {
     pub loss: Option<f64>,
     pub step: Option<f64>,
     pub allreduce: Option<f64>,
+    pub samples_per_second: Option<f64>,
 }
 
-/// The training line of the log on `node`.
-pub fn training(st: &Store, node: &str) -> Training {
-    let lbl = [("node", node)];
+/// The training line of the log on `node` (any node's where `None`).
+pub fn training(st: &Store, node: Option<&str>) -> Training {
+    let lbl: Vec<(&str, &str)> = node.map(|n| vec![("node", n)]).unwrap_or_default();
     let g = |n: &str| query::latest(st, n, &lbl).map(|(_, v)| v.as_f64());
     Training {
         iteration: g(TRAIN_ITERATION),
         loss: g(TRAIN_LOSS),
         step: g(TRAIN_STEP_SECONDS),
         allreduce: g(TRAIN_ALLREDUCE_SECONDS),
+        samples_per_second: g(TRAIN_SAMPLES_PER_SECOND),
     }
+}
+
+/// The log's loss, step time and all-reduce time (seconds) per column of `step_ms` from `since`:
+/// the log prints every few seconds, so a sample holds until the next (a longer gap: none came).
+pub fn training_timelines(
+    st: &Store,
+    node: Option<&str>,
+    since: Ts,
+    step_ms: i64,
+    width: usize,
+) -> [Vec<Option<f64>>; 3] {
+    let lbl: Vec<(&str, &str)> = node.map(|n| vec![("node", n)]).unwrap_or_default();
+    [TRAIN_LOSS, TRAIN_STEP_SECONDS, TRAIN_ALLREDUCE_SECONDS].map(|name| {
+        crate::app::table::hold_gaps(query::gauge_timeline(st, name, &lbl, since, step_ms, width))
+    })
 }
 
 /// A sum that is missing only where every part is.
@@ -144,6 +161,6 @@ mod tests {
         assert_eq!((b.pfc_edge, b.pfc_ii), (Some(5.0), None));
         assert_eq!((b.drops, b.drops_window), (None, None));
         assert_eq!(b.flowcontrol, Some(true), "on at one port of two");
-        assert_eq!(training(&st, "n1"), Training::default());
+        assert_eq!(training(&st, Some("n1")), Training::default());
     }
 }
