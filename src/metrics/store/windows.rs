@@ -194,7 +194,7 @@ impl Windows {
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
         }
-        let second = s.points.last_two().map(|((a, ta), _)| (ta, a.raw));
+        let second = s.two().map(|((a, ta), _)| (ta, a.raw));
         if e.newest == Some(newest) {
             // Nothing arrived since.
         } else if let (Some(n), Some((t, raw))) = (e.newest, second)
@@ -254,7 +254,7 @@ impl Windows {
         if !matches!(s.kind, Kind::Counter(_)) || s.scale != Scale::One {
             return None;
         }
-        let ((a, _), (b, tb)) = match s.points.last_two() {
+        let ((a, _), (b, tb)) = match s.two() {
             Some(two) => two,
             // One point or none: nothing grew (none: nothing to say).
             None => return s.points.last().map(|_| 0),
@@ -278,7 +278,7 @@ impl Windows {
     /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).
     pub fn rates_each(&mut self, st: &Store, id: SeriesId, since: Ts, mut f: impl FnMut(Ts, Rate)) {
         let Some(s) = st.get(id) else { return };
-        let two = s.points.last_two();
+        let two = s.two();
         let Some((e, width)) = self.sync(st, id) else {
             return;
         };
