@@ -387,6 +387,19 @@ impl Hist {
         out
     }
 
+    /// While every point is one run (the series has not changed nor missed a poll, and holds no
+    /// block): the sequence numbers of its oldest and newest points and their value.
+    pub fn run(&self) -> Option<(i64, i64, u64)> {
+        match self.more {
+            None if self.len > 0 => Some((
+                self.last.seq - i64::from(self.run),
+                self.last.seq,
+                self.last.raw,
+            )),
+            _ => None,
+        }
+    }
+
     /// Sequence number of the oldest point.
     pub fn front_seq(&self) -> Option<i64> {
         match &self.more {
