@@ -6,7 +6,7 @@
 //!   row_cost gen text|json ROWS        an NX-OS PFC table / NX-API JSON reply of ROWS ports, to stdout
 //!   row_cost measure FILE              parse, store and render FILE as `parse nxos-pfc` would
 
-use rocetop::metrics::Store;
+use rocetop::metrics::{Store, Value};
 use rocetop::output::Format;
 use rocetop::parse::{Ctx, ParseKind, parse};
 use std::fmt::Write as _;
@@ -98,10 +98,34 @@ fn measure(path: &str) {
     drop(parsed);
     let store_alone = store_bytes + parsed_bytes + rocetop::heap::live() as isize - before_alone;
     drop(store);
+    // The store after 60 polls (a minute at 1 s) of the same answer with the counters of a port in
+    // ten moving (pause frames are rare), once the parse is gone: what a series' history adds.
+    let mut parsed = parse(ParseKind::NxosPfc, &text, &ctx);
+    let before_60 = rocetop::heap::live() as isize;
+    let mut st = Store::new(900_000, 916);
+    let src = st.add_source("sw", 1000);
+    for poll in 0..60 {
+        for (i, s) in parsed.samples.iter_mut().enumerate() {
+            if (i / 10) % 10 == 0
+                && poll > 0
+                && let Value::Counter(v) = &mut s.value
+            {
+                *v += 3;
+            }
+        }
+        st.ingest(src, 1_000 + poll * 1_000, &parsed);
+    }
+    let parsed_60 = rocetop::heap::live() as isize - before_60;
+    let before_drop = rocetop::heap::live() as isize;
+    drop(parsed);
+    // What dropping the parse freed beyond what the store shares with it is the parse's own.
+    let store_60 = parsed_60 - (before_drop - rocetop::heap::live() as isize) + parsed_bytes;
+    let points = st.stats().points;
+    drop(st);
     let mut line = format!(
         "input_bytes={bytes} rows={rows} samples={samples} series={series} \
          parse_peak={parse_peak} parsed_bytes={parsed_bytes} store_peak={store_peak} store_bytes={store_bytes} \
-         store_alone={store_alone}"
+         store_alone={store_alone} store_60_alone={store_60} points_60={points}"
     );
     // `rocetop parse nxos-pfc --format F` end to end (parse, store, render, write to stdout),
     // peak above the input; what would be printed is counted, not kept.
@@ -127,13 +151,14 @@ fn measure(path: &str) {
     println!("{line}");
     let per = |b: isize, n: usize| b as f64 / n.max(1) as f64;
     eprintln!(
-        "per row: parse peak {:.0} B, parsed {:.0} B; per sample: parsed {:.0} B; per series: store {:.0} B (peak {:.0}), store alone {:.0} B",
+        "per row: parse peak {:.0} B, parsed {:.0} B; per sample: parsed {:.0} B; per series: store {:.0} B (peak {:.0}), store alone {:.0} B, after 60 polls {:.0} B",
         per(parse_peak as isize, rows),
         per(parsed_bytes, rows),
         per(parsed_bytes, samples),
         per(store_bytes, series),
         per(store_peak as isize, series),
         per(store_alone, series),
+        per(store_60, series),
     );
 }
 

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 ///
 /// Set from measurement (tests/amplification.rs prints the largest ratio it sees): the densest
 /// input any parser reads is an NX-OS PFC table of the shortest rows (`E1 a Off 0 0`, 16 bytes
-/// making ten series: rx, tx and eight `enabled` gauges), at 264 heap bytes per input byte (378
-/// before a row's series shared one label set; ~67 B a parsed sample, ~290 B a stored series with
-/// its labels); real layouts are far lower (every capture
-/// repeated to 512 KiB: at most 47; the 100k-port answer: 36 per byte of text table, 24
-/// per byte of NX-API JSON). 512 leaves a third of headroom over the densest case, so what
+/// making ten series: rx, tx and eight `enabled` gauges), at 113 heap bytes per input byte (378
+/// before a row's series shared one label set, 264 before a series held its history inline; ~67 B
+/// a parsed sample, ~126 B a stored series with its labels); real layouts are far lower (every
+/// capture repeated to 512 KiB: at most 18; the 100k-port answer: 20 per byte of text
+/// table, 11 per byte of NX-API JSON). 512 leaves room over the densest case, so what
 /// crosses it is a change that makes rows cost more (a 4 KiB buffer kept per row does), a copy of
 /// the input per row, or anything quadratic.
 pub const MAX_PER_INPUT_BYTE: usize = 512;

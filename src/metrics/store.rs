@@ -3,10 +3,11 @@
 
 use super::rate::{self, Rate, Width};
 use super::{History, Parsed, Sample, Scale, SeriesKey, Str, Ts, Value};
+use hashbrown::HashTable;
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 mod asof;
+mod chunks;
 mod health;
 mod hist;
 mod series;
@@ -40,10 +41,11 @@ pub struct StoreStats {
 pub struct Store {
     retention_ms: i64,
     max_points: usize,
-    /// Series by the hash of their key (the key itself is held once, in `series`).
-    index: HashMap<u64, Ids>,
+    /// Series by the hash of their key, keys told apart by comparing them in `series` (the key
+    /// is held once, there): 4 bytes a series and its slot's control byte.
+    index: HashTable<SeriesId>,
     by_name: HashMap<Str, Vec<SeriesId>>,
-    series: Vec<Series>,
+    series: chunks::Chunked<Series>,
     sources: Vec<SourceHealth>,
     dropped_out_of_order: u64,
     /// Newest time history was expired at: expiring scans every series, so it runs at most once
@@ -71,30 +73,6 @@ pub fn next_generation() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The series whose keys share one hash: almost always one.
-#[derive(Clone, Debug)]
-enum Ids {
-    One(SeriesId),
-    Many(Vec<SeriesId>),
-}
-
-impl Ids {
-    fn push(&mut self, id: SeriesId) {
-        match self {
-            Ids::One(a) => *self = Ids::Many(vec![*a, id]),
-            Ids::Many(v) => v.push(id),
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = SeriesId> + '_ {
-        let (one, many) = match self {
-            Ids::One(a) => (Some(*a), &[][..]),
-            Ids::Many(v) => (None, &v[..]),
-        };
-        one.into_iter().chain(many.iter().copied())
-    }
-}
-
 fn key_hash(k: &SeriesKey) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one(k)
@@ -109,9 +87,9 @@ impl Store {
         Self {
             retention_ms: retention_ms.max(1),
             max_points: max_points.max(2),
-            index: HashMap::new(),
+            index: HashTable::new(),
             by_name: HashMap::new(),
-            series: Vec::new(),
+            series: chunks::Chunked::default(),
             sources: Vec::new(),
             dropped_out_of_order: 0,
             last_expire: None,
@@ -339,12 +317,10 @@ impl Store {
                     points: hist::Hist::default(),
                     clock,
                 });
-                match self.index.entry(key_hash(&s.key)) {
-                    Entry::Vacant(e) => {
-                        e.insert(Ids::One(id));
-                    }
-                    Entry::Occupied(mut e) => e.get_mut().push(id),
-                }
+                let series = &self.series;
+                self.index.insert_unique(key_hash(&s.key), id, |i| {
+                    series.get(i.0 as usize).map_or(0, |x| key_hash(&x.key))
+                });
                 self.by_name.entry(s.key.name.clone()).or_default().push(id);
                 Some(id)
             }
@@ -358,7 +334,9 @@ impl Store {
             Value::Gauge(v) => v.to_bits(),
         };
         let max_points = self.max_points;
-        let series = &mut self.series[id.0 as usize];
+        let Some(series) = self.series.get_mut(id.0 as usize) else {
+            return;
+        };
         match series.points.last() {
             // Out of order: the newer point stays, the older one is dropped and counted.
             Some((_, t)) if at < t => {
@@ -367,7 +345,8 @@ impl Store {
             }
             // Same timestamp twice: the newer value replaces the older one, no zero-length interval.
             Some((_, t)) if at == t => {
-                series.points.replace_last(raw);
+                let clock = read(&series.clock);
+                series.points.replace_last(raw, |q| clock.time(q));
                 return;
             }
             _ => {}
@@ -384,7 +363,11 @@ impl Store {
             self.dropped_out_of_order += 1;
             return;
         };
-        series.points.push(hist::At { seq, raw }, at);
+        let clock = read(&series.clock);
+        series
+            .points
+            .push(hist::At { seq, raw }, at, |q| clock.time(q));
+        drop(clock);
         if series.points.len() > max_points {
             series.points.pop_front();
         }
@@ -397,7 +380,7 @@ impl Store {
             .iter()
             .map(|c| read(c).seq_from(cutoff))
             .collect();
-        for s in &mut self.series {
+        for s in self.series.iter_mut() {
             if let Some(&f) = from.get(s.source.0 as usize) {
                 s.points.expire(f);
             }
@@ -408,12 +391,13 @@ impl Store {
     }
 
     pub fn id(&self, key: &SeriesKey) -> Option<SeriesId> {
-        let ids = self.index.get(&key_hash(key))?;
-        ids.iter().find(|id| {
-            self.series
-                .get(id.0 as usize)
-                .is_some_and(|s| s.key == *key)
-        })
+        self.index
+            .find(key_hash(key), |id| {
+                self.series
+                    .get(id.0 as usize)
+                    .is_some_and(|s| s.key == *key)
+            })
+            .copied()
     }
 
     pub fn get(&self, id: SeriesId) -> Option<&Series> {
@@ -460,7 +444,7 @@ impl Store {
         let Kind::Counter(width) = s.kind else {
             return None;
         };
-        let ((a, ta), (b, tb)) = s.points.last_two()?;
+        let ((a, ta), (b, tb)) = s.two()?;
         if self.gap(s, ta, tb) || self.gone(s, tb) {
             return None;
         }

@@ -19,7 +19,7 @@ const NEXT: u64 = 1;
 const GAP: u64 = 2;
 
 /// A decoded point: its poll's sequence number and its raw value.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct At {
     pub seq: i64,
     pub raw: u64,
@@ -139,15 +139,33 @@ fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     None
 }
 
+/// A series' history: the newest point unencoded; before it either a run held as a count (the
+/// series has not changed and missed no poll since its first point: most error, drop and
+/// `enabled` series of a switch, which then cost no allocation however long they are kept) or,
+/// once it changed, encoded blocks. 40 bytes inline (issue #22: a row of a big answer makes ten
+/// series, and a `VecDeque` of blocks per series cost ~350 heap bytes from its second point).
 #[derive(Debug, Default)]
 pub(super) struct Hist {
+    /// The newest point and its time (while `len > 0`).
+    last: At,
+    last_t: Ts,
+    len: u32,
+    /// While `more` is `None`: the points before the newest are the `run` polls just before it,
+    /// each with its value. Always 0 while `more` holds the older points.
+    run: u32,
+    /// The points before the newest, encoded; never an empty deque.
+    more: Option<Box<Blocks>>,
+}
+
+#[derive(Debug)]
+struct Blocks {
     blocks: VecDeque<Block>,
     /// The first live point, inside `blocks[0]` (points before it have expired).
-    front: Option<Cursor>,
-    /// The newest point, not yet encoded, and its time.
-    last: Option<(At, Ts)>,
-    len: u32,
+    front: Cursor,
 }
+
+/// Empty blocks, for reading a history held inline as one that has none.
+static NO_BLOCKS: VecDeque<Block> = VecDeque::new();
 
 impl Hist {
     pub fn len(&self) -> usize {
@@ -158,43 +176,93 @@ impl Hist {
         self.len == 0
     }
 
-    /// The newest point and its time.
-    pub fn last(&self) -> Option<(At, Ts)> {
-        self.last
+    fn blocks(&self) -> &VecDeque<Block> {
+        self.more.as_ref().map_or(&NO_BLOCKS, |m| &m.blocks)
     }
 
-    /// The two newest points with their times, older first.
-    pub fn last_two(&self) -> Option<((At, Ts), (At, Ts))> {
-        let b = self.last?;
-        let a = self.blocks.back().map(|x| {
-            (
+    /// The newest point and its time.
+    pub fn last(&self) -> Option<(At, Ts)> {
+        (self.len > 0).then_some((self.last, self.last_t))
+    }
+
+    /// The two newest points with their times, older first; `time` gives a poll's time (asked
+    /// only for a point of an inline run, whose time is not kept here).
+    pub fn last_two(&self, time: impl FnOnce(i64) -> Option<Ts>) -> Option<((At, Ts), (At, Ts))> {
+        if self.len < 2 {
+            return None;
+        }
+        let b = (self.last, self.last_t);
+        let a = match self.blocks().back() {
+            Some(x) => (
                 At {
                     seq: x.seq_end,
                     raw: x.raw_end,
                 },
                 x.t_end,
-            )
-        })?;
+            ),
+            None => {
+                let seq = self.last.seq - 1;
+                let raw = self.last.raw;
+                (At { seq, raw }, time(seq)?)
+            }
+        };
         Some((a, b))
     }
 
-    /// Replace the newest point's value (a repeated timestamp).
-    pub fn replace_last(&mut self, raw: u64) {
-        if let Some((l, _)) = &mut self.last {
-            l.raw = raw;
+    /// Replace the newest point's value (a repeated timestamp); `time` as for [`Hist::push`].
+    pub fn replace_last(&mut self, raw: u64, time: impl Fn(i64) -> Option<Ts>) {
+        if self.len == 0 {
+            return;
         }
+        if raw != self.last.raw && self.run > 0 {
+            // The run has the newest point's value: it goes into blocks before that changes.
+            self.spill(&time);
+        }
+        self.last.raw = raw;
     }
 
-    /// Add a point newer than every other (`seq` greater than the newest one's).
-    pub fn push(&mut self, p: At, t: Ts) {
-        if let Some((l, lt)) = self.last.replace((p, t)) {
+    /// Add a point newer than every other (`seq` greater than the newest one's). `time` gives
+    /// the time of a poll, for the points of an inline run that go into blocks.
+    pub fn push(&mut self, p: At, t: Ts, time: impl Fn(i64) -> Option<Ts>) {
+        if self.len == 0 {
+            (self.last, self.last_t, self.len, self.run) = (p, t, 1, 0);
+            return;
+        }
+        let (l, lt) = (self.last, self.last_t);
+        if self.more.is_none() && p.seq == l.seq.wrapping_add(1) && p.raw == l.raw {
+            // Unchanged one poll on: the run grows, nothing is encoded.
+            self.run += 1;
+        } else {
+            self.spill(&time);
             self.encode(l, lt);
         }
+        (self.last, self.last_t) = (p, t);
         self.len += 1;
     }
 
+    /// Move an inline run into blocks.
+    fn spill(&mut self, time: &impl Fn(i64) -> Option<Ts>) {
+        let (run, raw, end) = (self.run, self.last.raw, self.last.seq);
+        self.run = 0;
+        for seq in end - i64::from(run)..end {
+            self.encode(At { seq, raw }, time(seq).unwrap_or(self.last_t));
+        }
+    }
+
     fn encode(&mut self, p: At, t: Ts) {
-        match self.blocks.back_mut() {
+        let more = self.more.get_or_insert_with(|| {
+            Box::new(Blocks {
+                blocks: VecDeque::with_capacity(1),
+                front: Cursor {
+                    pos: 0,
+                    i: 0,
+                    run_left: 0,
+                    seq: p.seq,
+                    raw: p.raw,
+                },
+            })
+        });
+        match more.blocks.back_mut() {
             Some(b) if b.n < BLOCK => {
                 let ds = p.seq.wrapping_sub(b.seq_end);
                 let dv = zig(p.raw.wrapping_sub(b.raw_end) as i64);
@@ -235,7 +303,8 @@ impl Hist {
                 }
             }
             _ => {
-                self.blocks.push_back(Block {
+                let first = more.blocks.is_empty();
+                more.blocks.push_back(Block {
                     seq0: p.seq,
                     raw0: p.raw,
                     seq_end: p.seq,
@@ -246,8 +315,8 @@ impl Hist {
                     flat: true,
                     bytes: Vec::new(),
                 });
-                if self.blocks.len() == 1 {
-                    self.front = self.blocks.front().map(Cursor::start);
+                if first && let Some(b) = more.blocks.front() {
+                    more.front = Cursor::start(b);
                 }
             }
         }
@@ -259,43 +328,83 @@ impl Hist {
     /// newest kept point unencoded as `push` does.
     pub fn up_to(&self, last_seq: i64, time: impl Fn(i64) -> Option<Ts>) -> Hist {
         let whole = self
-            .blocks
+            .blocks()
             .iter()
             .take_while(|b| b.seq_end <= last_seq)
             .count();
         let m = whole.saturating_sub(1);
-        let mut out = Hist::default();
-        let it = if m > 0 {
-            out.blocks = self.blocks.iter().take(m).cloned().collect();
-            out.front = self.front;
-            let n: u32 = out.blocks.iter().map(|b| b.n).sum();
-            out.len = n - self.front.map_or(0, |c| c.i).min(n);
-            Iter {
+        if let Some(more) = &self.more
+            && m > 0
+        {
+            let blocks: VecDeque<Block> = more.blocks.iter().take(m).cloned().collect();
+            let n: u32 = blocks.iter().map(|b| b.n).sum();
+            let mut out = Hist {
+                len: n - more.front.i.min(n),
+                more: Some(Box::new(Blocks {
+                    blocks,
+                    front: more.front,
+                })),
+                ..Hist::default()
+            };
+            let copied = out.len;
+            let it = Iter {
                 h: self,
                 block: m,
-                cur: self.blocks.get(m).map(Cursor::start),
+                cur: more.blocks.get(m).map(Cursor::start),
                 carry: None,
+                run: (0, 0),
                 done_last: false,
+            };
+            let mut first = true;
+            for p in it {
+                if p.seq > last_seq {
+                    break;
+                }
+                if let Some(t) = time(p.seq) {
+                    if first {
+                        // The copied blocks hold every point before it: it is the newest so far.
+                        (out.last, out.last_t) = (p, t);
+                        out.len += 1;
+                        first = false;
+                    } else {
+                        out.push(p, t, &time);
+                    }
+                }
             }
-        } else {
-            self.iter()
-        };
-        for p in it {
+            if out.len > copied {
+                return out;
+            }
+        }
+        let mut out = Hist::default();
+        for p in self.iter() {
             if p.seq > last_seq {
                 break;
             }
             if let Some(t) = time(p.seq) {
-                out.push(p, t);
+                out.push(p, t, &time);
             }
         }
         out
     }
 
+    /// While every point is one run (the series has not changed nor missed a poll, and holds no
+    /// block): the sequence numbers of its oldest and newest points and their value.
+    pub fn run(&self) -> Option<(i64, i64, u64)> {
+        match self.more {
+            None if self.len > 0 => Some((
+                self.last.seq - i64::from(self.run),
+                self.last.seq,
+                self.last.raw,
+            )),
+            _ => None,
+        }
+    }
+
     /// Sequence number of the oldest point.
     pub fn front_seq(&self) -> Option<i64> {
-        match &self.front {
-            Some(c) if !self.blocks.is_empty() => Some(c.seq),
-            _ => self.last.map(|(p, _)| p.seq),
+        match &self.more {
+            Some(m) => Some(m.front.seq),
+            None => (self.len > 0).then(|| self.last.seq - i64::from(self.run)),
         }
     }
 
@@ -305,30 +414,49 @@ impl Hist {
             return;
         }
         self.len -= 1;
-        let Some(b) = self.blocks.front() else {
-            self.last = None;
+        let Some(more) = &mut self.more else {
+            self.run = self.run.saturating_sub(1);
             return;
         };
-        let advanced = match &mut self.front {
-            Some(c) => c.advance(b),
+        let advanced = match more.blocks.front() {
+            Some(b) => more.front.advance(b),
             None => false,
         };
         if !advanced {
-            self.blocks.pop_front();
-            self.front = self.blocks.front().map(Cursor::start);
+            more.blocks.pop_front();
+            match more.blocks.front() {
+                Some(b) => more.front = Cursor::start(b),
+                None => self.more = None,
+            }
         }
     }
 
     /// Drop every point of a poll older than `cutoff` (whole blocks first, without decoding).
     pub fn expire(&mut self, cutoff: i64) {
-        while self.blocks.front().is_some_and(|b| b.seq_end < cutoff) {
-            let gone = match (&self.front, self.blocks.front()) {
-                (Some(c), Some(b)) => b.n - c.i,
-                _ => 0,
-            };
-            self.len -= gone.min(self.len);
-            self.blocks.pop_front();
-            self.front = self.blocks.front().map(Cursor::start);
+        if let Some(more) = &mut self.more {
+            while more.blocks.front().is_some_and(|b| b.seq_end < cutoff) {
+                let gone = more.blocks.front().map_or(0, |b| b.n - more.front.i);
+                self.len -= gone.min(self.len);
+                more.blocks.pop_front();
+                if let Some(b) = more.blocks.front() {
+                    more.front = Cursor::start(b);
+                }
+            }
+            if more.blocks.is_empty() {
+                self.more = None;
+            }
+        }
+        if self.more.is_none() {
+            // Inline: the run and the newest point, told by their sequence numbers.
+            if self.len > 0 && self.last.seq < cutoff {
+                (self.len, self.run) = (0, 0);
+            } else if self.len > 0 {
+                self.run = self
+                    .run
+                    .min(u32::try_from(self.last.seq - cutoff).unwrap_or(u32::MAX));
+                self.len = self.run + 1;
+            }
+            return;
         }
         while self.front_seq().is_some_and(|s| s < cutoff) {
             self.pop_front();
@@ -340,8 +468,12 @@ impl Hist {
         Iter {
             h: self,
             block: 0,
-            cur: self.front,
+            cur: self.more.as_ref().map(|m| m.front),
             carry: None,
+            run: match self.more {
+                None if self.len > 0 => (self.last.seq - i64::from(self.run), self.run),
+                _ => (0, 0),
+            },
             done_last: false,
         }
     }
@@ -349,24 +481,25 @@ impl Hist {
     /// Points from the last one before time `since` on (all of them when none is before it),
     /// skipping whole blocks that end before that, undecoded.
     pub fn iter_from(&self, since: Ts) -> Iter<'_> {
+        let blocks = self.blocks();
         // The first block holding a point at or after `since`.
-        let k = self.blocks.iter().position(|b| b.t_end >= since);
-        let k = match k {
-            Some(k) => k,
-            None => self.blocks.len(),
-        };
+        let k = blocks
+            .iter()
+            .position(|b| b.t_end >= since)
+            .unwrap_or(blocks.len());
         if k == 0 {
             return self.iter();
         }
-        let prev = self.blocks.get(k - 1).map(|b| At {
+        let prev = blocks.get(k - 1).map(|b| At {
             seq: b.seq_end,
             raw: b.raw_end,
         });
         Iter {
             h: self,
             block: k,
-            cur: self.blocks.get(k).map(Cursor::start),
+            cur: blocks.get(k).map(Cursor::start),
             carry: prev,
+            run: (0, 0),
             done_last: false,
         }
     }
@@ -376,30 +509,31 @@ impl Hist {
     ///
     /// [`iter_from`]: Hist::iter_from
     pub fn flat_from(&self, since: Ts) -> bool {
-        let k = self
-            .blocks
+        if self.len == 0 || self.more.is_none() {
+            // Nothing, or an inline run and its newest point: one value.
+            return true;
+        }
+        let blocks = self.blocks();
+        let k = blocks
             .iter()
             .position(|b| b.t_end >= since)
-            .unwrap_or(self.blocks.len());
-        let Some((last, _)) = self.last else {
-            return true;
-        };
-        let v = last.raw;
+            .unwrap_or(blocks.len());
+        let v = self.last.raw;
         // The point `iter_from` starts with: the end of the block before `k`.
-        let carry = k.checked_sub(1).and_then(|j| self.blocks.get(j));
+        let carry = k.checked_sub(1).and_then(|j| blocks.get(j));
         carry.is_none_or(|b| b.raw_end == v)
-            && self
-                .blocks
+            && blocks
                 .range(k..)
                 .all(|b| b.flat && b.raw0 == v && b.raw_end == v)
     }
 
-    /// Bytes held, for the stats.
+    /// Heap bytes held, for the stats.
     pub fn bytes(&self) -> usize {
-        self.blocks
-            .iter()
-            .map(|b| std::mem::size_of::<Block>() + b.bytes.capacity())
-            .sum()
+        self.more.as_ref().map_or(0, |m| {
+            std::mem::size_of::<Blocks>()
+                + m.blocks.capacity() * std::mem::size_of::<Block>()
+                + m.blocks.iter().map(|b| b.bytes.capacity()).sum::<usize>()
+        })
     }
 }
 
@@ -410,6 +544,8 @@ pub(super) struct Iter<'a> {
     cur: Option<Cursor>,
     /// A point to yield before `cur`.
     carry: Option<At>,
+    /// Points of an inline run still to yield: the next one's sequence number and how many.
+    run: (i64, u32),
     done_last: bool,
 }
 
@@ -420,7 +556,8 @@ impl Iterator for Iter<'_> {
         if let Some(p) = self.carry.take() {
             return Some(p);
         }
-        while let Some(b) = self.h.blocks.get(self.block) {
+        let blocks = self.h.blocks();
+        while let Some(b) = blocks.get(self.block) {
             let Some(c) = &mut self.cur else {
                 self.cur = Some(Cursor::start(b));
                 continue;
@@ -428,15 +565,23 @@ impl Iterator for Iter<'_> {
             let p = c.point();
             if !c.advance(b) {
                 self.block += 1;
-                self.cur = self.h.blocks.get(self.block).map(Cursor::start);
+                self.cur = blocks.get(self.block).map(Cursor::start);
             }
             return Some(p);
         }
-        if self.done_last {
+        if self.run.1 > 0 {
+            let seq = self.run.0;
+            self.run = (seq + 1, self.run.1 - 1);
+            return Some(At {
+                seq,
+                raw: self.h.last.raw,
+            });
+        }
+        if self.done_last || self.h.len == 0 {
             return None;
         }
         self.done_last = true;
-        self.h.last.map(|(p, _)| p)
+        Some(self.h.last)
     }
 }
 
@@ -449,7 +594,7 @@ mod tests {
     }
 
     fn push(h: &mut Hist, seq: i64, raw: u64) {
-        h.push(At { seq, raw }, seq * 1000);
+        h.push(At { seq, raw }, seq * 1000, |q| Some(q * 1000));
     }
 
     #[test]
@@ -485,7 +630,7 @@ mod tests {
             flat.bytes()
         );
         assert!(flat.iter().all(|p| p.raw == 7) && flat.iter().count() == 1000);
-        let (a, b) = h.last_two().expect("two");
+        let (a, b) = h.last_two(|q| Some(q * 1000)).expect("two");
         assert_eq!(
             ((a.0.seq, a.0.raw), (b.0.seq, b.0.raw)),
             (want[998], want[999])
@@ -549,5 +694,53 @@ mod tests {
             "from the last block on, every point is 9"
         );
         assert!(!h.flat_from(0));
+    }
+
+    /// A series that has not changed is a count, no allocation; when it changes, its run goes
+    /// into blocks with each point's own time, and reads see the same points either way.
+    #[test]
+    fn an_inline_run_spills_into_blocks_with_its_times() {
+        let time = |q: i64| Some(q * 1000);
+        let mut h = Hist::default();
+        for seq in 0..600i64 {
+            push(&mut h, seq, 5);
+        }
+        assert_eq!(h.bytes(), 0, "unchanged one poll apart: held inline");
+        assert_eq!(h.len(), 600);
+        assert!(h.flat_from(0));
+        let two = h.last_two(time).map(|(a, b)| (a.0.seq, a.1, b.0.seq, b.1));
+        assert_eq!(two, Some((598, 598_000, 599, 599_000)));
+        h.expire(50);
+        assert_eq!((h.len(), h.front_seq()), (550, Some(50)));
+        push(&mut h, 600, 6);
+        assert!(h.bytes() > 0, "changed: encoded");
+        let want: Vec<(i64, u64)> = (50..600).map(|s| (s, 5)).chain([(600, 6)]).collect();
+        assert_eq!(pts(&h), want);
+        let two = h.last_two(time).map(|(a, b)| (a.0.seq, a.1, b.0.seq));
+        assert_eq!(two, Some((599, 599_000, 600)));
+        // Blocks of 256 from seq 50: the first ends at 305, at its own time, so reading from
+        // 400 s skips it and starts with its last point.
+        let from: Vec<i64> = h.iter_from(400_000).map(|p| p.seq).collect();
+        assert_eq!(from.first(), Some(&305));
+        assert_eq!(from.last(), Some(&600));
+        assert!(!h.flat_from(0));
+        // A repeated timestamp with a new value: the run keeps its value.
+        let mut r = Hist::default();
+        for seq in 0..10i64 {
+            push(&mut r, seq, 5);
+        }
+        r.replace_last(7, time);
+        let want: Vec<(i64, u64)> = (0..9).map(|s| (s, 5)).chain([(9, 7)]).collect();
+        assert_eq!(pts(&r), want);
+        r.expire(1000);
+        assert!(r.is_empty() && pts(&r).is_empty() && r.front_seq().is_none());
+        // A copy up to a poll inside a run is the run up to it.
+        let mut c = Hist::default();
+        for seq in 0..20i64 {
+            push(&mut c, seq, 3);
+        }
+        let up = c.up_to(11, time);
+        assert_eq!(pts(&up), (0..12).map(|s| (s, 3)).collect::<Vec<_>>());
+        assert_eq!(up.last().map(|(p, t)| (p.seq, t)), Some((11, 11_000)));
     }
 }

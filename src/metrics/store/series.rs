@@ -121,9 +121,14 @@ impl Series {
         it.filter_map(move |p| clock.time(p.seq).map(|t| Point { t, raw: p.raw }))
     }
 
+    /// The two newest points with their times, undecoded, older first.
+    pub(super) fn two(&self) -> Option<((hist::At, Ts), (hist::At, Ts))> {
+        self.points.last_two(|q| read(&self.clock).time(q))
+    }
+
     /// The two newest points, older first.
     pub fn last_two(&self) -> Option<((Ts, Value), (Ts, Value))> {
-        let ((a, ta), (b, tb)) = self.points.last_two()?;
+        let ((a, ta), (b, tb)) = self.two()?;
         Some(((ta, self.value(a.raw)), (tb, self.value(b.raw))))
     }
 

@@ -203,3 +203,38 @@ fn gauges_have_no_rate_but_keep_values() {
         Some((0, Value::Gauge(2.5)))
     );
 }
+
+/// Issue #22: a big answer makes 10 series a row, so a series' fixed cost is what a row costs.
+/// A series that never moved holds no history on the heap however many polls it has.
+#[test]
+fn an_unmoving_series_is_small_and_holds_no_history_bytes() {
+    assert!(
+        std::mem::size_of::<Series>() <= 96,
+        "{} bytes",
+        std::mem::size_of::<Series>()
+    );
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("n", 1000);
+    for i in 0..300i64 {
+        st.ingest(
+            src,
+            i * 1000,
+            &poll(vec![
+                Sample::counter("m_total", &[("node", "n")], 7),
+                Sample::gauge("g", &[("node", "n")], 1.0),
+            ]),
+        );
+    }
+    let stats = st.stats();
+    assert_eq!(stats.points, 600);
+    assert_eq!(
+        stats.history_bytes,
+        read(&st.clocks[0]).times.capacity() * std::mem::size_of::<Ts>(),
+        "only the source's clock"
+    );
+    let id = st
+        .id(&SeriesKey::new("m_total", &[("node", "n")]))
+        .expect("series");
+    assert_eq!(st.rate(id).map(|r| r.value()), Some(Some(0.0)));
+    assert_eq!(st.increase_since(id, 0), Some(0));
+}

@@ -194,7 +194,7 @@ impl Windows {
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
         }
-        let second = s.points.last_two().map(|((a, ta), _)| (ta, a.raw));
+        let second = s.two().map(|((a, ta), _)| (ta, a.raw));
         if e.newest == Some(newest) {
             // Nothing arrived since.
         } else if let (Some(n), Some((t, raw))) = (e.newest, second)
@@ -254,7 +254,7 @@ impl Windows {
         if !matches!(s.kind, Kind::Counter(_)) || s.scale != Scale::One {
             return None;
         }
-        let ((a, _), (b, tb)) = match s.points.last_two() {
+        let ((a, _), (b, tb)) = match s.two() {
             Some(two) => two,
             // One point or none: nothing grew (none: nothing to say).
             None => return s.points.last().map(|_| 0),
@@ -278,7 +278,28 @@ impl Windows {
     /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).
     pub fn rates_each(&mut self, st: &Store, id: SeriesId, since: Ts, mut f: impl FnMut(Ts, Rate)) {
         let Some(s) = st.get(id) else { return };
-        let two = s.points.last_two();
+        if let (Kind::Counter(width), Some((first, last, raw))) = (s.kind, s.points.run()) {
+            // Every point one value a poll apart (most counters of a big switch are quiet): its
+            // intervals are read off the clock as the store reads them, and none is kept, so a
+            // quiet counter costs no intervals (48 B a second each, issue #22).
+            let clock = read(&s.clock);
+            let from = clock.seq_from(since).max(first + 1);
+            let mut prev = clock.time(from - 1);
+            for q in from..=last {
+                let Some(tb) = clock.time(q) else { continue };
+                if let Some(ta) = prev {
+                    let r = if st.gap(s, ta, tb) {
+                        Rate::NoTime
+                    } else {
+                        rate::rate((ta, raw), (tb, raw), width).scaled(s.scale)
+                    };
+                    f(tb, r);
+                }
+                prev = Some(tb);
+            }
+            return;
+        }
+        let two = s.two();
         let Some((e, width)) = self.sync(st, id) else {
             return;
         };
@@ -375,6 +396,9 @@ mod tests {
                 Sample::counter("c_total", &[("dev", "a")], v[0]),
                 Sample::counter("c_total", &[("dev", "b")], v[1]),
                 Sample::counter_micros("p_seconds_total", &[("dev", "a")], v[0] * 1000),
+                // Quiet (one run, read off the clock), and quiet until it moves at step 20.
+                Sample::counter("c_total", &[("dev", "quiet")], 5),
+                Sample::counter("c_total", &[("dev", "wakes")], 7 + step.max(20) as u64 - 20),
             ];
             if step >= 20 {
                 samples.push(Sample::counter("c_total", &[("dev", "late")], v[2]));
