@@ -252,13 +252,15 @@ run_tui() {
   read -r cpu _ < <(meter "$SECS" "$pid")
   wait "$rm"; read -r rcpu _ <"$W/remote"
   local b1; b1=$(stat -c %s "$out")
+  # Frames drawn in the window: every frame is one synchronized update (tui.rs), ESC [?2026h.
+  local frames; frames=$(tail -c +"$((b0 + 1))" "$out" | head -c "$((b1 - b0))" | grep -ao $'\e\\[?2026h' | wc -l)
   local rss; rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
   tmux -L "$SOCK" capture-pane -p -t tui >"$W/tui.screen"
   tmux -L "$SOCK" send-keys -t tui q
   sleep 0.5
   tmux -L "$SOCK" kill-session -t tui 2>/dev/null || true
-  log "$name: first full screen after ${first} ms"
-  row "$name" "$cpu" "$rss" - - "$((SECS / INTERVAL))" "$rcpu" $(((b1 - b0) / SECS))
+  log "$name: first full screen after ${first} ms, $frames frames in ${SECS} s"
+  row "$name" "$cpu" "$rss" - - "$((SECS / INTERVAL))" "$rcpu" $(((b1 - b0) / SECS)) "$frames"
 }
 
 # baseline MODE [ssh options]: watch.sh in a tmux-less shell, output to /dev/null
@@ -320,14 +322,15 @@ echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(npro
 [ -s "$RESULTS" ] && awk -v secs="$SECS" -v n="$N" -v interval="$INTERVAL" '
   { name[NR] = $1; cpu[NR] = $2 * 60 / secs; rss[NR] = $3 / 1024; p50[NR] = $4; p99[NR] = $5
     rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8
+    fps[NR] = $9 != "" ? sprintf("%.2f", $9 / secs) : "-"
     if ($1 == "watch") base = per[NR]; if ($1 == "cm") cm = per[NR] }
   END {
-    printf "| %-14s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s"
-    printf "|----------------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|\n"
+    printf "| %-14s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s", "frames/s"
+    printf "|----------------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|---------:|\n"
     for (i = 1; i <= NR; i++) {
       r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
       c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
-      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-")
+      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
     }
   }' "$RESULTS"
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"

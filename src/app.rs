@@ -581,7 +581,12 @@ impl App {
             Some(t) => &t.live,
             None => &self.store,
         };
-        self.alerts.evaluate(live, &self.cfg, &self.links, self.now) | ep
+        let changed = self.alerts.evaluate(live, &self.cfg, &self.links, self.now);
+        if ep {
+            // The rolled-up lines put the open episode's alerts first.
+            self.alerts.touch();
+        }
+        changed | ep
     }
 
     /// A source's health by name.

@@ -128,15 +128,18 @@ impl Alerts {
 
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
-        self.generation = crate::metrics::store::next_generation();
         let found = find(store, cfg, links, now);
         let mut changed = false;
+        // What the rolled-up lines and the rows' marks show moved (a value too): only then is
+        // the generation bumped, so an evaluation that changed nothing keeps the kept views.
+        let mut shown = false;
         let mut seen = HashMap::new();
         for f in found {
             seen.insert(f.id.clone(), ());
             match self.active.get_mut(&f.id) {
                 Some(a) => {
                     changed |= a.severity != f.severity || a.what != f.what;
+                    shown |= a.value != f.value;
                     a.value = f.value;
                     a.severity = f.severity;
                     a.what = f.what;
@@ -188,7 +191,15 @@ impl Alerts {
                 .or_insert(a.severity);
             *e = (*e).max(a.severity);
         }
+        if changed || shown {
+            self.touch();
+        }
         changed
+    }
+
+    /// Mark the alerts changed for the kept views (the open episode, drawn with them, moved).
+    pub fn touch(&mut self) {
+        self.generation = crate::metrics::store::next_generation();
     }
 }
 

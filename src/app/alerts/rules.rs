@@ -5,7 +5,10 @@ use crate::app::Tab;
 use crate::app::pairing::Links;
 use crate::config::Config;
 use crate::metrics::names::*;
-use crate::metrics::query::{increase_by, last_two, pause_fraction_by, rate_by};
+// The `*_by_key` groupings borrow their keys from the store: most groups raise nothing, and an
+// owned key per series was most of an evaluation's cost (issue #20).
+use crate::metrics::query::{increase_by_key, pause_fraction_by_key, rate_by_key};
+use crate::metrics::store::Series;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
 
@@ -20,21 +23,21 @@ pub(super) struct Found {
     pub(super) hold: i64,
 }
 
-fn g(key: &[String], i: usize) -> String {
-    key.get(i).cloned().unwrap_or_default()
+fn g(key: &[&str], i: usize) -> String {
+    key.get(i).map(|s| s.to_string()).unwrap_or_default()
 }
 
 pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<Found> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
     let a = &cfg.alerts;
-    let port = |k: &[String]| Subject::Port {
+    let port = |k: &[&str]| Subject::Port {
         switch: g(k, 0),
         port: g(k, 1),
     };
 
     // Any drop is critical from the first one.
-    for (k, n) in increase_by(
+    for (k, n) in increase_by_key(
         store,
         SW_QUEUE_DROPPED,
         &[],
@@ -56,7 +59,7 @@ pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<F
             );
         }
     }
-    for (k, n) in increase_by(
+    for (k, n) in increase_by_key(
         store,
         SW_INGRESS_DROPPED,
         &[],
@@ -83,7 +86,7 @@ pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<F
         (NIC_PFC_RX_PAUSE_DURATION, "rx"),
         (NIC_PFC_TX_PAUSE_DURATION, "tx"),
     ] {
-        for (k, f) in pause_fraction_by(store, name, &[], &["node"]) {
+        for (k, f) in pause_fraction_by_key(store, name, &[], &["node"]) {
             if f * 100.0 > a.pause_time_percent {
                 out.push(
                     found(
@@ -105,9 +108,9 @@ pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<F
     }
 
     // A port's PFC frame rate.
-    let mut pfc: BTreeMap<Vec<String>, f64> = BTreeMap::new();
+    let mut pfc: BTreeMap<[&str; 2], f64> = BTreeMap::new();
     for name in [SW_PFC_RX, SW_PFC_TX] {
-        for (k, agg) in rate_by(store, name, &[], &["switch", "port"]) {
+        for (k, agg) in rate_by_key(store, name, &[], &["switch", "port"]) {
             if let Some(r) = agg.rate {
                 *pfc.entry(k).or_default() += r;
             }
@@ -136,7 +139,7 @@ pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<F
 
     // RDMA error counters growing.
     for c in RDMA_ERRORS {
-        for (k, n) in increase_by(store, &rdma_counter(c), &[], &["node", "device"], since) {
+        for (k, n) in increase_by_key(store, &rdma_counter(c), &[], &["node", "device"], since) {
             if n > 0 {
                 out.push(
                     found(
@@ -255,26 +258,29 @@ fn on_off(v: f64) -> &'static str {
     if v > 0.5 { "on" } else { "off" }
 }
 
-/// 802.3x and PFC oper state: a change, or a state that contradicts the config.
+/// 802.3x and PFC oper state: a change, or a state that contradicts the config. Read straight
+/// from the series (labels borrowed): every port x priority is looked at on every evaluation and
+/// almost none raises anything.
 fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>) {
-    let lab = |l: &[(String, String)], k: &str| {
-        l.iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
+    let lab = |s: &Series, k: &str| s.key.label(k).unwrap_or("").to_string();
     let expected = cfg
         .alerts
         .flowcontrol
         .as_deref()
         .map(|s| s.eq_ignore_ascii_case("on"));
-    for (l, prev, cur) in last_two(store, SW_FLOWCONTROL_ENABLED, &[]) {
-        let (sw, p, dir) = (lab(&l, "switch"), lab(&l, "port"), lab(&l, "direction"));
+    for (prev, cur, s) in last_two_of(store, SW_FLOWCONTROL_ENABLED) {
+        let changed = prev.filter(|pv| on_off(*pv) != on_off(cur));
+        let edge = !s.key.label("port").unwrap_or("").starts_with("ii");
+        let wrong = expected.filter(|w| edge && *w != (cur > 0.5));
+        if changed.is_none() && wrong.is_none() {
+            continue;
+        }
+        let (sw, p, dir) = (lab(s, "switch"), lab(s, "port"), lab(s, "direction"));
         let subject = Subject::Port {
             switch: sw.clone(),
             port: p.clone(),
         };
-        if let Some(prev) = prev.filter(|pv| on_off(*pv) != on_off(cur)) {
+        if let Some(prev) = changed {
             out.push(found(
                 format!("fc change {sw} {p} {dir}"),
                 Severity::Warn,
@@ -288,8 +294,7 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
                 CHANGE_HOLD_MS,
             ));
         }
-        let edge = !p.starts_with("ii");
-        if let Some(want) = expected.filter(|w| edge && *w != (cur > 0.5)) {
+        if let Some(want) = wrong {
             out.push(found(
                 format!("fc config {sw} {p} {dir}"),
                 Severity::Warn,
@@ -304,13 +309,23 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
             ));
         }
     }
-    for (l, prev, cur) in last_two(store, SW_PFC_ENABLED, &[]) {
-        let (sw, p, prio) = (lab(&l, "switch"), lab(&l, "port"), lab(&l, "priority"));
+    for (prev, cur, s) in last_two_of(store, SW_PFC_ENABLED) {
+        let changed = prev.filter(|pv| on_off(*pv) != on_off(cur));
+        let (sw, p, prio) = (
+            s.key.label("switch").unwrap_or(""),
+            s.key.label("port").unwrap_or(""),
+            s.key.label("priority").unwrap_or(""),
+        );
+        // RoCE nodes cabled to a port need PFC on their priority.
+        let off = prio == ROCE_PRIORITY && cur < 0.5 && !links.behind(sw, p).is_empty();
+        if changed.is_none() && !off {
+            continue;
+        }
         let subject = Subject::Port {
-            switch: sw.clone(),
-            port: p.clone(),
+            switch: sw.to_string(),
+            port: p.to_string(),
         };
-        if let Some(prev) = prev.filter(|pv| on_off(*pv) != on_off(cur)) {
+        if let Some(prev) = changed {
             out.push(found(
                 format!("pfc change {sw} {p} {prio}"),
                 Severity::Warn,
@@ -324,8 +339,7 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
                 CHANGE_HOLD_MS,
             ));
         }
-        // RoCE nodes cabled to a port need PFC on their priority.
-        if prio == ROCE_PRIORITY && cur < 0.5 && !links.behind(&sw, &p).is_empty() {
+        if off {
             out.push(found(
                 format!("pfc config {sw} {p}"),
                 Severity::Warn,
@@ -336,6 +350,18 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
             ));
         }
     }
+}
+
+/// [`crate::metrics::query::last_two`] without copying the labels: (previous, newest, series).
+fn last_two_of<'a>(
+    store: &'a Store,
+    name: &'a str,
+) -> impl Iterator<Item = (Option<f64>, f64, &'a Series)> + 'a {
+    store.select(name, &[]).filter_map(|(_, s)| {
+        let (_, cur) = s.latest()?;
+        let prev = s.last_two().map(|(p, _)| p.1.as_f64());
+        Some((prev, cur.as_f64(), s))
+    })
 }
 
 /// RTT p99 above `rtt_p99_over_p50` times the median of its own p50 over the window.

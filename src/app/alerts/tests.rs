@@ -235,3 +235,39 @@ fn a_nan_loss_and_nccl_on_sockets_are_critical() {
         "{what:?}"
     );
 }
+
+#[test]
+fn an_evaluation_that_changes_nothing_keeps_the_generation() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("NX_AI_Leaf1", 1000);
+    let d = |v| {
+        poll(vec![Sample::counter(
+            SW_INGRESS_DROPPED,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "Ethernet1/1/2"),
+                ("reason", "mmu"),
+            ],
+            v,
+        )])
+    };
+    let mut al = Alerts::default();
+    st.ingest(src, 0, &d(5));
+    st.ingest(src, 1000, &d(6));
+    al.evaluate(&st, &cfg(), &links(), 1000);
+    // The id is the one acks and mutes were keyed by before the keys were borrowed.
+    assert_eq!(
+        al.active()[0].id,
+        r#"idrop ["NX_AI_Leaf1", "Ethernet1/1/2", "mmu"]"#
+    );
+    let g = al.generation();
+    st.ingest(src, 2000, &d(6));
+    al.evaluate(&st, &cfg(), &links(), 2000);
+    assert_eq!(al.generation(), g, "the same alert, the same value");
+    st.ingest(src, 3000, &d(8));
+    al.evaluate(&st, &cfg(), &links(), 3000);
+    assert_ne!(al.generation(), g, "its value moved (1 -> 3 in 60 s)");
+    let g = al.generation();
+    al.touch();
+    assert_ne!(al.generation(), g);
+}

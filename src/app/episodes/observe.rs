@@ -45,19 +45,20 @@ pub struct Obs {
     pub rtt_p99: Vec<(String, f64)>,
 }
 
-fn max_of(m: std::collections::BTreeMap<Vec<String>, f64>) -> Option<f64> {
+fn max_of<K>(m: std::collections::BTreeMap<K, f64>) -> Option<f64> {
     m.into_values().reduce(f64::max)
 }
 
-fn join(k: &[String]) -> String {
+fn join(k: &[&str]) -> String {
     k.join(" ")
 }
 
 /// Read the newest state of the fabric from `store`.
 pub fn observe(store: &Store, at: Ts) -> Obs {
     let g = ["switch", "port"];
-    let rx = query::rate_by(store, SW_PFC_RX, &[], &g);
-    let tx = query::rate_by(store, SW_PFC_TX, &[], &g);
+    // Keys borrowed from the store: only the ports that go into `Obs` get owned names.
+    let rx = query::rate_by_key(store, SW_PFC_RX, &[], &g);
+    let tx = query::rate_by_key(store, SW_PFC_TX, &[], &g);
     let mut pfc = Vec::new();
     for (k, a) in &rx {
         let t = tx.get(k).and_then(|a| a.rate);
@@ -65,26 +66,26 @@ pub fn observe(store: &Store, at: Ts) -> Obs {
             continue;
         }
         pfc.push(PortPfc {
-            switch: k[0].clone(),
-            port: k[1].clone(),
+            switch: k[0].to_string(),
+            port: k[1].to_string(),
             rx: a.rate.unwrap_or(0.0),
             tx: t.unwrap_or(0.0),
         });
     }
     let mut drops = Vec::new();
     for (name, kind) in [(SW_INGRESS_DROPPED, "ingress"), (SW_QUEUE_DROPPED, "queue")] {
-        for (k, a) in query::rate_by(store, name, &[], &["switch", "port", "reason"]) {
+        for (k, a) in query::rate_by_key(store, name, &[], &["switch", "port", "reason"]) {
             if let Some(r) = a.rate.filter(|r| *r > 0.0) {
                 drops.push(PortDrops {
-                    switch: k[0].clone(),
-                    port: k[1].clone(),
+                    switch: k[0].to_string(),
+                    port: k[1].to_string(),
                     reason: format!("{kind} {}", k[2]).trim().to_string(),
                     per_s: r,
                 });
             }
         }
     }
-    let rtt = query::latest_by(
+    let rtt = query::latest_by_key(
         store,
         PING_RTT_SECONDS,
         &[("quantile", "0.99")],
@@ -92,8 +93,13 @@ pub fn observe(store: &Store, at: Ts) -> Obs {
     );
     Obs {
         at,
-        step_s: max_of(query::latest_by(store, TRAIN_STEP_SECONDS, &[], &["log"])),
-        allreduce_s: max_of(query::latest_by(
+        step_s: max_of(query::latest_by_key(
+            store,
+            TRAIN_STEP_SECONDS,
+            &[],
+            &["log"],
+        )),
+        allreduce_s: max_of(query::latest_by_key(
             store,
             TRAIN_ALLREDUCE_SECONDS,
             &[],
@@ -103,7 +109,7 @@ pub fn observe(store: &Store, at: Ts) -> Obs {
         drops,
         ecn: query::rate_sum(store, &rdma_counter("np_ecn_marked_roce_packets"), &[]),
         cnp: query::rate_sum(store, &rdma_counter("np_cnp_sent"), &[]),
-        pause: query::pause_fraction_by(store, NIC_PFC_RX_PAUSE_DURATION, &[], &["node"])
+        pause: query::pause_fraction_by_key(store, NIC_PFC_RX_PAUSE_DURATION, &[], &["node"])
             .into_iter()
             .map(|(k, f)| (join(&k), f))
             .collect(),
