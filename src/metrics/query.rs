@@ -2,7 +2,7 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
-use super::store::{SeriesId, Windows};
+use super::store::{Series, SeriesId, Windows};
 use super::{SeriesKey, Store, Ts, Value};
 use std::collections::BTreeMap;
 
@@ -193,7 +193,7 @@ pub struct Agg {
 }
 
 /// The values of `group` labels of a series ("" where a label is absent).
-fn group_key(s: &super::store::Series, group: &[&str]) -> Vec<String> {
+fn group_key(s: &Series, group: &[&str]) -> Vec<String> {
     group
         .iter()
         .map(|g| s.key.label(g).unwrap_or("").to_string())
@@ -208,13 +208,40 @@ pub fn rate_by(
     labels: &[(&str, &str)],
     group: &[&str],
 ) -> BTreeMap<Vec<String>, Agg> {
-    let mut out: BTreeMap<Vec<String>, Agg> = BTreeMap::new();
-    for (id, s) in store.select(name, labels) {
-        out.entry(group_key(s, group))
-            .or_default()
-            .add(store.rate(id));
+    rates_in(store, store.select(name, labels), |s| group_key(s, group))
+}
+
+/// The body of [`rate_by`] and [`rate_by_key`]: `series` summed by `key`.
+fn rates_in<'a, K: Ord>(
+    store: &Store,
+    series: impl Iterator<Item = (SeriesId, &'a Series)>,
+    key: impl Fn(&'a Series) -> K,
+) -> BTreeMap<K, Agg> {
+    let mut out: BTreeMap<K, Agg> = BTreeMap::new();
+    for (id, s) in series {
+        out.entry(key(s)).or_default().add(store.rate(id));
     }
     out
+}
+
+/// The largest of each group's values (`value` of a series; `None`: the series has none).
+fn max_in<'a, K: Ord>(
+    series: impl Iterator<Item = (SeriesId, &'a Series)>,
+    key: impl Fn(&'a Series) -> K,
+    value: impl Fn(SeriesId, &'a Series) -> Option<f64>,
+) -> BTreeMap<K, f64> {
+    let mut out: BTreeMap<K, f64> = BTreeMap::new();
+    for (id, s) in series {
+        if let Some(x) = value(id, s) {
+            out.entry(key(s)).and_modify(|y| *y = y.max(x)).or_insert(x);
+        }
+    }
+    out
+}
+
+/// The newest value of a series, as a number.
+fn newest(_: SeriesId, s: &Series) -> Option<f64> {
+    s.latest().map(|(_, v)| v.as_f64())
 }
 
 impl Agg {
@@ -289,9 +316,11 @@ pub fn increase_by(
     group: &[&str],
     since: Ts,
 ) -> BTreeMap<Vec<String>, u64> {
-    increases(store, name, labels, group, |id| {
-        store.increase_since(id, since)
-    })
+    increases(
+        store.select(name, labels),
+        |s| group_key(s, group),
+        |id| store.increase_since(id, since),
+    )
 }
 
 /// [`increase_by`] answered from the intervals kept in `w` (the same numbers, without decoding
@@ -304,22 +333,22 @@ pub fn increase_by_in(
     group: &[&str],
     since: Ts,
 ) -> BTreeMap<Vec<String>, u64> {
-    increases(store, name, labels, group, |id| {
-        w.increase_since(store, id, since)
-    })
+    increases(
+        store.select(name, labels),
+        |s| group_key(s, group),
+        |id| w.increase_since(store, id, since),
+    )
 }
 
-fn increases(
-    store: &Store,
-    name: &str,
-    labels: &[(&str, &str)],
-    group: &[&str],
+fn increases<'a, K: Ord>(
+    series: impl Iterator<Item = (SeriesId, &'a Series)>,
+    key: impl Fn(&'a Series) -> K,
     mut increase: impl FnMut(SeriesId) -> Option<u64>,
-) -> BTreeMap<Vec<String>, u64> {
+) -> BTreeMap<K, u64> {
     let mut out = BTreeMap::new();
-    for (id, s) in store.select(name, labels) {
+    for (id, s) in series {
         if let Some(v) = increase(id) {
-            *out.entry(group_key(s, group)).or_insert(0) += v;
+            *out.entry(key(s)).or_insert(0) += v;
         }
     }
     out
@@ -332,16 +361,7 @@ pub fn latest_by(
     labels: &[(&str, &str)],
     group: &[&str],
 ) -> BTreeMap<Vec<String>, f64> {
-    let mut out: BTreeMap<Vec<String>, f64> = BTreeMap::new();
-    for (_, s) in store.select(name, labels) {
-        if let Some((_, v)) = s.latest() {
-            let x = v.as_f64();
-            out.entry(group_key(s, group))
-                .and_modify(|y| *y = y.max(x))
-                .or_insert(x);
-        }
-    }
-    out
+    max_in(store.select(name, labels), |s| group_key(s, group), newest)
 }
 
 /// A series' labels with its previous and newest value.
@@ -372,15 +392,11 @@ pub fn pause_fraction_by(
     labels: &[(&str, &str)],
     group: &[&str],
 ) -> BTreeMap<Vec<String>, f64> {
-    let mut out: BTreeMap<Vec<String>, f64> = BTreeMap::new();
-    for (id, s) in store.select(name, labels) {
-        if let Some(f) = store.rate(id).and_then(pause_fraction) {
-            out.entry(group_key(s, group))
-                .and_modify(|y| *y = y.max(f))
-                .or_insert(f);
-        }
-    }
-    out
+    max_in(
+        store.select(name, labels),
+        |s| group_key(s, group),
+        |id, _| store.rate(id).and_then(pause_fraction),
+    )
 }
 
 /// A group's key borrowed from the store: the values of `N` group labels ("" where absent). The
@@ -395,13 +411,13 @@ fn select_long<'a>(
     store: &'a Store,
     name: &str,
     labels: &[(&str, &str)],
-) -> impl Iterator<Item = (SeriesId, &'a super::store::Series)> {
+) -> impl Iterator<Item = (SeriesId, &'a Series)> {
     let ids: Vec<SeriesId> = store.select(name, labels).map(|(id, _)| id).collect();
     ids.into_iter()
         .filter_map(move |id| store.get(id).map(|s| (id, s)))
 }
 
-fn key_of<'a, const N: usize>(s: &'a super::store::Series, group: &[&str; N]) -> Key<'a, N> {
+fn key_of<'a, const N: usize>(s: &'a Series, group: &[&str; N]) -> Key<'a, N> {
     group.map(|g| s.key.label(g).unwrap_or(""))
 }
 
@@ -412,11 +428,9 @@ pub fn rate_by_key<'a, const N: usize>(
     labels: &[(&str, &str)],
     group: &[&str; N],
 ) -> BTreeMap<Key<'a, N>, Agg> {
-    let mut out: BTreeMap<Key<'a, N>, Agg> = BTreeMap::new();
-    for (id, s) in select_long(store, name, labels) {
-        out.entry(key_of(s, group)).or_default().add(store.rate(id));
-    }
-    out
+    rates_in(store, select_long(store, name, labels), |s| {
+        key_of(s, group)
+    })
 }
 
 /// [`increase_by`] keyed by borrowed label values.
@@ -427,13 +441,11 @@ pub fn increase_by_key<'a, const N: usize>(
     group: &[&str; N],
     since: Ts,
 ) -> BTreeMap<Key<'a, N>, u64> {
-    let mut out = BTreeMap::new();
-    for (id, s) in select_long(store, name, labels) {
-        if let Some(v) = store.increase_since(id, since) {
-            *out.entry(key_of(s, group)).or_insert(0) += v;
-        }
-    }
-    out
+    increases(
+        select_long(store, name, labels),
+        |s| key_of(s, group),
+        |id| store.increase_since(id, since),
+    )
 }
 
 /// [`latest_by`] keyed by borrowed label values.
@@ -443,16 +455,11 @@ pub fn latest_by_key<'a, const N: usize>(
     labels: &[(&str, &str)],
     group: &[&str; N],
 ) -> BTreeMap<Key<'a, N>, f64> {
-    let mut out: BTreeMap<Key<'a, N>, f64> = BTreeMap::new();
-    for (_, s) in select_long(store, name, labels) {
-        if let Some((_, v)) = s.latest() {
-            let x = v.as_f64();
-            out.entry(key_of(s, group))
-                .and_modify(|y| *y = y.max(x))
-                .or_insert(x);
-        }
-    }
-    out
+    max_in(
+        select_long(store, name, labels),
+        |s| key_of(s, group),
+        newest,
+    )
 }
 
 /// [`pause_fraction_by`] keyed by borrowed label values.
@@ -462,157 +469,12 @@ pub fn pause_fraction_by_key<'a, const N: usize>(
     labels: &[(&str, &str)],
     group: &[&str; N],
 ) -> BTreeMap<Key<'a, N>, f64> {
-    let mut out: BTreeMap<Key<'a, N>, f64> = BTreeMap::new();
-    for (id, s) in select_long(store, name, labels) {
-        if let Some(f) = store.rate(id).and_then(pause_fraction) {
-            out.entry(key_of(s, group))
-                .and_modify(|y| *y = y.max(f))
-                .or_insert(f);
-        }
-    }
-    out
+    max_in(
+        select_long(store, name, labels),
+        |s| key_of(s, group),
+        |id, _| store.rate(id).and_then(pause_fraction),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::{Parsed, Sample};
-
-    #[test]
-    fn sums_over_devices_and_missing_is_none() {
-        let mut st = Store::new(60_000, 100);
-        let src = st.add_source("n1", 1000);
-        let poll = |a: u64, b: u64, d: u64| Parsed {
-            samples: vec![
-                Sample::counter("c_total", &[("node", "n1"), ("device", "a")], a),
-                Sample::counter("c_total", &[("node", "n1"), ("device", "b")], b),
-                Sample::counter_micros("d_seconds_total", &[("node", "n1")], d),
-            ],
-            ..Default::default()
-        };
-        st.ingest(src, 0, &poll(0, 0, 0));
-        assert_eq!(
-            rate_sum(&st, "c_total", &[("node", "n1")]),
-            None,
-            "one sample: no rate"
-        );
-        st.ingest(src, 1000, &poll(5, 7, 500_000));
-        assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), Some(12.0));
-        assert_eq!(rate_sum(&st, "c_total", &[("node", "n2")]), None);
-        assert_eq!(increase_sum(&st, "c_total", &[], 0), Some(12));
-        assert_eq!(
-            rate_sum(&st, "d_seconds_total", &[]),
-            Some(0.5),
-            "500 000 µs in 1 s: 0.5 s per second"
-        );
-        assert_eq!(
-            latest(&st, "d_seconds_total", &[]).map(|(_, v)| v.as_f64()),
-            Some(0.5),
-            "read in seconds"
-        );
-        assert_eq!(
-            increase_sum(&st, "d_seconds_total", &[], 0),
-            None,
-            "time is not a count"
-        );
-        assert_eq!(pause_fraction_max(&st, "d_seconds_total", &[]), Some(0.5));
-        assert_eq!(label_values(&st, "c_total", "device"), vec!["a", "b"]);
-        let tl = rate_timeline(&st, "c_total", &[], 0, 1000, 3);
-        assert_eq!(tl, vec![None, Some(12.0), None]);
-        let by = rate_by(&st, "c_total", &[], &["device"]);
-        assert_eq!(
-            by.get(&vec!["a".to_string()]).and_then(|a| a.rate),
-            Some(5.0)
-        );
-        assert_eq!(by.len(), 2);
-        let by = increase_by(&st, "c_total", &[], &["node"], 0);
-        assert_eq!(by.get(&vec!["n1".to_string()]), Some(&12));
-        let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
-        assert_eq!(pf.get(&vec!["n1".to_string()]), Some(&0.5));
-        st.ingest(src, 2000, &poll(1, 9, 500_000));
-        let by = rate_by(&st, "c_total", &[("node", "n1")], &["node"]);
-        assert_eq!(
-            by.get(&vec!["n1".to_string()]),
-            Some(&Agg {
-                rate: Some(2.0),
-                reset: true
-            }),
-            "device a reset: no rate from it, a mark; device b still counts"
-        );
-        assert_eq!(
-            latest_by(&st, "c_total", &[], &["node"]).get(&vec!["n1".to_string()]),
-            Some(&9.0)
-        );
-        // The kept groups answer per group what the maps answer (a reset, a new series).
-        st.ingest(src, 2000, &{
-            let mut p = poll(1, 9, 500_000);
-            p.samples.push(Sample::counter(
-                "c_total",
-                &[("node", "n2"), ("device", "a")],
-                3,
-            ));
-            p
-        });
-        let mut w = Windows::default();
-        for g in [&["node"][..], &["device"], &["node", "device"]] {
-            let groups = groups(&st, "c_total", &[], g);
-            let rates = rate_by(&st, "c_total", &[], g);
-            let incs = increase_by(&st, "c_total", &[], g, 0);
-            let latest = latest_by(&st, "c_total", &[], g);
-            assert_eq!(
-                groups.keys().collect::<Vec<_>>(),
-                rates.keys().collect::<Vec<_>>()
-            );
-            for (k, ids) in &groups {
-                assert_eq!(Some(&rate_of(&st, ids)), rates.get(k), "{k:?}");
-                assert_eq!(increase_of_in(&st, &mut w, ids, 0), incs.get(k).copied());
-                assert_eq!(latest_of(&st, ids), latest.get(k).copied());
-            }
-        }
-        let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
-        let groups = groups(&st, "d_seconds_total", &[], &["node"]);
-        for (k, ids) in &groups {
-            assert_eq!(pause_fraction_of(&st, ids), pf.get(k).copied());
-        }
-        // The borrowed keys answer what the owned ones do, group for group, in the same order.
-        fn owned<const N: usize, V: Copy>(m: BTreeMap<Key<'_, N>, V>) -> Vec<(Vec<String>, V)> {
-            m.into_iter()
-                .map(|(k, v)| (k.iter().map(|s| s.to_string()).collect(), v))
-                .collect()
-        }
-        let two_g = ["node", "device"];
-        assert_eq!(
-            owned(rate_by_key(&st, "c_total", &[], &two_g)),
-            rate_by(&st, "c_total", &[], &two_g)
-                .into_iter()
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            owned(increase_by_key(&st, "c_total", &[], &["device"], 0)),
-            increase_by(&st, "c_total", &[], &["device"], 0)
-                .into_iter()
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            owned(latest_by_key(&st, "c_total", &[], &["node", "absent"])),
-            latest_by(&st, "c_total", &[], &["node", "absent"])
-                .into_iter()
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            owned(pause_fraction_by_key(
-                &st,
-                "d_seconds_total",
-                &[],
-                &["node"]
-            )),
-            pause_fraction_by(&st, "d_seconds_total", &[], &["node"])
-                .into_iter()
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(rate_by_key(&st, "c_total", &[], &two_g).len(), 3);
-        let two = last_two(&st, "c_total", &[("device", "b")]);
-        assert_eq!(two.len(), 1);
-        assert_eq!((two[0].1, two[0].2), (Some(7.0), 9.0));
-    }
-}
+mod tests;

@@ -1,0 +1,142 @@
+//! The query functions against stores with known contents.
+
+use super::*;
+use crate::metrics::{Parsed, Sample};
+
+#[test]
+fn sums_over_devices_and_missing_is_none() {
+    let mut st = Store::new(60_000, 100);
+    let src = st.add_source("n1", 1000);
+    let poll = |a: u64, b: u64, d: u64| Parsed {
+        samples: vec![
+            Sample::counter("c_total", &[("node", "n1"), ("device", "a")], a),
+            Sample::counter("c_total", &[("node", "n1"), ("device", "b")], b),
+            Sample::counter_micros("d_seconds_total", &[("node", "n1")], d),
+        ],
+        ..Default::default()
+    };
+    st.ingest(src, 0, &poll(0, 0, 0));
+    assert_eq!(
+        rate_sum(&st, "c_total", &[("node", "n1")]),
+        None,
+        "one sample: no rate"
+    );
+    st.ingest(src, 1000, &poll(5, 7, 500_000));
+    assert_eq!(rate_sum(&st, "c_total", &[("node", "n1")]), Some(12.0));
+    assert_eq!(rate_sum(&st, "c_total", &[("node", "n2")]), None);
+    assert_eq!(increase_sum(&st, "c_total", &[], 0), Some(12));
+    assert_eq!(
+        rate_sum(&st, "d_seconds_total", &[]),
+        Some(0.5),
+        "500 000 µs in 1 s: 0.5 s per second"
+    );
+    assert_eq!(
+        latest(&st, "d_seconds_total", &[]).map(|(_, v)| v.as_f64()),
+        Some(0.5),
+        "read in seconds"
+    );
+    assert_eq!(
+        increase_sum(&st, "d_seconds_total", &[], 0),
+        None,
+        "time is not a count"
+    );
+    assert_eq!(pause_fraction_max(&st, "d_seconds_total", &[]), Some(0.5));
+    assert_eq!(label_values(&st, "c_total", "device"), vec!["a", "b"]);
+    let tl = rate_timeline(&st, "c_total", &[], 0, 1000, 3);
+    assert_eq!(tl, vec![None, Some(12.0), None]);
+    let by = rate_by(&st, "c_total", &[], &["device"]);
+    assert_eq!(
+        by.get(&vec!["a".to_string()]).and_then(|a| a.rate),
+        Some(5.0)
+    );
+    assert_eq!(by.len(), 2);
+    let by = increase_by(&st, "c_total", &[], &["node"], 0);
+    assert_eq!(by.get(&vec!["n1".to_string()]), Some(&12));
+    let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
+    assert_eq!(pf.get(&vec!["n1".to_string()]), Some(&0.5));
+    st.ingest(src, 2000, &poll(1, 9, 500_000));
+    let by = rate_by(&st, "c_total", &[("node", "n1")], &["node"]);
+    assert_eq!(
+        by.get(&vec!["n1".to_string()]),
+        Some(&Agg {
+            rate: Some(2.0),
+            reset: true
+        }),
+        "device a reset: no rate from it, a mark; device b still counts"
+    );
+    assert_eq!(
+        latest_by(&st, "c_total", &[], &["node"]).get(&vec!["n1".to_string()]),
+        Some(&9.0)
+    );
+    // The kept groups answer per group what the maps answer (a reset, a new series).
+    st.ingest(src, 2000, &{
+        let mut p = poll(1, 9, 500_000);
+        p.samples.push(Sample::counter(
+            "c_total",
+            &[("node", "n2"), ("device", "a")],
+            3,
+        ));
+        p
+    });
+    let mut w = Windows::default();
+    for g in [&["node"][..], &["device"], &["node", "device"]] {
+        let groups = groups(&st, "c_total", &[], g);
+        let rates = rate_by(&st, "c_total", &[], g);
+        let incs = increase_by(&st, "c_total", &[], g, 0);
+        let latest = latest_by(&st, "c_total", &[], g);
+        assert_eq!(
+            groups.keys().collect::<Vec<_>>(),
+            rates.keys().collect::<Vec<_>>()
+        );
+        for (k, ids) in &groups {
+            assert_eq!(Some(&rate_of(&st, ids)), rates.get(k), "{k:?}");
+            assert_eq!(increase_of_in(&st, &mut w, ids, 0), incs.get(k).copied());
+            assert_eq!(latest_of(&st, ids), latest.get(k).copied());
+        }
+    }
+    let pf = pause_fraction_by(&st, "d_seconds_total", &[], &["node"]);
+    let groups = groups(&st, "d_seconds_total", &[], &["node"]);
+    for (k, ids) in &groups {
+        assert_eq!(pause_fraction_of(&st, ids), pf.get(k).copied());
+    }
+    // The borrowed keys answer what the owned ones do, group for group, in the same order.
+    fn owned<const N: usize, V: Copy>(m: BTreeMap<Key<'_, N>, V>) -> Vec<(Vec<String>, V)> {
+        m.into_iter()
+            .map(|(k, v)| (k.iter().map(|s| s.to_string()).collect(), v))
+            .collect()
+    }
+    let two_g = ["node", "device"];
+    assert_eq!(
+        owned(rate_by_key(&st, "c_total", &[], &two_g)),
+        rate_by(&st, "c_total", &[], &two_g)
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        owned(increase_by_key(&st, "c_total", &[], &["device"], 0)),
+        increase_by(&st, "c_total", &[], &["device"], 0)
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        owned(latest_by_key(&st, "c_total", &[], &["node", "absent"])),
+        latest_by(&st, "c_total", &[], &["node", "absent"])
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        owned(pause_fraction_by_key(
+            &st,
+            "d_seconds_total",
+            &[],
+            &["node"]
+        )),
+        pause_fraction_by(&st, "d_seconds_total", &[], &["node"])
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(rate_by_key(&st, "c_total", &[], &two_g).len(), 3);
+    let two = last_two(&st, "c_total", &[("device", "b")]);
+    assert_eq!(two.len(), 1);
+    assert_eq!((two[0].1, two[0].2), (Some(7.0), 9.0));
+}
