@@ -9,13 +9,20 @@
 //!
 //! ```text
 //! @@rocetop-stream <seq> <lines> <changed>
-//! <index>\t<line>            (changed times; index from 1)
+//! <index>\t<line>            (changed times; index from 1) or
+//! <index>+<keep>\t<tail>     the line is its previous text's first <keep> bytes, then <tail>
 //! @@rocetop-stream-end <seq>
 //! ```
 //!
 //! The first frame has every line. Lines are addressed by index, so a dump that grows (a new
 //! device) costs one larger frame and stays exact; every content line is counted by the header,
 //! so no output can forge a frame boundary.
+//!
+//! The short form carries a counter line whose text up to its last word is unchanged
+//! (`/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data:` + the new value): a node's
+//! frame is then ~20 bytes a changed counter instead of the ~60-110 of its sysfs path. The node
+//! uses it only where the kept bytes are printable ASCII, so the client's lossily decoded previous
+//! line holds exactly those bytes there, and the rebuilt line is the one the dump printed.
 
 /// The end line the loop prints after each dump; the nonce keeps output from forging it.
 fn end_line(nonce: &str) -> String {
@@ -26,6 +33,9 @@ fn end_line(nonce: &str) -> String {
 /// Comparisons are forced to strings (`""` concatenation): awk compares numeric-looking fields
 /// as numbers, and "1.0" must differ from "1".
 ///
+/// A changed line whose text before its last word (after the last ':', space or tab) is the same
+/// printable ASCII as before travels as `<index>+<keep>\t<last word>` (see the module's doc).
+///
 /// A frame is built in `o` and written by `printf "%s"` alone (in pieces of at most ~16 KiB, so a
 /// first frame of thousands of lines costs no quadratic copying): `mawk -W interactive` writes
 /// unbuffered, one `write` per `printf` argument and one per literal character of the format
@@ -35,7 +45,10 @@ fn end_line(nonce: &str) -> String {
 const AWK: &str = r#"$0 == e { k = 0
 for (i = 1; i <= n; i++) if (!(i in p) || (p[i] "") != (c[i] "")) { k++; ch[k] = i }
 o = sprintf("@@rocetop-stream %d %d %d\n", s, n, k)
-for (j = 1; j <= k; j++) { i = ch[j]; p[i] = c[i]; o = o i "\t" c[i] "\n"; if (length(o) > 16384) { printf "%s", o; o = "" } }
+for (j = 1; j <= k; j++) { i = ch[j]; l = c[i]
+if ((i in p) && match(l, /[^: \t]*$/) && RSTART > 4 && substr(p[i], 1, RSTART - 1) == substr(l, 1, RSTART - 1) && substr(l, 1, RSTART - 1) !~ /[^\t -~]/) o = o i "+" (RSTART - 1) "\t" substr(l, RSTART) "\n"
+else o = o i "\t" l "\n"
+p[i] = l; if (length(o) > 16384) { printf "%s", o; o = "" } }
 for (i = n + 1; i <= m; i++) delete p[i]
 printf "%s", o "@@rocetop-stream-end " (s + 0) "\n"
 fflush(); o = ""; m = n; n = 0; s++; next }
@@ -127,18 +140,33 @@ impl Reassembler {
                 left,
                 grew_from,
             } => {
-                let (idx, text) = line
-                    .split_once('\t')
-                    .and_then(|(i, t)| Some((i.parse::<usize>().ok()?, t)))
+                let (idx, keep, text) = indexed(line)
                     .ok_or_else(|| bad(format!("frame {seq}: not an indexed line: {line:.80}")))?;
                 let slot = idx
                     .checked_sub(1)
                     .filter(|&i| i < self.lines.len())
                     .ok_or_else(|| bad(format!("frame {seq}: line index {idx} out of range")))?;
-                let old = std::mem::replace(&mut self.lines[slot], text.to_owned());
+                let cur = &mut self.lines[slot];
                 // A line set twice in a frame keeps what it held before the frame.
                 if !self.set[slot] {
-                    self.changes.push((slot, old));
+                    self.changes.push((slot, cur.clone()));
+                }
+                match keep {
+                    None => {
+                        cur.clear();
+                        cur.push_str(text);
+                    }
+                    // The line's previous text up to `keep`, then the new tail: in place.
+                    Some(k) if cur.is_char_boundary(k) => {
+                        cur.truncate(k);
+                        cur.push_str(text);
+                    }
+                    Some(k) => {
+                        return Err(bad(format!(
+                            "frame {seq}: line {idx} keeps {k} bytes of {}",
+                            cur.len()
+                        )));
+                    }
                 }
                 self.set[slot] = true;
                 self.state = if left > 1 {
@@ -237,6 +265,15 @@ impl Reassembler {
         }
         s
     }
+}
+
+/// `<index>\t<line>` or `<index>+<keep>\t<tail>`: the index, the bytes kept, the text.
+fn indexed(line: &str) -> Option<(usize, Option<usize>, &str)> {
+    let (head, text) = line.split_once('\t')?;
+    Some(match head.split_once('+') {
+        None => (head.parse().ok()?, None, text),
+        Some((i, k)) => (i.parse().ok()?, Some(k.parse().ok()?), text),
+    })
 }
 
 fn bad(s: String) -> FrameError {
@@ -420,8 +457,136 @@ mod tests {
         assert!(matches!(r.push("1\ta"), Err(FrameError(m)) if m.contains("new line 2")));
     }
 
+    /// The frames the node's awk prints for these dumps, as they travel.
+    fn wire_of(dumps: &[String]) -> String {
+        let nonce = "0123456789abcdef";
+        let script = node_script("true", nonce);
+        let pick = script.split_once("while read").expect("loop").0;
+        let awk = format!("{pick}{}", script.split_once("; done | ").expect("pipe").1);
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(awk)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("awk");
+        let input: String = dumps
+            .iter()
+            .map(|d| format!("{d}{}\n", end_line(nonce)))
+            .collect();
+        let mut stdin = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().expect("awk output");
+        writer.join().expect("join").expect("write");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A counter line that kept its name travels as index, kept length and value; a counter
+    /// reset (a shorter value), a line whose name changed, a line that is new (a new device) and
+    /// a line whose kept part is not ASCII travel whole; every dump comes back exact.
+    #[test]
+    fn a_changed_value_travels_without_its_name() {
+        let path = "/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data";
+        let d1 = lines(&[
+            &format!("{path}:123456789"),
+            "rx_bytes: 10",
+            "état: 1",
+            "4: ACTIVE",
+        ]);
+        let d2 = lines(&[
+            &format!("{path}:123456790"),
+            "rx_bytes: 7",
+            "état: 2",
+            "4: ACTIVE",
+        ]);
+        let d3 = lines(&[
+            &format!("{path}:123456791"),
+            "tx_bytes: 7",
+            "état: 2",
+            "1: DOWN",
+            "/sys/class/infiniband/mlx5_1/ports/1/counters/port_xmit_data:5",
+        ]);
+        let dumps = vec![d1, d2, d3];
+        let (got, _) = through_awk(&dumps);
+        assert_eq!(got, dumps);
+        let wire = wire_of(&dumps);
+        let frames: Vec<&str> = wire.split("@@rocetop-stream-end").collect();
+        let keep = path.len() + 1;
+        assert_eq!(
+            frames[1],
+            format!(" 0\n@@rocetop-stream 1 4 3\n1+{keep}\t123456790\n2+10\t7\n3\tétat: 2\n"),
+            "second frame: a reset counter is a value too; a non-ASCII line travels whole"
+        );
+        assert_eq!(
+            frames[2],
+            format!(
+                " 1\n@@rocetop-stream 2 5 4\n1+{keep}\t123456791\n2\ttx_bytes: 7\n4\t1: DOWN\n5\t/sys/class/infiniband/mlx5_1/ports/1/counters/port_xmit_data:5\n"
+            ),
+            "third frame: a new name and a new line travel whole"
+        );
+    }
+
+    #[test]
+    fn a_short_line_must_fit_what_it_keeps() {
+        let mut r = Reassembler::new();
+        for l in ["@@rocetop-stream 0 2 2", "1\tname: 1", "2\té:1"] {
+            r.push(l).expect("line");
+        }
+        r.push("@@rocetop-stream-end 0").expect("end");
+        r.push("@@rocetop-stream 1 2 1").expect("header");
+        assert!(r.push("1+9\t2").is_err(), "keeps more than the line has");
+        let mut r2 = Reassembler::new();
+        for l in ["@@rocetop-stream 0 1 1", "1\té:1", "@@rocetop-stream-end 0"] {
+            r2.push(l).expect("line");
+        }
+        r2.push("@@rocetop-stream 1 1 1").expect("header");
+        assert!(r2.push("1+1\tx").is_err(), "cuts a character in two");
+        // A line that is new has no previous text to keep.
+        let mut r3 = Reassembler::new();
+        r3.push("@@rocetop-stream 0 1 1").expect("header");
+        assert!(r3.push("1+2\tx").is_err());
+        let mut r4 = Reassembler::new();
+        for l in [
+            "@@rocetop-stream 0 1 1",
+            "1\tname: 1",
+            "@@rocetop-stream-end 0",
+        ] {
+            r4.push(l).expect("line");
+        }
+        for l in ["@@rocetop-stream 1 1 1", "1+6\t22"] {
+            r4.push(l).expect("line");
+        }
+        let d = r4.push("@@rocetop-stream-end 1").expect("end");
+        assert_eq!(d.as_deref(), Some("name: 22\n"));
+        assert_eq!(r4.changes(), &[(0, "name: 1".to_string())]);
+    }
+
+    /// A frame cut short (the stream ended or broke inside it) never yields a dump; what follows
+    /// it is refused, so the source reconnects instead of reading a mix of two dumps.
+    #[test]
+    fn a_cut_frame_yields_no_dump() {
+        let dumps = vec![lines(&["a:1", "b:1", "c:1"]), lines(&["a:2", "b:2", "c:2"])];
+        let wire = wire_of(&dumps);
+        let all: Vec<&str> = wire.split_terminator('\n').collect();
+        // Every prefix of the second frame (header and some of its lines).
+        let first_end = all
+            .iter()
+            .position(|l| l.starts_with("@@rocetop-stream-end"))
+            .expect("end");
+        for cut in first_end + 1..all.len() - 1 {
+            let mut r = Reassembler::new();
+            let mut dumps_out = 0;
+            for l in &all[..cut] {
+                dumps_out += usize::from(r.push(l).expect("frame").is_some());
+            }
+            assert_eq!(dumps_out, 1, "only the first, whole, frame");
+            // The next frame's header where the cut frame's lines should go.
+            assert!(r.push("@@rocetop-stream 2 3 0").is_err(), "cut at {cut}");
+        }
+    }
+
     fn dump() -> impl Strategy<Value = Vec<String>> {
-        prop::collection::vec("[a-z_0-9:. \t%\\\\-]{0,12}", 0..30)
+        prop::collection::vec("[a-zé_0-9:. \t%\\\\-]{0,12}", 0..30)
     }
 
     proptest! {
@@ -442,7 +607,16 @@ mod tests {
                 let changed: Vec<usize> = (0..d.len()).filter(|&i| prev.get(i) != Some(&d[i])).collect();
                 r.push(&format!("@@rocetop-stream {s} {} {}", d.len(), changed.len())).expect("header");
                 for i in &changed {
-                    r.push(&format!("{}\t{}", i + 1, d[*i])).expect("line");
+                    // The short form wherever the previous line shares a prefix (any length).
+                    let line = match prev.get(*i) {
+                        Some(p) if !p.is_empty() => {
+                            let keep = p.bytes().zip(d[*i].bytes()).take_while(|(a, b)| a == b).count();
+                            let keep = (0..=keep).rev().find(|&k| d[*i].is_char_boundary(k)).unwrap_or(0);
+                            format!("{}+{keep}\t{}", i + 1, &d[*i][keep..])
+                        }
+                        _ => format!("{}\t{}", i + 1, d[*i]),
+                    };
+                    r.push(&line).expect("line");
                 }
                 let out = r.push(&format!("@@rocetop-stream-end {s}")).expect("end");
                 let want: String = d.iter().map(|l| format!("{l}\n")).collect();
