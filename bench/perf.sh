@@ -25,6 +25,7 @@
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
 #   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
+#   SSHD_CIPHERS=chacha20-poly1305@openssh.com bench/perf.sh   the ciphers every sshd offers
 #   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
 #                                        tuistream) with this binary, right before the same case
 #                                        of ROCETOP_BIN, on the same fabric: rows `base:<case>`
