@@ -18,7 +18,7 @@
 //! device) costs one larger frame and stays exact; every content line is counted by the header,
 //! so no output can forge a frame boundary.
 //!
-//! The short form carries a counter line whose text up to its last word is unchanged
+//! The short form carries a counter line whose text before its value is unchanged
 //! (`/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data:` + the new value): a node's
 //! frame is then ~20 bytes a changed counter instead of the ~60-110 of its sysfs path. The node
 //! uses it only where the kept bytes are printable ASCII, so the client's lossily decoded previous
@@ -33,10 +33,12 @@ fn end_line(nonce: &str) -> String {
 /// Comparisons are forced to strings (`""` concatenation): awk compares numeric-looking fields
 /// as numbers, and "1.0" must differ from "1".
 ///
-/// A changed line whose text before its last word (after the last ':', space or tab) is the same
-/// printable ASCII as before travels as `<index>+<keep>\t<last word>` (see the module's doc), where
-/// that text is over 3 bytes (shorter, `+<keep>` would save nothing). Only changed lines pay for
-/// the two regex matches: a few dozen a second on a node, against its ~1000 line comparisons.
+/// A changed line that ends in a number, whose text before the number is the same printable
+/// ASCII as before (and over 3 bytes: shorter, `+<keep>` would save nothing), travels as
+/// `<index>+<keep>\t<number>` (see the module's doc). The number is found by `/[0-9]+$/`, which
+/// mawk matches in about linear time on a sysfs path; a "last word" pattern (`/[^: ]*$/`) was
+/// retried from every '/' and doubled awk's CPU on a node (2000 dumps of 840 lines, 36 changed:
+/// 0.36 s with no short form, 0.68 s with that pattern, 0.37-0.40 s with this one).
 ///
 /// A frame is built in `o` and written by `printf "%s"` alone (in pieces of at most ~16 KiB, so a
 /// first frame of thousands of lines costs no quadratic copying): `mawk -W interactive` writes
@@ -48,7 +50,7 @@ const AWK: &str = r#"$0 == e { k = 0
 for (i = 1; i <= n; i++) if (!(i in p) || (p[i] "") != (c[i] "")) { k++; ch[k] = i }
 o = sprintf("@@rocetop-stream %d %d %d\n", s, n, k)
 for (j = 1; j <= k; j++) { i = ch[j]; l = c[i]
-if ((i in p) && match(l, /[^: \t]*$/) && RSTART > 4 && substr(p[i], 1, RSTART - 1) == substr(l, 1, RSTART - 1) && substr(l, 1, RSTART - 1) !~ /[^\t -~]/) o = o i "+" (RSTART - 1) "\t" substr(l, RSTART) "\n"
+if ((i in p) && match(l, /[0-9]+$/) && RSTART > 4 && substr(p[i], 1, RSTART - 1) == substr(l, 1, RSTART - 1) && substr(l, 1, RSTART - 1) !~ /[^\t -~]/) o = o i "+" (RSTART - 1) "\t" substr(l, RSTART) "\n"
 else o = o i "\t" l "\n"
 p[i] = l; if (length(o) > 16384) { printf "%s", o; o = "" } }
 for (i = n + 1; i <= m; i++) delete p[i]
