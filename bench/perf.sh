@@ -25,6 +25,7 @@
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
 #   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
+#   SSHD_CIPHERS=chacha20-poly1305@openssh.com bench/perf.sh   the ciphers every sshd offers
 #   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
 #                                        tuistream) with this binary, right before the same case
 #                                        of ROCETOP_BIN, on the same fabric: rows `base:<case>`
@@ -105,6 +106,8 @@ PermitRootLogin yes
 SetEnv SHLVL=1
 ForceCommand $2
 CFG
+  # SSHD_CIPHERS=chacha20-poly1305@openssh.com: what the sshd offers, to compare ciphers with one binary
+  [ -z "${SSHD_CIPHERS:-}" ] || echo "Ciphers $SSHD_CIPHERS" >>"$d/sshd_config"
   /usr/sbin/sshd -f "$d/sshd_config" -E "$d/log"
   for _ in $(seq 50); do [ -f "$d/sshd.pid" ] && break; sleep 0.1; done
   echo "[127.0.0.1]:$port $(cut -d' ' -f1-2 "$d/hostkey.pub")" >>"$W/known_hosts"
@@ -193,6 +196,22 @@ for le, c in zip(les, d):
 PY
 }
 meter() { python3 bench/perf/meter.py "$@"; }
+# wire_snap PID: per TCP connection of PID, "peer_port bytes_received data_segs_in" (ss -tinp), so
+# that two snapshots give the bytes and TCP data segments sshd sent over SECS: what the client
+# decrypts, and about how many socket reads (wake-ups of the session task) it took.
+wire_snap() {
+  ss -tinpHO state established 2>/dev/null | awk -v pid="pid=$1," '
+    index($0, pid) { split($4, a, ":"); b = 0; s = 0
+      for (i = 6; i <= NF; i++) { if ($i ~ /^bytes_received:/) b = substr($i, 16); if ($i ~ /^data_segs_in:/) s = substr($i, 14) }
+      print a[2], b, s }'
+}
+# wire NAME: the node connections' and the switch's bytes and segments a second, from two snapshots
+wire() {
+  awk -v name="$1" -v sw="$SW_PORT" -v secs="$SECS" -v n="$N" '
+    { k = ($1 == sw) ? "sw" : "node"; d = (FNR == NR) ? -1 : 1; b[k] += d * $2; s[k] += d * $3 }
+    END { printf "| %-14s | %12.0f | %10.1f | %12.0f | %10.1f |\n", name, b["node"] / secs / n, s["node"] / secs / n, b["sw"] / secs, s["sw"] / secs }
+  ' "$W/ss0" "$W/ss1" >>"$W/wire"
+}
 
 # run_export [NAME CONFIG]
 run_export() {
@@ -202,9 +221,12 @@ run_export() {
   for _ in $(seq 300); do [ "$(all_up "$port")" -ge $((N + 1)) ] && break; sleep 0.2; done
   sleep 2
   curl -sf "http://127.0.0.1:$port/metrics" >"$W/m0"
+  wire_snap "$pid" >"$W/ss0"
   meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
   read -r cpu rss < <(meter "$SECS" "$pid")
   wait "$rm"; read -r rcpu _ <"$W/remote"
+  wire_snap "$pid" >"$W/ss1"
+  wire "$name"
   curl -sf "http://127.0.0.1:$port/metrics" >"$W/m1"
   rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
   local up; up=$(grep -c '^rocetop_source_up{.*} 1$' "$W/m1" || true)
@@ -333,5 +355,12 @@ echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(npro
       printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
     }
   }' "$RESULTS"
+if [ -s "$W/wire" ]; then
+  echo
+  echo "On the wire (ss -ti of rocetop's TCP connections: what sshd sent, SSH framing and MAC included):"
+  echo "| case           | node B/s each | segs/s each | switch B/s | segs/s |"
+  echo "|----------------|-------------:|-----------:|-------------:|-----------:|"
+  cat "$W/wire"
+fi
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"
 exit 0
