@@ -64,12 +64,17 @@ pub fn split(kinds: &[ParseKind], text: &str) -> Vec<String> {
     let mut starts: Vec<Option<usize>> = Vec::with_capacity(kinds.len());
     let mut from = 0;
     for (i, k) in kinds.iter().enumerate() {
-        // The first output starts at the top, whatever it begins with.
-        let s = if i == 0 {
-            Some(0)
-        } else {
-            start_of(*k, &lines, from)
+        // The first output starts at the top, whatever it begins with; the second's header may
+        // stand on the very first line, when the first command printed nothing (a switch with
+        // no queuing on those ports): then the first output is empty, not the second's.
+        let s = match i {
+            0 => Some(0),
+            1 => start_of(*k, &lines, 0),
+            _ => start_of(*k, &lines, from),
         };
+        if i == 1 && s == Some(0) {
+            starts[0] = None;
+        }
         if let Some(s) = s {
             from = s + 1;
         }
@@ -140,5 +145,39 @@ mod tests {
         assert!(parts[1].is_empty());
         assert!(parts[2].contains("Eth2/1"));
         assert!(split(&kinds, "").iter().skip(1).all(String::is_empty));
+    }
+
+    /// The first command printed nothing and the second's header is the first line (no rule
+    /// above it): the second output is its own, not the first's.
+    #[test]
+    fn an_empty_first_output_leaves_the_second_its_header_line() {
+        let kinds = [
+            ParseKind::NxosQueuing,
+            ParseKind::NxosPfc,
+            ParseKind::NxosFlowcontrol,
+        ];
+        let pfc = "Port                 Mode Oper(VL bmap)  RxPPP      TxPPP\n============================================================\n\nEthernet1/1/1        Auto On (8)        5          7\n";
+        let ctx = Ctx::named("sw");
+        for glued in [
+            format!("{pfc}{FC}"),
+            format!("\n{pfc}{FC}"),
+            format!("{Q}{pfc}{FC}"),
+        ] {
+            let parts = split(&kinds, &glued);
+            let p = parse(ParseKind::NxosPfc, &parts[1], &ctx);
+            assert_eq!(p.unknown_lines, 0, "{glued:?}: {:?}", p.unknown_examples);
+            let rx = p.samples.iter().find(|s| {
+                s.key.name == crate::metrics::names::SW_PFC_RX
+                    && s.key.label("port") == Some("Ethernet1/1/1")
+            });
+            assert!(rx.is_some(), "the port's RxPPP: {glued:?}");
+            assert!(!parts[0].contains("RxPPP"), "{glued:?}");
+            let fc = parse(ParseKind::NxosFlowcontrol, &parts[2], &ctx);
+            assert_eq!(fc.unknown_lines, 0, "{:?}", fc.unknown_examples);
+        }
+        // Every part empty but the first when nothing else is recognised.
+        let parts = split(&kinds, "garbage\nmore\n");
+        assert!(parts[1].is_empty() && parts[2].is_empty());
+        assert!(parts[0].contains("garbage"));
     }
 }
