@@ -908,3 +908,30 @@ fn kept_rows_follow_new_series_failures_resets_marks_and_travel() {
         check(&mut lab, "live again");
     }
 }
+
+/// The Latency detail's histogram: a bucket with probes draws at least one block however few its
+/// probes, an empty bucket draws none (it used to draw one, as if it held a probe).
+#[test]
+fn an_empty_rtt_bucket_draws_no_bar() {
+    let mut lab = busy();
+    let report =
+        "transport tcp\nbucket 20 0.000500 2000\nbucket 21 0.000600 0\nbucket 22 0.000700 1\n";
+    lab.answer(
+        "ping ubunturdma2",
+        &[(rocetop::parse::ParseKind::Ping, report.to_string())],
+    );
+    on_tab(&mut lab, Tab::Latency);
+    lab.key(KeyCode::Enter);
+    let s = screen(&lab.app);
+    assert!(s.contains("ubunturdma2 (tcp): RTT distribution"), "{s}");
+    let bucket = |le: &str| {
+        s.lines()
+            .find(|l| l.trim_start().starts_with("<=") && l.contains(le))
+            .unwrap_or_else(|| panic!("no bucket {le}:\n{s}"))
+            .to_string()
+    };
+    // The largest bounds are the ones drawn (the histogram keeps its top buckets).
+    assert!(!bucket("600 µs").contains('█'), "{}", bucket("600 µs"));
+    assert!(bucket("700 µs").contains('█'), "{}", bucket("700 µs"));
+    assert!(bucket("500 µs").contains('█'), "{}", bucket("500 µs"));
+}

@@ -129,7 +129,8 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
         lines.push(Line::from(vec![
             Span::raw(format!("{l} ")),
             Span::styled(
-                block.repeat(n.max(usize::from(v.is_some()))),
+                // A bucket with probes shows at least one block; an empty one none.
+                block.repeat(n.max(usize::from(v.is_some_and(|x| x > 0.0)))),
                 app.theme.chart,
             ),
         ]));
