@@ -10,6 +10,19 @@ fn links() -> Links {
     Links::from_config(&cfg())
 }
 
+/// A poll of the leaf's ingress MMU drop counter on Ethernet1/1/2 at `v`.
+fn leaf_drops(v: u64) -> Parsed {
+    poll(vec![Sample::counter(
+        SW_INGRESS_DROPPED,
+        &[
+            ("switch", "NX_AI_Leaf1"),
+            ("port", "Ethernet1/1/2"),
+            ("reason", "mmu"),
+        ],
+        v,
+    )])
+}
+
 fn poll(samples: Vec<Sample>) -> Parsed {
     Parsed {
         samples,
@@ -21,17 +34,7 @@ fn poll(samples: Vec<Sample>) -> Parsed {
 fn first_drop_is_critical_and_keeps_its_start_time() {
     let mut st = Store::new(600_000, 1000);
     let src = st.add_source("NX_AI_Leaf1", 1000);
-    let d = |v| {
-        poll(vec![Sample::counter(
-            SW_INGRESS_DROPPED,
-            &[
-                ("switch", "NX_AI_Leaf1"),
-                ("port", "Ethernet1/1/2"),
-                ("reason", "mmu"),
-            ],
-            v,
-        )])
-    };
+    let d = leaf_drops;
     let mut al = Alerts::default();
     st.ingest(src, 0, &d(5));
     st.ingest(src, 1000, &d(5));
@@ -240,17 +243,7 @@ fn a_nan_loss_and_nccl_on_sockets_are_critical() {
 fn an_evaluation_that_changes_nothing_keeps_the_generation() {
     let mut st = Store::new(600_000, 1000);
     let src = st.add_source("NX_AI_Leaf1", 1000);
-    let d = |v| {
-        poll(vec![Sample::counter(
-            SW_INGRESS_DROPPED,
-            &[
-                ("switch", "NX_AI_Leaf1"),
-                ("port", "Ethernet1/1/2"),
-                ("reason", "mmu"),
-            ],
-            v,
-        )])
-    };
+    let d = leaf_drops;
     let mut al = Alerts::default();
     st.ingest(src, 0, &d(5));
     st.ingest(src, 1000, &d(6));

@@ -10,6 +10,7 @@
 use crate::metrics::names::*;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
+use crate::parse::switch::{PortClass, port_class};
 
 /// One switch's line.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -99,7 +100,10 @@ fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
             let Some(r) = st.rate(id).and_then(|r| r.value()) else {
                 continue;
             };
-            let internal = s.key.label("port").is_some_and(|p| p.starts_with("ii"));
+            let internal = s
+                .key
+                .label("port")
+                .is_some_and(|p| port_class(p) == PortClass::Internal);
             *if internal { &mut ii } else { &mut edge }.get_or_insert(0.0) += r;
         }
     }

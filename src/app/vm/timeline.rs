@@ -13,6 +13,7 @@ use crate::metrics::names::*;
 use crate::metrics::query::{self, Combine};
 use crate::metrics::store::Windows;
 use crate::metrics::{SeriesKey, Store, Ts, human};
+use crate::parse::switch::{PortClass, port_class};
 use std::cell::RefCell;
 
 /// What a line's values are, so the screen writes them with the unit's one formatter and picks
@@ -167,7 +168,10 @@ fn parts(
     };
     let gt =
         |n: &str, l: &[(&str, &str)]| query::gauge_timeline(live, n, l, since, STEP_MS, buckets);
-    let is_ii = |k: &SeriesKey| k.label("port").is_some_and(|p| p.starts_with("ii"));
+    let is_ii = |k: &SeriesKey| {
+        k.label("port")
+            .is_some_and(|p| port_class(p) == PortClass::Internal)
+    };
     let per_bucket = |name: &str, keep: &dyn Fn(&SeriesKey) -> bool, how: Combine| {
         let mut w = windows.borrow_mut();
         query::rate_timeline_in_where(live, &mut w, name, keep, how, since, STEP_MS, buckets)

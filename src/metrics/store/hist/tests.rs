@@ -1,0 +1,158 @@
+//! A history's points back as they were pushed, through runs, blocks, gaps and expiry.
+
+use super::*;
+
+fn pts(h: &Hist) -> Vec<(i64, u64)> {
+    h.iter().map(|p| (p.seq, p.raw)).collect()
+}
+
+fn push(h: &mut Hist, seq: i64, raw: u64) {
+    h.push(At { seq, raw }, seq * 1000, |q| Some(q * 1000));
+}
+
+#[test]
+fn round_trip_with_gaps_resets_runs_and_big_values() {
+    let mut h = Hist::default();
+    let mut want = Vec::new();
+    let mut v = 0u64;
+    let mut seq = 10i64;
+    for i in 0..1000i64 {
+        // Mostly one poll apart; now and then a gap of polls the series missed.
+        seq += if i % 97 == 0 { 3 } else { 1 };
+        v = match i {
+            300 => 3,
+            600 => u64::MAX - 5,
+            601 => 2,
+            // Runs of unchanged values between changes.
+            _ if (i / 10) % 3 == 0 => v,
+            _ => v.wrapping_add((i as u64 * 2654435761) % 100_000),
+        };
+        push(&mut h, seq, v);
+        want.push((seq, v));
+    }
+    assert_eq!(h.len(), 1000);
+    assert_eq!(pts(&h), want);
+    assert!(h.bytes() < 1000 * 4, "{} bytes", h.bytes());
+    let mut flat = Hist::default();
+    for i in 0..1000i64 {
+        push(&mut flat, i, 7);
+    }
+    assert!(
+        flat.bytes() < 4 * 100,
+        "unchanged values one poll apart: a run, {}",
+        flat.bytes()
+    );
+    assert!(flat.iter().all(|p| p.raw == 7) && flat.iter().count() == 1000);
+    let (a, b) = h.last_two(|q| Some(q * 1000)).expect("two");
+    assert_eq!(
+        ((a.0.seq, a.0.raw), (b.0.seq, b.0.raw)),
+        (want[998], want[999])
+    );
+    assert_eq!((a.1, b.1), (want[998].0 * 1000, want[999].0 * 1000));
+    let from: Vec<_> = h
+        .iter_from(want[700].0 * 1000)
+        .map(|p| (p.seq, p.raw))
+        .collect();
+    assert!(from.contains(&want[699]) && from.ends_with(&want[700..]));
+    assert!(from.len() <= 300 + BLOCK as usize, "whole blocks skipped");
+}
+
+#[test]
+fn expiry_and_pop_keep_exact_counts() {
+    let mut h = Hist::default();
+    for i in 0..600i64 {
+        push(&mut h, i, (i / 50) as u64);
+    }
+    h.expire(300);
+    assert_eq!(h.len(), 300);
+    assert_eq!(h.front_seq(), Some(300));
+    assert_eq!(pts(&h).len(), 300);
+    assert_eq!(pts(&h).first(), Some(&(300, 6)));
+    for _ in 0..299 {
+        h.pop_front();
+    }
+    assert_eq!(pts(&h), vec![(599, 11)]);
+    h.pop_front();
+    assert_eq!(h.len(), 0);
+    assert!(pts(&h).is_empty());
+    push(&mut h, 700, 1);
+    push(&mut h, 701, 2);
+    assert_eq!(pts(&h), vec![(700, 1), (701, 2)]);
+}
+
+/// `flat_from` agrees with the decoded points, whichever block the start falls in.
+#[test]
+fn flat_from_matches_the_points() {
+    let mut h = Hist::default();
+    // 300 points: 7 until seq 400, then moving to 450, then 9 to the end (blocks of 256).
+    for seq in 100..700i64 {
+        let raw = match seq {
+            ..400 => 7,
+            400..450 => seq as u64,
+            _ => 9,
+        };
+        push(&mut h, seq, raw);
+    }
+    for since in [
+        0, 150, 380, 399, 400, 420, 449, 450, 451, 500, 699, 700, 5000,
+    ] {
+        let since = since * 1000;
+        let vals: Vec<u64> = h.iter_from(since).map(|p| p.raw).collect();
+        let flat = vals.windows(2).all(|w| w[0] == w[1]);
+        assert_eq!(h.flat_from(since), flat, "since {since}: {vals:?}");
+    }
+    // Blocks of 256 from seq 100: the last one starts at 612, after the values moved.
+    assert!(
+        h.flat_from(620_000),
+        "from the last block on, every point is 9"
+    );
+    assert!(!h.flat_from(0));
+}
+
+/// A series that has not changed is a count, no allocation; when it changes, its run goes
+/// into blocks with each point's own time, and reads see the same points either way.
+#[test]
+fn an_inline_run_spills_into_blocks_with_its_times() {
+    let time = |q: i64| Some(q * 1000);
+    let mut h = Hist::default();
+    for seq in 0..600i64 {
+        push(&mut h, seq, 5);
+    }
+    assert_eq!(h.bytes(), 0, "unchanged one poll apart: held inline");
+    assert_eq!(h.len(), 600);
+    assert!(h.flat_from(0));
+    let two = h.last_two(time).map(|(a, b)| (a.0.seq, a.1, b.0.seq, b.1));
+    assert_eq!(two, Some((598, 598_000, 599, 599_000)));
+    h.expire(50);
+    assert_eq!((h.len(), h.front_seq()), (550, Some(50)));
+    push(&mut h, 600, 6);
+    assert!(h.bytes() > 0, "changed: encoded");
+    let want: Vec<(i64, u64)> = (50..600).map(|s| (s, 5)).chain([(600, 6)]).collect();
+    assert_eq!(pts(&h), want);
+    let two = h.last_two(time).map(|(a, b)| (a.0.seq, a.1, b.0.seq));
+    assert_eq!(two, Some((599, 599_000, 600)));
+    // Blocks of 256 from seq 50: the first ends at 305, at its own time, so reading from
+    // 400 s skips it and starts with its last point.
+    let from: Vec<i64> = h.iter_from(400_000).map(|p| p.seq).collect();
+    assert_eq!(from.first(), Some(&305));
+    assert_eq!(from.last(), Some(&600));
+    assert!(!h.flat_from(0));
+    // A repeated timestamp with a new value: the run keeps its value.
+    let mut r = Hist::default();
+    for seq in 0..10i64 {
+        push(&mut r, seq, 5);
+    }
+    r.replace_last(7, time);
+    let want: Vec<(i64, u64)> = (0..9).map(|s| (s, 5)).chain([(9, 7)]).collect();
+    assert_eq!(pts(&r), want);
+    r.expire(1000);
+    assert!(r.is_empty() && pts(&r).is_empty() && r.front_seq().is_none());
+    // A copy up to a poll inside a run is the run up to it.
+    let mut c = Hist::default();
+    for seq in 0..20i64 {
+        push(&mut c, seq, 3);
+    }
+    let up = c.up_to(11, time);
+    assert_eq!(pts(&up), (0..12).map(|s| (s, 3)).collect::<Vec<_>>());
+    assert_eq!(up.last().map(|(p, t)| (p.seq, t)), Some((11, 11_000)));
+}
