@@ -16,4 +16,4 @@ pub mod transport;
 
 pub use collected::Collected;
 pub use source::{Source, SourceKind};
-pub use transport::{CollectError, Request, StreamEvent, Transport};
+pub use transport::{Answers, CollectError, Request, StreamEvent, Transport};

@@ -667,6 +667,10 @@ async fn a_switch_that_hangs_up_after_each_exec_still_polls() {
         "NXOS: version 9.3(8)\n12:00:00.000 UTC Mon Jan 01 2024\nEthernet1/1/1  Auto  On  (8)  100  200\n"
     );
     assert_eq!(out[1].as_deref().expect("empty"), "");
+    // ... and the transport says so: the poll's parser splits only what it knows was joined.
+    let a = tr.run_poll(&reqs, T).await;
+    assert_eq!(a.joined, vec![0, 1, 2]);
+    assert!(a.each[0].as_deref().is_ok_and(|t| t.contains("12:00:00")));
     // A single request works too.
     assert_eq!(
         tr.run(&cli("show clock"), T).await.expect("one"),

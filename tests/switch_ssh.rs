@@ -105,3 +105,49 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
     let t = String::from_utf8_lossy(&table.stdout);
     assert!(!t.contains("lines not understood"), "{t}");
 }
+
+/// A switch that keeps its connection runs each command in its own exec, so an empty answer is
+/// that command's own and the next answer is not searched for a header. The old guess took
+/// "one output empty, another not" for glued outputs and handed the PFC command's error text
+/// to the queuing parser, blaming the wrong command.
+#[test]
+fn an_empty_answer_from_its_own_exec_is_not_taken_for_glued_outputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sh = dir.path().join("nxos.sh");
+    std::fs::write(
+        &sh,
+        "#!/bin/bash\ncase \"${SSH_ORIGINAL_COMMAND:-}\" in\n  \"show queuing interface\"*) ;;\n  \"show interface priority-flow-control\") echo '% Permission denied for the role' ;;\n  *) ;;\nesac\n",
+    )
+    .expect("script");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&sh)
+        .status()
+        .expect("chmod");
+    let s = Sshd::with(Options {
+        force_command: Some(sh.display().to_string()),
+        ..Options::default()
+    });
+    let kh = s.path("known_hosts");
+    s.trust(&kh, "ed25519");
+    let cfg = format!(
+        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1\"]\n",
+        kh.display(),
+        s.port,
+        sshd::current_user(),
+        s.client_key.display()
+    );
+    let path = dir.path().join("rocetop.toml");
+    std::fs::write(&path, cfg).expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["snapshot", "--interval", "300ms", "--config"])
+        .arg(&path)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("run");
+    let t = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let all = format!("{t}\n{err}");
+    assert!(all.contains("nxos-queuing: empty output"), "{all}");
+    assert!(!all.contains("nxos-pfc: empty output"), "{all}");
+}

@@ -2,7 +2,7 @@
 //! poll. Errors become data (`Collected::error`), never a crash; a slow source delays only itself.
 
 use super::source::{Source, SourceKind};
-use super::transport::CollectError;
+use super::transport::{Answers, CollectError};
 use crate::metrics::{History, Parsed, now_ms};
 use crate::parse::{self, ParseKind};
 use std::sync::Arc;
@@ -83,43 +83,30 @@ pub fn history_of(raw: &[(ParseKind, String)]) -> (History, Vec<String>) {
     }
 }
 
-/// A switch that hangs up after each exec answers its commands in one exec: their outputs come
-/// back glued in one slot and the other slots are empty (the first poll, which learns this, may
-/// glue only some). Give each command its own part back, by the headers the outputs start with.
-fn unglue(
-    src: &Source,
-    probes: &[super::source::Probe],
-    mut results: Vec<Result<String, CollectError>>,
-) -> Vec<Result<String, CollectError>> {
-    let ok: Vec<usize> = (0..results.len())
-        .filter(|&i| matches!(results.get(i), Some(Ok(_))))
-        .collect();
-    let empty = |i: &usize| matches!(results.get(*i), Some(Ok(t)) if t.trim().is_empty());
-    let glued = matches!(src.kind, SourceKind::Switch | SourceKind::Topology)
-        && ok.iter().any(empty)
-        && ok.iter().any(|i| !empty(i));
-    if !glued {
-        return results;
-    }
-    let kinds: Vec<ParseKind> = ok
+/// A switch that hangs up after each exec gets its commands in one exec (the transport says
+/// which: `Answers::joined`): their outputs come back glued in the first of those slots. Give each
+/// command its own part back, by the headers the outputs start with.
+fn unglue(probes: &[super::source::Probe], answers: Answers) -> Vec<Result<String, CollectError>> {
+    let Answers { mut each, joined } = answers;
+    let (Some(&first), true) = (joined.first(), joined.len() > 1) else {
+        return each;
+    };
+    let Some(Ok(text)) = each.get_mut(first).map(|r| r.as_mut().map(std::mem::take)) else {
+        return each;
+    };
+    let kinds: Vec<ParseKind> = joined
         .iter()
         .filter_map(|&i| probes.get(i).map(|p| p.kind))
         .collect();
-    let mut text = String::new();
-    for &i in &ok {
-        if let Some(Ok(t)) = results.get_mut(i) {
-            text.push_str(&std::mem::take(t));
-        }
-    }
-    for (i, part) in ok
-        .into_iter()
+    for (&i, part) in joined
+        .iter()
         .zip(crate::parse::switch::split::split(&kinds, &text))
     {
-        if let Some(slot) = results.get_mut(i) {
+        if let Some(slot) = each.get_mut(i) {
             *slot = Ok(part);
         }
     }
-    results
+    each
 }
 
 /// Poll a source once: every probe, parsed. Never fails; failure is in `error`.
@@ -136,12 +123,15 @@ async fn poll_once_memo(src: &Source, memo: Option<&mut Memo>) -> Collected {
     let reqs: Vec<_> = probes.iter().map(|p| p.request.clone()).collect();
     // The transport bounds each request; this bounds the whole poll in case one does not.
     let budget = src.timeout * (reqs.len() as u32 + 1);
-    let results =
-        match tokio::time::timeout(budget, src.transport.run_all(&reqs, src.timeout)).await {
-            Ok(r) => r,
-            Err(_) => vec![Err(CollectError::Timeout(src.timeout)); reqs.len()],
+    let answers =
+        match tokio::time::timeout(budget, src.transport.run_poll(&reqs, src.timeout)).await {
+            Ok(a) => a,
+            Err(_) => Answers {
+                each: vec![Err(CollectError::Timeout(src.timeout)); reqs.len()],
+                joined: Vec::new(),
+            },
         };
-    let results = unglue(src, &probes, results);
+    let results = unglue(&probes, answers);
     let t1 = now_ms();
     // A fleet source's answers are as of the query time it asked for, not when they arrived.
     let at = src.transport.answers_at().unwrap_or(t0 + (t1 - t0) / 2);

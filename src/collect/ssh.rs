@@ -15,7 +15,7 @@ pub use alias::{ResolvedHost, host_lines, names_host, parse_jump, resolve_alias}
 pub use target::{HostKeyPolicy, LegacyAlgorithms, PasswordSource, SshTarget};
 pub(crate) use target::{home, tilde};
 
-use super::transport::{CollectError, Request, StreamEvent, Transport};
+use super::transport::{Answers, CollectError, Request, StreamEvent, Transport};
 use async_trait::async_trait;
 use conn::{Conn, ExecFail};
 use std::sync::Arc;
@@ -274,9 +274,20 @@ impl Transport for SshTransport {
         reqs: &[Request],
         timeout: Duration,
     ) -> Vec<Result<String, CollectError>> {
+        self.run_poll(reqs, timeout).await.each
+    }
+
+    async fn run_poll(&self, reqs: &[Request], timeout: Duration) -> Answers {
+        let separate = |each| Answers {
+            each,
+            joined: Vec::new(),
+        };
         let all_cli = reqs.iter().all(|r| matches!(r, Request::Cli(_)));
         if self.target.switch_mode && all_cli && self.closes_after_exec() && reqs.len() > 1 {
-            return self.run_joined(reqs, timeout).await;
+            return Answers {
+                each: self.run_joined(reqs, timeout).await,
+                joined: (0..reqs.len()).collect(),
+            };
         }
         // A Linux host's requests of one poll: one exec, one shell (see batch.rs).
         let host_reqs = reqs.iter().all(|r| {
@@ -292,10 +303,12 @@ impl Transport for SshTransport {
         if !self.target.switch_mode && host_reqs && reqs.len() > 1 {
             let nonce = batch::nonce();
             let cmds: Vec<String> = reqs.iter().map(Request::shell).collect();
-            return match self.run_cmd(&batch::join(&cmds, &nonce), timeout).await {
-                Ok(out) => batch::split(&out, &nonce, reqs.len()),
-                Err(e) => vec![Err(e); reqs.len()],
-            };
+            return separate(
+                match self.run_cmd(&batch::join(&cmds, &nonce), timeout).await {
+                    Ok(out) => batch::split(&out, &nonce, reqs.len()),
+                    Err(e) => vec![Err(e); reqs.len()],
+                },
+            );
         }
         let mut out = futures::future::join_all(reqs.iter().map(|r| self.run(r, timeout))).await;
         // Learned during this poll: redo what the hang-up cut off, joined.
@@ -309,14 +322,20 @@ impl Transport for SshTransport {
                     .filter_map(|&i| reqs.get(i).cloned())
                     .collect();
                 let redo = self.run_joined(&again, timeout).await;
-                for (i, r) in failed.into_iter().zip(redo) {
+                for (&i, r) in failed.iter().zip(redo) {
                     if let Some(slot) = out.get_mut(i) {
                         *slot = r;
                     }
                 }
+                if failed.len() > 1 {
+                    return Answers {
+                        each: out,
+                        joined: failed,
+                    };
+                }
             }
         }
-        out
+        separate(out)
     }
 
     async fn stream(&self, req: &Request) -> Result<mpsc::Receiver<StreamEvent>, CollectError> {

@@ -140,6 +140,17 @@ fn fmt_secs(d: Duration) -> String {
     }
 }
 
+/// What one poll's requests answered, one slot each.
+#[derive(Debug)]
+pub struct Answers {
+    pub each: Vec<Result<String, CollectError>>,
+    /// The slots of requests sent in ONE exec (a switch that hangs up after each exec): their
+    /// outputs came back together in the first of these slots, and the others hold nothing.
+    /// Empty when every request had its own exec. Only the transport knows this: an empty slot
+    /// beside a full one is also what a command that printed nothing looks like.
+    pub joined: Vec<usize>,
+}
+
 /// One event of a streamed request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamEvent {
@@ -180,6 +191,14 @@ pub trait Transport: Send + Sync + fmt::Debug {
             out.push(self.run(r, timeout).await);
         }
         out
+    }
+
+    /// [`run_all`](Transport::run_all), saying which requests were answered together.
+    async fn run_poll(&self, reqs: &[Request], timeout: Duration) -> Answers {
+        Answers {
+            each: self.run_all(reqs, timeout).await,
+            joined: Vec::new(),
+        }
     }
 
     /// Stream a request's output line by line until the receiver is dropped.
