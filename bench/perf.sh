@@ -278,10 +278,12 @@ run_tui() {
   local frames; frames=$(tail -c +"$((b0 + 1))" "$out" | head -c "$((b1 - b0))" | grep -ao $'\e\\[?2026h' | wc -l)
   local rss; rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
   tmux -L "$SOCK" capture-pane -p -t tui >"$W/tui.screen"
+  cp "$W/tui.screen" "${TUI_SCREEN_OUT:-/tmp/rocetop-perf.tui.screen}"
   tmux -L "$SOCK" send-keys -t tui q
   sleep 0.5
   tmux -L "$SOCK" kill-session -t tui 2>/dev/null || true
   log "$name: first full screen after ${first} ms, $frames frames in ${SECS} s"
+  log "$name: status at the end: $(grep -oE 'sources [0-9]+: .{0,60}' "$W/tui.screen" | head -1)"
   row "$name" "$cpu" "$rss" - - "$((SECS / INTERVAL))" "$rcpu" $(((b1 - b0) / SECS)) "$frames"
 }
 
