@@ -413,7 +413,7 @@ impl App {
                 self.push_log(log_lines(&c));
                 c.apply(self.live_mut());
                 self.topology_arrived(&c);
-                self.maybe_eval_alerts();
+                let _ = self.maybe_eval_alerts();
                 // The fleet goes on behind a focus; the screen shows the focus.
                 self.focus.is_none()
             }
@@ -441,7 +441,9 @@ impl App {
                     // The header shows how old the held view is.
                     return true;
                 }
-                let changed = self.maybe_reprove() | self.eval_alerts();
+                // A poll that arrived within the last second was already evaluated: the tick
+                // only moves the windows on when no poll did (every source down or slow).
+                let changed = self.maybe_reprove() | self.maybe_eval_alerts();
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
                     || self
@@ -559,13 +561,12 @@ impl App {
         due
     }
 
-    fn maybe_eval_alerts(&mut self) {
-        if self
-            .last_alert_eval
+    /// Evaluate the alerts unless they were within the last [`ALERT_EVERY_MS`]; whether what
+    /// they show changed.
+    fn maybe_eval_alerts(&mut self) -> bool {
+        self.last_alert_eval
             .is_none_or(|t| self.now - t >= ALERT_EVERY_MS)
-        {
-            self.eval_alerts();
-        }
+            && self.eval_alerts()
     }
 
     fn eval_alerts(&mut self) -> bool {

@@ -215,6 +215,29 @@ fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
     );
 }
 
+/// Every condition is evaluated at most once a second, whichever comes first of a poll and the
+/// tick; a tick within the second of an evaluation adds none (it used to evaluate on every tick
+/// as well as on the first poll of each second: twice the cost for the same alerts).
+#[test]
+fn alerts_are_evaluated_at_most_once_a_second() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    let now = lab.now();
+    let n = lab.app.alerts.evaluations();
+    let id = lab.id("ubunturdma1");
+    lab.collected(id, now + 1000, Default::default(), None);
+    assert_eq!(lab.app.alerts.evaluations(), n + 1, "a poll a second on");
+    lab.app.update(Event::Tick, now + 1000);
+    lab.collected(id, now + 1500, Default::default(), None);
+    lab.app.update(Event::Tick, now + 1900);
+    assert_eq!(lab.app.alerts.evaluations(), n + 1, "within that second");
+    lab.app.update(Event::Tick, now + 2000);
+    assert_eq!(lab.app.alerts.evaluations(), n + 2, "a tick a second on");
+    // With no poll at all (every source silent), the tick still moves the windows on.
+    lab.app.update(Event::Tick, now + 3000);
+    assert_eq!(lab.app.alerts.evaluations(), n + 3);
+}
+
 #[test]
 fn a_failing_source_alerts_and_a_silent_one_goes_stale() {
     let mut lab = Lab::new();

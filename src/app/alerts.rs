@@ -93,6 +93,9 @@ pub struct Alerts {
     pub acked: HashSet<String>,
     /// Muted rollup keys: hidden from the Overview until restart, still listed under `A`.
     pub muted: HashSet<String>,
+    /// How many times every condition was evaluated (their cost bounds the TUI's: at most
+    /// once a second).
+    evaluations: u64,
 }
 
 impl Alerts {
@@ -126,8 +129,13 @@ impl Alerts {
         self.generation
     }
 
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
+        self.evaluations += 1;
         let found = find(store, cfg, links, now);
         let mut changed = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
