@@ -76,6 +76,9 @@ pub enum Event {
     Resize(u16, u16),
     /// Once a second: ages, staleness and alerts move on even when no data arrives.
     Tick,
+    /// A frame is about to be drawn: the alerts are brought up to the polls it shows (at most
+    /// once a second), so a row and its alert mark never disagree.
+    Frame,
     /// Raw training-log lines from a follower, in order.
     LogLines {
         source: SourceId,
@@ -220,6 +223,8 @@ pub struct App {
     pub detail: bool,
     pub alerts: alerts::Alerts,
     last_alert_eval: Option<Ts>,
+    /// Polls arrived since the alerts were last evaluated.
+    alerts_due: bool,
     pub log: LogView,
     pub size: (u16, u16),
     pub quit: bool,
@@ -294,6 +299,7 @@ impl App {
             detail: false,
             alerts: alerts::Alerts::default(),
             last_alert_eval: None,
+            alerts_due: false,
             log: LogView::default(),
             size: (0, 0),
             quit: false,
@@ -411,9 +417,16 @@ impl App {
             }
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
+                let was_up = self.live().source(c.source).and_then(|h| h.up);
                 c.apply(self.live_mut());
                 self.topology_arrived(&c);
-                let _ = self.maybe_eval_alerts();
+                // Evaluated before the next frame that shows this poll (Event::Frame); a source
+                // that went down or came back, at once (its row says so in that frame).
+                self.alerts_due = true;
+                let is_up = self.live().source(c.source).and_then(|h| h.up);
+                if is_up != was_up && (is_up == Some(false) || was_up == Some(false)) {
+                    let _ = self.eval_alerts();
+                }
                 // The fleet goes on behind a focus; the screen shows the focus.
                 self.focus.is_none()
             }
@@ -432,6 +445,13 @@ impl App {
                 self.in_focus(Event::Resize(w, h), now);
                 true
             }
+            Event::Frame => {
+                if self.alerts_due && self.rewinding.is_none() && self.frozen.is_none() {
+                    let _ = self.maybe_eval_alerts();
+                }
+                self.in_focus(Event::Frame, now);
+                false
+            }
             Event::Tick => {
                 self.resolve_jump();
                 if self.rewinding.is_some() {
@@ -441,8 +461,8 @@ impl App {
                     // The header shows how old the held view is.
                     return true;
                 }
-                // A poll that arrived within the last second was already evaluated: the tick
-                // only moves the windows on when no poll did (every source down or slow).
+                // The frames after polls evaluate (Event::Frame); the tick moves the windows on
+                // when none did within the last second (every source down or slow).
                 let changed = self.maybe_reprove() | self.maybe_eval_alerts();
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
@@ -571,6 +591,7 @@ impl App {
 
     fn eval_alerts(&mut self) -> bool {
         self.last_alert_eval = Some(self.now);
+        self.alerts_due = false;
         let live = match &self.travel {
             Some(t) => &t.live,
             None => &self.store,

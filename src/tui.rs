@@ -298,6 +298,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             data_frame(min_frame)
         };
         if (dirty || data_dirty) && last_draw.is_none_or(|t| t.elapsed() >= frame) {
+            app.update(Event::Frame, now);
             if draw(&mut term, &app).is_err() {
                 break;
             }

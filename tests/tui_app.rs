@@ -215,27 +215,56 @@ fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
     );
 }
 
-/// Every condition is evaluated at most once a second, whichever comes first of a poll and the
-/// tick; a tick within the second of an evaluation adds none (it used to evaluate on every tick
-/// as well as on the first poll of each second: twice the cost for the same alerts).
+/// Every condition is evaluated at most once a second: before the frame that shows new polls,
+/// or on the tick when no frame did. It used to evaluate on every tick as well as on the first
+/// poll of each second: twice the cost, and a frame whose rows were newer than its alerts.
 #[test]
-fn alerts_are_evaluated_at_most_once_a_second() {
+fn alerts_are_evaluated_before_a_frame_at_most_once_a_second() {
     let mut lab = Lab::new();
     lab.run(3);
     let now = lab.now();
     let n = lab.app.alerts.evaluations();
     let id = lab.id("ubunturdma1");
     lab.collected(id, now + 1000, Default::default(), None);
-    assert_eq!(lab.app.alerts.evaluations(), n + 1, "a poll a second on");
-    lab.app.update(Event::Tick, now + 1000);
+    assert_eq!(
+        lab.app.alerts.evaluations(),
+        n,
+        "a poll alone waits for the frame"
+    );
+    lab.app.update(Event::Frame, now + 1000);
+    assert_eq!(
+        lab.app.alerts.evaluations(),
+        n + 1,
+        "the frame that shows it"
+    );
     lab.collected(id, now + 1500, Default::default(), None);
+    lab.app.update(Event::Frame, now + 1500);
     lab.app.update(Event::Tick, now + 1900);
     assert_eq!(lab.app.alerts.evaluations(), n + 1, "within that second");
     lab.app.update(Event::Tick, now + 2000);
     assert_eq!(lab.app.alerts.evaluations(), n + 2, "a tick a second on");
+    lab.app.update(Event::Frame, now + 2000);
+    assert_eq!(lab.app.alerts.evaluations(), n + 2, "nothing new since");
     // With no poll at all (every source silent), the tick still moves the windows on.
     lab.app.update(Event::Tick, now + 3000);
     assert_eq!(lab.app.alerts.evaluations(), n + 3);
+    // A source that goes down is alerted at once, within the second: its row says "down" in the
+    // very next frame.
+    lab.collected(
+        id,
+        now + 3200,
+        Default::default(),
+        Some("connection refused"),
+    );
+    assert_eq!(lab.app.alerts.evaluations(), n + 4);
+    assert!(
+        lab.app
+            .alerts
+            .active()
+            .iter()
+            .any(|a| a.subject == Subject::Source("ubunturdma1".into())),
+        "source down alert"
+    );
 }
 
 #[test]
