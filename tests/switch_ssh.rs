@@ -150,4 +150,8 @@ fn an_empty_answer_from_its_own_exec_is_not_taken_for_glued_outputs() {
     let all = format!("{t}\n{err}");
     assert!(all.contains("nxos-queuing: empty output"), "{all}");
     assert!(!all.contains("nxos-pfc: empty output"), "{all}");
+    assert!(
+        all.contains("nxos-pfc: % Permission denied for the role"),
+        "the error text is the PFC command's: {all}"
+    );
 }

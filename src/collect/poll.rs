@@ -49,7 +49,12 @@ pub(crate) fn parse_outputs_with(
             format_regex: src.format_regex.as_deref(),
             keeper: Some(&mut keeper),
         };
-        parsed.merge(part(i, *kind, text, &mut opts));
+        let mut p = part(i, *kind, text, &mut opts);
+        // A source's outputs share one count of lines not understood: its examples say whose.
+        for e in &mut p.unknown_examples {
+            e.insert_str(0, &format!("{}: ", kind.name()));
+        }
+        parsed.merge(p);
     }
     drop(keeper);
     if !src.ports.is_empty() {
