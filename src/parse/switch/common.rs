@@ -12,12 +12,26 @@ use std::hash::Hasher;
 /// Each key lives once, in its sample: the index holds sample numbers by their key's hash, keys
 /// told apart by comparing them in `samples`, so no key is cloned and hashing is cheap (a switch
 /// poll sets a few thousand samples). While a big answer is read (issue #22: 1.25M samples),
-/// the index is 5 bytes a slot, and the samples grow by an eighth at a time, not by doubling, so
-/// what the parse holds at its peak is close to what it gives.
+/// the index is 5 bytes a slot and each sample's hash 4 beside it (so growing the index hashes no
+/// key again), and the samples grow by an eighth at a time, not by doubling, so what the parse
+/// holds at its peak is close to what it gives.
 #[derive(Default)]
 pub struct Acc {
     samples: Vec<Sample>,
+    /// Per sample, its key's hash (folded to 32 bits: [`spread`] makes the index's hash of it).
+    hashes: Vec<u32>,
     index: HashTable<u32>,
+}
+
+/// A key's hash folded to 32 bits, kept per sample.
+fn fold(h: u64) -> u32 {
+    (h >> 32) as u32 ^ h as u32
+}
+
+/// The index's hash of a folded hash: its bits spread over all 64 (the table picks a slot from
+/// the low bits and a tag from the high ones).
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 impl Acc {
@@ -25,31 +39,35 @@ impl Acc {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             samples: Vec::with_capacity(n),
+            hashes: Vec::with_capacity(n),
             index: HashTable::with_capacity(n),
         }
     }
 
-    /// The sample with this key (whose hash is `h`), if any.
-    fn slot(&self, h: u64, key: &SeriesKey) -> Option<usize> {
+    /// The sample with this key (whose folded hash is `h`), if any.
+    fn slot(&self, h: u32, key: &SeriesKey) -> Option<usize> {
         let samples = &self.samples;
         self.index
-            .find(h, |&i| {
+            .find(spread(h), |&i| {
                 samples.get(i as usize).is_some_and(|s| s.key == *key)
             })
             .map(|&i| i as usize)
     }
 
-    fn insert(&mut self, h: u64, s: Sample) -> usize {
+    fn insert(&mut self, h: u32, s: Sample) -> usize {
         let n = self.samples.len();
         if n == self.samples.capacity() {
             // A slow growth: a doubling leaves up to half the vector unused at the peak (and
             // big reallocations move pages rather than copy them).
-            self.samples.reserve_exact((n / 8).max(64));
+            let more = (n / 8).max(64);
+            self.samples.reserve_exact(more);
+            self.hashes.reserve_exact(more);
         }
         self.samples.push(s);
-        let samples = &self.samples;
-        self.index.insert_unique(h, n as u32, |&i| {
-            samples.get(i as usize).map_or(0, |s| key_hash(&s.key))
+        self.hashes.push(h);
+        let hashes = &self.hashes;
+        self.index.insert_unique(spread(h), n as u32, |&i| {
+            spread(hashes.get(i as usize).copied().unwrap_or(0))
         });
         n
     }
@@ -60,10 +78,10 @@ impl Acc {
 
     /// [`Acc::set`], saying where the sample went (its index in the samples it ends as).
     pub fn set_index(&mut self, s: Sample) -> usize {
-        self.set_hashed(key_hash(&s.key), s)
+        self.set_hashed(fold(key_hash(&s.key)), s)
     }
 
-    fn set_hashed(&mut self, h: u64, s: Sample) -> usize {
+    fn set_hashed(&mut self, h: u32, s: Sample) -> usize {
         match self.slot(h, &s.key) {
             Some(i) => {
                 if let Some(slot) = self.samples.get_mut(i) {
@@ -77,7 +95,7 @@ impl Acc {
 
     pub fn add(&mut self, s: Sample) {
         use crate::metrics::Value as V;
-        let h = key_hash(&s.key);
+        let h = fold(key_hash(&s.key));
         match self.slot(h, &s.key) {
             Some(i) => {
                 if let Some(slot) = self.samples.get_mut(i) {
