@@ -98,9 +98,9 @@ fn a_stored_series_costs_tens_of_bytes_not_hundreds() {
 }
 
 /// Parsing a big answer (issue #22 item 3): at its peak the parse holds not much more than the
-/// samples it gives (a row's ten samples and its one label set). 12d54b9's accumulator doubled its
-/// vector of samples and kept a 17-byte-a-slot index beside it: 1.66 times what it gave here (1126
-/// B a row), 2.1 times at 125k rows.
+/// samples it gives (a row's ten samples and its one label set). 19214e9's accumulator doubled its
+/// vector of samples and kept a 17-byte-a-slot index beside it: 1.66 times what it gave here
+/// (1126 B a row), 2.1 times at 125k rows.
 #[test]
 fn a_parse_peaks_near_what_it_gives() {
     let text = table(0, |_| false);
