@@ -341,9 +341,13 @@ mod tests {
 
     #[test]
     fn a_sample_is_small() {
-        // The label set inline (its shared part one pointer, two closed-vocabulary labels as
-        // numbers): what a parsed sample costs besides its row's one shared set (issue #22).
-        assert!(std::mem::size_of::<Sample>() <= 56);
+        // The name one pointer, the label set inline (its shared part one pointer, two
+        // closed-vocabulary labels as numbers): what a parsed sample costs besides its row's
+        // one shared set (issue #22).
+        assert!(std::mem::size_of::<Str>() <= 8);
+        assert!(std::mem::size_of::<Labels>() <= 16);
+        assert!(std::mem::size_of::<SeriesKey>() <= 24);
+        assert!(std::mem::size_of::<Sample>() <= 40);
     }
 
     #[test]

@@ -29,8 +29,12 @@ pub struct Labels {
     own: [u16; MAX_OWN],
 }
 
-/// The labels held in an allocation of their own, shared by the sets that have them.
-type Shared = Arc<[(LabelName, Str)]>;
+/// The labels held in an allocation of their own, shared by the sets that have them: behind
+/// one pointer (an `Arc<[_]>` is two words), so a set is 16 bytes and a stored series' key 24.
+type Shared = Arc<Box<[(LabelName, Str)]>>;
+
+/// The shared part of sets with no label outside the vocabulary (one allocation per process).
+static EMPTY: LazyLock<Shared> = LazyLock::new(|| Arc::new(Box::new([])));
 
 /// Label names whose closed values are held inline.
 const OWN_NAMES: [&str; 6] = [
@@ -145,8 +149,14 @@ impl Labels {
                 .iter()
                 .filter(move |(k, v)| !own_index(k, v).is_some_and(|i| is_own(&own, i)))
         };
-        let make =
-            || -> Arc<[(LabelName, Str)]> { rest().map(|(k, v)| (*k, Str::from(*v))).collect() };
+        let make = || -> Shared {
+            let v: Box<[_]> = rest().map(|(k, v)| (*k, Str::from(*v))).collect();
+            if v.is_empty() {
+                EMPTY.clone()
+            } else {
+                Arc::new(v)
+            }
+        };
         let i = slot_of(rest());
         let shared = RECENT
             .try_with(|c| {
@@ -173,16 +183,18 @@ impl Labels {
         }
         let own = split(v.iter().map(|(k, v)| (*k, v.as_str())));
         v.retain(|(k, x)| !own_index(k, x).is_some_and(|i| is_own(&own, i)));
-        Labels {
-            shared: v.into(),
-            own,
-        }
+        let shared = if v.is_empty() {
+            EMPTY.clone()
+        } else {
+            Arc::new(v.into_boxed_slice())
+        };
+        Labels { shared, own }
     }
 
     /// The labels in name order.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
-            shared: &self.shared,
+            shared: &self.shared[..],
             own: &self.own,
             s: 0,
             o: 0,
@@ -265,7 +277,7 @@ impl<'a> IntoIterator for &'a Labels {
 impl Default for Labels {
     fn default() -> Self {
         Labels {
-            shared: Arc::from([]),
+            shared: EMPTY.clone(),
             own: [0; MAX_OWN],
         }
     }

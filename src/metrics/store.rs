@@ -10,6 +10,7 @@ mod asof;
 mod chunks;
 mod health;
 mod hist;
+mod ids;
 mod series;
 mod windows;
 
@@ -44,7 +45,8 @@ pub struct Store {
     /// Series by the hash of their key, keys told apart by comparing them in `series` (the key
     /// is held once, there): 4 bytes a series and its slot's control byte.
     index: HashTable<SeriesId>,
-    by_name: HashMap<Str, Vec<SeriesId>>,
+    /// The series of each metric name, ascending (a byte or so a series: [`ids::Ascending`]).
+    by_name: HashMap<Str, ids::Ascending>,
     series: chunks::Chunked<Series>,
     sources: Vec<SourceHealth>,
     dropped_out_of_order: u64,
@@ -52,8 +54,9 @@ pub struct Store {
     /// per [`EXPIRE_EVERY_MS`] of data time, not on every poll (512 nodes = 512 polls a second).
     last_expire: Option<Ts>,
     /// Per source, the series of its last poll in sample order: a poll names the same series in
-    /// the same order every time, so a key comparison replaces hashing the key.
-    recent: Vec<Vec<SeriesId>>,
+    /// the same order every time, so a key comparison replaces hashing the key. Held as runs of
+    /// consecutive ids ([`ids::Runs`]): a source's whole answer is one run.
+    recent: Vec<ids::Runs>,
     /// Per source, the times of its polls.
     clocks: Vec<SharedClock>,
     /// Changes with every change of the store ([`next_generation`]).
@@ -168,34 +171,33 @@ impl Store {
         }
         let clock = self.clock(source);
         let seq = write(&clock).seq_for(at);
-        let mut recent = std::mem::take(
+        let last = std::mem::take(
             self.recent
                 .get_mut(source.0 as usize)
-                .unwrap_or(&mut Vec::new()),
+                .unwrap_or(&mut ids::Runs::default()),
         );
+        let mut was = last.iter();
+        let mut recent = ids::Runs::default();
         let mut over = 0usize;
-        for (i, s) in parsed.samples.iter().enumerate() {
-            let id = match recent.get(i) {
-                Some(&id)
-                    if self
-                        .series
-                        .get(id.0 as usize)
-                        .is_some_and(|x| x.key == s.key) =>
-                {
-                    id
+        for s in &parsed.samples {
+            let id = match was.next() {
+                Some(id) if self.series.get(id as usize).is_some_and(|x| x.key == s.key) => {
+                    SeriesId(id)
                 }
                 _ => {
                     let Some(id) = self.series_for(source, s) else {
                         over += 1;
+                        recent.push(ids::Runs::NONE);
                         continue;
                     };
-                    recent.truncate(i);
-                    recent.push(id);
                     id
                 }
             };
+            recent.push(id.0);
             self.push(id, source, at, seq, s.value);
         }
+        drop(was);
+        drop(last);
         if over > 0
             && let Some(h) = self.sources.get_mut(source.0 as usize)
         {
@@ -203,10 +205,9 @@ impl Store {
                 "{over} samples of new series not stored: a source may make at most {MAX_SERIES_PER_SOURCE} series"
             ));
         }
-        recent.truncate(parsed.samples.len());
         let n = source.0 as usize;
         if self.recent.len() <= n {
-            self.recent.resize_with(n + 1, Vec::new);
+            self.recent.resize_with(n + 1, ids::Runs::default);
         }
         self.recent[n] = recent;
         if self.last_expire.is_none_or(|t| at - t >= EXPIRE_EVERY_MS) {
@@ -420,8 +421,8 @@ impl Store {
         self.by_name
             .get(name)
             .into_iter()
-            .flatten()
-            .filter_map(|&id| self.series.get(id.0 as usize).map(|s| (id, s)))
+            .flat_map(ids::Ascending::iter)
+            .filter_map(|id| self.series.get(id.0 as usize).map(|s| (id, s)))
             .filter(move |(_, s)| {
                 labels
                     .iter()

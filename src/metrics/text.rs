@@ -1,9 +1,10 @@
 //! [`Str`]: the text of metric names and label values. A big answer makes millions of samples
 //! that repeat a handful of texts (the switch's name, a port's name for each of its ten series,
 //! the metric names, priorities `0`–`7`): each sample holding its own `String`s cost kilobytes a
-//! row (issue #22). A `Str` is a shared, immutable `Arc<str>`, and texts made one after another
-//! are shared through a small per-thread cache of the last texts seen, so a row's repeated texts
-//! are allocated once.
+//! row (issue #22). A `Str` is a shared, immutable text behind one pointer (`Arc<Box<str>>`: a
+//! word, where an `Arc<str>` is two; a stored series holds a name and a label set, and the
+//! second word was 8 of its bytes), and texts made one after another are shared through a small
+//! per-thread cache of the last texts seen, so a row's repeated texts are allocated once.
 //!
 //! The cache is a memo, not state anyone reads: a miss makes a new `Str` equal to the one a hit
 //! would have returned, so parsers stay pure functions of their text. It holds at most
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 /// An immutable text, cheap to clone (a reference count); compares, hashes and prints as its `str`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Str(Arc<str>);
+pub struct Str(Arc<Box<str>>);
 
 /// Cache slots (direct-mapped by a hash of the text).
 const SLOTS: usize = 256;
@@ -47,7 +48,7 @@ impl Str {
 impl From<&str> for Str {
     fn from(s: &str) -> Self {
         if s.len() > MAX_CACHED {
-            return Str(Arc::from(s));
+            return Str(Arc::new(Box::from(s)));
         }
         let i = slot_of(s);
         RECENT
@@ -56,14 +57,14 @@ impl From<&str> for Str {
                 match &c[i] {
                     Some(hit) if hit.as_str() == s => hit.clone(),
                     _ => {
-                        let new = Str(Arc::from(s));
+                        let new = Str(Arc::new(Box::from(s)));
                         c[i] = Some(new.clone());
                         new
                     }
                 }
             })
             // The thread is ending: no cache, still the same text.
-            .unwrap_or_else(|_| Str(Arc::from(s)))
+            .unwrap_or_else(|_| Str(Arc::new(Box::from(s))))
     }
 }
 
@@ -106,31 +107,31 @@ impl Borrow<str> for Str {
 
 impl PartialEq<str> for Str {
     fn eq(&self, o: &str) -> bool {
-        &*self.0 == o
+        self.as_str() == o
     }
 }
 
 impl PartialEq<&str> for Str {
     fn eq(&self, o: &&str) -> bool {
-        &*self.0 == *o
+        self.as_str() == *o
     }
 }
 
 impl PartialEq<String> for Str {
     fn eq(&self, o: &String) -> bool {
-        &*self.0 == o.as_str()
+        self.as_str() == o.as_str()
     }
 }
 
 impl PartialEq<Str> for &str {
     fn eq(&self, o: &Str) -> bool {
-        *self == &*o.0
+        *self == o.as_str()
     }
 }
 
 impl fmt::Debug for Str {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 

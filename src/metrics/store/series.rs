@@ -71,6 +71,10 @@ pub(super) fn write(c: &SharedClock) -> std::sync::RwLockWriteGuard<'_, Clock> {
     c.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// 80 bytes (issue #22: a row of a big answer makes ten): its key 24 (`Str` and `Labels` one
+/// pointer each), its history 40, its source's clock 8 (the times of its points: `points` and
+/// `last_two` read them, so the series holds them until those move to the store), source, kind
+/// and scale 7.
 #[derive(Debug)]
 pub struct Series {
     pub key: SeriesKey,
