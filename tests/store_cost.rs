@@ -12,6 +12,16 @@ use std::fmt::Write as _;
 #[global_allocator]
 static A: rocetop::heap::Counting = rocetop::heap::Counting;
 
+/// The count is the whole process's: the tests of this file take turns (the test harness runs
+/// them on parallel threads, and each would count the other's allocations).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 const ROWS: usize = 5000;
 const POLLS: i64 = 60;
 /// Heap bytes a row a parse may hold at its peak: 640 measured (a row's ten 40-byte samples, its
@@ -68,6 +78,7 @@ fn stored(moves: impl Fn(usize) -> bool) -> (f64, f64, usize) {
 
 #[test]
 fn a_stored_series_costs_tens_of_bytes_not_hundreds() {
+    let _turn = alone();
     let (one, quiet, series) = stored(|i| i % 10 == 0);
     assert_eq!(
         series,
@@ -103,6 +114,7 @@ fn a_stored_series_costs_tens_of_bytes_not_hundreds() {
 /// (1126 B a row), 2.1 times at 125k rows.
 #[test]
 fn a_parse_peaks_near_what_it_gives() {
+    let _turn = alone();
     let text = table(0, |_| false);
     let ctx = Ctx::named("sw");
     let before = rocetop::heap::live();
