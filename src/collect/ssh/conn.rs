@@ -449,6 +449,20 @@ fn aes_in_hardware() -> bool {
     }
 }
 
+/// Bytes a server may send on one channel before we read them (russh's default is 2 MiB). What
+/// is received and not yet read waits in our memory, so this bounds it per channel; a node's
+/// stream moves ~1 KB a second and a switch's answer ~200 KB a poll, which a 256 KiB window
+/// carries in about one round trip on a LAN (a 1 MB frame comes in four: tests/stream_ssh.rs).
+/// It also runs out before russh's queue of 100 messages per channel fills (any packet over
+/// 2.6 KiB), so a channel read slowly stops its sender, not the whole connection (russh waits on
+/// a full queue with every channel's reading).
+pub const WINDOW: u32 = 256 << 10;
+/// The most data one SSH packet may carry (russh: 32 KiB). The session keeps a read buffer as
+/// large as the largest packet it has read, for as long as it lives: at 512 connections each
+/// 16 KiB here is 8 MiB. Under 16 KiB with room for the packet's header, padding and MAC, so the
+/// whole packet fits in a 16 KiB buffer.
+pub const MAX_PACKET: u32 = (16 << 10) - 256;
+
 /// The client configuration for `t`: keepalive, nodelay, host-key algorithms limited to those
 /// recorded in known_hosts, the legacy algorithms this device is allowed, and the ciphers of
 /// [`ciphers`].
@@ -481,6 +495,8 @@ fn client_config(t: &SshTarget) -> client::Config {
     }
     client::Config {
         preferred,
+        window_size: WINDOW,
+        maximum_packet_size: MAX_PACKET,
         nodelay: true,
         keepalive_interval: Some(t.keepalive_interval),
         keepalive_max: t.keepalive_max,
