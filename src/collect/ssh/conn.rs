@@ -449,19 +449,15 @@ fn aes_in_hardware() -> bool {
     }
 }
 
-/// Bytes a server may send on one channel before we read them (russh's default is 2 MiB). What
-/// is received and not yet read waits in our memory, so this bounds it per channel; a node's
-/// stream moves ~1 KB a second and a switch's answer ~200 KB a poll, which a 256 KiB window
-/// carries in about one round trip on a LAN (a 1 MB frame comes in four: tests/stream_ssh.rs).
-/// It also runs out before russh's queue of 100 messages per channel fills (any packet over
-/// 2.6 KiB), so a channel read slowly stops its sender, not the whole connection (russh waits on
-/// a full queue with every channel's reading).
-pub const WINDOW: u32 = 256 << 10;
-/// The most data one SSH packet may carry (russh: 32 KiB). The session keeps a read buffer as
-/// large as the largest packet it has read, for as long as it lives: at 512 connections each
-/// 16 KiB here is 8 MiB. Under 16 KiB with room for the packet's header, padding and MAC, so the
-/// whole packet fits in a 16 KiB buffer.
-pub const MAX_PACKET: u32 = (16 << 10) - 256;
+/// The most data one SSH packet to a node may carry (russh: 32 KiB). The session keeps a read
+/// buffer as large as the largest packet it has read, for as long as it lives: a node's first
+/// stream frame (~30 KB) left 32-64 KiB per connection, 26 KB a node in massif at N=64. Under
+/// 16 KiB with room for the packet's header, padding and MAC, the whole packet fits in 16 KiB
+/// (16 KB a node). Switches keep russh's size: their ~200 KB answers every poll came in half
+/// again as many TCP segments with this one and took ~1 ms more client CPU a poll (N=8). (The
+/// channel window stays russh's 2 MiB: russh opens it again as data arrives, not as it is read,
+/// so it bounds nothing in memory; the 100-message queue per channel does.)
+pub const NODE_MAX_PACKET: u32 = (16 << 10) - 256;
 
 /// The client configuration for `t`: keepalive, nodelay, host-key algorithms limited to those
 /// recorded in known_hosts, the legacy algorithms this device is allowed, and the ciphers of
@@ -495,8 +491,11 @@ fn client_config(t: &SshTarget) -> client::Config {
     }
     client::Config {
         preferred,
-        window_size: WINDOW,
-        maximum_packet_size: MAX_PACKET,
+        maximum_packet_size: if t.switch_mode {
+            client::Config::default().maximum_packet_size
+        } else {
+            NODE_MAX_PACKET
+        },
         nodelay: true,
         keepalive_interval: Some(t.keepalive_interval),
         keepalive_max: t.keepalive_max,
