@@ -26,6 +26,7 @@
 #   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
 #   SSHD_CIPHERS=chacha20-poly1305@openssh.com bench/perf.sh   the ciphers every sshd offers
+#   MEMPROBE=1 MODES=stream bench/perf.sh   also where export's memory is at the end (memprobe.sh)
 #   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
 #                                        tuistream) with this binary, right before the same case
 #                                        of ROCETOP_BIN, on the same fabric: rows `base:<case>`
@@ -231,6 +232,8 @@ run_export() {
   rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
   local up; up=$(grep -c '^rocetop_source_up{.*} 1$' "$W/m1" || true)
   local ours; ours=$(grep -c '^rocetop_' "$W/m1" || true)
+  # MEMPROBE=1: where the memory is at the end of the case (bench/perf/memprobe.sh)
+  [ -z "${MEMPROBE:-}" ] || bench/perf/memprobe.sh "$pid" "$W/export.log" | sed "s/^/$name /" >>"$W/memprobe"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   log "$name: $up/$((N + 1)) sources up, $ours metric lines"
   row "$name" "$cpu" "$rss" "$(hq "$W/m0" "$W/m1" 0.5)" "$(hq "$W/m0" "$W/m1" 0.99)" "$((SECS / INTERVAL))" "$rcpu" 0
@@ -364,5 +367,6 @@ if [ -s "$W/wire" ]; then
   echo "|----------------|-------------:|-----------:|-------------:|-----------:|"
   cat "$W/wire"
 fi
+[ -s "$W/memprobe" ] && { echo; cat "$W/memprobe"; }
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"
 exit 0

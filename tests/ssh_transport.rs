@@ -841,3 +841,32 @@ async fn an_endless_answer_stops_at_the_cap() {
         "alive\n"
     );
 }
+
+/// Answers many channel windows and packets long, four at once on one connection (their packets
+/// interleaved, each channel's window refilled as it is read), each arrive whole and in order: the
+/// packet size a node's connection asks for (conn.rs) bounds the session's read buffer, not what
+/// an answer may be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_many_windows_long_arrive_whole_side_by_side() {
+    use rocetop::collect::ssh::NODE_MAX_PACKET;
+    // russh's default channel window (client::Config::window_size).
+    const WINDOW: usize = 2 << 20;
+    let (s, _kh, tr) = trusted();
+    let n = 400_000u32;
+    let want = |from: u32| -> String { (from..from + n).map(|i| format!("{i}\n")).collect() };
+    let runs = [1_000_000u32, 2_000_000, 3_000_000, 4_000_000].map(|from| {
+        let tr = &tr;
+        async move {
+            let cmd = format!("seq {from} {}", from + n - 1);
+            (from, tr.run(&cli(&cmd), Duration::from_secs(60)).await)
+        }
+    });
+    for (from, got) in futures::future::join_all(runs).await {
+        let got = got.expect("answer");
+        let want = want(from);
+        assert!(want.len() > WINDOW && want.len() > 100 * NODE_MAX_PACKET as usize);
+        assert_eq!(got.len(), want.len(), "answer from {from}");
+        assert!(got == want, "answer from {from} differs");
+    }
+    assert_eq!(s.accepted(), 1, "one connection: {}", s.log());
+}

@@ -12,6 +12,7 @@ mod hostkey;
 mod target;
 
 pub use alias::{ResolvedHost, host_lines, names_host, parse_jump, resolve_alias};
+pub use conn::NODE_MAX_PACKET;
 pub use target::{HostKeyPolicy, LegacyAlgorithms, PasswordSource, SshTarget};
 pub(crate) use target::{home, tilde};
 

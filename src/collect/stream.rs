@@ -130,6 +130,8 @@ async fn next_dump(
     loop {
         while let Some(line) = lines.next_line()? {
             if let Some(d) = reasm.push(&line).map_err(|e| format!("stream: {e}"))? {
+                drop(line);
+                lines.shrink();
                 return Ok(d);
             }
         }
@@ -155,6 +157,17 @@ impl Lines {
             self.at = 0;
         }
         self.buf.extend_from_slice(b);
+    }
+
+    /// Give back what the last burst grew the buffer to: a node's first frame comes in packets
+    /// of up to 16 KiB and later frames in ~1 KB, and 512 streams each keeping their largest
+    /// packet's room is megabytes held for nothing.
+    fn shrink(&mut self) {
+        self.buf.drain(..self.at);
+        self.at = 0;
+        if self.buf.capacity() > (4 << 10).max(2 * self.buf.len()) {
+            self.buf.shrink_to(self.buf.len().max(1 << 10));
+        }
     }
 
     /// The next whole line, borrowed from the buffer (the reassembler copies what it keeps).

@@ -5,7 +5,62 @@
 /// prints the same ~750 names in the same order every second, so a name compare replaces matching
 /// every pattern. A name that differs from last time is matched and remembered again.
 #[derive(Debug, Default)]
-pub struct NicMemo(std::sync::Mutex<Vec<(Box<str>, bool)>>);
+pub struct NicMemo(std::sync::Mutex<Names>);
+
+/// Counter names in order, all in one string, with a verdict each. A `Vec<(Box<str>, bool)>` of
+/// ~750 names was ~55 KB a node with the allocations' headers and the vector's doubling (a fleet of
+/// 512 nodes: 28 MB); this is the names' bytes, 4 bytes of end and 1 of verdict each.
+#[derive(Debug, Default)]
+struct Names {
+    text: String,
+    /// Where each name ends in `text`.
+    ends: Vec<u32>,
+    keep: Vec<bool>,
+}
+
+impl Names {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Name `i` and its verdict.
+    fn get(&self, i: usize) -> Option<(&str, bool)> {
+        let start = match i.checked_sub(1) {
+            Some(j) => *self.ends.get(j)? as usize,
+            None => 0,
+        };
+        let end = *self.ends.get(i)? as usize;
+        Some((self.text.get(start..end)?, *self.keep.get(i)?))
+    }
+
+    /// Keep the first `n` names.
+    fn truncate(&mut self, n: usize) {
+        if n < self.len() {
+            let end = n.checked_sub(1).map_or(0, |j| self.ends[j] as usize);
+            self.text.truncate(end);
+            self.ends.truncate(n);
+            self.keep.truncate(n);
+        }
+    }
+
+    /// Add a name; false (nothing added) past what the offsets can address.
+    fn push(&mut self, name: &str, keep: bool) -> bool {
+        let Ok(end) = u32::try_from(self.text.len() + name.len()) else {
+            return false;
+        };
+        self.text.push_str(name);
+        self.ends.push(end);
+        self.keep.push(keep);
+        true
+    }
+
+    /// Drop the room a poll's growing left beyond what it holds.
+    fn fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        self.keep.shrink_to_fit();
+    }
+}
 
 impl Clone for NicMemo {
     /// A copy starts empty (it is only a cache).
@@ -30,6 +85,7 @@ impl NicMemo {
             patterns,
             memo,
             pos: 0,
+            grew: false,
         }
     }
 }
@@ -38,8 +94,10 @@ impl NicMemo {
 pub struct NicKeeper<'a> {
     owner: &'a NicMemo,
     patterns: &'a [String],
-    memo: Vec<(Box<str>, bool)>,
+    memo: Names,
     pos: usize,
+    /// Whether this poll remembered a name (the memo's room is then fitted when it is kept).
+    grew: bool,
 }
 
 impl NicKeeper<'_> {
@@ -54,16 +112,18 @@ impl NicKeeper<'_> {
             return true;
         }
         if let Some((name, keep)) = self.memo.get(self.pos)
-            && **name == *counter
+            && name == counter
         {
             self.pos += 1;
-            return *keep;
+            return keep;
         }
         let keep = keep_nic(counter, self.patterns);
         if self.pos < NicMemo::MAX {
             self.memo.truncate(self.pos);
-            self.memo.push((counter.into(), keep));
-            self.pos += 1;
+            if self.memo.push(counter, keep) {
+                self.pos += 1;
+                self.grew = true;
+            }
         }
         keep
     }
@@ -79,8 +139,12 @@ impl NicKeeper<'_> {
 
 impl Drop for NicKeeper<'_> {
     fn drop(&mut self) {
+        let mut memo = std::mem::take(&mut self.memo);
+        if self.grew {
+            memo.fit();
+        }
         if let Ok(mut v) = self.owner.0.lock() {
-            *v = std::mem::take(&mut self.memo);
+            *v = memo;
         }
     }
 }
@@ -163,6 +227,40 @@ mod tests {
         assert!(glob("a*b*c", "axxbyyc") && !glob("a*b*c", "axxbyy") && !glob("ab", "abc"));
         assert!(glob("*_phy", "rx_bytes_phy") && !glob("x*x", "x"));
         assert!(glob("**", "") && glob("a**b", "ab") && glob("*ab*", "xaab") && !glob("", "a"));
+    }
+
+    /// The memo answers as `keep_nic` does whatever the names do between polls (the same, one
+    /// renamed, fewer, more, other names), and holds the last poll's names first (a poll that
+    /// printed a prefix of the one before leaves the rest, which the next poll may use).
+    #[test]
+    fn the_memo_follows_the_names_of_each_poll() {
+        let pats = vec!["rx_*".to_string(), "*_pause".to_string()];
+        let memo = NicMemo::default();
+        let polls: [&[&str]; 6] = [
+            &["rx_bytes", "tx_bytes", "rx_prio3_pause", "ch0_events"],
+            &["rx_bytes", "tx_bytes", "rx_prio3_pause", "ch0_events"],
+            &["rx_bytes", "tx_packets", "rx_prio3_pause"],
+            &[
+                "rx_bytes",
+                "tx_packets",
+                "rx_prio3_pause",
+                "tx_pause",
+                "é_x",
+            ],
+            &["rx_bytes", "tx_packets"],
+            &["tx_pause"],
+        ];
+        for names in polls {
+            let mut k = memo.keeper(&pats);
+            for n in names {
+                assert_eq!(k.keep_nic(n), keep_nic(n, &pats), "{n}");
+            }
+            drop(k);
+            let m = memo.0.lock().expect("memo");
+            let held: Vec<(&str, bool)> = (0..m.len()).filter_map(|i| m.get(i)).collect();
+            let want: Vec<(&str, bool)> = names.iter().map(|n| (*n, keep_nic(n, &pats))).collect();
+            assert_eq!(held.get(..want.len()), Some(&want[..]));
+        }
     }
 
     /// The previous, obviously correct glob (str split + find): the byte-level one must agree.

@@ -53,10 +53,9 @@ impl Delta {
             return;
         }
         let marker = format!("@@rocetop-{nonce}-");
-        let lines = r.lines();
         let mut broken = vec![false; self.memos.len()];
         for (idx, old) in r.changes() {
-            let new = lines.get(*idx).map_or("", String::as_str);
+            let new = r.line(*idx).unwrap_or("");
             if old.starts_with(&marker) || new.starts_with(&marker) {
                 // A part's end or status moved: every boundary may have.
                 self.memos.clear();
@@ -127,10 +126,10 @@ impl Delta {
         let (parsed, lines) = parse::parse_with_lines(kind, text, ctx, opts);
         if let Some(lines) = lines
             && let Some(first) = first_line(r, nonce, part)
-            && let Some(dumped) = r.lines().get(first..first + len)
+            && first + len <= r.line_count()
             // The output's lines are the dump's from `first` (as batch.rs frames them).
             && num::lines(text)
-                .zip(dumped)
+                .zip(r.lines().skip(first))
                 .all(|(a, b)| a == b.strip_suffix('\r').unwrap_or(b))
         {
             let mut sample_of = vec![NONE; len];
@@ -163,7 +162,6 @@ fn first_line(r: &Reassembler, nonce: &str, part: usize) -> Option<usize> {
     }
     let marker = format!("@@rocetop-{nonce}-{} ", part - 1);
     r.lines()
-        .iter()
         .position(|l| l.starts_with(&marker))
         .map(|i| i + 1)
 }

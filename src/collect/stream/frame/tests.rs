@@ -140,7 +140,7 @@ fn a_frame_tells_what_it_changed() {
     assert_eq!(d.as_deref(), Some("a\nc\n"));
     assert!(!r.resized());
     assert_eq!(r.changes(), &[(1, "b".to_string())]);
-    assert_eq!(r.lines(), &["a".to_string(), "c".to_string()]);
+    assert_eq!(r.lines().collect::<Vec<_>>(), ["a", "c"]);
     for l in ["@@rocetop-stream 2 3 1", "3\td", "@@rocetop-stream-end 2"] {
         r.push(l).expect("line");
     }
