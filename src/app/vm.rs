@@ -75,6 +75,20 @@ impl Ctx<'_> {
         SrcState::of(h, self.now)
     }
 
+    /// The store's id of the source named `name`, resolved once where a layout is made (the
+    /// layout is made again when a source is added), for [`Ctx::src_of`].
+    pub fn source_id(&self, name: &str) -> Option<SourceId> {
+        match self.source_ids.get(name) {
+            Some(id) => Some(*id),
+            None => self.store.source_by_name(name).map(|(id, _)| id),
+        }
+    }
+
+    /// [`Ctx::src`] of a source resolved by [`Ctx::source_id`] (no name looked up per row).
+    pub fn src_of(&self, id: Option<SourceId>) -> SrcState {
+        SrcState::of(id.and_then(|id| self.store.source(id)), self.now)
+    }
+
     /// The nodes rows are made for: the configured ones, then those a `[[prometheus]]` fleet
     /// names in its labels (no node list for a fleet), each with the source that reports it.
     pub fn nodes(&self) -> Vec<NodeRef> {
@@ -145,6 +159,18 @@ impl Ctx<'_> {
         }
         let mut w = self.windows.borrow_mut();
         query::increase_of_in(self.store, &mut w, ids, since)
+    }
+
+    /// [`query::rate_of`] (the newest rates summed), `None` without series; read from the
+    /// intervals kept between frames where this frame already asked for the series' windows
+    /// (ask [`Ctx::increase_of`] first), else from the store.
+    pub fn rate_of(&self, ids: &[SeriesId]) -> Option<query::Agg> {
+        (!ids.is_empty()).then(|| query::rate_of_in(self.store, &self.windows.borrow(), ids))
+    }
+
+    /// [`query::pause_fraction_of`], read as [`Ctx::rate_of`] reads.
+    pub fn pause_fraction_of(&self, ids: &[SeriesId]) -> Option<f64> {
+        query::pause_fraction_of_in(self.store, &self.windows.borrow(), ids)
     }
 
     /// What a tab's rows are made of while the set of series and the sources stay (which rows,

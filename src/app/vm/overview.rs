@@ -7,7 +7,7 @@ use crate::app::table::{
 };
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::store::SeriesId;
+use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, human};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -56,7 +56,6 @@ fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
 /// each cell and its charts ([`Ctx::layout`]); only the values are read per frame.
 struct NodeRow {
     name: String,
-    source: String,
     subjects: [Subject; 2],
     ecn: Vec<SeriesId>,
     cnp: Vec<SeriesId>,
@@ -68,6 +67,8 @@ struct NodeRow {
     rtt: [[Vec<SeriesId>; 2]; 2],
     id: RowId,
     charts: Rc<[Chart]>,
+    /// Its source in the store ([`Ctx::source_id`]).
+    src: Option<SourceId>,
 }
 
 struct Layout {
@@ -134,8 +135,8 @@ fn layout(cx: &Ctx) -> Layout {
                         &node,
                     ),
                 ]),
+                src: cx.source_id(&n.source),
                 name: n.name,
-                source: n.source,
             }
         })
         .collect();
@@ -179,18 +180,22 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
     let ports = lay.ports(cx);
-    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
     for (n, port) in lay.nodes.iter().zip(ports.iter()) {
         let name = n.name.as_str();
-        let state = cx.src(&n.source);
+        let state = cx.src_of(n.src);
         let sev = cx
             .alerts
             .worst_for(&n.subjects[0])
             .max(cx.alerts.worst_for(&n.subjects[1]));
-        let pf = query::pause_fraction_of(st, &n.paused);
-        let ecn = rate(&n.ecn);
+        let pf = cx.pause_fraction_of(&n.paused);
+        // The last minute first: the rates then read what it brought up to date.
+        let (ecn_60, cnp_60) = (
+            cx.increase_of(&n.ecn, last_min),
+            cx.increase_of(&n.cnp, last_min),
+        );
+        let ecn = cx.rate_of(&n.ecn);
         let rtt = |q: usize| {
             let [rdma, tcp] = &n.rtt;
             query::latest_of(st, &rdma[q]).or_else(|| query::latest_of(st, &tcp[q]))
@@ -202,16 +207,10 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             c.text(name, None);
             c.push(state_cell(&state, sev));
             c.text(port, None);
-            c.push(Cell::new(Val::Sparse(
-                ecn,
-                cx.increase_of(&n.ecn, last_min),
-            )));
-            c.push(Cell::new(Val::Sparse(
-                rate(&n.cnp),
-                cx.increase_of(&n.cnp, last_min),
-            )));
-            c.push(Cell::new(Val::Rate(rate(&n.hdl))));
-            c.push(Cell::new(Val::Rate(rate(&n.pause))));
+            c.push(Cell::new(Val::Sparse(ecn, ecn_60)));
+            c.push(Cell::new(Val::Sparse(cx.rate_of(&n.cnp), cnp_60)));
+            c.push(Cell::new(Val::Rate(cx.rate_of(&n.hdl))));
+            c.push(Cell::new(Val::Rate(cx.rate_of(&n.pause))));
             c.push(Cell::warn_if(
                 Val::Percent(pf),
                 pf.is_some_and(|p| p * 100.0 > warn_pct),
