@@ -161,18 +161,6 @@ impl Ctx<'_> {
         query::increase_of_in(self.store, &mut w, ids, since)
     }
 
-    /// [`query::rate_of`] (the newest rates summed), `None` without series; read from the
-    /// intervals kept between frames where this frame already asked for the series' windows
-    /// (ask [`Ctx::increase_of`] first), else from the store.
-    pub fn rate_of(&self, ids: &[SeriesId]) -> Option<query::Agg> {
-        (!ids.is_empty()).then(|| query::rate_of_in(self.store, &self.windows.borrow(), ids))
-    }
-
-    /// [`query::pause_fraction_of`], read as [`Ctx::rate_of`] reads.
-    pub fn pause_fraction_of(&self, ids: &[SeriesId]) -> Option<f64> {
-        query::pause_fraction_of_in(self.store, &self.windows.borrow(), ids)
-    }
-
     /// What a tab's rows are made of while the set of series and the sources stay (which rows,
     /// their charts, the series behind each cell): the kept one, else `make`'s. Only the values
     /// are read again when new points arrive.

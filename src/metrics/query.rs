@@ -282,16 +282,6 @@ pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
     agg
 }
 
-/// [`rate_of`] through `w` ([`Windows::rate`]: the same rates, read from what this frame
-/// already brought up to date where it did).
-pub fn rate_of_in(store: &Store, w: &Windows, ids: &[SeriesId]) -> Agg {
-    let mut agg = Agg::default();
-    for &id in ids {
-        agg.add(w.rate(store, id));
-    }
-    agg
-}
-
 /// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
 pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
     let mut sum = None;
@@ -315,13 +305,6 @@ pub fn latest_of(store: &Store, ids: &[SeriesId]) -> Option<f64> {
 pub fn pause_fraction_of(store: &Store, ids: &[SeriesId]) -> Option<f64> {
     ids.iter()
         .filter_map(|&id| store.rate(id).and_then(pause_fraction))
-        .fold(None, |best, f| Some(best.map_or(f, |y: f64| y.max(f))))
-}
-
-/// [`pause_fraction_of`] through `w` (as [`rate_of_in`]).
-pub fn pause_fraction_of_in(store: &Store, w: &Windows, ids: &[SeriesId]) -> Option<f64> {
-    ids.iter()
-        .filter_map(|&id| w.rate(store, id).and_then(pause_fraction))
         .fold(None, |best, f| Some(best.map_or(f, |y: f64| y.max(f))))
 }
 

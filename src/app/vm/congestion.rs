@@ -98,8 +98,10 @@ fn layout(cx: &Ctx) -> Layout {
 }
 
 pub fn view(cx: &Ctx) -> TabView {
+    let st = cx.store;
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::with_capacity(lay.iter().map(|n| n.3.len().max(1)).sum());
     for (name, source, subject, mine) in lay.iter() {
         let state = cx.src_of(*source);
@@ -109,12 +111,7 @@ pub fn view(cx: &Ctx) -> TabView {
         }
         let sev = cx.alerts.worst_for(subject);
         for d in mine {
-            // The last minute first: the rates then read what it brought up to date.
-            let (ecn_60, cnp_60) = (
-                cx.increase_of(&d.ecn, last_min),
-                cx.increase_of(&d.cnp, last_min),
-            );
-            let (ecn, cnp, ign) = (cx.rate_of(&d.ecn), cx.rate_of(&d.cnp), cx.rate_of(&d.ign));
+            let (ecn, cnp, ign) = (rate(&d.ecn), rate(&d.cnp), rate(&d.ign));
             let r = |a: Option<Agg>| a.and_then(|a| a.rate);
             let ratio = match (r(cnp), r(ecn)) {
                 (Some(c), Some(e)) if e > 0.0 => Some(c / e),
@@ -126,9 +123,15 @@ pub fn view(cx: &Ctx) -> TabView {
                 let mut c = CellsIn::new(&mut row.cells);
                 c.text(name, Some(Tone::of(sev)));
                 c.text(&d.device, None);
-                c.push(Cell::new(Val::Sparse(ecn, ecn_60)));
-                c.push(Cell::new(Val::Sparse(cnp, cnp_60)));
-                c.push(Cell::new(Val::Rate(cx.rate_of(&d.hdl))));
+                c.push(Cell::new(Val::Sparse(
+                    ecn,
+                    cx.increase_of(&d.ecn, last_min),
+                )));
+                c.push(Cell::new(Val::Sparse(
+                    cnp,
+                    cx.increase_of(&d.cnp, last_min),
+                )));
+                c.push(Cell::new(Val::Rate(rate(&d.hdl))));
                 c.push(Cell::warn_if(
                     Val::Rate(ign),
                     r(ign).is_some_and(|v| v > 0.0),

@@ -180,6 +180,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
     let ports = lay.ports(cx);
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
     for (n, port) in lay.nodes.iter().zip(ports.iter()) {
@@ -189,13 +190,8 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             .alerts
             .worst_for(&n.subjects[0])
             .max(cx.alerts.worst_for(&n.subjects[1]));
-        let pf = cx.pause_fraction_of(&n.paused);
-        // The last minute first: the rates then read what it brought up to date.
-        let (ecn_60, cnp_60) = (
-            cx.increase_of(&n.ecn, last_min),
-            cx.increase_of(&n.cnp, last_min),
-        );
-        let ecn = cx.rate_of(&n.ecn);
+        let pf = query::pause_fraction_of(st, &n.paused);
+        let ecn = rate(&n.ecn);
         let rtt = |q: usize| {
             let [rdma, tcp] = &n.rtt;
             query::latest_of(st, &rdma[q]).or_else(|| query::latest_of(st, &tcp[q]))
@@ -207,10 +203,16 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
             c.text(name, None);
             c.push(state_cell(&state, sev));
             c.text(port, None);
-            c.push(Cell::new(Val::Sparse(ecn, ecn_60)));
-            c.push(Cell::new(Val::Sparse(cx.rate_of(&n.cnp), cnp_60)));
-            c.push(Cell::new(Val::Rate(cx.rate_of(&n.hdl))));
-            c.push(Cell::new(Val::Rate(cx.rate_of(&n.pause))));
+            c.push(Cell::new(Val::Sparse(
+                ecn,
+                cx.increase_of(&n.ecn, last_min),
+            )));
+            c.push(Cell::new(Val::Sparse(
+                rate(&n.cnp),
+                cx.increase_of(&n.cnp, last_min),
+            )));
+            c.push(Cell::new(Val::Rate(rate(&n.hdl))));
+            c.push(Cell::new(Val::Rate(rate(&n.pause))));
             c.push(Cell::warn_if(
                 Val::Percent(pf),
                 pf.is_some_and(|p| p * 100.0 > warn_pct),

@@ -69,7 +69,7 @@ impl Pause {
 
     /// The port's rate: the "all" groups' rates summed where there are such series, else the
     /// priorities'; `None` without any series.
-    fn rate(&self, cx: &Ctx) -> Option<Agg> {
+    fn rate(&self, st: &Store) -> Option<Agg> {
         let groups = if self.all.is_empty() {
             &self.prios
         } else {
@@ -80,7 +80,7 @@ impl Pause {
         }
         let mut slot = Agg::default();
         for g in groups {
-            let Some(a) = cx.rate_of(g) else { continue };
+            let a = query::rate_of(st, g);
             if let Some(r) = a.rate {
                 *slot.rate.get_or_insert(0.0) += r;
             }
@@ -307,15 +307,13 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
                         .any(|v| on_off(Some(*v)) != want)
             });
             let p3 = on_off(on);
-            // The windows first: the rates then read what they brought up to date.
+            let (rx, tx) = (p.rx.rate(st), p.tx.rate(st));
+            let rate = |a: &Option<Agg>| a.and_then(|a| a.rate).unwrap_or(0.0);
             let last60 = match (p.rx.total(cx, last_min), p.tx.total(cx, last_min)) {
                 (None, None) => None,
                 (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
             };
-            let (rx_tot, tx_tot) = (p.rx.total(cx, cx.base), p.tx.total(cx, cx.base));
-            let (rx, tx) = (p.rx.rate(cx), p.tx.rate(cx));
-            let rate = |a: &Option<Agg>| a.and_then(|a| a.rate).unwrap_or(0.0);
-            let lp = cx.rate_of(&p.link_pause);
+            let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
             let mut row = cx.reused(false, &p.id, &nm.name, &p.charts);
             {
                 let mut c = CellsIn::new(&mut row.cells);
@@ -325,8 +323,8 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
                 c.push(Cell::warn_if(Val::Rate(rx), rate(&rx) > limit, Tone::Warn));
                 c.push(Cell::warn_if(Val::Rate(tx), rate(&tx) > limit, Tone::Warn));
                 c.push(Cell::new(Val::Count(last60)));
-                c.push(Cell::new(Val::Count(rx_tot)));
-                c.push(Cell::new(Val::Count(tx_tot)));
+                c.push(Cell::new(Val::Count(p.rx.total(cx, cx.base))));
+                c.push(Cell::new(Val::Count(p.tx.total(cx, cx.base))));
                 marked(&mut c, p3, &wrong, p3 == "off" && nm.any_behind);
                 c.text_fmt(
                     format_args!("{}/{}", on_off(fc_rx), on_off(fc_tx)),
@@ -409,7 +407,9 @@ fn host_layout(cx: &Ctx) -> Vec<(String, Option<SourceId>, Vec<HostRow>)> {
 }
 
 fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
+    let st = cx.store;
     let warn_pct = cx.cfg.alerts.pause_time_percent;
+    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::with_capacity(lay.hosts.iter().map(|h| h.2.len().max(1)).sum());
     for (name, source, mine) in &lay.hosts {
         let state = cx.src_of(*source);
@@ -419,8 +419,8 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
         }
         for h in mine {
             let pf = match (
-                cx.pause_fraction_of(&h.frac_rx),
-                cx.pause_fraction_of(&h.frac_tx),
+                query::pause_fraction_of(st, &h.frac_rx),
+                query::pause_fraction_of(st, &h.frac_tx),
             ) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
@@ -431,9 +431,7 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
                 .at_netdev(name, &h.netdev)
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
-            // The total first: the rate then reads what it brought up to date.
-            let rx_tot = cx.increase_of(&h.rx, cx.base);
-            let rx = cx.rate_of(&h.rx);
+            let rx = rate(&h.rx);
             let mut row = cx.reused(true, &h.id, &h.name, &h.charts);
             {
                 let mut c = CellsIn::new(&mut row.cells);
@@ -441,13 +439,13 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
                 c.text(&h.netdev, None);
                 marked(&mut c, &h.priority, &wrong, false);
                 c.push(Cell::new(Val::Rate(rx)));
-                c.push(Cell::new(Val::Rate(cx.rate_of(&h.tx))));
+                c.push(Cell::new(Val::Rate(rate(&h.tx))));
                 c.push(Cell::warn_if(
                     Val::Percent(pf),
                     pf.is_some_and(|p| p * 100.0 > warn_pct),
                     Tone::Warn,
                 ));
-                c.push(Cell::new(Val::Count(rx_tot)));
+                c.push(Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))));
                 c.push(Cell::warn_if(
                     Val::Count(storm),
                     storm.unwrap_or(0) > 0,

@@ -134,9 +134,6 @@ struct Entry {
     /// the first interval ever kept (`popped` + index).
     hints: [std::cell::Cell<u64>; 2],
     ivs: VecDeque<Iv>,
-    /// The newest point (time, raw value) when last brought up to date: with `end` (the one
-    /// before it) the newest interval, for [`Windows::rate`].
-    last: Option<(Ts, u64)>,
 }
 
 /// Decoded intervals per series of one store.
@@ -145,12 +142,6 @@ pub struct Windows {
     /// [`Store::uid`] of the store the entries were decoded from.
     store: u64,
     per: Vec<Entry>,
-    /// Per series, [`Store::generation`] when its entry was last brought up to date (0: never).
-    /// A frame asks a series two or three times (its rate, its last minute, its total since
-    /// start); asked again before the store changed, the entry is the answer as it stands,
-    /// without reading the series again. Apart from `per` so that asking about a series never
-    /// brought up to date (most are asked for their rate only) reads 8 bytes, not an entry.
-    synced: Vec<u64>,
     /// How far back intervals are kept ([`KEEP_MS`]).
     keep_ms: i64,
 }
@@ -167,7 +158,6 @@ impl Windows {
         Windows {
             store: 0,
             per: Vec::new(),
-            synced: Vec::new(),
             keep_ms,
         }
     }
@@ -177,7 +167,6 @@ impl Windows {
     fn sync(&mut self, st: &Store, id: SeriesId) -> Option<(&Entry, Width)> {
         if self.store != st.uid() {
             self.per.clear();
-            self.synced.clear();
             self.store = st.uid();
         }
         let s = st.get(id)?;
@@ -187,15 +176,9 @@ impl Windows {
         let i = id.0 as usize;
         if self.per.len() <= i {
             self.per.resize_with(i + 1, Entry::default);
-            self.synced.resize(i + 1, 0);
-        }
-        let generation = st.generation();
-        if self.synced[i] == generation {
-            // Brought up to date since the store last changed.
-            return Some((&self.per[i], width));
         }
         let e = &mut self.per[i];
-        let Some((newest_at, newest)) = s.points.last() else {
+        let Some((_, newest)) = s.points.last() else {
             *e = Entry::default();
             return Some((&self.per[i], width));
         };
@@ -253,8 +236,6 @@ impl Windows {
             e.end = prev;
         }
         e.newest = Some(newest);
-        e.last = Some((newest, newest_at.raw));
-        self.synced[i] = generation;
         let keep = self.keep_ms;
         while e.ivs.front().is_some_and(|iv| iv.b < newest - keep) {
             e.pop_front();
@@ -267,58 +248,11 @@ impl Windows {
         Some((&self.per[i], width))
     }
 
-    /// `id`'s entry, its width and its two newest points (older first), where it was brought up
-    /// to date since the store last changed ([`Store::generation`]); `None` otherwise (never
-    /// asked, asked before the last poll, fewer than two points, another store).
-    #[allow(clippy::type_complexity)]
-    fn current(&self, st: &Store, id: SeriesId) -> Option<(&Entry, Width, (Ts, u64), (Ts, u64))> {
-        if self.store != st.uid() {
-            return None;
-        }
-        if self.synced.get(id.0 as usize) != Some(&st.generation()) {
-            return None;
-        }
-        let e = self.per.get(id.0 as usize)?;
-        let Kind::Counter(width) = st.get(id)?.kind else {
-            return None;
-        };
-        Some((e, width, e.end?, e.last?))
-    }
-
-    /// [`Store::rate`]: from the entry where this frame already brought it up to date (the
-    /// newest interval is its `end` and `last`; no block of the series is read again), else the
-    /// store's. It keeps nothing itself: a series asked only for its rate keeps no intervals.
-    pub fn rate(&self, st: &Store, id: SeriesId) -> Option<Rate> {
-        let Some((_, width, (ta, a), (tb, b))) = self.current(st, id) else {
-            return st.rate(id);
-        };
-        let s = st.get(id)?;
-        if st.gap(s, ta, tb) || st.gone(s, tb) {
-            return None;
-        }
-        Some(rate::rate((ta, a), (tb, b), width).scaled(s.scale))
-    }
-
     /// [`Store::increase_since`], from the kept intervals.
     pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
         let s = st.get(id)?;
         if !matches!(s.kind, Kind::Counter(_)) || s.scale != Scale::One {
             return None;
-        }
-        if let Some((e, width, (_, araw), (tb, braw))) = self.current(st, id) {
-            // Already read this frame: the same steps as below from what the entry holds (a
-            // counter that did not move sums to 0 from its intervals as well).
-            if tb < since {
-                return Some(0);
-            }
-            if !e.covers(since, false) {
-                return st.increase_since(id, since);
-            }
-            let mut sum = e.sum_from(e.from(since, false));
-            if tb > since {
-                sum = sum.saturating_add(rate::increase([araw, braw], width));
-            }
-            return Some(sum);
         }
         let ((a, _), (b, tb)) = match s.two() {
             Some(two) => two,
@@ -550,6 +484,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-mod memo_tests;
