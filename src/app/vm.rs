@@ -75,6 +75,20 @@ impl Ctx<'_> {
         SrcState::of(h, self.now)
     }
 
+    /// The store's id of the source named `name`, resolved once where a layout is made (the
+    /// layout is made again when a source is added), for [`Ctx::src_of`].
+    pub fn source_id(&self, name: &str) -> Option<SourceId> {
+        match self.source_ids.get(name) {
+            Some(id) => Some(*id),
+            None => self.store.source_by_name(name).map(|(id, _)| id),
+        }
+    }
+
+    /// [`Ctx::src`] of a source resolved by [`Ctx::source_id`] (no name looked up per row).
+    pub fn src_of(&self, id: Option<SourceId>) -> SrcState {
+        SrcState::of(id.and_then(|id| self.store.source(id)), self.now)
+    }
+
     /// The nodes rows are made for: the configured ones, then those a `[[prometheus]]` fleet
     /// names in its labels (no node list for a fleet), each with the source that reports it.
     pub fn nodes(&self) -> Vec<NodeRef> {

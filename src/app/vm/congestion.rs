@@ -7,7 +7,7 @@ use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, co
 use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
-use crate::metrics::store::SeriesId;
+use crate::metrics::store::{SeriesId, SourceId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -41,8 +41,9 @@ struct DevRow {
     charts: Rc<[Chart]>,
 }
 
-/// Per node rows are made for: its name, source, alert subject and devices ([`Ctx::layout`]).
-type Layout = Vec<(String, String, Subject, Vec<DevRow>)>;
+/// Per node rows are made for: its name, its source's id in the store ([`Ctx::source_id`]),
+/// alert subject and devices ([`Ctx::layout`]).
+type Layout = Vec<(String, Option<SourceId>, Subject, Vec<DevRow>)>;
 
 fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
@@ -91,7 +92,7 @@ fn layout(cx: &Ctx) -> Layout {
             });
         }
         let subject = Subject::Node(node.name.clone());
-        out.push((node.name, node.source, subject, rows));
+        out.push((node.name, cx.source_id(&node.source), subject, rows));
     }
     out
 }
@@ -101,9 +102,9 @@ pub fn view(cx: &Ctx) -> TabView {
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
     let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(lay.iter().map(|n| n.3.len().max(1)).sum());
     for (name, source, subject, mine) in lay.iter() {
-        let state = cx.src(source);
+        let state = cx.src_of(*source);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
             rows.push(r);
             continue;

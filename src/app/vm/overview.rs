@@ -7,7 +7,7 @@ use crate::app::table::{
 };
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::store::SeriesId;
+use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, human};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -56,7 +56,6 @@ fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
 /// each cell and its charts ([`Ctx::layout`]); only the values are read per frame.
 struct NodeRow {
     name: String,
-    source: String,
     subjects: [Subject; 2],
     ecn: Vec<SeriesId>,
     cnp: Vec<SeriesId>,
@@ -68,6 +67,8 @@ struct NodeRow {
     rtt: [[Vec<SeriesId>; 2]; 2],
     id: RowId,
     charts: Rc<[Chart]>,
+    /// Its source in the store ([`Ctx::source_id`]).
+    src: Option<SourceId>,
 }
 
 struct Layout {
@@ -134,8 +135,8 @@ fn layout(cx: &Ctx) -> Layout {
                         &node,
                     ),
                 ]),
+                src: cx.source_id(&n.source),
                 name: n.name,
-                source: n.source,
             }
         })
         .collect();
@@ -184,7 +185,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
     for (n, port) in lay.nodes.iter().zip(ports.iter()) {
         let name = n.name.as_str();
-        let state = cx.src(&n.source);
+        let state = cx.src_of(n.src);
         let sev = cx
             .alerts
             .worst_for(&n.subjects[0])

@@ -10,7 +10,7 @@ use crate::app::table::{
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
-use crate::metrics::store::SeriesId;
+use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, Ts};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
@@ -147,7 +147,8 @@ struct HostRow {
 /// ports, per node (and its source) its NICs' priorities, in the order the rows are made.
 struct Layout {
     ports: HashMap<String, Vec<PortRow>>,
-    hosts: Vec<(String, String, Vec<HostRow>)>,
+    /// Per node: its name, its source's id in the store ([`Ctx::source_id`]), its rows.
+    hosts: Vec<(String, Option<SourceId>, Vec<HostRow>)>,
     /// Per port row ([`PortRow::ix`]), what the links say of it.
     named: LinksSlot<Vec<Named>>,
 }
@@ -262,7 +263,7 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
     let named = lay.named(cx);
     let limit = cx.cfg.alerts.port_pfc_per_second;
     let last_min = cx.now - WINDOW_MS;
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(lay.ports.values().map(Vec::len).sum());
     let mut notes = Vec::new();
     for sw in &cx.cfg.switches {
         let name = sw.name.as_str();
@@ -359,7 +360,7 @@ fn marked(c: &mut CellsIn, v: &str, wrong: &[String], warn: bool) {
 const HG: [&str; 3] = ["node", "netdev", "priority"];
 
 /// Per node rows are made for (and its source), its NICs' priorities.
-fn host_layout(cx: &Ctx) -> Vec<(String, String, Vec<HostRow>)> {
+fn host_layout(cx: &Ctx) -> Vec<(String, Option<SourceId>, Vec<HostRow>)> {
     let st = cx.store;
     let rx = query::groups(st, NIC_PFC_RX_PAUSE, &[], &HG);
     let tx = query::groups(st, NIC_PFC_TX_PAUSE, &[], &HG);
@@ -400,7 +401,7 @@ fn host_layout(cx: &Ctx) -> Vec<(String, String, Vec<HostRow>)> {
                 ]),
             });
         }
-        out.push((n.name, n.source, rows));
+        out.push((n.name, cx.source_id(&n.source), rows));
     }
     out
 }
@@ -409,9 +410,9 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
     let st = cx.store;
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(lay.hosts.iter().map(|h| h.2.len().max(1)).sum());
     for (name, source, mine) in &lay.hosts {
-        let state = cx.src(source);
+        let state = cx.src_of(*source);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "pause counters") {
             rows.push(r);
             continue;
