@@ -37,11 +37,12 @@ done
     )
 }
 
-#[test]
-fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
+/// A switch "leaf" behind a loopback sshd whose ForceCommand is `script`, and a config that polls
+/// its `ports` (a TOML list): the temp dir, the sshd (both kept alive) and the config's path.
+fn switch(script: &str, ports: &str) -> (tempfile::TempDir, Sshd, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let sh = dir.path().join("nxos.sh");
-    std::fs::write(&sh, script()).expect("script");
+    std::fs::write(&sh, script).expect("script");
     Command::new("chmod")
         .arg("+x")
         .arg(&sh)
@@ -54,7 +55,7 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
     let kh = s.path("known_hosts");
     s.trust(&kh, "ed25519");
     let cfg = format!(
-        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1-2\", \"Ethernet1/2/1\", \"ii1/1/1\"]\n",
+        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = {ports}\n",
         kh.display(),
         s.port,
         sshd::current_user(),
@@ -62,6 +63,15 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
     );
     let path = dir.path().join("rocetop.toml");
     std::fs::write(&path, cfg).expect("config");
+    (dir, s, path)
+}
+
+#[test]
+fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
+    let (_dir, _sshd, path) = switch(
+        &script(),
+        r#"["Ethernet1/1/1-2", "Ethernet1/2/1", "ii1/1/1"]"#,
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_rocetop"))
         .args([
             "snapshot",
@@ -112,33 +122,10 @@ fn a_switch_that_hangs_up_after_each_exec_feeds_every_parser() {
 /// to the queuing parser, blaming the wrong command.
 #[test]
 fn an_empty_answer_from_its_own_exec_is_not_taken_for_glued_outputs() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let sh = dir.path().join("nxos.sh");
-    std::fs::write(
-        &sh,
+    let (_dir, _sshd, path) = switch(
         "#!/bin/bash\ncase \"${SSH_ORIGINAL_COMMAND:-}\" in\n  \"show queuing interface\"*) ;;\n  \"show interface priority-flow-control\") echo '% Permission denied for the role' ;;\n  *) ;;\nesac\n",
-    )
-    .expect("script");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&sh)
-        .status()
-        .expect("chmod");
-    let s = Sshd::with(Options {
-        force_command: Some(sh.display().to_string()),
-        ..Options::default()
-    });
-    let kh = s.path("known_hosts");
-    s.trust(&kh, "ed25519");
-    let cfg = format!(
-        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"/nonexistent\"\n[[switch]]\nname = \"leaf\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nos = \"nxos\"\nidentity_file = \"{}\"\nports = [\"Ethernet1/1/1\"]\n",
-        kh.display(),
-        s.port,
-        sshd::current_user(),
-        s.client_key.display()
+        r#"["Ethernet1/1/1"]"#,
     );
-    let path = dir.path().join("rocetop.toml");
-    std::fs::write(&path, cfg).expect("config");
     let out = Command::new(env!("CARGO_BIN_EXE_rocetop"))
         .args(["snapshot", "--interval", "300ms", "--config"])
         .arg(&path)
