@@ -103,7 +103,8 @@ impl App {
                 // The fleet's alerts and proof go on (unless it is held); the screen is the focus's.
                 if self.frozen.is_none() && self.rewinding.is_none() {
                     self.maybe_reprove();
-                    self.eval_alerts();
+                    // As without a focus: at most once a second (the frames evaluate too).
+                    let _ = self.maybe_eval_alerts();
                 }
                 self.in_focus(Event::Tick, now)
             }

@@ -5,6 +5,17 @@ use proptest::prelude::*;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+/// `sh -c script` with its stdin and stdout piped to the test.
+fn piped_sh(script: &str) -> std::process::Child {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sh")
+}
+
 /// Run the node's awk on these dumps (as the loop would feed it) and reassemble its frames.
 fn through_awk(dumps: &[String]) -> (Vec<String>, usize) {
     let wire = wire_of(dumps);
@@ -48,13 +59,7 @@ fn only_changed_lines_travel_and_dumps_come_back_exact() {
 fn a_small_frame_arrives_while_the_loop_runs() {
     use std::io::BufRead;
     let nonce = "0123456789abcdef";
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(node_script("echo a:1", nonce))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sh");
+    let mut child = piped_sh(&node_script("echo a:1", nonce));
     // Two ticks; stdin stays open, so the loop keeps running.
     let mut ticks = child.stdin.take().expect("stdin");
     ticks.write_all(b"\n\n").expect("ticks");
@@ -88,13 +93,7 @@ fn a_small_frame_arrives_while_the_loop_runs() {
 #[test]
 fn one_dump_per_tick_and_the_loop_ends_with_its_input() {
     let nonce = "0123456789abcdef";
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(node_script("echo a:1; cat", nonce))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sh");
+    let mut child = piped_sh(&node_script("echo a:1; cat", nonce));
     let mut ticks = child.stdin.take().expect("stdin");
     ticks.write_all(b"\n\n\n").expect("ticks");
     drop(ticks);
@@ -160,13 +159,7 @@ fn wire_of(dumps: &[String]) -> String {
     let script = node_script("true", nonce);
     let pick = script.split_once("while read").expect("loop").0;
     let awk = format!("{pick}{}", script.split_once("; done | ").expect("pipe").1);
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(awk)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("awk");
+    let mut child = piped_sh(&awk);
     let input: String = dumps
         .iter()
         .map(|d| format!("{d}{}\n", end_line(nonce)))
