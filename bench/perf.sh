@@ -12,7 +12,8 @@
 #   watch   one `ssh` per source per second: N nodes (sysfs dump + ethtool -S, the same commands
 #           rocetop sends) + 3 switch commands, in parallel (bench/perf/watch.sh)
 #   cm      the same through OpenSSH ControlMaster (one master per host, opened first)
-# and prints per case: monitor CPU seconds per minute (the monitor's process tree, /proc), peak RSS,
+# and prints per case: monitor CPU seconds per minute (the monitor's process tree, /proc), peak RSS
+# (MiB, VmHWM KiB / 1024: tables before 2026-11-24 called the same figure "MB"),
 # refresh latency p50/p99 (rocetop: start of a source's poll to its parsed answer, from the
 # `rocetop_poll_duration_seconds` histogram of export; baselines: start of a round to all its ssh
 # done), rounds completed, remote CPU (every sshd process and what it ran), terminal bytes/s, and
@@ -357,7 +358,7 @@ echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(npro
     for (i = 1; i <= NR; i++) {
       r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
       c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
-      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %6.1f MB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
+      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %5.1f MiB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
     }
   }' "$RESULTS"
 if [ -s "$W/wire" ]; then
