@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 fn latest_values(st: &Store) -> HashMap<SeriesKey, Value> {
     st.all()
-        .filter_map(|(_, s)| s.latest().map(|(_, v)| (s.key.clone(), v)))
+        .filter_map(|(_, s)| s.latest(st).map(|(_, v)| (s.key.clone(), v)))
         .collect()
 }
 
