@@ -320,7 +320,7 @@ async fn a_host_clock_five_minutes_off_does_not_bend_rates() {
         .all()
         .find(|(_, s)| s.key.name == rocetop::metrics::names::SW_PFC_RX)
         .expect("rx series");
-    assert_eq!(s.len(), 3);
+    assert_eq!(s.len(&st), 3);
     let want = 1000.0 * 1000.0 / (ats[2] - ats[1]) as f64;
     let got = st.rate(id).and_then(Rate::value).expect("rate");
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
