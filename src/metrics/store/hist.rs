@@ -596,6 +596,11 @@ impl Hist {
             // Nothing, or an inline run and its newest point: one value.
             return true;
         }
+        if self.tag & PREV != 0 && self.tag >> DELTA_SHIFT != 0 {
+            // The newest two points differ, and `iter_from` yields both whatever `since` (the
+            // older is the last encoded point): a moving counter is told without the slab.
+            return false;
+        }
         let blocks = self.blocks(m);
         let k = blocks
             .iter()
