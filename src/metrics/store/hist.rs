@@ -7,111 +7,19 @@
 //! varint), or a point after a gap of polls with its change. The newest point stays unencoded, so
 //! a repeated timestamp can replace it and the two newest points are read without decoding.
 
+mod blocks;
 mod varint;
 
-use super::chunks::Chunked;
 use crate::metrics::Ts;
+pub(super) use blocks::Slab;
+use blocks::{Block, Cursor, More};
 use std::collections::VecDeque;
-use varint::{put_varint, unzig, varint, zig};
-
-/// Points per block: the first is held in the header, the rest a few bytes each (or nothing).
-const BLOCK: u32 = 256;
-
-/// Token tags (the lowest two bits of a token's first varint).
-const RUN: u64 = 0;
-const NEXT: u64 = 1;
-const GAP: u64 = 2;
 
 /// A decoded point: its poll's sequence number and its raw value.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct At {
     pub seq: i64,
     pub raw: u64,
-}
-
-#[derive(Clone, Debug)]
-struct Block {
-    seq0: i64,
-    raw0: u64,
-    seq_end: i64,
-    /// Time of the newest point, so the newest two points need no clock and whole blocks are
-    /// skipped by time.
-    t_end: Ts,
-    raw_end: u64,
-    n: u32,
-    /// Where the last token starts, while it is a run that may grow.
-    run_at: Option<u32>,
-    /// Every point of the block has the value `raw0` (a counter that did not move: most error
-    /// and drop counters), so "how much did it grow" needs no decoding.
-    flat: bool,
-    bytes: Vec<u8>,
-}
-
-/// Decoder state at one point of a block.
-#[derive(Clone, Copy, Debug, Default)]
-struct Cursor {
-    pos: u32,
-    i: u32,
-    /// Points of the current run still to come.
-    run_left: u32,
-    seq: i64,
-    raw: u64,
-}
-
-impl Cursor {
-    fn start(b: &Block) -> Self {
-        Cursor {
-            pos: 0,
-            i: 0,
-            run_left: 0,
-            seq: b.seq0,
-            raw: b.raw0,
-        }
-    }
-
-    /// Step to the next point of `b`; `false` at the end (or on bytes that do not decode).
-    fn advance(&mut self, b: &Block) -> bool {
-        if self.i + 1 >= b.n {
-            return false;
-        }
-        if self.run_left > 0 {
-            self.run_left -= 1;
-            self.seq += 1;
-            self.i += 1;
-            return true;
-        }
-        let mut pos = self.pos as usize;
-        let Some(head) = varint(&b.bytes, &mut pos) else {
-            return false;
-        };
-        match head & 3 {
-            RUN => {
-                self.run_left = ((head >> 2) as u32).saturating_sub(1);
-                self.seq += 1;
-            }
-            NEXT => {
-                self.raw = self.raw.wrapping_add(unzig(head >> 2) as u64);
-                self.seq += 1;
-            }
-            _ => {
-                let Some(dv) = varint(&b.bytes, &mut pos) else {
-                    return false;
-                };
-                self.seq = self.seq.wrapping_add((head >> 2) as i64);
-                self.raw = self.raw.wrapping_add(unzig(dv) as u64);
-            }
-        }
-        self.pos = pos as u32;
-        self.i += 1;
-        true
-    }
-
-    fn point(&self) -> At {
-        At {
-            seq: self.seq,
-            raw: self.raw,
-        }
-    }
 }
 
 /// A series' history as the series holds it: 20 bytes, aligned to 4 so that it packs beside the
@@ -146,72 +54,6 @@ const PREV: u32 = 1 << TAG_BITS;
 const DELTA_SHIFT: u32 = TAG_BITS + 1;
 /// Differences kept inline lie in `-LIMIT..LIMIT`.
 const LIMIT: i64 = 1 << (31 - DELTA_SHIFT);
-
-/// The encoded points of a history: what a series that changed holds besides its [`Hist`].
-#[derive(Debug, Default)]
-struct More {
-    blocks: VecDeque<Block>,
-    /// The first live point, inside `blocks[0]` (points before it have expired).
-    front: Cursor,
-    /// Points of the whole history, the newest included.
-    len: u32,
-}
-
-/// The encoded parts of every history of a store, in slots named by a number (a series holds 4
-/// bytes where a pointer was 8, and a series that never changed holds no slot). A slot let go
-/// is handed out again.
-#[derive(Debug, Default)]
-pub(super) struct Slab {
-    slots: Chunked<More>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    fn get(&self, i: u32) -> Option<&More> {
-        self.slots.get(i as usize)
-    }
-
-    fn get_mut(&mut self, i: u32) -> Option<&mut More> {
-        self.slots.get_mut(i as usize)
-    }
-
-    /// An empty slot holding `len` points; `None` when every slot number is taken.
-    fn take(&mut self, len: u32) -> Option<u32> {
-        let i = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                let i = u32::try_from(self.slots.len()).ok().filter(|&i| i < MORE)?;
-                self.slots.push(More::default());
-                i
-            }
-        };
-        if let Some(m) = self.get_mut(i) {
-            m.len = len;
-        }
-        Some(i)
-    }
-
-    fn give_back(&mut self, i: u32) {
-        if let Some(m) = self.get_mut(i) {
-            *m = More::default();
-            self.free.push(i);
-        }
-    }
-
-    /// Heap bytes held, for the stats.
-    pub fn bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<More>()
-            + self.free.capacity() * std::mem::size_of::<u32>()
-            + self
-                .slots
-                .iter()
-                .map(|m| {
-                    m.blocks.capacity() * std::mem::size_of::<Block>()
-                        + m.blocks.iter().map(|b| b.bytes.capacity()).sum::<usize>()
-                })
-                .sum::<usize>()
-    }
-}
 
 /// Empty blocks, for reading a history held inline as one that has none.
 static NO_BLOCKS: VecDeque<Block> = VecDeque::new();
@@ -613,72 +455,6 @@ impl Hist {
             && blocks
                 .range(k..)
                 .all(|b| b.flat && b.raw0 == v && b.raw_end == v)
-    }
-}
-
-impl More {
-    fn encode(&mut self, p: At, t: Ts) {
-        match self.blocks.back_mut() {
-            Some(b) if b.n < BLOCK => {
-                let ds = p.seq.wrapping_sub(b.seq_end);
-                let dv = zig(p.raw.wrapping_sub(b.raw_end) as i64);
-                // Grow by small steps: the open block of every series is never mostly slack.
-                if b.bytes.capacity() - b.bytes.len() < 12 {
-                    b.bytes.reserve_exact(32);
-                }
-                if ds == 1 && dv == 0 {
-                    match b.run_at {
-                        Some(at) => {
-                            let mut pos = at as usize;
-                            let r = varint(&b.bytes, &mut pos).map_or(1, |h| h >> 2);
-                            b.bytes.truncate(at as usize);
-                            put_varint(&mut b.bytes, (r + 1) << 2 | RUN);
-                        }
-                        None => {
-                            b.run_at = Some(b.bytes.len() as u32);
-                            put_varint(&mut b.bytes, 1 << 2 | RUN);
-                        }
-                    }
-                } else {
-                    b.run_at = None;
-                    if ds == 1 && dv < 1 << 62 {
-                        put_varint(&mut b.bytes, dv << 2 | NEXT);
-                    } else {
-                        put_varint(&mut b.bytes, (ds as u64) << 2 | GAP);
-                        put_varint(&mut b.bytes, dv);
-                    }
-                }
-                b.flat &= dv == 0;
-                b.n += 1;
-                b.seq_end = p.seq;
-                b.t_end = t;
-                b.raw_end = p.raw;
-                if b.n == BLOCK {
-                    b.run_at = None;
-                    b.bytes.shrink_to_fit();
-                }
-            }
-            _ => {
-                let first = self.blocks.is_empty();
-                if first {
-                    self.blocks.reserve_exact(1);
-                }
-                self.blocks.push_back(Block {
-                    seq0: p.seq,
-                    raw0: p.raw,
-                    seq_end: p.seq,
-                    t_end: t,
-                    raw_end: p.raw,
-                    n: 1,
-                    run_at: None,
-                    flat: true,
-                    bytes: Vec::new(),
-                });
-                if first && let Some(b) = self.blocks.front() {
-                    self.front = Cursor::start(b);
-                }
-            }
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! A history's points back as they were pushed, through runs, blocks, gaps and expiry.
 
+use super::blocks::BLOCK;
 use super::*;
 
 /// A history with a slab of its own, polls timed at `seq` seconds: the calls the tests make.
