@@ -215,6 +215,11 @@ fn an_unmoving_series_is_small_and_holds_no_history_bytes() {
         "{} bytes",
         std::mem::size_of::<Series>()
     );
+    assert_eq!(
+        std::mem::size_of::<hist::Hist>(),
+        20,
+        "aligned to 4, beside the source"
+    );
     let mut st = Store::new(600_000, 1000);
     let src = st.add_source("n", 1000);
     for i in 0..300i64 {
