@@ -130,8 +130,10 @@ pub fn series_json(store: &Store, to: Ts) -> J {
     let series: Vec<J> = all
         .into_iter()
         .filter_map(|(_, s)| {
-            let pts: Vec<(Ts, crate::metrics::Value)> =
-                s.points().filter(|(t, _)| *t >= from && *t <= to).collect();
+            let pts: Vec<(Ts, crate::metrics::Value)> = s
+                .points(store)
+                .filter(|(t, _)| *t >= from && *t <= to)
+                .collect();
             let t0 = pts.first()?.0;
             let times: Vec<Ts> = pts.iter().map(|(t, _)| *t).collect();
             let n = clocks.len();
@@ -146,7 +148,7 @@ pub fn series_json(store: &Store, to: Ts) -> J {
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), J::from(v.as_str())))
                 .collect();
-            let (kind, vals) = values_json(&s.kind, &pts);
+            let (kind, vals) = values_json(&s.kind(), &pts);
             let mut o = json!({
                 "name": s.key.name,
                 "labels": labels,
@@ -216,7 +218,7 @@ pub fn write_bundle_at(
     };
     let newest = store
         .all()
-        .filter_map(|(_, s)| s.last_seen())
+        .filter_map(|(_, s)| s.last_seen(store))
         .max()
         .unwrap_or(at);
     let name = bundle_name(at);

@@ -219,7 +219,7 @@ fn brackets_travel_back_every_tab_reads_the_past_and_end_returns_live() {
     lab.run(5);
     let newest = |st: &rocetop::metrics::Store| {
         st.select(SW_PFC_RX, &[])
-            .filter_map(|(_, s)| s.last_seen())
+            .filter_map(|(_, s)| s.last_seen(st))
             .max()
     };
     assert_eq!(newest(&lab.app.store), Some(now - 70_000));

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 fn latest_values(st: &Store) -> HashMap<SeriesKey, Value> {
     st.all()
-        .filter_map(|(_, s)| s.latest().map(|(_, v)| (s.key.clone(), v)))
+        .filter_map(|(_, s)| s.latest(st).map(|(_, v)| (s.key.clone(), v)))
         .collect()
 }
 
@@ -81,7 +81,7 @@ async fn garbage_after_a_good_poll_keeps_the_good_values_and_counts_the_lines() 
                 c.parsed.samples
             );
             for (_, s) in st.all() {
-                assert_eq!(s.len(), 1, "{kind:?} {what}: {} got a point", s.key);
+                assert_eq!(s.len(&st), 1, "{kind:?} {what}: {} got a point", s.key);
             }
             let h = st.source(SourceId(0)).expect("source");
             let has_lines = bad.lines().any(|l| !l.trim().is_empty());

@@ -92,7 +92,7 @@ fn focus_cnp(app: &App) -> Option<f64> {
     f.app
         .store
         .select(&name, &labels)
-        .filter_map(|(_, s)| s.latest())
+        .filter_map(|(_, s)| s.latest(&f.app.store))
         .map(|(_, v)| v.as_f64())
         .next()
 }
@@ -199,7 +199,7 @@ async fn focus_and_leave(mut app: App, cfg: &Config, s: &Sshd, fleet_cnp: f64) {
     let fleet_now = app
         .store
         .select(&name, &[("node", NODE), ("device", "mlx5_0")])
-        .filter_map(|(_, s)| s.latest())
+        .filter_map(|(_, s)| s.latest(&app.store))
         .map(|(_, v)| v.as_f64())
         .next();
     assert_eq!(fleet_now, Some(fleet_cnp));
@@ -269,7 +269,7 @@ async fn focus_a_node_of_a_real_prometheus_fleet_over_ssh_and_leave() {
     let fleet_cnp = app
         .store
         .select(&name, &[("node", NODE), ("device", "mlx5_0")])
-        .filter_map(|(_, s)| s.latest())
+        .filter_map(|(_, s)| s.latest(&app.store))
         .map(|(_, v)| v.as_f64())
         .next()
         .expect("the fleet reports the node");

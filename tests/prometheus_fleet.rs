@@ -304,7 +304,7 @@ async fn the_first_poll_backfills_the_history_window_with_the_known_rates() {
             let pts: Vec<i64> = store
                 .get(id)
                 .expect("series")
-                .points()
+                .points(&store)
                 .map(|p| p.0)
                 .collect();
             assert_eq!(pts.len(), steps + 1, "{i} {dev}: history and the poll");

@@ -246,7 +246,7 @@ async fn node_exporter_over_a_fake_sysfs_reads_back_with_the_files_values_and_in
             let prev = store
                 .get(id)
                 .expect("series")
-                .points()
+                .points(&store)
                 .map(|p| p.0)
                 .filter(|p| p < t)
                 .max()

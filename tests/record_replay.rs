@@ -63,7 +63,11 @@ fn dump(st: &Store) -> String {
     let mut all: Vec<_> = st.all().collect();
     all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
     for (_, s) in all {
-        out.push_str(&format!("{} {:?}\n", s.key, s.points().collect::<Vec<_>>()));
+        out.push_str(&format!(
+            "{} {:?}\n",
+            s.key,
+            s.points(st).collect::<Vec<_>>()
+        ));
     }
     for (_, h) in st.sources() {
         out.push_str(&format!(

@@ -789,7 +789,7 @@ fn restart_counters(lab: &mut Lab, name: &str) {
         .all()
         .filter(|(_, s)| s.source == id)
         .filter_map(|(_, s)| {
-            let value = match s.latest()?.1 {
+            let value = match s.latest(&lab.app.store)?.1 {
                 Value::Counter(_) => Value::Counter(0),
                 Value::Counter32(_) => Value::Counter32(0),
                 Value::CounterMicros(_) => Value::CounterMicros(0),

@@ -291,13 +291,13 @@ mod tests {
             .expect("the SSH series is in the focus's store");
         assert_eq!(inner.store.get(id).map(|s| s.source), Some(ssh));
         assert_eq!(
-            inner.store.get(id).map(|s| s.len()),
+            inner.store.get(id).map(|s| s.len(&inner.store)),
             Some(2),
             "the focus's store holds the SSH polls only"
         );
         // The fleet's store keeps its own series of the same key, untouched by the SSH polls.
         let fid = app.store.id(&series).expect("fleet series");
-        assert_eq!(app.store.get(fid).map(|s| s.len()), Some(2));
+        assert_eq!(app.store.get(fid).map(|s| s.len(&app.store)), Some(2));
         // The fleet goes on behind the focus, without redrawing the focus's screen.
         let fleet_id = app
             .store
@@ -309,7 +309,7 @@ mod tests {
             1_030_000,
         );
         assert!(!redraw);
-        assert_eq!(app.store.get(fid).map(|s| s.len()), Some(3));
+        assert_eq!(app.store.get(fid).map(|s| s.len(&app.store)), Some(3));
 
         // Keys go to the focus: `/` types a filter there; the first Esc clears it, the next leaves.
         app.update(key_char('/'), 1_018_000);

@@ -66,7 +66,7 @@ fn enabled_priorities(store: &Store, name: &str, labels: &[(&str, &str)]) -> Opt
     let mut seen = false;
     let mut on = BTreeSet::new();
     for (_, s) in store.select(name, labels) {
-        let (Some(p), Some((_, v))) = (s.key.label("priority"), s.latest()) else {
+        let (Some(p), Some((_, v))) = (s.key.label("priority"), s.latest(store)) else {
             continue;
         };
         let Ok(p) = p.parse::<u8>() else {
@@ -366,7 +366,7 @@ fn check_mtu(cfg: &Config, store: &Store, p: &Pair, proof: &mut Proof) -> bool {
 fn mtus(store: &Store) -> String {
     let set: BTreeSet<u64> = store
         .select(NIC_MTU_BYTES, &[])
-        .filter_map(|(_, s)| s.latest().map(|(_, v)| v.as_f64() as u64))
+        .filter_map(|(_, s)| s.latest(store).map(|(_, v)| v.as_f64() as u64))
         .collect();
     if set.is_empty() {
         return "unknown".into();

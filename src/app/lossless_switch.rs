@@ -55,7 +55,7 @@ fn map_of(store: &Store, p: &Pair) -> Option<String> {
                 SW_QOS_DSCP_MAP,
                 &[("switch", p.switch.as_str()), ("port", port)],
             )
-            .find(|(_, s)| s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5))
+            .find(|(_, s)| s.latest(store).is_some_and(|(_, v)| v.as_f64() > 0.5))
             .and_then(|(_, s)| s.key.label("map").map(str::to_string))
     })
 }

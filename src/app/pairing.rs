@@ -72,13 +72,13 @@ impl Seen {
         // recabled node, a NIC gone) keeps its old series in the store but is no link now.
         let mut newest: HashMap<SourceId, Ts> = HashMap::new();
         for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
-            if let Some(t) = s.last_seen() {
+            if let Some(t) = s.last_seen(store) {
                 let e = newest.entry(s.source).or_insert(t);
                 *e = (*e).max(t);
             }
         }
         for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
-            if s.last_seen() != newest.get(&s.source).copied() {
+            if s.last_seen(store) != newest.get(&s.source).copied() {
                 continue;
             }
             let l = |k: &str| s.key.label(k).unwrap_or("").to_string();

@@ -21,7 +21,7 @@ pub fn rate_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f6
 pub fn latest_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut sum = None;
     for (_, s) in store.select(name, labels) {
-        if let Some((_, v)) = s.latest() {
+        if let Some((_, v)) = s.latest(store) {
             *sum.get_or_insert(0.0) += v.as_f64();
         }
     }
@@ -30,7 +30,9 @@ pub fn latest_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<
 
 /// Newest value of the first matching series.
 pub fn latest(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<(Ts, Value)> {
-    store.select(name, labels).find_map(|(_, s)| s.latest())
+    store
+        .select(name, labels)
+        .find_map(|(_, s)| s.latest(store))
 }
 
 /// Total growth since `since` over matching counters ("N in the last 60 s", "since mark").
@@ -169,7 +171,7 @@ pub fn gauge_timeline(
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (_, s) in store.select(name, labels) {
-        for (t, v) in s.points_since(since) {
+        for (t, v) in s.points_since(store, since) {
             if t < since {
                 continue;
             }
@@ -239,9 +241,9 @@ fn max_in<'a, K: Ord>(
     out
 }
 
-/// The newest value of a series, as a number.
-fn newest(_: SeriesId, s: &Series) -> Option<f64> {
-    s.latest().map(|(_, v)| v.as_f64())
+/// The newest value of a series of `store`, as a number.
+fn newest(store: &Store, s: &Series) -> Option<f64> {
+    s.latest(store).map(|(_, v)| v.as_f64())
 }
 
 impl Agg {
@@ -296,7 +298,7 @@ pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: T
 /// [`latest_by`]'s value for one group of [`groups`].
 pub fn latest_of(store: &Store, ids: &[SeriesId]) -> Option<f64> {
     ids.iter()
-        .filter_map(|&id| store.get(id)?.latest())
+        .filter_map(|&id| store.get(id)?.latest(store))
         .map(|(_, v)| v.as_f64())
         .fold(None, |best, x| Some(best.map_or(x, |y: f64| y.max(x))))
 }
@@ -361,7 +363,11 @@ pub fn latest_by(
     labels: &[(&str, &str)],
     group: &[&str],
 ) -> BTreeMap<Vec<String>, f64> {
-    max_in(store.select(name, labels), |s| group_key(s, group), newest)
+    max_in(
+        store.select(name, labels),
+        |s| group_key(s, group),
+        |_, s| newest(store, s),
+    )
 }
 
 /// A series' labels with its previous and newest value.
@@ -372,8 +378,8 @@ pub fn last_two(store: &Store, name: &str, labels: &[(&str, &str)]) -> Vec<LastT
     store
         .select(name, labels)
         .filter_map(|(_, s)| {
-            let (_, cur) = s.latest()?;
-            let prev = s.last_two().map(|(p, _)| p.1.as_f64());
+            let (_, cur) = s.latest(store)?;
+            let prev = s.last_two(store).map(|(p, _)| p.1.as_f64());
             let labels = s
                 .key
                 .labels
@@ -458,7 +464,7 @@ pub fn latest_by_key<'a, const N: usize>(
     max_in(
         select_long(store, name, labels),
         |s| key_of(s, group),
-        newest,
+        |_, s| newest(store, s),
     )
 }
 

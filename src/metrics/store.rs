@@ -16,7 +16,6 @@ mod windows;
 
 pub use health::{MAX_SERIES_PER_SOURCE, SourceHealth};
 pub use series::{Clock, Kind, Point, Series};
-use series::{SharedClock, read, write};
 pub use windows::Windows;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
@@ -58,7 +57,9 @@ pub struct Store {
     /// consecutive ids ([`ids::Runs`]): a source's whole answer is one run.
     recent: Vec<ids::Runs>,
     /// Per source, the times of its polls.
-    clocks: Vec<SharedClock>,
+    clocks: Vec<Clock>,
+    /// The encoded points of the series' histories (those that changed).
+    slab: hist::Slab,
     /// Changes with every change of the store ([`next_generation`]).
     generation: u64,
     /// Changes only when a series or a source is added ([`Store::shape_generation`]).
@@ -85,11 +86,12 @@ fn key_hash(k: &SeriesKey) -> u64 {
 const EXPIRE_EVERY_MS: i64 = 1000;
 
 impl Store {
-    /// `retention_ms` of history per series, at most `max_points` points each.
+    /// `retention_ms` of history per series, at most `max_points` points each (at most 2^31 - 1:
+    /// a series counts its points in 31 bits).
     pub fn new(retention_ms: i64, max_points: usize) -> Self {
         Self {
             retention_ms: retention_ms.max(1),
-            max_points: max_points.max(2),
+            max_points: max_points.clamp(2, i32::MAX as usize - 1),
             index: HashTable::new(),
             by_name: HashMap::new(),
             series: chunks::Chunked::default(),
@@ -98,6 +100,7 @@ impl Store {
             last_expire: None,
             recent: Vec::new(),
             clocks: Vec::new(),
+            slab: hist::Slab::default(),
             generation: next_generation(),
             shape_generation: next_generation(),
             uid: next_generation(),
@@ -169,8 +172,7 @@ impl Store {
             h.unknown_examples.clone_from(&parsed.unknown_examples);
             h.notes.clone_from(&parsed.notes);
         }
-        let clock = self.clock(source);
-        let seq = write(&clock).seq_for(at);
+        let seq = self.clock(source).seq_for(at);
         let last = std::mem::take(
             self.recent
                 .get_mut(source.0 as usize)
@@ -225,9 +227,8 @@ impl Store {
             return;
         }
         self.generation = next_generation();
-        let clock = self.clock(source);
         let seqs: Vec<Option<i64>> = {
-            let mut c = write(&clock);
+            let c = self.clock(source);
             h.times.iter().map(|&t| c.seq_for(t)).collect()
         };
         let mut over = 0usize;
@@ -283,12 +284,12 @@ impl Store {
     }
 
     /// A source's clock (made on its first poll).
-    fn clock(&mut self, source: SourceId) -> SharedClock {
+    fn clock(&mut self, source: SourceId) -> &mut Clock {
         let n = source.0 as usize;
         if self.clocks.len() <= n {
-            self.clocks.resize_with(n + 1, SharedClock::default);
+            self.clocks.resize_with(n + 1, Clock::default);
         }
-        self.clocks[n].clone()
+        &mut self.clocks[n]
     }
 
     /// The series of a sample, made if new; `None` when its source has made its maximum.
@@ -309,15 +310,9 @@ impl Store {
                     Value::Counter32(_) => Kind::Counter(Width::W32),
                     Value::Gauge(_) => Kind::Gauge,
                 };
-                let clock = self.clock(source);
-                self.series.push(Series {
-                    key: s.key.clone(),
-                    source,
-                    kind,
-                    scale: s.value.scale(),
-                    points: hist::Hist::default(),
-                    clock,
-                });
+                self.clock(source);
+                self.series
+                    .push(Series::new(s.key.clone(), source, kind, s.value.scale()));
                 let series = &self.series;
                 self.index.insert_unique(key_hash(&s.key), id, |i| {
                     series.get(i.0 as usize).map_or(0, |x| key_hash(&x.key))
@@ -338,7 +333,17 @@ impl Store {
         let Some(series) = self.series.get_mut(id.0 as usize) else {
             return;
         };
-        match series.points.last() {
+        let n = series.source.0 as usize;
+        if self.clocks.len() <= n {
+            self.clocks.resize_with(n + 1, Clock::default);
+        }
+        let clock = &mut self.clocks[n];
+        let slab = &mut self.slab;
+        let last = series
+            .points
+            .last()
+            .and_then(|p| clock.time(p.seq).map(|t| (p, t)));
+        match last {
             // Out of order: the newer point stays, the older one is dropped and counted.
             Some((_, t)) if at < t => {
                 self.dropped_out_of_order += 1;
@@ -346,8 +351,7 @@ impl Store {
             }
             // Same timestamp twice: the newer value replaces the older one, no zero-length interval.
             Some((_, t)) if at == t => {
-                let clock = read(&series.clock);
-                series.points.replace_last(raw, |q| clock.time(q));
+                series.points.replace_last(raw, slab, |q| clock.time(q));
                 return;
             }
             _ => {}
@@ -357,37 +361,36 @@ impl Store {
         let seq = if series.source == source {
             seq
         } else {
-            write(&series.clock).seq_for(at)
+            clock.seq_for(at)
         };
         let Some(seq) = seq else {
             // Older than its source's newest poll: there is no place for it in the clock.
             self.dropped_out_of_order += 1;
             return;
         };
-        let clock = read(&series.clock);
-        series
+        if !series
             .points
-            .push(hist::At { seq, raw }, at, |q| clock.time(q));
-        drop(clock);
-        if series.points.len() > max_points {
-            series.points.pop_front();
+            .push(hist::At { seq, raw }, slab, |q| clock.time(q))
+        {
+            // No slot left for encoded points (2^31 of them): the point has no place either.
+            self.dropped_out_of_order += 1;
+            return;
+        }
+        if series.points.len(slab) > max_points {
+            series.points.pop_front(slab);
         }
     }
 
     fn expire(&mut self, now: Ts) {
         let cutoff = now - self.retention_ms;
-        let from: Vec<i64> = self
-            .clocks
-            .iter()
-            .map(|c| read(c).seq_from(cutoff))
-            .collect();
+        let from: Vec<i64> = self.clocks.iter().map(|c| c.seq_from(cutoff)).collect();
         for s in self.series.iter_mut() {
             if let Some(&f) = from.get(s.source.0 as usize) {
-                s.points.expire(f);
+                s.points.expire(f, &mut self.slab);
             }
         }
-        for c in &self.clocks {
-            write(c).expire(cutoff);
+        for c in &mut self.clocks {
+            c.expire(cutoff);
         }
     }
 
@@ -442,14 +445,14 @@ impl Store {
     /// `None`: fewer than two points, a gauge, or the source failed in between (a gap).
     pub fn rate(&self, id: SeriesId) -> Option<Rate> {
         let s = self.get(id)?;
-        let Kind::Counter(width) = s.kind else {
+        let Kind::Counter(width) = s.kind() else {
             return None;
         };
-        let ((a, ta), (b, tb)) = s.two()?;
+        let ((a, ta), (b, tb)) = s.two(self)?;
         if self.gap(s, ta, tb) || self.gone(s, tb) {
             return None;
         }
-        Some(rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale))
+        Some(rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale()))
     }
 
     /// Per-interval rates of a counter since `since` (points end at each interval's end).
@@ -458,17 +461,17 @@ impl Store {
         let Some(s) = self.get(id) else {
             return Vec::new();
         };
-        let Kind::Counter(width) = s.kind else {
+        let Kind::Counter(width) = s.kind() else {
             return Vec::new();
         };
         let mut out = Vec::new();
         let mut prev: Option<Point> = None;
-        for p in s.timed(s.points.iter_from(since)) {
+        for p in s.timed(self, s.points.iter_from(since, &self.slab)) {
             if let Some(a) = prev {
                 let r = if self.gap(s, a.t, p.t) {
                     Rate::NoTime
                 } else {
-                    rate::rate((a.t, a.raw), (p.t, p.raw), width).scaled(s.scale)
+                    rate::rate((a.t, a.raw), (p.t, p.raw), width).scaled(s.scale())
                 };
                 if p.t >= since {
                     out.push((p.t, r));
@@ -484,18 +487,20 @@ impl Store {
     /// read their rates), and for series with no point at or after `since`.
     pub fn increase_since(&self, id: SeriesId, since: Ts) -> Option<u64> {
         let s = self.get(id)?;
-        let Kind::Counter(width) = s.kind else {
+        let Kind::Counter(width) = s.kind() else {
             return None;
         };
-        if s.scale != Scale::One {
+        if s.scale() != Scale::One {
             return None;
         }
-        if s.points.last()?.1 < since || s.points.flat_from(since) {
+        if s.last(self)?.1 < since || s.points.flat_from(since, &self.slab) {
             // Nothing since, or a counter that did not move (no point to decode).
             return Some(0);
         }
         // Start from the last point at or before `since`, so the first interval counts.
-        let mut it = s.timed(s.points.iter_from(since)).peekable();
+        let mut it = s
+            .timed(self, s.points.iter_from(since, &self.slab))
+            .peekable();
         let mut first = it.next()?;
         while let Some(p) = it.next_if(|p| p.t <= since) {
             first = p;
@@ -527,13 +532,13 @@ impl Store {
     pub fn stats(&self) -> StoreStats {
         StoreStats {
             series: self.series.len(),
-            points: self.series.iter().map(|s| s.points.len()).sum(),
+            points: self.series.iter().map(|s| s.points.len(&self.slab)).sum(),
             dropped_out_of_order: self.dropped_out_of_order,
-            history_bytes: self.series.iter().map(|s| s.points.bytes()).sum::<usize>()
+            history_bytes: self.slab.bytes()
                 + self
                     .clocks
                     .iter()
-                    .map(|c| read(c).times.capacity() * std::mem::size_of::<Ts>())
+                    .map(|c| c.times.capacity() * std::mem::size_of::<Ts>())
                     .sum::<usize>(),
         }
     }

@@ -78,7 +78,7 @@ impl Serialize for AllSeries<'_> {
 
 /// One series' object.
 fn one(store: &Store, id: crate::metrics::SeriesId, s: &Series) -> Option<J> {
-    let (t, v) = s.latest()?;
+    let (t, v) = s.latest(store)?;
     let labels: serde_json::Map<String, J> = s
         .key
         .labels

@@ -182,8 +182,10 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
     let mut series: Vec<_> = store.all().collect();
     series.sort_by(|a, b| a.1.key.cmp(&b.1.key));
     for (id, s) in series {
-        let Some((_, v)) = s.latest() else { continue };
-        match s.kind {
+        let Some((_, v)) = s.latest(store) else {
+            continue;
+        };
+        match s.kind() {
             Kind::Counter(_) => {
                 add(&s.key.name, "counter", &s.key, value_text(true, v));
                 if with_rates {
@@ -246,7 +248,9 @@ fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
     f.kind = "summary";
     let mut extra = Vec::new();
     for (_, s) in store.select(names::PING_WINDOW_PROBES, &[]) {
-        let Some((_, n)) = s.latest() else { continue };
+        let Some((_, n)) = s.latest(store) else {
+            continue;
+        };
         let mean_key = SeriesKey {
             name: names::PING_RTT_MEAN.into(),
             labels: s.key.labels.clone(),
@@ -255,7 +259,7 @@ fn summaries(store: &Store, fams: &mut BTreeMap<String, Family>) {
         let Some(mean) = store
             .id(&mean_key)
             .and_then(|id| store.get(id))
-            .and_then(|m| m.latest())
+            .and_then(|m| m.latest(store))
             .map(|(_, v)| v.as_f64())
         else {
             continue;

@@ -182,7 +182,9 @@ pub fn render(store: &Store) -> String {
     let mut all: Vec<_> = store.all().collect();
     all.sort_by(|a, b| a.1.key.cmp(&b.1.key));
     for (id, s) in all {
-        let Some((_, v)) = s.latest() else { continue };
+        let Some((_, v)) = s.latest(store) else {
+            continue;
+        };
         // Exact: the counter as the device gave it (in the metric's unit), the gauge unrounded.
         let val = match v {
             Value::Counter(n) | Value::Counter32(n) => n.to_string(),

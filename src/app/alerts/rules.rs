@@ -197,7 +197,9 @@ fn training(store: &Store, out: &mut Vec<Found>) {
     let label =
         |s: &crate::metrics::store::Series, k: &str| s.key.label(k).unwrap_or("").to_string();
     for (_, s) in store.select(TRAIN_LOSS, &[]) {
-        let Some((_, v)) = s.latest() else { continue };
+        let Some((_, v)) = s.latest(store) else {
+            continue;
+        };
         let x = v.as_f64();
         if !x.is_finite() {
             let (node, log) = (label(s, "node"), label(s, "log"));
@@ -358,8 +360,8 @@ fn last_two_of<'a>(
     name: &'a str,
 ) -> impl Iterator<Item = (Option<f64>, f64, &'a Series)> + 'a {
     store.select(name, &[]).filter_map(|(_, s)| {
-        let (_, cur) = s.latest()?;
-        let prev = s.last_two().map(|(p, _)| p.1.as_f64());
+        let (_, cur) = s.latest(store)?;
+        let prev = s.last_two(store).map(|(p, _)| p.1.as_f64());
         Some((prev, cur.as_f64(), s))
     })
 }
@@ -374,7 +376,7 @@ fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
             s.key.label("transport").unwrap_or("").to_string(),
         );
         p50s.entry(key).or_default().extend(
-            s.points()
+            s.points(store)
                 .filter(|(t, _)| *t >= since)
                 .map(|(_, v)| v.as_f64()),
         );
@@ -384,7 +386,9 @@ fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
             s.key.label("peer").unwrap_or("").to_string(),
             s.key.label("transport").unwrap_or("").to_string(),
         );
-        let Some((_, p99)) = s.latest() else { continue };
+        let Some((_, p99)) = s.latest(store) else {
+            continue;
+        };
         let p99 = p99.as_f64();
         let Some(mut v) = p50s.get(&(peer.clone(), tr.clone())).cloned() else {
             continue;

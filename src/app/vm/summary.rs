@@ -42,7 +42,7 @@ pub fn switch(st: &Store, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
         // On if any port has it on.
         flowcontrol: st
             .select(SW_FLOWCONTROL_ENABLED, &lbl)
-            .filter_map(|(_, s)| s.latest())
+            .filter_map(|(_, s)| s.latest(st))
             .map(|(_, v)| v.as_f64())
             .reduce(f64::max)
             .map(|v| v > 0.5),

@@ -28,7 +28,7 @@ pub fn pfc_priorities(cfg: &Config, store: &Store) -> Vec<String> {
             continue;
         };
         let sw = s.key.label("switch").unwrap_or("");
-        if !s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5) {
+        if !s.latest(store).is_some_and(|(_, v)| v.as_f64() > 0.5) {
             continue;
         }
         for n in links.behind(sw, port) {
@@ -57,7 +57,7 @@ pub fn flowcontrol(cfg: &Config, store: &Store) -> Vec<String> {
     let want_on = want == "on";
     let mut out = Vec::new();
     for (_, s) in store.select(names::SW_FLOWCONTROL_ENABLED, &[]) {
-        let on = s.latest().is_some_and(|(_, v)| v.as_f64() > 0.5);
+        let on = s.latest(store).is_some_and(|(_, v)| v.as_f64() > 0.5);
         if on != want_on {
             out.push(format!(
                 "{} {} 802.3x flowcontrol ({}) is {}, config expects {want}",
@@ -75,7 +75,7 @@ pub fn flowcontrol(cfg: &Config, store: &Store) -> Vec<String> {
 pub fn lifespan(cfg: &Config, store: &Store) -> Vec<String> {
     let mut out = Vec::new();
     for (_, s) in store.select(names::RDMA_HW_COUNTERS_LIFESPAN, &[]) {
-        let lifespan = s.latest().map_or(0.0, |(_, v)| v.as_f64());
+        let lifespan = s.latest(store).map_or(0.0, |(_, v)| v.as_f64());
         if cfg.poll.interval.as_secs_f64() < lifespan {
             out.push(format!(
                 "{} {}: poll.interval {:?} is shorter than the hw_counters lifespan {lifespan} s: rates would repeat",

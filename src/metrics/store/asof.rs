@@ -3,43 +3,35 @@
 //! other way (it rebuilds a store by feeding the recording up to the target); both end in "a store
 //! whose newest point is the cursor", so the tabs, queries and views need no notion of time travel.
 
-use super::{Clock, Series, SharedClock, SourceHealth, Store, next_generation, read};
+use super::{Clock, Series, SourceHealth, Store, hist, next_generation};
 use crate::metrics::Ts;
-use std::sync::{Arc, RwLock};
 
 impl Store {
     /// A copy holding only what had arrived by `t`: points after it are left out, each source's
     /// health is what it was then (up or down, its last success, its failures).
     pub fn as_of(&self, t: Ts) -> Store {
-        let clocks: Vec<SharedClock> = self
+        let clocks: Vec<Clock> = self
             .clocks
             .iter()
-            .map(|c| {
-                let c = read(c);
-                let times = c.times.iter().copied().take_while(|&x| x <= t).collect();
-                Arc::new(RwLock::new(Clock {
-                    first: c.first,
-                    times,
-                }))
+            .map(|c| Clock {
+                first: c.first,
+                times: c.times.iter().copied().take_while(|&x| x <= t).collect(),
             })
             .collect();
+        let mut slab = hist::Slab::default();
+        let none = Clock::default();
         let series = self
             .series
             .iter()
             .map(|s| {
-                let clock = clocks.get(s.source.0 as usize).cloned().unwrap_or_default();
-                let points = {
-                    let c = read(&clock);
-                    let last_seq = c.first + c.times.len() as i64 - 1;
-                    s.points.up_to(last_seq, |seq| c.time(seq))
-                };
+                let c = clocks.get(s.source.0 as usize).unwrap_or(&none);
+                let last_seq = c.first + c.times.len() as i64 - 1;
                 Series {
                     key: s.key.clone(),
                     source: s.source,
-                    kind: s.kind,
-                    scale: s.scale,
-                    points,
-                    clock,
+                    points: s
+                        .points
+                        .up_to(last_seq, &self.slab, &mut slab, |seq| c.time(seq)),
                 }
             })
             .collect();
@@ -54,7 +46,7 @@ impl Store {
                 .iter()
                 .enumerate()
                 .map(|(i, h)| {
-                    let newest = clocks.get(i).and_then(|c| read(c).times.back().copied());
+                    let newest = clocks.get(i).and_then(|c| c.times.back().copied());
                     health_at(h, t, newest)
                 })
                 .collect(),
@@ -62,6 +54,7 @@ impl Store {
             last_expire: None,
             recent: Vec::new(),
             clocks,
+            slab,
             generation: next_generation(),
             shape_generation: next_generation(),
             uid: next_generation(),
@@ -129,10 +122,11 @@ mod tests {
         assert_eq!(before_fail.source(src).and_then(|h| h.up), Some(true));
         let during = st.as_of(5500);
         assert_eq!(during.source(src).and_then(|h| h.up), Some(false));
+        let empty = st.as_of(-1);
         assert_eq!(
-            st.as_of(-1)
+            empty
                 .get(crate::metrics::store::SeriesId(0))
-                .map(|s| s.len()),
+                .map(|s| s.len(&empty)),
             Some(0)
         );
         assert_ne!(past.generation(), st.generation());
@@ -159,7 +153,10 @@ mod long {
             st.ingest(src, i * 1000, &p);
         }
         let id = crate::metrics::store::SeriesId(0);
-        let all: Vec<_> = st.get(id).map(|s| s.points().collect()).unwrap_or_default();
+        let all: Vec<_> = st
+            .get(id)
+            .map(|s| s.points(&st).collect())
+            .unwrap_or_default();
         assert_eq!(
             all.first().map(|p| p.0),
             Some(299_000),
@@ -171,18 +168,18 @@ mod long {
             let past = st.as_of(cut);
             let got: Vec<_> = past
                 .get(id)
-                .map(|s| s.points().collect())
+                .map(|s| s.points(&past).collect())
                 .unwrap_or_default();
             let want: Vec<_> = all.iter().copied().filter(|p| p.0 <= cut).collect();
             assert_eq!(got, want, "cut at {cut}");
             assert_eq!(
-                past.get(id).map(|s| s.len()),
+                past.get(id).map(|s| s.len(&past)),
                 Some(want.len()),
                 "len at {cut}"
             );
             assert_eq!(
                 past.get(id)
-                    .and_then(|s| s.last_two())
+                    .and_then(|s| s.last_two(&past))
                     .map(|(a, b)| (a.0, b.0)),
                 want.len()
                     .checked_sub(2)

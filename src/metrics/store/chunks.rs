@@ -43,6 +43,11 @@ impl<T> Chunked<T> {
         self.len += 1;
     }
 
+    /// Elements the chunks have room for.
+    pub fn capacity(&self) -> usize {
+        self.chunks.iter().map(Vec::capacity).sum()
+    }
+
     pub fn get(&self, i: usize) -> Option<&T> {
         self.chunks.get(i / CHUNK)?.get(i % CHUNK)
     }

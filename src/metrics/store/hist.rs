@@ -7,19 +7,13 @@
 //! varint), or a point after a gap of polls with its change. The newest point stays unencoded, so
 //! a repeated timestamp can replace it and the two newest points are read without decoding.
 
+mod blocks;
 mod varint;
 
 use crate::metrics::Ts;
+pub(super) use blocks::Slab;
+use blocks::{Block, Cursor, More};
 use std::collections::VecDeque;
-use varint::{put_varint, unzig, varint, zig};
-
-/// Points per block: the first is held in the header, the rest a few bytes each (or nothing).
-const BLOCK: u32 = 256;
-
-/// Token tags (the lowest two bits of a token's first varint).
-const RUN: u64 = 0;
-const NEXT: u64 = 1;
-const GAP: u64 = 2;
 
 /// A decoded point: its poll's sequence number and its raw value.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -28,425 +22,381 @@ pub(super) struct At {
     pub raw: u64,
 }
 
-#[derive(Clone, Debug)]
-struct Block {
-    seq0: i64,
-    raw0: u64,
-    seq_end: i64,
-    /// Time of the newest point, so the newest two points need no clock and whole blocks are
-    /// skipped by time.
-    t_end: Ts,
-    raw_end: u64,
-    n: u32,
-    /// Where the last token starts, while it is a run that may grow.
-    run_at: Option<u32>,
-    /// Every point of the block has the value `raw0` (a counter that did not move: most error
-    /// and drop counters), so "how much did it grow" needs no decoding.
-    flat: bool,
-    bytes: Vec<u8>,
-}
-
-/// Decoder state at one point of a block.
-#[derive(Clone, Copy, Debug)]
-struct Cursor {
-    pos: u32,
-    i: u32,
-    /// Points of the current run still to come.
-    run_left: u32,
-    seq: i64,
-    raw: u64,
-}
-
-impl Cursor {
-    fn start(b: &Block) -> Self {
-        Cursor {
-            pos: 0,
-            i: 0,
-            run_left: 0,
-            seq: b.seq0,
-            raw: b.raw0,
-        }
-    }
-
-    /// Step to the next point of `b`; `false` at the end (or on bytes that do not decode).
-    fn advance(&mut self, b: &Block) -> bool {
-        if self.i + 1 >= b.n {
-            return false;
-        }
-        if self.run_left > 0 {
-            self.run_left -= 1;
-            self.seq += 1;
-            self.i += 1;
-            return true;
-        }
-        let mut pos = self.pos as usize;
-        let Some(head) = varint(&b.bytes, &mut pos) else {
-            return false;
-        };
-        match head & 3 {
-            RUN => {
-                self.run_left = ((head >> 2) as u32).saturating_sub(1);
-                self.seq += 1;
-            }
-            NEXT => {
-                self.raw = self.raw.wrapping_add(unzig(head >> 2) as u64);
-                self.seq += 1;
-            }
-            _ => {
-                let Some(dv) = varint(&b.bytes, &mut pos) else {
-                    return false;
-                };
-                self.seq = self.seq.wrapping_add((head >> 2) as i64);
-                self.raw = self.raw.wrapping_add(unzig(dv) as u64);
-            }
-        }
-        self.pos = pos as u32;
-        self.i += 1;
-        true
-    }
-
-    fn point(&self) -> At {
-        At {
-            seq: self.seq,
-            raw: self.raw,
-        }
-    }
-}
-
-/// A series' history: the newest point unencoded; before it either a run held as a count (the
-/// series has not changed and missed no poll since its first point: most error, drop and
-/// `enabled` series of a switch, which then cost no allocation however long they are kept) or,
-/// once it changed, encoded blocks. 40 bytes inline (issue #22: a row of a big answer makes ten
-/// series, and a `VecDeque` of blocks per series cost ~350 heap bytes from its second point).
-#[derive(Debug, Default)]
+/// A series' history as the series holds it: 20 bytes, aligned to 4 so that it packs beside the
+/// series' source (issue #22: a row of a big answer makes ten series, so these bytes are most
+/// of what a row costs). The newest point is unencoded; before it either a run held as a count
+/// (the series has not changed and missed no poll since its first point: most error, drop and
+/// `enabled` series of a switch, which then cost nothing more however long they are kept) or,
+/// once it changed, encoded blocks in a [`Slab`] slot. Its times are its source's clock's, looked
+/// up by sequence number; the older of the two newest points is kept here as a difference from
+/// the newest while that fits, so a rate reads one series and the clock, never the slot.
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Hist {
-    /// The newest point and its time (while `len > 0`).
-    last: At,
-    last_t: Ts,
-    len: u32,
-    /// While `more` is `None`: the points before the newest are the `run` polls just before it,
-    /// each with its value. Always 0 while `more` holds the older points.
-    run: u32,
-    /// The points before the newest, encoded; never an empty deque.
-    more: Option<Box<Blocks>>,
+    /// The newest point's value, low half first (two words keep the alignment at 4).
+    raw: [u32; 2],
+    /// The newest point's poll.
+    seq: u32,
+    /// With [`MORE`]: the points before the newest are encoded in the slab slot named by the
+    /// other bits. Without: how many points there are (0: none), all but the newest the run of
+    /// polls just before it, each with its value.
+    word: u32,
+    /// The low [`TAG_BITS`] are the owner's (the series' kind and scale). With [`PREV`], while
+    /// blocks hold the older points: the older of the two newest points is one poll before the
+    /// newest and its value is the newest's less the signed number in the bits from
+    /// [`DELTA_SHIFT`] on (counters move by far less than 2^26 a poll, but for bytes).
+    tag: u32,
 }
 
-#[derive(Debug)]
-struct Blocks {
-    blocks: VecDeque<Block>,
-    /// The first live point, inside `blocks[0]` (points before it have expired).
-    front: Cursor,
-}
+const MORE: u32 = 1 << 31;
+const TAG_BITS: u32 = 4;
+const TAG_MASK: u32 = (1 << TAG_BITS) - 1;
+const PREV: u32 = 1 << TAG_BITS;
+const DELTA_SHIFT: u32 = TAG_BITS + 1;
+/// Differences kept inline lie in `-LIMIT..LIMIT`.
+const LIMIT: i64 = 1 << (31 - DELTA_SHIFT);
 
 /// Empty blocks, for reading a history held inline as one that has none.
 static NO_BLOCKS: VecDeque<Block> = VecDeque::new();
 
 impl Hist {
-    pub fn len(&self) -> usize {
-        self.len as usize
+    /// An empty history carrying the owner's `tag` (its low [`TAG_BITS`]).
+    pub fn tagged(tag: u32) -> Hist {
+        Hist {
+            tag: tag & TAG_MASK,
+            ..Hist::default()
+        }
+    }
+
+    pub fn tag(&self) -> u32 {
+        self.tag & TAG_MASK
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.word == 0
     }
 
-    fn blocks(&self) -> &VecDeque<Block> {
-        self.more.as_ref().map_or(&NO_BLOCKS, |m| &m.blocks)
-    }
-
-    /// The newest point and its time.
-    pub fn last(&self) -> Option<(At, Ts)> {
-        (self.len > 0).then_some((self.last, self.last_t))
-    }
-
-    /// The two newest points with their times, older first; `time` gives a poll's time (asked
-    /// only for a point of an inline run, whose time is not kept here).
-    pub fn last_two(&self, time: impl FnOnce(i64) -> Option<Ts>) -> Option<((At, Ts), (At, Ts))> {
-        if self.len < 2 {
-            return None;
+    pub fn len(&self, m: &Slab) -> usize {
+        match self.slot() {
+            Some(i) => m.get(i).map_or(0, |x| x.len as usize),
+            None => self.word as usize,
         }
-        let b = (self.last, self.last_t);
-        let a = match self.blocks().back() {
-            Some(x) => (
+    }
+
+    fn slot(&self) -> Option<u32> {
+        (self.word & MORE != 0).then_some(self.word & !MORE)
+    }
+
+    fn more<'a>(&self, m: &'a Slab) -> Option<&'a More> {
+        m.get(self.slot()?)
+    }
+
+    fn blocks<'a>(&self, m: &'a Slab) -> &'a VecDeque<Block> {
+        self.more(m).map_or(&NO_BLOCKS, |x| &x.blocks)
+    }
+
+    /// While inline: the points of the run before the newest.
+    fn run_len(&self) -> u32 {
+        match self.slot() {
+            Some(_) => 0,
+            None => self.word.saturating_sub(1),
+        }
+    }
+
+    fn raw(&self) -> u64 {
+        u64::from(self.raw[0]) | u64::from(self.raw[1]) << 32
+    }
+
+    fn set_last(&mut self, p: At) {
+        self.raw = [p.raw as u32, (p.raw >> 32) as u32];
+        // Sequence numbers count one source's polls from 0: 2^32 of them is over a century of
+        // polls a second.
+        self.seq = p.seq as u32;
+    }
+
+    /// The newest point.
+    pub fn last(&self) -> Option<At> {
+        (!self.is_empty()).then(|| At {
+            seq: i64::from(self.seq),
+            raw: self.raw(),
+        })
+    }
+
+    /// The two newest points, older first: from the series alone unless the older one is more
+    /// than a poll back or far from the newest in value.
+    pub fn last_two(&self, m: &Slab) -> Option<(At, At)> {
+        let b = self.last()?;
+        let a = match self.slot() {
+            None if self.word >= 2 => At {
+                seq: b.seq - 1,
+                raw: b.raw,
+            },
+            None => return None,
+            Some(_) if self.tag & PREV != 0 => At {
+                seq: b.seq - 1,
+                raw: b
+                    .raw
+                    .wrapping_sub(((self.tag as i32) >> DELTA_SHIFT) as i64 as u64),
+            },
+            Some(i) => {
+                let x = m.get(i)?.blocks.back()?;
                 At {
                     seq: x.seq_end,
                     raw: x.raw_end,
-                },
-                x.t_end,
-            ),
-            None => {
-                let seq = self.last.seq - 1;
-                let raw = self.last.raw;
-                (At { seq, raw }, time(seq)?)
+                }
             }
         };
         Some((a, b))
     }
 
-    /// Replace the newest point's value (a repeated timestamp); `time` as for [`Hist::push`].
-    pub fn replace_last(&mut self, raw: u64, time: impl Fn(i64) -> Option<Ts>) {
-        if self.len == 0 {
+    /// Keep the older of the two newest points inline if it can be (after any change).
+    fn set_prev(&mut self, m: &Slab) {
+        self.tag &= TAG_MASK;
+        let (Some(x), Some(b)) = (self.more(m).and_then(|x| x.blocks.back()), self.last()) else {
             return;
+        };
+        let d = b.raw.wrapping_sub(x.raw_end) as i64;
+        if x.seq_end == b.seq - 1 && (-LIMIT..LIMIT).contains(&d) {
+            self.tag |= PREV | (d as u32) << DELTA_SHIFT;
         }
-        if raw != self.last.raw && self.run > 0 {
+    }
+
+    /// Replace the newest point's value (a repeated timestamp); `time` gives a poll's time.
+    pub fn replace_last(&mut self, raw: u64, m: &mut Slab, time: impl Fn(i64) -> Option<Ts>) {
+        let Some(l) = self.last() else {
+            return;
+        };
+        if raw != l.raw && self.run_len() > 0 {
             // The run has the newest point's value: it goes into blocks before that changes.
-            self.spill(&time);
+            let t = time(l.seq).unwrap_or_default();
+            if self.spill(m, &time, t).is_none() {
+                return;
+            }
         }
-        self.last.raw = raw;
+        self.set_last(At { seq: l.seq, raw });
+        self.set_prev(m);
     }
 
     /// Add a point newer than every other (`seq` greater than the newest one's). `time` gives
-    /// the time of a poll, for the points of an inline run that go into blocks.
-    pub fn push(&mut self, p: At, t: Ts, time: impl Fn(i64) -> Option<Ts>) {
-        if self.len == 0 {
-            (self.last, self.last_t, self.len, self.run) = (p, t, 1, 0);
-            return;
-        }
-        let (l, lt) = (self.last, self.last_t);
-        if self.more.is_none() && p.seq == l.seq.wrapping_add(1) && p.raw == l.raw {
+    /// the time of a poll, for the points that go into blocks. `false`: no slot was left for the
+    /// encoded points, and the point was not added.
+    pub fn push(&mut self, p: At, m: &mut Slab, time: impl Fn(i64) -> Option<Ts>) -> bool {
+        let Some(l) = self.last() else {
+            self.set_last(p);
+            self.word = 1;
+            return true;
+        };
+        if self.slot().is_none() && p.seq == l.seq.wrapping_add(1) && p.raw == l.raw {
             // Unchanged one poll on: the run grows, nothing is encoded.
-            self.run += 1;
+            self.word += 1;
         } else {
-            self.spill(&time);
-            self.encode(l, lt);
+            let lt = time(l.seq).unwrap_or_default();
+            let Some(more) = self.spill(m, &time, lt) else {
+                return false;
+            };
+            more.encode(l, lt);
+            more.len += 1;
         }
-        (self.last, self.last_t) = (p, t);
-        self.len += 1;
+        self.set_last(p);
+        self.set_prev(m);
+        true
     }
 
-    /// Move an inline run into blocks.
-    fn spill(&mut self, time: &impl Fn(i64) -> Option<Ts>) {
-        let (run, raw, end) = (self.run, self.last.raw, self.last.seq);
-        self.run = 0;
-        for seq in end - i64::from(run)..end {
-            self.encode(At { seq, raw }, time(seq).unwrap_or(self.last_t));
-        }
-    }
-
-    fn encode(&mut self, p: At, t: Ts) {
-        let more = self.more.get_or_insert_with(|| {
-            Box::new(Blocks {
-                blocks: VecDeque::with_capacity(1),
-                front: Cursor {
-                    pos: 0,
-                    i: 0,
-                    run_left: 0,
-                    seq: p.seq,
-                    raw: p.raw,
-                },
-            })
-        });
-        match more.blocks.back_mut() {
-            Some(b) if b.n < BLOCK => {
-                let ds = p.seq.wrapping_sub(b.seq_end);
-                let dv = zig(p.raw.wrapping_sub(b.raw_end) as i64);
-                // Grow by small steps: the open block of every series is never mostly slack.
-                if b.bytes.capacity() - b.bytes.len() < 12 {
-                    b.bytes.reserve_exact(32);
+    /// The slot of the encoded points, the inline run moved into it first (its points timed by
+    /// `time`, `t` for one it does not know). `None`: no slot left.
+    fn spill<'a>(
+        &mut self,
+        m: &'a mut Slab,
+        time: &impl Fn(i64) -> Option<Ts>,
+        t: Ts,
+    ) -> Option<&'a mut More> {
+        let i = match self.slot() {
+            Some(i) => i,
+            None => {
+                let (run, raw, end) = (self.run_len(), self.raw(), i64::from(self.seq));
+                let i = m.take(self.word)?;
+                self.word = MORE | i;
+                let more = m.get_mut(i)?;
+                for seq in end - i64::from(run)..end {
+                    more.encode(At { seq, raw }, time(seq).unwrap_or(t));
                 }
-                if ds == 1 && dv == 0 {
-                    match b.run_at {
-                        Some(at) => {
-                            let mut pos = at as usize;
-                            let r = varint(&b.bytes, &mut pos).map_or(1, |h| h >> 2);
-                            b.bytes.truncate(at as usize);
-                            put_varint(&mut b.bytes, (r + 1) << 2 | RUN);
-                        }
-                        None => {
-                            b.run_at = Some(b.bytes.len() as u32);
-                            put_varint(&mut b.bytes, 1 << 2 | RUN);
-                        }
-                    }
-                } else {
-                    b.run_at = None;
-                    if ds == 1 && dv < 1 << 62 {
-                        put_varint(&mut b.bytes, dv << 2 | NEXT);
-                    } else {
-                        put_varint(&mut b.bytes, (ds as u64) << 2 | GAP);
-                        put_varint(&mut b.bytes, dv);
-                    }
-                }
-                b.flat &= dv == 0;
-                b.n += 1;
-                b.seq_end = p.seq;
-                b.t_end = t;
-                b.raw_end = p.raw;
-                if b.n == BLOCK {
-                    b.run_at = None;
-                    b.bytes.shrink_to_fit();
-                }
+                i
             }
-            _ => {
-                let first = more.blocks.is_empty();
-                more.blocks.push_back(Block {
-                    seq0: p.seq,
-                    raw0: p.raw,
-                    seq_end: p.seq,
-                    t_end: t,
-                    raw_end: p.raw,
-                    n: 1,
-                    run_at: None,
-                    flat: true,
-                    bytes: Vec::new(),
-                });
-                if first && let Some(b) = more.blocks.front() {
-                    more.front = Cursor::start(b);
-                }
-            }
-        }
+        };
+        m.get_mut(i)
     }
 
     /// A copy holding only the points up to sequence `last_seq`, timed by `time` (time travel,
-    /// `asof.rs`). Every block but the last is full, so whole blocks before the last one kept are
-    /// copied as bytes, undecoded; only the rest is decoded and pushed again, which also leaves the
-    /// newest kept point unencoded as `push` does.
-    pub fn up_to(&self, last_seq: i64, time: impl Fn(i64) -> Option<Ts>) -> Hist {
-        let whole = self
-            .blocks()
-            .iter()
-            .take_while(|b| b.seq_end <= last_seq)
-            .count();
-        let m = whole.saturating_sub(1);
-        if let Some(more) = &self.more
-            && m > 0
+    /// `asof.rs`), its encoded points in `out`. Every block but the last is full, so whole blocks
+    /// before the last one kept are copied as bytes, undecoded; only the rest is decoded and
+    /// pushed again, which also leaves the newest kept point unencoded as `push` does.
+    pub fn up_to(
+        &self,
+        last_seq: i64,
+        m: &Slab,
+        out: &mut Slab,
+        time: impl Fn(i64) -> Option<Ts>,
+    ) -> Hist {
+        let blocks = self.blocks(m);
+        let whole = blocks.iter().take_while(|b| b.seq_end <= last_seq).count();
+        let k = whole.saturating_sub(1);
+        if let Some(more) = self.more(m)
+            && k > 0
         {
-            let blocks: VecDeque<Block> = more.blocks.iter().take(m).cloned().collect();
-            let n: u32 = blocks.iter().map(|b| b.n).sum();
-            let mut out = Hist {
-                len: n - more.front.i.min(n),
-                more: Some(Box::new(Blocks {
+            let copied: VecDeque<Block> = more.blocks.iter().take(k).cloned().collect();
+            let n: u32 = copied.iter().map(|b| b.n).sum();
+            let n = n - more.front.i.min(n);
+            let mut h = Hist::tagged(self.tag());
+            if let Some(i) = out.take(n)
+                && let Some(x) = out.get_mut(i)
+            {
+                x.blocks = copied;
+                x.front = more.front;
+                h.word = MORE | i;
+                let it = Iter {
+                    h: *self,
                     blocks,
-                    front: more.front,
-                })),
-                ..Hist::default()
-            };
-            let copied = out.len;
-            let it = Iter {
-                h: self,
-                block: m,
-                cur: more.blocks.get(m).map(Cursor::start),
-                carry: None,
-                run: (0, 0),
-                done_last: false,
-            };
-            let mut first = true;
-            for p in it {
-                if p.seq > last_seq {
-                    break;
-                }
-                if let Some(t) = time(p.seq) {
+                    block: k,
+                    cur: blocks.get(k).map(Cursor::start),
+                    carry: None,
+                    run: (0, 0),
+                    done_last: false,
+                };
+                let mut first = true;
+                for p in it {
+                    if p.seq > last_seq {
+                        break;
+                    }
+                    if time(p.seq).is_none() {
+                        continue;
+                    }
                     if first {
                         // The copied blocks hold every point before it: it is the newest so far.
-                        (out.last, out.last_t) = (p, t);
-                        out.len += 1;
+                        h.set_last(p);
+                        if let Some(x) = out.get_mut(i) {
+                            x.len += 1;
+                        }
                         first = false;
                     } else {
-                        out.push(p, t, &time);
+                        h.push(p, out, &time);
                     }
                 }
-            }
-            if out.len > copied {
-                return out;
+                if !first {
+                    h.set_prev(out);
+                    return h;
+                }
+                out.give_back(i);
             }
         }
-        let mut out = Hist::default();
-        for p in self.iter() {
+        let mut h = Hist::tagged(self.tag());
+        for p in self.iter(m) {
             if p.seq > last_seq {
                 break;
             }
-            if let Some(t) = time(p.seq) {
-                out.push(p, t, &time);
+            if time(p.seq).is_some() {
+                h.push(p, out, &time);
             }
         }
-        out
+        h
     }
 
     /// While every point is one run (the series has not changed nor missed a poll, and holds no
     /// block): the sequence numbers of its oldest and newest points and their value.
     pub fn run(&self) -> Option<(i64, i64, u64)> {
-        match self.more {
-            None if self.len > 0 => Some((
-                self.last.seq - i64::from(self.run),
-                self.last.seq,
-                self.last.raw,
+        match self.slot() {
+            None if self.word > 0 => Some((
+                i64::from(self.seq) - i64::from(self.run_len()),
+                i64::from(self.seq),
+                self.raw(),
             )),
             _ => None,
         }
     }
 
     /// Sequence number of the oldest point.
-    pub fn front_seq(&self) -> Option<i64> {
-        match &self.more {
-            Some(m) => Some(m.front.seq),
-            None => (self.len > 0).then(|| self.last.seq - i64::from(self.run)),
+    pub fn front_seq(&self, m: &Slab) -> Option<i64> {
+        match self.slot() {
+            Some(i) => m.get(i).map(|x| x.front.seq),
+            None => self.run().map(|r| r.0),
         }
     }
 
     /// Drop the oldest point.
-    pub fn pop_front(&mut self) {
-        if self.len == 0 {
-            return;
-        }
-        self.len -= 1;
-        let Some(more) = &mut self.more else {
-            self.run = self.run.saturating_sub(1);
+    pub fn pop_front(&mut self, m: &mut Slab) {
+        let Some(i) = self.slot() else {
+            self.word = self.word.saturating_sub(1);
             return;
         };
+        let Some(more) = m.get_mut(i) else {
+            return;
+        };
+        more.len = more.len.saturating_sub(1);
         let advanced = match more.blocks.front() {
             Some(b) => more.front.advance(b),
             None => false,
         };
-        if !advanced {
-            more.blocks.pop_front();
-            match more.blocks.front() {
-                Some(b) => more.front = Cursor::start(b),
-                None => self.more = None,
+        if advanced {
+            return;
+        }
+        more.blocks.pop_front();
+        match more.blocks.front() {
+            Some(b) => more.front = Cursor::start(b),
+            None => {
+                // Only the newest point is left.
+                self.word = more.len.min(1);
+                m.give_back(i);
             }
         }
     }
 
     /// Drop every point of a poll older than `cutoff` (whole blocks first, without decoding).
-    pub fn expire(&mut self, cutoff: i64) {
-        if let Some(more) = &mut self.more {
+    pub fn expire(&mut self, cutoff: i64, m: &mut Slab) {
+        if let Some(i) = self.slot()
+            && let Some(more) = m.get_mut(i)
+        {
             while more.blocks.front().is_some_and(|b| b.seq_end < cutoff) {
                 let gone = more.blocks.front().map_or(0, |b| b.n - more.front.i);
-                self.len -= gone.min(self.len);
+                more.len -= gone.min(more.len);
                 more.blocks.pop_front();
                 if let Some(b) = more.blocks.front() {
                     more.front = Cursor::start(b);
                 }
             }
             if more.blocks.is_empty() {
-                self.more = None;
+                // Only the newest point is left.
+                self.word = more.len.min(1);
+                m.give_back(i);
             }
         }
-        if self.more.is_none() {
+        if self.slot().is_none() {
             // Inline: the run and the newest point, told by their sequence numbers.
-            if self.len > 0 && self.last.seq < cutoff {
-                (self.len, self.run) = (0, 0);
-            } else if self.len > 0 {
-                self.run = self
-                    .run
-                    .min(u32::try_from(self.last.seq - cutoff).unwrap_or(u32::MAX));
-                self.len = self.run + 1;
+            let seq = i64::from(self.seq);
+            if self.word > 0 && seq < cutoff {
+                self.word = 0;
+            } else if self.word > 0 {
+                let run = self
+                    .run_len()
+                    .min(u32::try_from(seq - cutoff).unwrap_or(u32::MAX));
+                self.word = run + 1;
             }
             return;
         }
-        while self.front_seq().is_some_and(|s| s < cutoff) {
-            self.pop_front();
+        while self.front_seq(m).is_some_and(|s| s < cutoff) {
+            self.pop_front(m);
         }
     }
 
     /// Every point, oldest first.
-    pub fn iter(&self) -> Iter<'_> {
+    pub fn iter<'a>(&self, m: &'a Slab) -> Iter<'a> {
+        let more = self.more(m);
         Iter {
-            h: self,
+            h: *self,
+            blocks: self.blocks(m),
             block: 0,
-            cur: self.more.as_ref().map(|m| m.front),
+            cur: more.map(|x| x.front),
             carry: None,
-            run: match self.more {
-                None if self.len > 0 => (self.last.seq - i64::from(self.run), self.run),
-                _ => (0, 0),
+            run: match self.run() {
+                Some((first, _, _)) => (first, self.run_len()),
+                None => (0, 0),
             },
             done_last: false,
         }
@@ -454,22 +404,23 @@ impl Hist {
 
     /// Points from the last one before time `since` on (all of them when none is before it),
     /// skipping whole blocks that end before that, undecoded.
-    pub fn iter_from(&self, since: Ts) -> Iter<'_> {
-        let blocks = self.blocks();
+    pub fn iter_from<'a>(&self, since: Ts, m: &'a Slab) -> Iter<'a> {
+        let blocks = self.blocks(m);
         // The first block holding a point at or after `since`.
         let k = blocks
             .iter()
             .position(|b| b.t_end >= since)
             .unwrap_or(blocks.len());
         if k == 0 {
-            return self.iter();
+            return self.iter(m);
         }
         let prev = blocks.get(k - 1).map(|b| At {
             seq: b.seq_end,
             raw: b.raw_end,
         });
         Iter {
-            h: self,
+            h: *self,
+            blocks,
             block: k,
             cur: blocks.get(k).map(Cursor::start),
             carry: prev,
@@ -482,17 +433,22 @@ impl Hist {
     /// blocks' headers without decoding (`false` when unsure).
     ///
     /// [`iter_from`]: Hist::iter_from
-    pub fn flat_from(&self, since: Ts) -> bool {
-        if self.len == 0 || self.more.is_none() {
+    pub fn flat_from(&self, since: Ts, m: &Slab) -> bool {
+        if self.is_empty() || self.slot().is_none() {
             // Nothing, or an inline run and its newest point: one value.
             return true;
         }
-        let blocks = self.blocks();
+        if self.tag & PREV != 0 && self.tag >> DELTA_SHIFT != 0 {
+            // The newest two points differ, and `iter_from` yields both whatever `since` (the
+            // older is the last encoded point): a moving counter is told without the slab.
+            return false;
+        }
+        let blocks = self.blocks(m);
         let k = blocks
             .iter()
             .position(|b| b.t_end >= since)
             .unwrap_or(blocks.len());
-        let v = self.last.raw;
+        let v = self.raw();
         // The point `iter_from` starts with: the end of the block before `k`.
         let carry = k.checked_sub(1).and_then(|j| blocks.get(j));
         carry.is_none_or(|b| b.raw_end == v)
@@ -500,19 +456,12 @@ impl Hist {
                 .range(k..)
                 .all(|b| b.flat && b.raw0 == v && b.raw_end == v)
     }
-
-    /// Heap bytes held, for the stats.
-    pub fn bytes(&self) -> usize {
-        self.more.as_ref().map_or(0, |m| {
-            std::mem::size_of::<Blocks>()
-                + m.blocks.capacity() * std::mem::size_of::<Block>()
-                + m.blocks.iter().map(|b| b.bytes.capacity()).sum::<usize>()
-        })
-    }
 }
 
 pub(super) struct Iter<'a> {
-    h: &'a Hist,
+    /// A copy of the history's inline part.
+    h: Hist,
+    blocks: &'a VecDeque<Block>,
     block: usize,
     /// Position in `blocks[block]`, at a point not yet yielded.
     cur: Option<Cursor>,
@@ -530,7 +479,7 @@ impl Iterator for Iter<'_> {
         if let Some(p) = self.carry.take() {
             return Some(p);
         }
-        let blocks = self.h.blocks();
+        let blocks = self.blocks;
         while let Some(b) = blocks.get(self.block) {
             let Some(c) = &mut self.cur else {
                 self.cur = Some(Cursor::start(b));
@@ -548,14 +497,14 @@ impl Iterator for Iter<'_> {
             self.run = (seq + 1, self.run.1 - 1);
             return Some(At {
                 seq,
-                raw: self.h.last.raw,
+                raw: self.h.raw(),
             });
         }
-        if self.done_last || self.h.len == 0 {
+        if self.done_last {
             return None;
         }
         self.done_last = true;
-        Some(self.h.last)
+        self.h.last()
     }
 }
 

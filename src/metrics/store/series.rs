@@ -1,11 +1,10 @@
 //! One series' history and the clock its source's polls share.
 
-use super::SourceId;
 use super::hist;
+use super::{SourceId, Store};
 use crate::metrics::rate::Width;
 use crate::metrics::{Scale, SeriesKey, Ts, Value};
 use std::collections::VecDeque;
-use std::sync::{Arc, RwLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -21,7 +20,7 @@ pub struct Point {
 
 /// The instants one source's polls were taken at. Every series of a source is sampled at the same
 /// instants, so its points name a poll by sequence number and the timestamps are held once, here.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Clock {
     /// Sequence number of `times[0]`.
     pub(super) first: i64,
@@ -61,78 +60,132 @@ impl Clock {
     }
 }
 
-pub(super) type SharedClock = Arc<RwLock<Clock>>;
-
-pub(super) fn read(c: &SharedClock) -> std::sync::RwLockReadGuard<'_, Clock> {
-    c.read().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub(super) fn write(c: &SharedClock) -> std::sync::RwLockWriteGuard<'_, Clock> {
-    c.write().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// 80 bytes (issue #22: a row of a big answer makes ten): its key 24 (`Str` and `Labels` one
-/// pointer each), its history 40, its source's clock 8 (the times of its points: `points` and
-/// `last_two` read them, so the series holds them until those move to the store), source, kind
-/// and scale 7.
+/// 48 bytes (issue #22: a row of a big answer makes ten): its key 24 (`Str` and `Labels` one
+/// pointer each), its source 4 and its history 20 (the newest value, its poll, a count or the
+/// slot of its encoded points, the older of the two newest points as a difference, and the
+/// series' kind and scale in 3 of its bits). Times are its source's clock's, the store's: so
+/// reading points takes the store ([`Series::latest`] and the rest).
 #[derive(Debug)]
 pub struct Series {
     pub key: SeriesKey,
     pub source: SourceId,
-    pub kind: Kind,
-    /// Metric units per stored count (µs counters of a seconds metric); reads apply it.
-    pub scale: Scale,
     pub(super) points: hist::Hist,
-    /// Its source's clock: the times of its points.
-    pub(super) clock: SharedClock,
 }
 
+/// The kind and scale of a series as its history's tag bits.
+const W32: u32 = 1;
+const GAUGE: u32 = 2;
+const MICRO: u32 = 4;
+
 impl Series {
+    pub(super) fn new(key: SeriesKey, source: SourceId, kind: Kind, scale: Scale) -> Series {
+        let tag = match kind {
+            Kind::Counter(Width::W64) => 0,
+            Kind::Counter(Width::W32) => W32,
+            Kind::Gauge => GAUGE,
+        } | match scale {
+            Scale::One => 0,
+            Scale::Micro => MICRO,
+        };
+        Series {
+            key,
+            source,
+            points: hist::Hist::tagged(tag),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self.points.tag() & 3 {
+            0 => Kind::Counter(Width::W64),
+            W32 => Kind::Counter(Width::W32),
+            _ => Kind::Gauge,
+        }
+    }
+
+    /// Metric units per stored count (µs counters of a seconds metric); reads apply it.
+    pub fn scale(&self) -> Scale {
+        if self.points.tag() & MICRO != 0 {
+            Scale::Micro
+        } else {
+            Scale::One
+        }
+    }
+
     pub fn value_of(&self, p: &Point) -> Value {
-        match self.kind {
-            Kind::Counter(Width::W64) if self.scale == Scale::Micro => Value::CounterMicros(p.raw),
+        match self.kind() {
+            Kind::Counter(Width::W64) if self.scale() == Scale::Micro => {
+                Value::CounterMicros(p.raw)
+            }
             Kind::Counter(Width::W64) => Value::Counter(p.raw),
             Kind::Counter(Width::W32) => Value::Counter32(p.raw),
             Kind::Gauge => Value::Gauge(f64::from_bits(p.raw)),
         }
     }
 
-    /// Every point, oldest first (decoded: reading the newest ones is cheaper with [`latest`]
-    /// and [`last_two`]).
+    /// Its source's clock in `st`, the store it is from.
+    pub(super) fn clock<'a>(&self, st: &'a Store) -> Option<&'a Clock> {
+        st.clocks.get(self.source.0 as usize)
+    }
+
+    fn time(&self, st: &Store, seq: i64) -> Option<Ts> {
+        self.clock(st)?.time(seq)
+    }
+
+    /// Every point, oldest first, of this series of `st` (decoded: reading the newest ones is
+    /// cheaper with [`latest`] and [`last_two`]).
     ///
     /// [`latest`]: Series::latest
     /// [`last_two`]: Series::last_two
-    pub fn points(&self) -> impl DoubleEndedIterator<Item = (Ts, Value)> + '_ {
+    pub fn points<'a>(
+        &'a self,
+        st: &'a Store,
+    ) -> impl DoubleEndedIterator<Item = (Ts, Value)> + 'a {
         let v: Vec<(Ts, Value)> = self
-            .timed(self.points.iter())
+            .timed(st, self.points.iter(&st.slab))
             .map(|p| (p.t, self.value_of(&p)))
             .collect();
         v.into_iter()
     }
 
     /// Points from the last one before `since` on, oldest first.
-    pub fn points_since(&self, since: Ts) -> impl Iterator<Item = (Ts, Value)> + '_ {
+    pub fn points_since<'a>(
+        &'a self,
+        st: &'a Store,
+        since: Ts,
+    ) -> impl Iterator<Item = (Ts, Value)> + 'a {
         let v: Vec<(Ts, Value)> = self
-            .timed(self.points.iter_from(since))
+            .timed(st, self.points.iter_from(since, &st.slab))
             .map(|p| (p.t, self.value_of(&p)))
             .collect();
         v.into_iter()
     }
 
     /// Points with their times from the clock.
-    pub(super) fn timed<'a>(&'a self, it: hist::Iter<'a>) -> impl Iterator<Item = Point> + 'a {
-        let clock = read(&self.clock);
-        it.filter_map(move |p| clock.time(p.seq).map(|t| Point { t, raw: p.raw }))
+    pub(super) fn timed<'a>(
+        &'a self,
+        st: &'a Store,
+        it: hist::Iter<'a>,
+    ) -> impl Iterator<Item = Point> + 'a {
+        let clock = self.clock(st);
+        it.filter_map(move |p| clock?.time(p.seq).map(|t| Point { t, raw: p.raw }))
     }
 
     /// The two newest points with their times, undecoded, older first.
-    pub(super) fn two(&self) -> Option<((hist::At, Ts), (hist::At, Ts))> {
-        self.points.last_two(|q| read(&self.clock).time(q))
+    pub(super) fn two(&self, st: &Store) -> Option<((hist::At, Ts), (hist::At, Ts))> {
+        let (a, b) = self.points.last_two(&st.slab)?;
+        let clock = self.clock(st)?;
+        Some(((a, clock.time(a.seq)?), (b, clock.time(b.seq)?)))
+    }
+
+    /// The newest point, undecoded, with its time.
+    pub(super) fn last(&self, st: &Store) -> Option<(hist::At, Ts)> {
+        let p = self.points.last()?;
+        Some((p, self.time(st, p.seq)?))
     }
 
     /// The two newest points, older first.
-    pub fn last_two(&self) -> Option<((Ts, Value), (Ts, Value))> {
-        let ((a, ta), (b, tb)) = self.two()?;
+    pub fn last_two(&self, st: &Store) -> Option<((Ts, Value), (Ts, Value))> {
+        let ((a, ta), (b, tb)) = self.two(st)?;
         Some(((ta, self.value(a.raw)), (tb, self.value(b.raw))))
     }
 
@@ -140,19 +193,19 @@ impl Series {
         self.value_of(&Point { t: 0, raw })
     }
 
-    pub fn len(&self) -> usize {
-        self.points.len()
+    pub fn len(&self, st: &Store) -> usize {
+        self.points.len(&st.slab)
     }
 
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
     }
 
-    pub fn latest(&self) -> Option<(Ts, Value)> {
-        self.points.last().map(|(p, t)| (t, self.value(p.raw)))
+    pub fn latest(&self, st: &Store) -> Option<(Ts, Value)> {
+        self.last(st).map(|(p, t)| (t, self.value(p.raw)))
     }
 
-    pub fn last_seen(&self) -> Option<Ts> {
-        self.points.last().map(|(_, t)| t)
+    pub fn last_seen(&self, st: &Store) -> Option<Ts> {
+        self.last(st).map(|(_, t)| t)
     }
 }

@@ -163,7 +163,7 @@ fn retention_and_capacity_bound_history() {
     let id = st
         .id(&SeriesKey::new("m_total", &[("node", "n")]))
         .expect("series");
-    assert_eq!(st.get(id).map(Series::len), Some(5));
+    assert_eq!(st.get(id).map(|s| s.len(&st)), Some(5));
     let mut st = Store::new(3_000, 100);
     let src = st.add_source("n", 1000);
     for i in 0..20 {
@@ -173,7 +173,7 @@ fn retention_and_capacity_bound_history() {
         .id(&SeriesKey::new("m_total", &[("node", "n")]))
         .expect("series");
     assert_eq!(
-        st.get(id).map(Series::len),
+        st.get(id).map(|s| s.len(&st)),
         Some(4),
         "points within 3 s of the newest"
     );
@@ -199,7 +199,7 @@ fn gauges_have_no_rate_but_keep_values() {
     let id = st.id(&SeriesKey::new("g", &[])).expect("series");
     assert_eq!(st.rate(id), None);
     assert_eq!(
-        st.get(id).and_then(Series::latest),
+        st.get(id).and_then(|s| s.latest(&st)),
         Some((0, Value::Gauge(2.5)))
     );
 }
@@ -208,12 +208,17 @@ fn gauges_have_no_rate_but_keep_values() {
 /// A series that never moved holds no history on the heap however many polls it has.
 #[test]
 fn an_unmoving_series_is_small_and_holds_no_history_bytes() {
-    // Its key 24 (name and label set one pointer each, two inline labels), history 40, clock 8,
-    // source, kind and scale.
+    // Its key 24 (name and label set one pointer each, two inline labels), source 4, history 20
+    // (kind and scale in its bits).
     assert!(
-        std::mem::size_of::<Series>() <= 80,
+        std::mem::size_of::<Series>() <= 48,
         "{} bytes",
         std::mem::size_of::<Series>()
+    );
+    assert_eq!(
+        std::mem::size_of::<hist::Hist>(),
+        20,
+        "aligned to 4, beside the source"
     );
     let mut st = Store::new(600_000, 1000);
     let src = st.add_source("n", 1000);
@@ -231,7 +236,7 @@ fn an_unmoving_series_is_small_and_holds_no_history_bytes() {
     assert_eq!(stats.points, 600);
     assert_eq!(
         stats.history_bytes,
-        read(&st.clocks[0]).times.capacity() * std::mem::size_of::<Ts>(),
+        st.clocks[0].times.capacity() * std::mem::size_of::<Ts>(),
         "only the source's clock"
     );
     let id = st

@@ -10,7 +10,7 @@
 //! not state: it belongs to one store (another one, e.g. a time-travel copy, starts it afresh)
 //! and can be dropped at any time.
 
-use super::{Kind, SeriesId, Store, Ts, read};
+use super::{Kind, SeriesId, Store, Ts};
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
 use std::collections::VecDeque;
@@ -170,20 +170,24 @@ impl Windows {
             self.store = st.uid();
         }
         let s = st.get(id)?;
-        let Kind::Counter(width) = s.kind else {
+        let Kind::Counter(width) = s.kind() else {
             return None;
         };
+        let scale = s.scale();
         let i = id.0 as usize;
         if self.per.len() <= i {
             self.per.resize_with(i + 1, Entry::default);
         }
         let e = &mut self.per[i];
-        let Some((_, newest)) = s.points.last() else {
+        let Some((_, newest)) = s.last(st) else {
             *e = Entry::default();
             return Some((&self.per[i], width));
         };
         // Expired at the front (retention, or the per-series point limit).
-        let first = s.points.front_seq().and_then(|q| read(&s.clock).time(q));
+        let first = s
+            .points
+            .front_seq(&st.slab)
+            .and_then(|q| s.clock(st)?.time(q));
         while e
             .ivs
             .front()
@@ -194,7 +198,7 @@ impl Windows {
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
         }
-        let second = s.two().map(|((a, ta), _)| (ta, a.raw));
+        let second = s.two(st).map(|((a, ta), _)| (ta, a.raw));
         if e.newest == Some(newest) {
             // Nothing arrived since.
         } else if let (Some(n), Some((t, raw))) = (e.newest, second)
@@ -203,17 +207,17 @@ impl Windows {
             // One point arrived: the newest of the last time is the one before the newest now,
             // and its interval from the end decoded then is the one to add (no decoding).
             if let Some((a, araw)) = e.end {
-                e.push(iv(a, araw, t, raw, width, s.scale));
+                e.push(iv(a, araw, t, raw, width, scale));
             }
             e.end = Some((t, raw));
         } else {
             let it = match e.end {
-                Some((t, _)) => s.points.iter_from(t),
+                Some((t, _)) => s.points.iter_from(t, &st.slab),
                 // Afresh: from where the kept intervals start (not the whole history).
-                None => s.points.iter_from(newest - self.keep_ms),
+                None => s.points.iter_from(newest - self.keep_ms, &st.slab),
             };
             let mut prev = e.end;
-            for p in s.timed(it) {
+            for p in s.timed(st, it) {
                 if p.t >= newest {
                     break;
                 }
@@ -228,7 +232,7 @@ impl Windows {
                         *e = Entry::default();
                         return self.sync(st, id);
                     }
-                    Some((t, raw)) => e.push(iv(t, raw, p.t, p.raw, width, s.scale)),
+                    Some((t, raw)) => e.push(iv(t, raw, p.t, p.raw, width, scale)),
                     None => {}
                 }
                 prev = Some((p.t, p.raw));
@@ -251,15 +255,15 @@ impl Windows {
     /// [`Store::increase_since`], from the kept intervals.
     pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
         let s = st.get(id)?;
-        if !matches!(s.kind, Kind::Counter(_)) || s.scale != Scale::One {
+        if !matches!(s.kind(), Kind::Counter(_)) || s.scale() != Scale::One {
             return None;
         }
-        let ((a, _), (b, tb)) = match s.two() {
+        let ((a, _), (b, tb)) = match s.two(st) {
             Some(two) => two,
             // One point or none: nothing grew (none: nothing to say).
             None => return s.points.last().map(|_| 0),
         };
-        if tb < since || s.points.flat_from(since) {
+        if tb < since || s.points.flat_from(since, &st.slab) {
             // Nothing since, or a counter that did not move: told without decoding, as the store
             // tells it (and nothing need be kept for it).
             return Some(0);
@@ -278,11 +282,12 @@ impl Windows {
     /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).
     pub fn rates_each(&mut self, st: &Store, id: SeriesId, since: Ts, mut f: impl FnMut(Ts, Rate)) {
         let Some(s) = st.get(id) else { return };
-        if let (Kind::Counter(width), Some((first, last, raw))) = (s.kind, s.points.run()) {
+        if let (Kind::Counter(width), Some((first, last, raw)), Some(clock)) =
+            (s.kind(), s.points.run(), s.clock(st))
+        {
             // Every point one value a poll apart (most counters of a big switch are quiet): its
             // intervals are read off the clock as the store reads them, and none is kept, so a
             // quiet counter costs no intervals (48 B a second each, issue #22).
-            let clock = read(&s.clock);
             let from = clock.seq_from(since).max(first + 1);
             let mut prev = clock.time(from - 1);
             for q in from..=last {
@@ -291,7 +296,7 @@ impl Windows {
                     let r = if st.gap(s, ta, tb) {
                         Rate::NoTime
                     } else {
-                        rate::rate((ta, raw), (tb, raw), width).scaled(s.scale)
+                        rate::rate((ta, raw), (tb, raw), width).scaled(s.scale())
                     };
                     f(tb, r);
                 }
@@ -299,7 +304,7 @@ impl Windows {
             }
             return;
         }
-        let two = s.two();
+        let two = s.two(st);
         let Some((e, width)) = self.sync(st, id) else {
             return;
         };
@@ -323,7 +328,7 @@ impl Windows {
             let r = if st.gap(s, ta, tb) {
                 Rate::NoTime
             } else {
-                rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale)
+                rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale())
             };
             f(tb, r);
         }
