@@ -596,14 +596,14 @@ impl App {
             Some(t) => &t.live,
             None => &self.store,
         };
-        let obs = episodes::observe(live, self.now);
+        // Both read every switch port's PFC rates: once, for both.
+        let pfc = episodes::port_pfc(live);
+        let obs = episodes::observe_with(live, self.now, &pfc);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
-        let live = match &self.travel {
-            Some(t) => &t.live,
-            None => &self.store,
-        };
-        let changed = self.alerts.evaluate(live, &self.cfg, &self.links, self.now);
+        let changed = self
+            .alerts
+            .evaluate_with(live, &self.cfg, &self.links, self.now, &pfc);
         if ep {
             // The rolled-up lines put the open episode's alerts first.
             self.alerts.touch();

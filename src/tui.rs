@@ -13,15 +13,12 @@ use crate::metrics::{Store, now_ms};
 use crate::record::Replay;
 use crate::theme::{Theme, no_color_env};
 use crate::{cmd, collect, ui};
-use crossterm::event::{
-    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, EventStream, KeyEventKind,
-};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind};
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute, queue};
-use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
@@ -263,7 +260,15 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             panic!("test panic in a background task (ROCETOP_TEST_PANIC_AFTER_MS)");
         });
     }
-    let mut events = EventStream::new();
+    let mut events = match terminal_events() {
+        Ok(rx) => rx,
+        Err(e) => {
+            drop(term);
+            drop(guard);
+            crate::safe_eprintln!("rocetop: cannot read the terminal: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
@@ -326,7 +331,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                 app.update(Event::Shutdown, now);
                 code = ExitCode::from(129);
             }
-            ev = events.next() => match ev {
+            ev = events.recv() => match ev {
                 Some(Ok(ev)) => dirty |= on_terminal_event(&mut app, ev, now),
                 // No more input: the terminal is gone.
                 Some(Err(_)) | None => break,
@@ -372,6 +377,31 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     drop(term);
     drop(guard);
     code
+}
+
+/// The terminal's events (keys, mouse, resizes), read by a thread of its own and handed over a
+/// channel until the terminal fails (its error is the last item).
+///
+/// crossterm's `EventStream` did this work on the screen's loop: each time the loop waited (on
+/// every poll that arrived, ~20 times a second at 8 nodes) it tried the event reader's lock with
+/// a zero timeout while its own waiting thread held it, which `parking_lot` spins out in
+/// `sched_yield` calls: ~2 % of the live screen's CPU in `perf record` (bench/perf.sh, N=8).
+/// A channel's receiver costs nothing to wait on.
+fn terminal_events() -> io::Result<mpsc::Receiver<io::Result<TermEvent>>> {
+    let (tx, rx) = mpsc::channel(64);
+    std::thread::Builder::new()
+        .name("rocetop-input".into())
+        .spawn(move || {
+            loop {
+                let ev = crossterm::event::read();
+                let failed = ev.is_err();
+                // The screen is gone (receiver dropped), or the terminal: stop reading.
+                if tx.blocking_send(ev).is_err() || failed {
+                    break;
+                }
+            }
+        })?;
+    Ok(rx)
 }
 
 /// How long new data alone waits for a redraw: a second, the shortest poll interval, so every

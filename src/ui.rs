@@ -18,6 +18,7 @@ pub mod overview;
 pub mod pfc;
 pub mod queues;
 pub mod spark;
+pub mod text;
 
 use crate::app::alerts::Severity;
 use crate::app::{App, Tab};
@@ -42,7 +43,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if area.height < 3 {
         // Too small for anything but a word; never an error.
         let msg = Line::from(Span::styled("rocetop: enlarge", app.theme.dim));
-        f.render_widget(Paragraph::new(msg), area);
+        text::put(f, area, msg);
         return;
     }
     let [tabs, body, status] = Layout::vertical([
@@ -214,7 +215,7 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         h.tabs = hits;
         h.tab_bar_y = area.y;
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    text::put(f, area, Line::from(spans));
 }
 
 fn status_bar(f: &mut Frame, area: Rect, app: &App) {
@@ -224,7 +225,7 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
             Span::raw(app.filter.clone()),
             Span::styled("_  (Enter keeps, Esc clears)", app.theme.dim),
         ]);
-        f.render_widget(Paragraph::new(line), area);
+        text::put(f, area, line);
         return;
     }
     let now = app.view_now();
@@ -289,7 +290,7 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     }
     tail.push_str(&format!(" | {} | ? help  q quit", fmt::clock(now)));
     spans.push(Span::styled(tail, app.theme.dim));
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    text::put(f, area, Line::from(spans));
 }
 
 /// "worst", or the sorted column and its direction.

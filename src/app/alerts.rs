@@ -135,8 +135,22 @@ impl Alerts {
 
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
+        let pfc = super::episodes::port_pfc(store);
+        self.evaluate_with(store, cfg, links, now, &pfc)
+    }
+
+    /// [`Alerts::evaluate`] with the ports' PFC rates already read (`episodes::port_pfc` of
+    /// the same store; the episode detector reads them too).
+    pub fn evaluate_with(
+        &mut self,
+        store: &Store,
+        cfg: &Config,
+        links: &Links,
+        now: Ts,
+        port_pfc: &super::episodes::PortRates,
+    ) -> bool {
         self.evaluations += 1;
-        let found = find(store, cfg, links, now);
+        let found = find(store, cfg, links, now, port_pfc);
         let mut changed = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.

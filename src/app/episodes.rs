@@ -13,7 +13,7 @@
 mod observe;
 pub mod text;
 
-pub use observe::{Obs, PortDrops, PortPfc, observe};
+pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc};
 
 use super::pairing::Links;
 use crate::config::Config;

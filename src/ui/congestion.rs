@@ -8,11 +8,11 @@
 //! ```
 
 use super::grid;
+use super::text;
 use super::{fmt, title};
 use crate::app::{App, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.table(Tab::Congestion);
@@ -23,13 +23,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         super::hidden_note(app, v.cols, area.width),
         fmt::clock(app.baseline())
     );
-    f.render_widget(
-        Paragraph::new(title(
-            app,
-            "ECN / CNP per device (mlx5 hw_counters)".into(),
-            note,
-        )),
+    text::put(
+        f,
         t,
+        title(app, "ECN / CNP per device (mlx5 hw_counters)".into(), note),
     );
     grid::draw(
         f,

@@ -4,6 +4,7 @@
 //! scroll the hidden ones in), keeping the selection in view; only visible rows are drawn.
 
 use super::fmt::{self, fit};
+use super::text;
 pub use crate::app::table::{
     Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, hold_gaps, lcol,
 };
@@ -12,7 +13,6 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 impl Tone {
     pub fn style(self, app: &App) -> Style {
@@ -203,5 +203,5 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
         app.hits.borrow_mut().table =
             Some((area.y + 1, drawn, offset, area.x, area.x + area.width));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    text::put(f, area, lines);
 }

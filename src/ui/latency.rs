@@ -12,13 +12,13 @@
 
 use super::fmt;
 use super::grid::{self, Row, Val};
+use super::text;
 use super::{STEP_MS, spark, title};
 use crate::app::vm::latency::{self, QUANTILES};
 use crate::app::{App, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
@@ -39,22 +39,23 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(hist_h),
     ])
     .areas(area);
-    f.render_widget(
-        Paragraph::new(title(
+    text::put(
+        f,
+        t,
+        title(
             app,
             "RDMA verbs / TCP RTT per peer".into(),
             format!(
                 "{}   latest window; loss over the last 60 s",
                 super::hidden_note(app, v.cols, area.width)
             ),
-        )),
-        t,
+        ),
     );
     let nl: Vec<Line> = notes
         .iter()
         .map(|n| Line::from(Span::styled(n.clone(), app.theme.warn)))
         .collect();
-    f.render_widget(Paragraph::new(nl), notes_a);
+    text::put(f, notes_a, nl);
     let empty = if app.cfg.pings.is_empty() {
         "no RTT: no [[ping]] peers in the config (each peer runs `rocetop pingd`)"
     } else {
@@ -135,7 +136,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
             ),
         ]));
     }
-    f.render_widget(Paragraph::new(lines), left);
+    text::put(f, left, lines);
     let w = (right.width as usize).saturating_sub(1).max(1);
     let mut rl = vec![title(app, "p99 over time (µs)".into(), String::new())];
     if let Some(c) = r.charts.get(1) {
@@ -155,5 +156,5 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
             app.theme.dim,
         )));
     }
-    f.render_widget(Paragraph::new(rl), right);
+    text::put(f, right, rl);
 }

@@ -14,13 +14,13 @@
 use super::fmt;
 use super::grid::{self, Tone};
 use super::spark::Scale;
+use super::text;
 use super::{STEP_MS, spark, src_state, title};
 use crate::app::App;
 use crate::app::vm::summary;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 /// Errors and warnings worth a glance in a training log.
 pub fn tone_of(line: &str) -> Tone {
@@ -60,10 +60,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         format!("scrolled back {} lines (End follows)", app.log.scroll)
     };
     let note = format!("   {} lines, {mode}", app.log.received);
-    f.render_widget(
-        Paragraph::new(title(app, format!("Training log {name}"), note)),
-        t,
-    );
+    text::put(f, t, title(app, format!("Training log {name}"), note));
 
     let bh = body.height as usize;
     let mut out: Vec<Line> = Vec::new();
@@ -90,7 +87,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             out.push(Line::from(Span::styled((*l).clone(), st)));
         }
     }
-    f.render_widget(Paragraph::new(out), body);
+    text::put(f, body, out);
     draw_charts(f, charts, app);
 }
 
@@ -134,7 +131,7 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
             Span::styled(spark::range_cell(range, fmt::num), app.theme.dim),
         ]));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    text::put(f, area, lines);
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 use super::fmt;
 use super::grid::{self, Tone};
 use super::spark::Scale;
+use super::text;
 use super::{SrcState, spark, src_state, title};
 use crate::app::alerts::WINDOW_MS;
 use crate::app::vm::summary;
@@ -26,7 +27,6 @@ use crate::metrics::{Store, Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let st = &app.store;
@@ -83,16 +83,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         timeline: timeline_lines(app, tl_a),
     });
     draw_nodes(f, nodes_a, app);
-    f.render_widget(Paragraph::new(v.switches.clone()), sw_a);
-    f.render_widget(Paragraph::new(v.training.clone()), train_a);
+    text::put(f, sw_a, &v.switches);
+    text::put(f, train_a, &v.training);
     if let (Some(ep), Some(text)) = (episode, ep_text) {
-        f.render_widget(
-            Paragraph::new(episode_lines(app, ep, text, area.width as usize)),
-            ep_a,
-        );
+        text::put(f, ep_a, episode_lines(app, ep, text, area.width as usize));
     }
     if !v.timeline.is_empty() {
-        f.render_widget(Paragraph::new(v.timeline.clone()), tl_a);
+        text::put(f, tl_a, &v.timeline);
     }
     draw_alerts(f, al_a, app, &lines);
 }
@@ -160,7 +157,7 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
         super::hidden_note(app, v.cols, area.width),
         v.rows.len()
     );
-    f.render_widget(Paragraph::new(title(app, "Nodes".into(), note)), t);
+    text::put(f, t, title(app, "Nodes".into(), note));
     grid::draw(
         f,
         body,
@@ -398,5 +395,5 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
             app.theme.dim,
         )));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    text::put(f, area, lines);
 }

@@ -12,11 +12,11 @@
 //! ```
 
 use super::grid;
+use super::text;
 use super::{fmt, title};
 use crate::app::{App, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.table(Tab::Pfc);
@@ -34,8 +34,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     .areas(area);
     let since = if app.mark.is_some() { "mark" } else { "start" };
     let stale: String = v.notes.iter().map(|n| format!("{n}   ")).collect();
-    f.render_widget(
-        Paragraph::new(title(
+    text::put(
+        f,
+        t1,
+        title(
             app,
             "Switch PFC per port (RxPPP/TxPPP)".into(),
             format!(
@@ -43,8 +45,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 super::hidden_note(app, v.cols, area.width),
                 fmt::clock(app.baseline())
             ),
-        )),
-        t1,
+        ),
     );
     grid::draw(
         f,
@@ -58,8 +59,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             selected: sel.filter(|i| *i < v.rows.len()),
         },
     );
-    f.render_widget(
-        Paragraph::new(title(
+    text::put(
+        f,
+        t2,
+        title(
             app,
             "Host NIC pause (ethtool -S)".into(),
             format!(
@@ -67,8 +70,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 super::hidden_note(app, v.extra_cols, area.width),
                 app.cfg.alerts.pause_time_percent
             ),
-        )),
-        t2,
+        ),
     );
     // Clicks select in the table that holds the selection (one click map): the host table's
     // rows come after the port table's in the selection's order.

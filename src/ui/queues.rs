@@ -9,11 +9,11 @@
 //! ```
 
 use super::grid;
+use super::text;
 use super::{fmt, title};
 use crate::app::{App, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.table(Tab::Queues);
@@ -28,9 +28,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     // First after the title, so a narrow screen still says it.
     note = super::hidden_note(app, v.cols, area.width) + &note;
-    f.render_widget(
-        Paragraph::new(title(app, "Switch queues: port x QoS group".into(), note)),
+    text::put(
+        f,
         t,
+        title(app, "Switch queues: port x QoS group".into(), note),
     );
     let empty = if app.cfg.switches.is_empty() {
         "no [[switch]] in the config"

@@ -2,12 +2,13 @@
 
 use super::{CHANGE_HOLD_MS, HOLD_MS, RDMA_ERRORS, ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
 use crate::app::Tab;
+use crate::app::episodes::PortRates;
 use crate::app::pairing::Links;
 use crate::config::Config;
 use crate::metrics::names::*;
 // The `*_by_key` groupings borrow their keys from the store: most groups raise nothing, and an
 // owned key per series was most of an evaluation's cost (issue #20).
-use crate::metrics::query::{increase_by_key, pause_fraction_by_key, rate_by_key};
+use crate::metrics::query::{increase_by_key, pause_fraction_by_key};
 use crate::metrics::store::Series;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
@@ -27,7 +28,13 @@ fn g(key: &[&str], i: usize) -> String {
     key.get(i).map(|s| s.to_string()).unwrap_or_default()
 }
 
-pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<Found> {
+pub(super) fn find(
+    store: &Store,
+    cfg: &Config,
+    links: &Links,
+    now: Ts,
+    port_pfc: &PortRates,
+) -> Vec<Found> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
     let a = &cfg.alerts;
@@ -109,10 +116,10 @@ pub(super) fn find(store: &Store, cfg: &Config, links: &Links, now: Ts) -> Vec<F
 
     // A port's PFC frame rate.
     let mut pfc: BTreeMap<[&str; 2], f64> = BTreeMap::new();
-    for name in [SW_PFC_RX, SW_PFC_TX] {
-        for (k, agg) in rate_by_key(store, name, &[], &["switch", "port"]) {
+    for dir in port_pfc {
+        for (k, agg) in dir {
             if let Some(r) = agg.rate {
-                *pfc.entry(k).or_default() += r;
+                *pfc.entry(*k).or_default() += r;
             }
         }
     }

@@ -4,6 +4,7 @@
 use crate::metrics::names::*;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
+use std::collections::BTreeMap;
 
 /// A switch port's PFC frames per second, by direction (switch's view).
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +46,7 @@ pub struct Obs {
     pub rtt_p99: Vec<(String, f64)>,
 }
 
-fn max_of<K>(m: std::collections::BTreeMap<K, f64>) -> Option<f64> {
+fn max_of<K>(m: BTreeMap<K, f64>) -> Option<f64> {
     m.into_values().reduce(f64::max)
 }
 
@@ -53,14 +54,28 @@ fn join(k: &[&str]) -> String {
     k.join(" ")
 }
 
+/// Switch ports' PFC frames per second, received and sent, keyed by (switch, port) borrowed
+/// from the store. The alerts' per-port PFC rule reads the same two maps: `App::eval_alerts`
+/// computes them once for both (each is a rate of every PFC series of the fabric).
+pub type PortRates<'a> = [BTreeMap<[&'a str; 2], query::Agg>; 2];
+
+/// [`PortRates`] of `store`.
+pub fn port_pfc(store: &Store) -> PortRates<'_> {
+    let g = ["switch", "port"];
+    [SW_PFC_RX, SW_PFC_TX].map(|name| query::rate_by_key(store, name, &[], &g))
+}
+
 /// Read the newest state of the fabric from `store`.
 pub fn observe(store: &Store, at: Ts) -> Obs {
-    let g = ["switch", "port"];
+    observe_with(store, at, &port_pfc(store))
+}
+
+/// [`observe`] with the ports' PFC rates already read ([`port_pfc`] of the same store).
+pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates) -> Obs {
     // Keys borrowed from the store: only the ports that go into `Obs` get owned names.
-    let rx = query::rate_by_key(store, SW_PFC_RX, &[], &g);
-    let tx = query::rate_by_key(store, SW_PFC_TX, &[], &g);
+    let [rx, tx] = port_pfc;
     let mut pfc = Vec::new();
-    for (k, a) in &rx {
+    for (k, a) in rx {
         let t = tx.get(k).and_then(|a| a.rate);
         if a.rate.is_none() && t.is_none() {
             continue;

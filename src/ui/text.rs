@@ -1,0 +1,183 @@
+//! Lines of styled text written into the frame's buffer exactly as `Paragraph::new(lines)` (no
+//! block, no wrap, no scroll) renders them, without its per-grapheme machinery for the text this
+//! screen is made of.
+//!
+//! `Paragraph` splits every span into grapheme clusters, collects each line's clusters into a
+//! vector, measures each one's width (twice) and then writes them. On the Overview that was ~11 %
+//! of a data frame (`perf record` of examples/render_time at 8 nodes: `LineTruncator::next_line`
+//! and `Graphemes::next`), more than the view it draws. Nearly all of the screen is printable
+//! ASCII and the sparkline and box-drawing blocks, where each `char` is one cluster of width one:
+//! those spans are written a character a cell. Any other span (a node name in another script, a
+//! combining mark, a wide character) goes through the same clusters and widths `Paragraph` uses,
+//! so the cells come out the same (a unit test compares the two on such text).
+
+use ratatui::Frame;
+use ratatui::buffer::{Buffer, CellWidth};
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+
+/// Draw `text` (a line or lines) into `area` as `Paragraph::new(text)` would.
+pub fn put(f: &mut Frame, area: Rect, text: impl AsLines) {
+    f.render_widget(Lines(text.as_lines()), area);
+}
+
+/// What [`put`] draws: one line or several, owned or borrowed.
+pub trait AsLines {
+    fn as_lines(&self) -> &[Line<'_>];
+}
+
+impl AsLines for Line<'_> {
+    fn as_lines(&self) -> &[Line<'_>] {
+        std::slice::from_ref(self)
+    }
+}
+
+impl AsLines for Vec<Line<'_>> {
+    fn as_lines(&self) -> &[Line<'_>] {
+        self
+    }
+}
+
+impl<T: AsLines + ?Sized> AsLines for &T {
+    fn as_lines(&self) -> &[Line<'_>] {
+        (**self).as_lines()
+    }
+}
+
+/// `lines`, one per row of the area from its top, each cut at the area's width.
+pub struct Lines<'a>(pub &'a [Line<'a>]);
+
+impl Widget for Lines<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        // Centred or right-aligned lines are placed by their whole width: left to `Paragraph`.
+        if self
+            .0
+            .iter()
+            .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left))
+        {
+            Paragraph::new(self.0.to_vec()).render(area, buf);
+            return;
+        }
+        for (y, line) in (area.top()..area.bottom()).zip(self.0) {
+            put_line(buf, area.left(), y, area.width, line);
+        }
+    }
+}
+
+/// One line at (`x`, `y`), at most `width` cells.
+fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
+    let base = Style::default().patch(line.style);
+    let mut used = 0u16;
+    for span in &line.spans {
+        let style = base.patch(span.style);
+        let text: &str = span.content.as_ref();
+        if text.chars().all(one_cell) {
+            for c in text.chars() {
+                if used >= width {
+                    return;
+                }
+                buf[(x + used, y)].set_char(c).set_style(style);
+                used += 1;
+            }
+            continue;
+        }
+        // What `Paragraph` does: clusters holding a control character are dropped, those wider
+        // than the whole area skipped, the line ends at the first that does not fit, and
+        // zero-width ones take no cell.
+        for g in span.styled_graphemes(base) {
+            let w = g.symbol.cell_width();
+            if w > width {
+                continue;
+            }
+            if used + w > width {
+                return;
+            }
+            if w == 0 {
+                continue;
+            }
+            buf[(x + used, y)].set_symbol(g.symbol).set_style(g.style);
+            used += w;
+        }
+    }
+}
+
+/// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII,
+/// box drawing (U+2500..U+257F) and block elements (U+2580..U+259F, the sparklines' bars).
+fn one_cell(c: char) -> bool {
+    matches!(c, ' '..='~' | '\u{2500}'..='\u{259f}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::{Color, Modifier, Stylize};
+    use ratatui::text::Span;
+
+    fn both(lines: &[Line], area: Rect) -> (Buffer, Buffer) {
+        let full = Rect::new(0, 0, 24, 6);
+        let mut a = Buffer::empty(full);
+        let mut b = Buffer::empty(full);
+        // Something under the text, as a frame's earlier widgets leave it.
+        for buf in [&mut a, &mut b] {
+            buf.set_string(0, 0, "#".repeat(24), Style::default().bg(Color::Blue));
+        }
+        Lines(lines).render(area, &mut a);
+        Paragraph::new(lines.to_vec()).render(area, &mut b);
+        (a, b)
+    }
+
+    /// The cells equal `Paragraph`'s for ASCII, sparkline and box-drawing text, text in other
+    /// scripts (wide characters, combining marks, a control character), line and span styles,
+    /// lines cut at the width (a wide character across the edge), more lines than rows, an area
+    /// off the origin and one past the buffer's edge.
+    #[test]
+    fn cells_equal_paragraphs() {
+        let lines = vec![
+            Line::from(vec![
+                Span::styled("step ms ", Style::default().fg(Color::Red)),
+                Span::raw("▁▂▃▅▇█ ├└─"),
+                Span::styled(" 12.5%", Modifier::BOLD),
+            ]),
+            Line::from(vec![
+                Span::raw("node 東京-1 "),
+                Span::raw("e\u{301}tat·ok"),
+                Span::raw("tab\there"),
+            ])
+            .style(Style::default().bg(Color::Green)),
+            Line::from("x".repeat(40)).italic(),
+            Line::from(vec![Span::raw("1234567890123456789012"), Span::raw("東京")]),
+            Line::default(),
+            Line::from("🙂 emoji and \u{200b}zero width"),
+            Line::from("one line too many"),
+        ];
+        for area in [
+            Rect::new(0, 0, 24, 6),
+            Rect::new(3, 1, 17, 4),
+            Rect::new(20, 2, 10, 3),
+            Rect::new(0, 0, 1, 6),
+        ] {
+            let (a, b) = both(&lines, area);
+            assert_eq!(a, b, "area {area:?}");
+        }
+        // The comparison saw text, not two blank buffers.
+        let (a, _) = both(&lines, Rect::new(0, 0, 24, 6));
+        assert_eq!(a[(0, 0)].symbol(), "s");
+        assert_eq!(a[(8, 0)].symbol(), "▁");
+        assert_eq!(a[(0, 0)].fg, Color::Red);
+    }
+
+    /// Alignment other than left is `Paragraph`'s own.
+    #[test]
+    fn aligned_lines_equal_paragraphs() {
+        let lines = vec![Line::from("right").right_aligned(), Line::from("left")];
+        let (a, b) = both(&lines, Rect::new(2, 1, 20, 3));
+        assert_eq!(a, b);
+        assert_eq!(a[(21, 1)].symbol(), "t");
+    }
+}
