@@ -123,7 +123,7 @@ impl Delta {
             let v = memo.how.get(j as usize).and_then(|h| {
                 h.value(&mut |l| {
                     let line = r.line(first + l as usize)?;
-                    hw_counters::value_line(line).map(|(_, v)| v)
+                    hw_counters::known_value(line).map(|(_, v)| v)
                 })
             });
             match (v, memo.parsed.samples.get_mut(j as usize)) {
@@ -232,11 +232,23 @@ fn hw_line(
     sums: &mut Vec<(usize, u32)>,
     m: usize,
 ) -> bool {
-    let v = match (hw_counters::value_line(old), hw_counters::value_line(new)) {
-        (Some((a, _)), Some((b, v))) if a == b => v,
-        _ => return false,
-    };
     let j = memo.sample_of.get(i).copied().unwrap_or(NONE);
+    let k = memo.sum_of.get(i).copied().unwrap_or(NONE);
+    // A line the memo maps is a counter line: the new one is too when it keeps the text before
+    // the old one's value and a number follows (as `value_line` would split it, without
+    // classifying the path again).
+    let quick = (j != NONE || k != NONE)
+        .then(|| hw_counters::known_value(old))
+        .flatten()
+        .and_then(|(p, _)| new.trim_end_matches('\r').strip_prefix(p))
+        .and_then(|v| num::count(num::trim(v)));
+    let v = match quick {
+        Some(v) => v,
+        None => match (hw_counters::value_line(old), hw_counters::value_line(new)) {
+            (Some((a, _)), Some((b, v))) if a == b => v,
+            _ => return false,
+        },
+    };
     if j != NONE {
         let value = memo
             .how
@@ -247,7 +259,6 @@ fn hw_line(
             _ => return false,
         }
     }
-    let k = memo.sum_of.get(i).copied().unwrap_or(NONE);
     if k != NONE {
         sums.push((m, k));
     }

@@ -568,7 +568,7 @@ pub fn ports(text: &str) -> Vec<PortInfo> {
 
 mod relative;
 pub mod trace;
-pub use trace::{How, Trace, value_line};
+pub use trace::{How, Trace, known_value, value_line};
 
 #[cfg(test)]
 mod tests;

@@ -95,3 +95,17 @@ pub fn value_line(line: &str) -> Option<(&str, u64)> {
     let v = num::count(num::trim(value))?;
     Some((line.get(..line.len() - value.len())?, v))
 }
+
+/// [`value_line`] of a line it accepts (one a trace maps to a sample or a sum), without
+/// classifying its path where it can: when the text after the line's last ':' is a number, that
+/// ':' is where `value_line` splits (its value has no ':'; a path-and-space line whose path holds
+/// a ':' has a '/' and a space after it, which no number has). Not for other lines.
+pub fn known_value(line: &str) -> Option<(&str, u64)> {
+    let l = line.trim_end_matches('\r');
+    if let Some(i) = l.rfind(':')
+        && let Some(v) = num::count(num::trim(&l[i + 1..]))
+    {
+        return Some((&l[..=i], v));
+    }
+    value_line(line)
+}

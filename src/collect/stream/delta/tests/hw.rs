@@ -198,3 +198,29 @@ proptest! {
         check_kinds(&HW, &dumps);
     }
 }
+
+#[test]
+fn known_value_is_value_line_on_counter_lines() {
+    use crate::parse::host::hw_counters::{known_value, value_line};
+    let odd = "\
+/sys/devices/pci0000:00/0000:00:02.0/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent 42
+/sys/devices/pci0000:00/0000:00:02.0/infiniband/mlx5_0/ports/1/hw_counters/rp_cnp_handled:7\r
+/sys/class/net/eth0:1/statistics/rx_bytes 5
+/sys/class/net/ens1/statistics/tx_bytes:  1,234
+";
+    let mut n = 0;
+    for text in [DUMP, &ttar_dump(), odd] {
+        for l in text.lines() {
+            if let Some(want) = value_line(l) {
+                assert_eq!(known_value(l), Some(want), "{l}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 100, "{n} counter lines");
+    // The space form with a ':' in its path changing value: still equal to a full parse.
+    let dumps: Vec<Vec<String>> = (0..4u64)
+        .map(|v| vec![odd.replace("np_cnp_sent 42", &format!("np_cnp_sent {v}"))])
+        .collect();
+    assert_eq!(check_kinds(&HW, &dumps).len(), 3);
+}
