@@ -26,6 +26,9 @@
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
 #   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
+#   MODES=callgrind bench/perf.sh        instructions of `rocetop export` (stream) per refresh, counted
+#                                        by callgrind over SECS seconds once every source is up
+#                                        (machine load does not move them as it moves CPU time)
 #   SSHD_CIPHERS=chacha20-poly1305@openssh.com bench/perf.sh   the ciphers every sshd offers
 #   MEMPROBE=1 MODES=stream bench/perf.sh   also where export's memory is at the end (memprobe.sh)
 #   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
@@ -255,6 +258,33 @@ run_profile() {
   log "profile written to ${PROFILE_OUT:-/tmp/rocetop-perf.report}"
 }
 
+# callgrind [NAME]: `rocetop export` in stream mode under callgrind; its counters are zeroed once
+# every source is up (connects and key exchanges excluded) and dumped SECS seconds later; the
+# refreshes in between are the switch's polls (the poll-duration histogram's count: nodes stream).
+# Prints instructions (Ir) per refresh. CG_KEEP=DIR keeps the dumps (callgrind_annotate them).
+run_callgrind() {
+  local name=${1:-callgrind}
+  local port; port=$(free_port)
+  valgrind --tool=callgrind --callgrind-out-file="$W/cg.$name.out" \
+    "$BIN" export --config "$W/c-stream.toml" --listen "127.0.0.1:$port" 2>"$W/cg.$name.log" & local pid=$!; PIDS+=($pid)
+  for _ in $(seq 600); do [ "$(all_up "$port")" -ge $((N + 1)) ] && break; sleep 0.5; done
+  sleep 3
+  # The scrapes that count the polls stay outside the counted window (a scrape renders every series).
+  curl -sf "http://127.0.0.1:$port/metrics" >"$W/m0"
+  callgrind_control --zero "$pid" >/dev/null 2>&1
+  sleep "$SECS"
+  callgrind_control --dump "$pid" >/dev/null 2>&1
+  curl -sf "http://127.0.0.1:$port/metrics" >"$W/m1"
+  local up; up=$(grep -c '^rocetop_source_up{.*} 1$' "$W/m1" || true)
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  local polls; polls=$(cat "$W/m0" "$W/m1" | awk '/^rocetop_poll_duration_seconds_count/ { v[n++] = $2 } END { print v[1] - v[0] }')
+  local dump; dump=$(ls "$W/cg.$name.out".* 2>/dev/null | head -1)
+  local ir; ir=$(awk '/^(summary|totals):/ { print $2; exit }' "$dump")
+  [ -z "${CG_KEEP:-}" ] || cp "$dump" "$CG_KEEP/cg.$name.out"
+  log "$name: $up/$((N + 1)) sources up"
+  echo "$name: $ir instructions over ${SECS}s: $((ir / SECS)) a second; the switch polled $polls times: $((ir / (polls > 0 ? polls : 1))) per poll" | tee -a "$W/callgrind" >&2
+}
+
 # run_tui [NAME CONFIG]
 run_tui() {
   local name=${1:-tui} cfg=${2:-$W/c.toml}
@@ -318,7 +348,7 @@ log "N=$N nodes on $SSHDS sshd + 1 switch, every ${INTERVAL}s, ${SECS}s per case
 for m in $MODES; do
   # With ROCETOP_BASE, each rocetop case runs twice in a row, base first, on the same fabric.
   bins=("")
-  case $m in export | stream | tui | tuistream) [ -z "$BASE" ] || bins=(base: "") ;; esac
+  case $m in export | stream | tui | tuistream | callgrind) [ -z "$BASE" ] || bins=(base: "") ;; esac
   for b in "${bins[@]}"; do
     if [ "$b" = base: ]; then BIN=$BASE; else BIN=$NEW_BIN; fi
     log "running $b$m"
@@ -330,6 +360,7 @@ for m in $MODES; do
       watch) run_baseline watch ;;
       cm) run_cm ;;
       profile) run_profile ;;
+      callgrind) run_callgrind "${b}callgrind" ;;
       prefill)
         # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
         ex=$(dirname "$BIN")/examples/store_memory
@@ -369,5 +400,6 @@ if [ -s "$W/wire" ]; then
   cat "$W/wire"
 fi
 [ -s "$W/memprobe" ] && { echo; cat "$W/memprobe"; }
+[ -s "$W/callgrind" ] && { echo; echo "callgrind (instructions of rocetop export, stream, per refresh):"; cat "$W/callgrind"; }
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"
 exit 0

@@ -196,16 +196,37 @@ pub fn parse_with(kind: ParseKind, text: &str, ctx: &Ctx, opts: &mut Options) ->
     parse_with_lines(kind, text, ctx, opts).0
 }
 
-/// [`parse_with`], and where the parser can say so, the line of `text` (its index in
-/// `num::lines`) each sample's value was read from, one per sample: an `ethtool -S` output read
-/// for a `nic_counters` subset with no capture framing removed (see
-/// [`host::ethtool::parse_keeping_lines`]); None otherwise.
+/// How each sample of a parse follows from the lines of its text (their indices in
+/// `num::lines`), one entry per sample, for a caller that sets new counter values into the last
+/// parse instead of parsing again (the streaming collector).
+#[derive(Debug, PartialEq)]
+pub enum LineMap {
+    /// Each sample is one line's value and keeps its counter type: `ethtool -S` (see
+    /// [`host::ethtool::parse_keeping_lines`]).
+    Each(Vec<u32>),
+    /// A sysfs dump, whose byte totals add several lines (see [`host::hw_counters::trace`]).
+    Hw(Vec<host::hw_counters::How>),
+}
+
+impl LineMap {
+    fn retain(&mut self, keep: &[bool]) {
+        let mut verdict = keep.iter();
+        match self {
+            LineMap::Each(v) => v.retain(|_| verdict.next().copied().unwrap_or(true)),
+            LineMap::Hw(v) => v.retain(|_| verdict.next().copied().unwrap_or(true)),
+        }
+    }
+}
+
+/// [`parse_with`], and where the parser can say so, how each sample follows from the lines of
+/// `text` ([`LineMap`]): an `ethtool -S` output read for a `nic_counters` subset, or a sysfs
+/// dump, with no capture framing removed; None otherwise.
 pub fn parse_with_lines(
     kind: ParseKind,
     text: &str,
     ctx: &Ctx,
     opts: &mut Options,
-) -> (Parsed, Option<Vec<u32>>) {
+) -> (Parsed, Option<LineMap>) {
     let mut lines = None;
     let mut parsed = match (kind, opts.format_regex, opts.keeper.as_deref_mut()) {
         (ParseKind::TrainingLog, Some(re), _) => {
@@ -221,7 +242,16 @@ pub fn parse_with_lines(
                 host::ethtool::parse_keeping_lines(&text, &ctx.name, "", &mut |c| k.keep_nic(c));
             // Lines of a cleaned copy are not the lines of the text.
             if matches!(text, std::borrow::Cow::Borrowed(_)) {
-                lines = Some(at);
+                lines = Some(LineMap::Each(at));
+            }
+            skipped.note(&mut p);
+            p
+        }
+        (ParseKind::HwCounters, _, _) => {
+            let (text, skipped) = cleaned(kind, text);
+            let (mut p, trace) = host::hw_counters::parse_traced(&text, &ctx.name);
+            if let (std::borrow::Cow::Borrowed(_), Some(t)) = (&text, trace) {
+                lines = Some(LineMap::Hw(t.how));
             }
             skipped.note(&mut p);
             p
@@ -242,8 +272,7 @@ pub fn parse_with_lines(
                 parsed
                     .samples
                     .retain(|_| verdict.next().copied().unwrap_or(true));
-                let mut verdict = kept.iter();
-                at.retain(|_| verdict.next().copied().unwrap_or(true));
+                at.retain(&kept);
             }
         }
     }

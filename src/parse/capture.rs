@@ -114,8 +114,7 @@ pub fn clean(text: &str, shell_prompts: bool) -> (Cow<'_, str>, Skipped) {
             Line::Keep(l) => {
                 changed |= l.len() != line.len();
                 if !num::trim(l).is_empty() {
-                    let lead = l.len() - l.trim_start_matches([' ', '\t']).len();
-                    indent = indent.min(lead);
+                    indent = indent.min(lead(l));
                 }
             }
             Line::Fence => skipped.fences += 1,
@@ -130,15 +129,53 @@ pub fn clean(text: &str, shell_prompts: bool) -> (Cow<'_, str>, Skipped) {
     let mut out = String::with_capacity(text.len());
     for line in num::lines(text) {
         if let Line::Keep(l) = classify(line, shell_prompts) {
-            // The common indent is whitespace on every non-blank line; a blank line may be shorter.
-            out.push_str(
-                l.get(indent..)
-                    .unwrap_or_else(|| l.trim_start_matches([' ', '\t'])),
-            );
+            out.push_str(dedent(l, indent));
             out.push('\n');
         }
     }
     (Cow::Owned(out), skipped)
+}
+
+/// What [`clean`] makes of a line it keeps as it is, the capture's common indent being `indent`.
+pub fn dedent(l: &str, indent: usize) -> &str {
+    // The common indent is whitespace on every non-blank line; a blank line may be shorter.
+    l.get(indent..)
+        .unwrap_or_else(|| l.trim_start_matches([' ', '\t']))
+}
+
+/// Per line of `text`, its line in what [`clean`] gives when `clean` keeps it as it is (u32::MAX:
+/// removed, or changed beyond the common indent), and that indent. For a caller that patches a
+/// cleaned text where lines changed ([`same_framing`]).
+pub fn kept_lines(text: &str, shell_prompts: bool) -> (Vec<u32>, usize) {
+    let (mut map, mut n, mut indent) = (Vec::new(), 0u32, usize::MAX);
+    for line in num::lines(text) {
+        match classify(line, shell_prompts) {
+            Line::Keep(l) => {
+                if !num::trim(l).is_empty() {
+                    indent = indent.min(lead(l));
+                }
+                map.push(if l.len() == line.len() { n } else { u32::MAX });
+                n += 1;
+            }
+            Line::Fence | Line::Separator | Line::Prompt => map.push(u32::MAX),
+        }
+    }
+    (map, if indent == usize::MAX { 0 } else { indent })
+}
+
+/// Whether line `new` may replace `old`, a line [`clean`] kept as it is, leaving what `clean`
+/// does to every other line the same: `new` is kept as it is too, as blank as `old` and with
+/// the same indent (so the common indent and what was skipped do not move). Then `clean` of the
+/// new text is `clean` of the old with that line's [`dedent`] in its place.
+pub fn same_framing(old: &str, new: &str, shell_prompts: bool) -> bool {
+    matches!(classify(new, shell_prompts), Line::Keep(l) if l.len() == new.len())
+        && num::trim(old).is_empty() == num::trim(new).is_empty()
+        && lead(old) == lead(new)
+}
+
+/// The leading spaces and tabs of a line.
+fn lead(l: &str) -> usize {
+    l.len() - l.trim_start_matches([' ', '\t']).len()
 }
 
 #[cfg(test)]

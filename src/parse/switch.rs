@@ -7,6 +7,7 @@ pub(crate) mod nxapi;
 pub mod nxos;
 pub mod nxos_qos;
 pub mod pfcwd;
+pub mod rows;
 pub mod sonic;
 pub mod sonic_qos;
 pub mod split;

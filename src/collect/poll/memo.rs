@@ -1,24 +1,41 @@
-//! A switch's `show queuing interface` answer, parsed from the last one: the poll loop of a
-//! switch keeps its last text, parse and [`queuing::Trace`], and the next answer's parse reads
-//! only the lines that changed (`parse/switch/nxos/queuing/delta.rs`, exact). The samples it
+//! A switch's `show queuing interface`, `show interface priority-flow-control` and `show
+//! interface flowcontrol` answers, parsed from the last ones: the poll loop of a switch keeps
+//! each one's last text, parse and trace, and the next answer's parse reads only the lines that
+//! changed (`parse/switch/nxos/queuing/delta.rs`, `parse/switch/rows.rs`: exact). The samples it
 //! hands on share their keys with the last poll's, so the store matches them by pointer.
 //!
-//! Only for text answers; JSON and other kinds are parsed as before.
+//! Only for NX-OS text answers; JSON and other kinds are parsed as before.
 
 use crate::metrics::Parsed;
-use crate::parse::switch::common::json_text;
-use crate::parse::switch::nxos::{self, queuing};
-use crate::parse::{self, Ctx, Options, ParseKind, capture};
+use crate::parse::switch::common::{is_prompt_or_echo, json_text};
+use crate::parse::switch::nxos::{self, flowcontrol, pfc, queuing};
+use crate::parse::switch::rows;
+use crate::parse::{self, Ctx, Options, ParseKind, capture, num};
+
+/// What a parse recorded to read the next answer's changed lines again.
+enum Trace {
+    Queuing(queuing::Trace),
+    Pfc(rows::Trace<pfc::State>),
+    Flowcontrol(rows::Trace<()>),
+}
 
 /// The last parse of one probe's answer.
 struct Entry {
     probe: usize,
-    text: String,
+    kind: ParseKind,
+    /// The answer as it came, capture framing and all.
+    raw: String,
+    /// What cleaning it did: per line of `raw`, its line in the cleaned text
+    /// (`capture::kept_lines`), the common indent, what was skipped.
+    cleaned_line: Vec<u32>,
+    indent: usize,
+    skipped: capture::Skipped,
+    /// The parser's answer for the cleaned text (without the note of what was skipped).
     parsed: Parsed,
-    trace: queuing::Trace,
+    trace: Trace,
 }
 
-/// One switch's memos (one per queuing probe, in practice one).
+/// One switch's memos (one per probe of these kinds).
 #[derive(Default)]
 pub(crate) struct Memo {
     entries: Vec<Entry>,
@@ -38,18 +55,20 @@ impl Memo {
         opts: &mut Options,
     ) -> Parsed {
         let at = self.entries.iter().position(|e| e.probe == probe);
-        if kind != ParseKind::NxosQueuing {
+        if !matches!(
+            kind,
+            ParseKind::NxosQueuing | ParseKind::NxosPfc | ParseKind::NxosFlowcontrol
+        ) {
             if let Some(i) = at {
                 self.entries.swap_remove(i);
             }
             return parse::parse_with(kind, text, ctx, opts);
         }
-        // As `parse::parse` does: the capture framing undone (an NX-OS 7.x answer's
-        // `QoS-Group#` header lines read as prompts), the parser given what is left, and what
-        // was skipped noted after.
-        let (text, skipped) = capture::clean(text, true);
-        let mut p = self.parsed(probe, at, &text, &ctx.name);
-        skipped.note(&mut p);
+        let sw = ctx.name.as_str();
+        let mut p = match at.and_then(|i| self.update(i, kind, text, sw)) {
+            Some(p) => p,
+            None => self.parse(probe, kind, at, text, sw),
+        };
         // And the `nic_counters` subset applied as `parse::parse_with` applies it.
         if let Some(k) = opts.keeper.as_deref_mut().filter(|k| k.filters()) {
             p.samples.retain(|s| k.keep_counter(&s.key.name));
@@ -57,37 +76,144 @@ impl Memo {
         p
     }
 
-    /// `nxos::parse_queuing(text, sw)`, from the memo where it holds.
-    fn parsed(&mut self, probe: usize, at: Option<usize>, text: &str, sw: &str) -> Parsed {
-        if json_text(text).is_some() {
+    /// Entry `i` brought to the answer `text` by reading again only its changed lines; None when
+    /// that cannot be done (the entry is then replaced by a full parse).
+    fn update(&mut self, i: usize, kind: ParseKind, text: &str, sw: &str) -> Option<Parsed> {
+        let e = self.entries.get_mut(i).filter(|e| e.kind == kind)?;
+        let ok = match raw_changes(e, text) {
+            Some(changes) => update_lines(&e.trace, sw, &mut e.parsed, &changes),
+            None => {
+                // The framing moved (or may have): compare the cleaned texts, as a full parse
+                // would read them.
+                let (old, _) = capture::clean(&e.raw, true);
+                let (new, skipped) = capture::clean(text, true);
+                if json_text(&new).is_some() {
+                    return None;
+                }
+                let ok = match &e.trace {
+                    Trace::Queuing(t) => queuing::update(t, &old, &new, sw, &mut e.parsed),
+                    Trace::Pfc(t) => rows::update(&pfc::Text { sw }, t, &old, &new, &mut e.parsed),
+                    Trace::Flowcontrol(t) => {
+                        rows::update(&flowcontrol::Text { sw }, t, &old, &new, &mut e.parsed)
+                    }
+                };
+                if ok {
+                    (e.cleaned_line, e.indent) = capture::kept_lines(text, true);
+                    e.skipped = skipped;
+                }
+                ok
+            }
+        };
+        if !ok {
+            return None;
+        }
+        e.raw.clear();
+        e.raw.push_str(text);
+        #[cfg(test)]
+        {
+            self.hits += 1;
+        }
+        let mut p = e.parsed.clone();
+        e.skipped.note(&mut p);
+        Some(p)
+    }
+
+    /// The full parse, as `parse::parse` does it: the capture framing undone (an NX-OS 7.x
+    /// answer's `QoS-Group#` header lines read as prompts), the parser given what is left, what
+    /// was skipped noted after; remembered with its trace for a text answer.
+    fn parse(
+        &mut self,
+        probe: usize,
+        kind: ParseKind,
+        at: Option<usize>,
+        raw: &str,
+        sw: &str,
+    ) -> Parsed {
+        let (text, skipped) = capture::clean(raw, true);
+        if json_text(&text).is_some() {
             if let Some(i) = at {
                 self.entries.swap_remove(i);
             }
-            return nxos::parse_queuing(text, sw);
+            let mut p = match kind {
+                ParseKind::NxosPfc => nxos::parse_pfc(&text, sw),
+                ParseKind::NxosFlowcontrol => nxos::parse_flowcontrol(&text, sw),
+                _ => nxos::parse_queuing(&text, sw),
+            };
+            skipped.note(&mut p);
+            return p;
         }
-        if let Some(e) = at.and_then(|i| self.entries.get_mut(i))
-            && queuing::update(&e.trace, &e.text, text, sw, &mut e.parsed)
-        {
-            e.text.clear();
-            e.text.push_str(text);
-            #[cfg(test)]
-            {
-                self.hits += 1;
+        let (parsed, trace) = match kind {
+            ParseKind::NxosPfc => {
+                let (p, t) = rows::parse_traced(&pfc::Text { sw }, &text);
+                (p, Trace::Pfc(t))
             }
-            return e.parsed.clone();
-        }
-        let (parsed, trace) = queuing::parse_traced(text, sw);
+            ParseKind::NxosFlowcontrol => {
+                let (p, t) = rows::parse_traced(&flowcontrol::Text { sw }, &text);
+                (p, Trace::Flowcontrol(t))
+            }
+            _ => {
+                let (p, t) = queuing::parse_traced(&text, sw);
+                (p, Trace::Queuing(t))
+            }
+        };
+        let (cleaned_line, indent) = capture::kept_lines(raw, true);
+        let mut p = parsed.clone();
+        skipped.note(&mut p);
         let e = Entry {
             probe,
-            text: text.to_owned(),
-            parsed: parsed.clone(),
+            kind,
+            raw: raw.to_owned(),
+            cleaned_line,
+            indent,
+            skipped,
+            parsed,
             trace,
         };
         match at.and_then(|i| self.entries.get_mut(i)) {
             Some(slot) => *slot = e,
             None => self.entries.push(e),
         }
-        parsed
+        p
+    }
+}
+
+/// The lines of `text` that differ from entry `e`'s last answer, as lines of the cleaned text
+/// (index, new text), when capture cleaning keeps each of them as it is and the cleaned text is
+/// then the last one with those lines in place (`capture::same_framing`), and none of them can
+/// make the answer read as NX-API JSON (`json_text` skips prompt and echo lines and looks for a
+/// `{`). None otherwise: the lines' count or framing changed.
+fn raw_changes<'t>(e: &Entry, text: &'t str) -> Option<Vec<(usize, &'t str)>> {
+    let mut changes = Vec::new();
+    let (mut a, mut b) = (num::lines(&e.raw), num::lines(text));
+    for line in 0.. {
+        let (x, y) = match (a.next(), b.next()) {
+            (None, None) => break,
+            (Some(x), Some(y)) => (x, y),
+            _ => return None,
+        };
+        if x == y {
+            continue;
+        }
+        let at = e
+            .cleaned_line
+            .get(line)
+            .copied()
+            .filter(|&l| l != u32::MAX)?;
+        let json_like = |l: &str| l.contains('{') || is_prompt_or_echo(num::trim(l));
+        if !capture::same_framing(x, y, true) || json_like(x) || json_like(y) {
+            return None;
+        }
+        changes.push((at as usize, capture::dedent(y, e.indent)));
+    }
+    Some(changes)
+}
+
+/// The parse behind `trace` brought to a text whose lines `changes` changed.
+fn update_lines(trace: &Trace, sw: &str, parsed: &mut Parsed, changes: &[(usize, &str)]) -> bool {
+    match trace {
+        Trace::Queuing(t) => queuing::update_lines(t, sw, parsed, changes),
+        Trace::Pfc(t) => rows::update_lines(&pfc::Text { sw }, t, parsed, changes),
+        Trace::Flowcontrol(t) => rows::update_lines(&flowcontrol::Text { sw }, t, parsed, changes),
     }
 }
 
@@ -153,12 +279,91 @@ mod tests {
             part(&mut m, ParseKind::NxosQueuing, json),
             plain(ParseKind::NxosQueuing, json)
         );
-        let pfc = "Ethernet1/1  Auto On (8) 10 20\n";
+        let other = "Ethernet1/1 is up\n  1 input packets\n";
         assert_eq!(
-            part(&mut m, ParseKind::NxosPfc, pfc),
-            plain(ParseKind::NxosPfc, pfc)
+            part(&mut m, ParseKind::NxosInterface, other),
+            plain(ParseKind::NxosInterface, other)
         );
         assert!(m.entries.is_empty());
         assert_eq!(m.hits, 3);
+    }
+
+    #[test]
+    fn framed_answers_are_read_from_their_changed_lines_and_equal_a_full_parse() {
+        // Indented, fenced, with a prompt and an echo: capture cleaning removes or changes these
+        // lines, and the memo must read the changed lines as the cleaned text has them.
+        let framed = |v: u64, extra: &str| {
+            format!(
+                "   ```\n   sw1# show queuing interface\n   Egress Queuing for Eth1/1 [System]\n   +---+\n   |  QOS GROUP 1 |\n   +---+\n   |  Tx Pkts | {v} | 0 |\n   |  Tx Byts | {} | 0 |\n{extra}   ```\n",
+                v * 9
+            )
+        };
+        let mut m = Memo::default();
+        let mut hits = 0;
+        for (v, extra, taken) in [
+            (1, "", false),
+            (2, "", true),
+            (3, "", true),
+            // Lines of framing added or replaced: the cleaned texts compared, as before.
+            (3, "   ~~~\n", true),
+            (4, "   # show clock\n", true),
+            // A line less indented (every cleaned line moves), JSON-like lines: parsed whole,
+            // and still equal.
+            (5, "   # show clock\n", true),
+            (6, " |  Tx Pkts | 7 | 0 |\n", false),
+            (7, " |  Tx Pkts | 8 | 0 |\n", true),
+            (8, "   {\n", false),
+            (9, "   }\n", false),
+        ] {
+            let t = framed(v, extra);
+            let got = part(&mut m, ParseKind::NxosQueuing, &t);
+            assert_eq!(got, plain(ParseKind::NxosQueuing, &t), "{t}");
+            assert!(!got.samples.is_empty() && !got.notes.is_empty());
+            hits += u64::from(taken);
+            assert_eq!(m.hits, hits, "{t}");
+        }
+    }
+
+    #[test]
+    fn pfc_and_flowcontrol_answers_come_from_their_memos() {
+        let pfc = |v: u64| {
+            format!(
+                "Ethernet1/1  Auto On (8) {v} 20\nEthernet1/2  Auto Off {} 0\n",
+                v * 2
+            )
+        };
+        let fc = |v: u64| format!("Eth1/1  on  on  off  off  {v}  {}\n", v + 1);
+        let mut m = Memo::default();
+        for v in [1, 2, 3] {
+            for (probe, kind, t) in [
+                (1, ParseKind::NxosPfc, pfc(v)),
+                (2, ParseKind::NxosFlowcontrol, fc(v)),
+            ] {
+                let (pats, memo) = (patterns(), crate::parse::keep::NicMemo::default());
+                let mut k = memo.keeper(&pats);
+                let mut opts = Options {
+                    format_regex: None,
+                    keeper: Some(&mut k),
+                };
+                let got = m.part(probe, kind, &t, &ctx(), &mut opts);
+                assert_eq!(got, plain(kind, &t));
+                assert!(!got.samples.is_empty());
+            }
+        }
+        assert_eq!(m.hits, 4, "every answer after the first of each");
+        // A key that changed (a port renamed) is parsed in full, and still equal.
+        let renamed = pfc(4).replace("Ethernet1/2", "Ethernet1/7");
+        let mut opts = Options::default();
+        let got = m.part(1, ParseKind::NxosPfc, &renamed, &ctx(), &mut opts);
+        assert_eq!(
+            got,
+            parse::parse_with(
+                ParseKind::NxosPfc,
+                &renamed,
+                &ctx(),
+                &mut Options::default()
+            )
+        );
+        assert_eq!(m.hits, 4);
     }
 }

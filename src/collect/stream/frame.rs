@@ -272,27 +272,57 @@ impl Reassembler {
             return Ok(());
         }
         self.pending.sort_by_key(|(i, _)| *i);
+        // The new text is runs of the last one's lines (copied whole, their starts shifted)
+        // between the lines the frame set: a frame sets a few dozen of ~840 lines, and copying
+        // line by line was most of a frame's cost. Lines past the last dump's end were all set
+        // (`check_grown`); one that somehow was not is empty, as `line` answers.
+        let old_n = self.line_count();
+        // The bytes of lines a..b taken from the last dump (past its end: an empty line each).
+        let run = |a: usize, b: usize| -> usize {
+            if a >= b {
+                return 0;
+            }
+            let c = b.min(old_n).max(a);
+            let bytes = if a < c {
+                (self.starts[c] - self.starts[a]) as usize
+            } else {
+                0
+            };
+            bytes + (b - c)
+        };
         let mut len = 0;
-        let mut next = self.pending.iter().peekable();
-        for i in 0..self.lines_now {
-            len += match next.next_if(|(j, _)| *j == i) {
-                Some((_, l)) => l.len(),
-                None => self.line(i).map_or(0, str::len),
-            } + 1;
+        let mut from = 0;
+        for (j, l) in &self.pending {
+            len += run(from, *j) + l.len() + 1;
+            from = j + 1;
         }
+        len += run(from, self.lines_now);
         if u32::try_from(len).is_err() {
             return Err(bad(format!("a dump of {len} bytes")));
         }
         let mut text = String::with_capacity(len);
         let mut starts = Vec::with_capacity(self.lines_now + 1);
-        let mut next = self.pending.iter().peekable();
-        for i in 0..self.lines_now {
-            starts.push(text.len() as u32);
-            match next.next_if(|(j, _)| *j == i) {
-                Some((_, l)) => text.push_str(l),
-                None => text.push_str(self.line(i).unwrap_or("")),
+        let mut from = 0;
+        let ends = self.pending.iter().map(|(j, l)| (*j, Some(l.as_str())));
+        for (j, l) in ends.chain(std::iter::once((self.lines_now, None))) {
+            // Lines `from..j` from the last dump.
+            let b = j.min(old_n);
+            if from < b {
+                let (sa, sb) = (self.starts[from] as usize, self.starts[b] as usize);
+                let shift = text.len() as u32;
+                starts.extend(self.starts[from..b].iter().map(|&x| x - sa as u32 + shift));
+                text.push_str(&self.text[sa..sb]);
             }
-            text.push('\n');
+            for _ in from.max(b)..j {
+                starts.push(text.len() as u32);
+                text.push('\n');
+            }
+            if let Some(l) = l {
+                starts.push(text.len() as u32);
+                text.push_str(l);
+                text.push('\n');
+            }
+            from = j + 1;
         }
         starts.push(text.len() as u32);
         self.text = text;

@@ -232,6 +232,9 @@ struct PortBytes {
     bytes: [Option<u64>; 2],
     /// GID index → netdev; the lowest index names the port's netdev.
     ndevs: BTreeMap<(u64, String), String>,
+    /// The lines `words` and `bytes` add, per direction (for [`trace`]).
+    word_lines: [Vec<u32>; 2],
+    byte_lines: [Vec<u32>; 2],
 }
 
 const TX: usize = 0;
@@ -275,13 +278,34 @@ fn see(devices: &mut BTreeMap<String, bool>, dev: &str, dcqcn: bool) {
 
 /// Parse a sysfs dump of one node.
 pub fn parse(text: &str, node: &str) -> Parsed {
+    parse_into(text, node, None)
+}
+
+/// [`parse`], and how each sample follows from the lines (see [`trace`]); None for a dump
+/// whose lines are read through earlier ones (relative counter lines under a heading).
+pub fn parse_traced(text: &str, node: &str) -> (Parsed, Option<Trace>) {
+    let mut t = Trace::default();
+    let p = parse_into(text, node, Some(&mut t));
+    let relative = t.relative;
+    (p, (!relative).then_some(t))
+}
+
+fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
     let mut p = Parsed::default();
+    // Each sample's `How`, pushed beside it (a no-op without a trace).
+    let mut how = |h: How| {
+        if let Some(t) = trace.as_deref_mut() {
+            t.how.push(h);
+        }
+    };
     // device → whether it has any np_/rp_ congestion counter
     let mut devices: BTreeMap<String, bool> = BTreeMap::new();
     let mut ports: BTreeMap<(String, String), PortBytes> = BTreeMap::new();
     let mut ctx = relative::Context::default();
     let (mut framing, mut unnamed) = (0usize, 0usize);
-    for raw in num::lines(text) {
+    let mut relative = false;
+    for (at, raw) in num::lines(text).enumerate() {
+        let at = at as u32;
         let line = raw.trim_end_matches('\r');
         if num::trim(line).is_empty() {
             continue;
@@ -290,11 +314,13 @@ pub fn parse(text: &str, node: &str) -> Parsed {
             Some(kv) => kv,
             None if ctx.heading(line) => {
                 framing += 1;
+                relative = true;
                 continue;
             }
             None => match ctx.counter(line) {
                 Some(r) => {
                     unnamed += usize::from(ctx.dev.is_none());
+                    relative = true;
                     (relative_line(&ctx, &r), r.value)
                 }
                 None => {
@@ -327,14 +353,17 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                         labels,
                         v as f64 / 1000.0,
                     ));
+                    how(How::Millis(at));
                     continue;
                 }
                 p.push(rdma_sample(name, labels, v));
+                how(How::rdma(at, name));
                 if let (Some(port), Some(d)) = (port, byte_counter_direction(name)) {
                     let e = ports
                         .entry((dev.to_string(), port.to_string()))
                         .or_default();
                     add(&mut e.bytes[d], v);
+                    e.byte_lines[d].push(at);
                 }
             }
             Line::Ib { dev, port, name } => {
@@ -345,6 +374,7 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                 };
                 let labels = [("device", dev), ("node", node), ("rdma_port", port)];
                 p.push(rdma_sample(name, &labels, v));
+                how(How::rdma(at, name));
                 let d = match name {
                     "port_xmit_data" => TX,
                     "port_rcv_data" => RX,
@@ -354,6 +384,7 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                     .entry((dev.to_string(), port.to_string()))
                     .or_default();
                 add(&mut e.words[d], v);
+                e.word_lines[d].push(at);
             }
             Line::State { dev, port } => {
                 see(&mut devices, dev, false);
@@ -365,6 +396,7 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                 };
                 let labels = [("device", dev), ("node", node), ("rdma_port", port)];
                 p.push(Sample::gauge(names::RDMA_PORT_STATE, &labels, n as f64));
+                how(How::Fixed);
             }
             Line::Ndev { dev, port, idx } => {
                 see(&mut devices, dev, false);
@@ -394,10 +426,16 @@ pub fn parse(text: &str, node: &str) -> Parsed {
                     // (rx_packets) with different values, and one series must not get both.
                     _ => p.push(Sample::counter(names::kernel_counter(name), &labels, v)),
                 }
+                how(How::Counter(at));
             }
         }
     }
-    push_rdma_bytes(&mut p, node, &ports);
+    for h in push_rdma_bytes(&mut p, node, &ports) {
+        how(h);
+    }
+    if let Some(t) = trace {
+        t.relative = relative;
+    }
     if framing > 0 {
         p.note(format!(
             "{framing} command/heading lines read for the device and port of relative counter lines"
@@ -448,20 +486,33 @@ fn relative_line<'a>(ctx: &'a relative::Context, r: &relative::Relative<'a>) -> 
 }
 
 /// RDMA bytes per netdev and direction: byte counters of hw_counters where the port has them,
-/// else the IB data counters × 4. Ports sharing a netdev are summed.
-fn push_rdma_bytes(p: &mut Parsed, node: &str, ports: &BTreeMap<(String, String), PortBytes>) {
-    let mut per_netdev: BTreeMap<(&str, usize), u64> = BTreeMap::new();
+/// else the IB data counters × 4. Ports sharing a netdev are summed. Returns each sample's
+/// [`How`].
+fn push_rdma_bytes(
+    p: &mut Parsed,
+    node: &str,
+    ports: &BTreeMap<(String, String), PortBytes>,
+) -> Vec<How> {
+    // (netdev, direction) → the sum and its terms (line, factor).
+    type Sum = (u64, Vec<(u32, u64)>);
+    let mut per_netdev: BTreeMap<(&str, usize), Sum> = BTreeMap::new();
     for ((dev, _port), b) in ports {
         let netdev = b.ndevs.values().next().map_or(dev.as_str(), String::as_str);
         for d in [TX, RX] {
-            let bytes = b.bytes[d].or_else(|| b.words[d].map(|w| w.saturating_mul(4)));
+            let (bytes, lines, factor) = match b.bytes[d] {
+                Some(v) => (Some(v), &b.byte_lines[d], 1),
+                None => (b.words[d].map(|w| w.saturating_mul(4)), &b.word_lines[d], 4),
+            };
             if let Some(v) = bytes {
-                let slot = per_netdev.entry((netdev, d)).or_default();
-                *slot = slot.saturating_add(v);
+                let (sum, terms) = per_netdev.entry((netdev, d)).or_default();
+                *sum = sum.saturating_add(v);
+                terms.extend(lines.iter().map(|&l| (l, factor)));
             }
         }
     }
-    for ((netdev, d), v) in per_netdev {
+    let mut hows = Vec::with_capacity(per_netdev.len());
+    for ((netdev, d), (v, terms)) in per_netdev {
+        hows.push(How::Sum(terms));
         let labels = [
             ("node", node),
             ("netdev", netdev),
@@ -469,6 +520,7 @@ fn push_rdma_bytes(p: &mut Parsed, node: &str, ports: &BTreeMap<(String, String)
         ];
         p.push(Sample::counter(NODE_RDMA_BYTES, &labels, v));
     }
+    hows
 }
 
 /// One RDMA port as the dump shows it: for discovery (which netdev carries which device).
@@ -515,6 +567,8 @@ pub fn ports(text: &str) -> Vec<PortInfo> {
 }
 
 mod relative;
+pub mod trace;
+pub use trace::{How, Trace, known_value, value_line};
 
 #[cfg(test)]
 mod tests;

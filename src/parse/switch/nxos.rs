@@ -2,9 +2,9 @@
 //! interface` in every layout seen in the field, `show interface priority-flow-control`,
 //! `show interface flowcontrol` and `show interface`.
 
-mod flowcontrol;
+pub(crate) mod flowcontrol;
 pub(crate) mod interface;
-mod pfc;
+pub(crate) mod pfc;
 pub(crate) mod queuing;
 mod queuing_json;
 

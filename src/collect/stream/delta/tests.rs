@@ -5,7 +5,8 @@ use proptest::prelude::*;
 
 const NONCE: &str = "0123456789abcdef";
 
-/// A sysfs dump part (not memoised: parsed every time) and an `ethtool -S` part with what makes
+/// A sysfs dump part (its RDMA bytes the port's words × 4; tests/hw.rs has more) and an
+/// `ethtool -S` part with what makes
 /// that parser's output depend on more than one line: PFC pause counters, 802.3x global pause
 /// next to the MAC-control pause counters, counters the subset drops, the netdev named by the
 /// echoed command, a header.
@@ -53,8 +54,14 @@ fn frame(r: &mut Reassembler, seq: u64, prev: &[String], next: &[String]) -> Str
 }
 
 /// Every dump through the memo and through a fresh full parse: the same samples, notes and
-/// unknown lines each time. Returns how many outputs the memo answered.
+/// unknown lines each time. Returns how many `ethtool -S` outputs the memo answered.
 fn check(dumps: &[Vec<String>]) -> u64 {
+    let hits = check_kinds(&KINDS, dumps);
+    hits.iter().filter(|&&k| k == ParseKind::Ethtool).count() as u64
+}
+
+/// [`check`] of outputs of `kinds`; the kinds of the outputs the memo answered.
+fn check_kinds(kinds: &[ParseKind], dumps: &[Vec<String>]) -> Vec<ParseKind> {
     let ctx = Ctx::named("n1");
     let patterns = vec!["rx_bytes".to_string(), "tx_*".to_string()];
     let (memo_a, memo_b) = (NicMemo::default(), NicMemo::default());
@@ -75,19 +82,21 @@ fn check(dumps: &[Vec<String>]) -> u64 {
                 format_regex: None,
                 keeper: Some(&mut ka),
             };
-            let got = delta.part(i, KINDS[i], &text, &ctx, &mut opts, &r, NONCE);
+            let got = delta.part(i, kinds[i], &text, &ctx, &mut opts, &r, NONCE);
             let mut kb = memo_b.keeper(&patterns);
             let mut opts = Options {
                 format_regex: None,
                 keeper: Some(&mut kb),
             };
-            let want = parse::parse_with(KINDS[i], &text, &ctx, &mut opts);
+            let want = parse::parse_with(kinds[i], &text, &ctx, &mut opts);
             assert_eq!(got, want, "dump {seq}, part {i}:\n{text}");
         }
         prev = lines;
     }
     delta.hits
 }
+
+mod hw;
 
 #[test]
 fn value_changes_are_set_into_the_last_parse() {

@@ -311,6 +311,9 @@ proptest! {
             let out = r.push(&format!("@@rocetop-stream-end {s}")).expect("end");
             let want: String = d.iter().map(|l| format!("{l}\n")).collect();
             prop_assert_eq!(out, Some(want));
+            // And each line where its start says (the delta reads lines by index).
+            prop_assert_eq!(r.lines().collect::<Vec<_>>(), d.iter().map(String::as_str).collect::<Vec<_>>());
+            prop_assert_eq!(r.line_count(), d.len());
             prev = d.clone();
         }
     }

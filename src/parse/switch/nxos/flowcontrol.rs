@@ -4,10 +4,11 @@
 //! (`TABLE_flowcontrol.ROW_flowcontrol`).
 
 use crate::metrics::names::*;
-use crate::metrics::{Parsed, Sample};
+use crate::metrics::{Parsed, Sample, Sink};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, is_prompt_or_echo, jnum, jstr, on_off};
 use crate::parse::switch::normalize_port;
+use crate::parse::switch::rows::{self, Rows};
 use serde_json::Value;
 
 struct Row<'a> {
@@ -18,7 +19,7 @@ struct Row<'a> {
     tx: Option<u64>,
 }
 
-fn emit(acc: &mut Acc, sw: &str, r: &Row) {
+fn emit(acc: &mut dyn Sink, sw: &str, r: &Row) {
     let port = r.port.as_str();
     for (name, v) in [(SW_LINK_PAUSE_RX, r.rx), (SW_LINK_PAUSE_TX, r.tx)] {
         if let Some(v) = v {
@@ -38,12 +39,25 @@ fn emit(acc: &mut Acc, sw: &str, r: &Row) {
 }
 
 pub fn parse_text(text: &str, sw: &str) -> Parsed {
-    let mut p = Parsed::default();
     let mut acc = Acc::default();
-    for raw in crate::parse::num::lines(text) {
+    let p = rows::parse_into(&Text { sw }, text, &mut acc);
+    acc.into_parsed(p)
+}
+
+/// The text layout, a line at a time (`switch::rows`: a poll's answer is read again only where
+/// its lines changed). Its rows stand alone: no state between lines.
+pub struct Text<'a> {
+    pub sw: &'a str,
+}
+
+impl Rows for Text<'_> {
+    type State = ();
+
+    fn step(&self, _: &mut (), raw: &str, acc: &mut dyn Sink, p: &mut Parsed) {
+        let sw = self.sw;
         let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) || is_prompt_or_echo(t) {
-            continue;
+            return;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();
         let lower = t.to_ascii_lowercase();
@@ -52,19 +66,20 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
                 .iter()
                 .all(|w| matches!(w.to_ascii_lowercase().as_str(), "admin" | "oper"));
         if header {
-            continue;
+            return;
         }
         match toks.as_slice() {
             [port, _sa, so, _ra, ro, rx, tx] if port.chars().any(|c| c.is_ascii_digit()) => {
                 let (rx, tx) = (count(rx), count(tx));
-                // `desired` (negotiating) and `Unsupp.` (the port cannot pause, printed by Catalyst
-                // IOS) are states too: they give no on/off gauge, but the row's counts stand.
+                // `desired` (negotiating) and `Unsupp.` (the port cannot pause, printed by
+                // Catalyst IOS) are states too: they give no on/off gauge, but the row's counts
+                // stand.
                 let known = |s: &str| {
                     on_off(s).is_some() || s.eq_ignore_ascii_case("desired") || is_unsupported(s)
                 };
                 if (rx.is_none() && tx.is_none()) || !known(so) || !known(ro) {
                     p.unknown(t);
-                    continue;
+                    return;
                 }
                 let r = Row {
                     port: normalize_port(port),
@@ -73,12 +88,11 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
                     rx,
                     tx,
                 };
-                emit(&mut acc, sw, &r);
+                emit(acc, sw, &r);
             }
             _ => p.unknown(t),
         }
     }
-    acc.into_parsed(p)
 }
 
 /// `Unsupp.`, `unsupported`, `n/a`: the port has no such function.

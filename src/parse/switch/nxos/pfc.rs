@@ -7,6 +7,7 @@ use crate::metrics::{Parsed, Sample, Sink};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, jnum, jstr};
 use crate::parse::switch::normalize_port;
+use crate::parse::switch::rows::{self, Rows};
 use serde_json::Value;
 
 /// The VL bitmap is hex: `(8)` = priority 3, `(9)` = 0 and 3, `(20)` = 5.
@@ -71,14 +72,31 @@ pub fn parse_text(text: &str, sw: &str) -> Parsed {
 /// [`parse_text`] with each sample put in `acc` as its row is read: what else the text gave
 /// (not-understood lines) is returned.
 pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
-    let mut p = Parsed::default();
-    // detail layout state
-    let mut port: Option<String> = None;
-    let mut oper: Option<bool> = None;
-    for raw in crate::parse::num::lines(text) {
+    rows::parse_into(&Text { sw }, text, acc)
+}
+
+/// The text layouts, a line at a time (`switch::rows`: a poll's answer is read again only where
+/// its lines changed).
+pub struct Text<'a> {
+    pub sw: &'a str,
+}
+
+/// What the `detail` layout keeps between lines: the port of the block and its oper mode.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct State {
+    port: Option<String>,
+    oper: Option<bool>,
+}
+
+impl Rows for Text<'_> {
+    type State = State;
+
+    fn step(&self, st: &mut State, raw: &str, acc: &mut dyn Sink, p: &mut Parsed) {
+        let sw = self.sw;
+        let State { port, oper } = st;
         let t = crate::parse::num::trim(raw);
         if t.is_empty() || is_rule(t) || crate::parse::switch::common::is_prompt_or_echo(t) {
-            continue;
+            return;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();
         let header = |s: &str| {
@@ -88,14 +106,14 @@ pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
                     .any(|w| w.eq_ignore_ascii_case(b"rxppp"))
         };
         if header(t) {
-            continue; // table header
+            return; // table header
         }
         if let [one] = toks.as_slice()
             && looks_like_port(one)
         {
-            port = Some(normalize_port(one));
-            oper = None;
-            continue;
+            *port = Some(normalize_port(one));
+            *oper = None;
+            return;
         }
         if let Some((k, v)) = t.split_once(':')
             && let Some(pt) = port.clone()
@@ -103,13 +121,13 @@ pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
             match k.trim().to_ascii_lowercase().as_str() {
                 "admin mode" => {}
                 "oper mode" => {
-                    oper = oper_state(v);
-                    if oper == Some(false) {
+                    *oper = oper_state(v);
+                    if *oper == Some(false) {
                         enabled(acc, sw, &pt, false, None);
                     }
                 }
                 "vl bitmap" => {
-                    if oper == Some(true) {
+                    if *oper == Some(true) {
                         enabled(acc, sw, &pt, true, bitmap(v));
                     }
                 }
@@ -126,7 +144,7 @@ pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
                 }
                 _ => p.unknown(t),
             }
-            continue;
+            return;
         }
         if let Some(pt) = port.clone()
             && t.contains('|')
@@ -140,10 +158,10 @@ pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
             let name = match first.as_deref() {
                 Some("rx") => SW_PFC_RX,
                 Some("tx") => SW_PFC_TX,
-                Some(f) if f.starts_with("priority") => continue,
+                Some(f) if f.starts_with("priority") => return,
                 _ => {
                     p.unknown(t);
-                    continue;
+                    return;
                 }
             };
             for (prio, c) in cells.iter().skip(1).take(8).enumerate() {
@@ -151,13 +169,12 @@ pub fn parse_text_into(text: &str, sw: &str, acc: &mut dyn Sink) -> Parsed {
                     ppp(acc, sw, &pt, name, &prio.to_string(), v);
                 }
             }
-            continue;
+            return;
         }
         if !table_row(&toks, sw, acc) {
             p.unknown(t);
         }
     }
-    p
 }
 
 /// `Ethernet1/1/1  Auto On  (8)  1021  19133`, `Ethernet1/47 Auto Off 7316 762946`,

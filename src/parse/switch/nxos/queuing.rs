@@ -14,7 +14,7 @@ use lines::{config_row, echoed_interface, label_value, qos_group_title};
 mod delta;
 mod lines;
 
-pub use delta::{Trace, parse_traced, update};
+pub use delta::{Trace, parse_traced, update, update_lines};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Sec {

@@ -106,24 +106,35 @@ pub fn parse_traced(text: &str, sw: &str) -> (Parsed, Trace) {
 /// this way: `parsed` is then partly updated and must be thrown away (parse `new` in full).
 /// On true, `trace` holds for `new` as well.
 pub fn update(trace: &Trace, old: &str, new: &str, sw: &str, parsed: &mut Parsed) -> bool {
+    let mut changes = Vec::new();
+    let (mut a, mut b) = (num::lines(old), num::lines(new));
+    for line in 0.. {
+        match (a.next(), b.next()) {
+            (None, None) => break,
+            (Some(x), Some(y)) if x != y => changes.push((line, y)),
+            (Some(_), Some(_)) => {}
+            _ => return false,
+        }
+    }
+    update_lines(trace, sw, parsed, &changes)
+}
+
+/// [`update`] given the changed lines of a new text with as many lines as the old one (the
+/// caller compared them): each line's index and its new text, in order.
+pub fn update_lines(
+    trace: &Trace,
+    sw: &str,
+    parsed: &mut Parsed,
+    changes: &[(usize, &str)],
+) -> bool {
     if parsed.samples.len() != trace.last.len() {
         return false;
     }
     let mut st = St::new(sw, 0);
     st.out.redo = Some(Vec::new());
-    let (mut a, mut b) = (num::lines(old), num::lines(new));
-    let mut line = 0usize;
-    loop {
-        let (x, y) = match (a.next(), b.next()) {
-            (None, None) => return true,
-            (Some(x), Some(y)) => (x, y),
-            _ => return false,
-        };
-        if x != y && !again(trace, &mut st, line, y, parsed) {
-            return false;
-        }
-        line += 1;
-    }
+    changes
+        .iter()
+        .all(|&(line, y)| again(trace, &mut st, line, y, parsed))
 }
 
 /// Line `line` (now `text`) read again from its recorded state; false when its effect differs
