@@ -105,6 +105,12 @@ pub fn update<R: Rows>(
     new: &str,
     parsed: &mut Parsed,
 ) -> bool {
+    changed_lines(old, new).is_some_and(|changes| update_lines(rows, trace, parsed, &changes))
+}
+
+/// The lines of `new` that differ from `old`'s, each with its index, in order; `None` when the
+/// two do not have as many lines (a line memo then parses in full).
+pub fn changed_lines<'a>(old: &str, new: &'a str) -> Option<Vec<(usize, &'a str)>> {
     let mut changes = Vec::new();
     let (mut a, mut b) = (num::lines(old), num::lines(new));
     for line in 0.. {
@@ -112,10 +118,10 @@ pub fn update<R: Rows>(
             (None, None) => break,
             (Some(x), Some(y)) if x != y => changes.push((line, y)),
             (Some(_), Some(_)) => {}
-            _ => return false,
+            _ => return None,
         }
     }
-    update_lines(rows, trace, parsed, &changes)
+    Some(changes)
 }
 
 /// [`update`] given the changed lines of a new text with as many lines as the old one (the
@@ -148,27 +154,45 @@ pub fn update_lines<R: Rows>(
         let Some(olds) = trace.sets.get(from as usize..to as usize) else {
             return false;
         };
-        let same = redo.len() == olds.len()
-            && redo.iter().zip(olds).all(|(s, &i)| {
-                parsed
-                    .samples
-                    .get(i as usize)
-                    .is_some_and(|o| o.key == s.key)
-            });
-        if !same {
+        if !set_values(parsed, &redo, olds, &trace.last, line) {
             return false;
-        }
-        for (s, &i) in redo.iter().zip(olds) {
-            // A later line that sets the same series has the last word, as in a full parse.
-            if trace.last.get(i as usize) == Some(&(line as u32))
-                && let Some(o) = parsed.samples.get_mut(i as usize)
-            {
-                o.value = s.value;
-            }
         }
     }
     true
 }
 
+/// Line `line` read again gave `redo`; `olds` are the indices in `parsed` of the samples it set
+/// before, `last` per sample the last line that set it. When `redo` sets the same keys in the same
+/// order, their values go into `parsed` and this is true; else `parsed` is left as it was.
+pub fn set_values(
+    parsed: &mut Parsed,
+    redo: &[Sample],
+    olds: &[u32],
+    last: &[u32],
+    line: usize,
+) -> bool {
+    let same = redo.len() == olds.len()
+        && redo.iter().zip(olds).all(|(s, &i)| {
+            parsed
+                .samples
+                .get(i as usize)
+                .is_some_and(|o| o.key == s.key)
+        });
+    if !same {
+        return false;
+    }
+    for (s, &i) in redo.iter().zip(olds) {
+        // A later line that sets the same series has the last word, as in a full parse.
+        if last.get(i as usize) == Some(&(line as u32))
+            && let Some(o) = parsed.samples.get_mut(i as usize)
+        {
+            o.value = s.value;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+pub(crate) mod line_edits;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::parse::switch::nxos::{flowcontrol, pfc};
+use crate::parse::switch::rows::line_edits;
 
 /// The PFC table as bench/perf/fabric.py writes it, at tick `t` (every counter moves with `t`).
 fn fabric_pfc(ports: usize, t: u64) -> String {
@@ -155,24 +156,9 @@ fn any_one_changed_line_gives_the_full_parse() {
     let mut taken = 0;
     for text in captures() {
         let lines: Vec<&str> = num::lines(&text).collect();
-        let with = |i: usize, l: Option<&str>| {
-            let mut v: Vec<&str> = lines.clone();
-            match l {
-                Some(l) => v[i] = l,
-                None => {
-                    v.remove(i);
-                }
-            }
-            v.join("\n") + "\n"
-        };
+        let with = |i: usize, l: Option<&str>| line_edits::with_line(&lines, i, l);
         for (i, line) in lines.iter().enumerate() {
-            let bumped: String = line
-                .chars()
-                .map(|c| match c.to_digit(10) {
-                    Some(d) => char::from_digit((d + 1) % 10, 10).unwrap_or(c),
-                    None => c,
-                })
-                .collect();
+            let bumped = line_edits::bump_digits(line);
             let variants = [
                 bumped,
                 line.replace("On", "Off"),

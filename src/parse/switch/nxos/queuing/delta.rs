@@ -15,6 +15,7 @@
 use super::{Sec, St};
 use crate::metrics::Parsed;
 use crate::parse::num;
+use crate::parse::switch::rows;
 
 /// The parser's state between two lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,17 +107,7 @@ pub fn parse_traced(text: &str, sw: &str) -> (Parsed, Trace) {
 /// this way: `parsed` is then partly updated and must be thrown away (parse `new` in full).
 /// On true, `trace` holds for `new` as well.
 pub fn update(trace: &Trace, old: &str, new: &str, sw: &str, parsed: &mut Parsed) -> bool {
-    let mut changes = Vec::new();
-    let (mut a, mut b) = (num::lines(old), num::lines(new));
-    for line in 0.. {
-        match (a.next(), b.next()) {
-            (None, None) => break,
-            (Some(x), Some(y)) if x != y => changes.push((line, y)),
-            (Some(_), Some(_)) => {}
-            _ => return false,
-        }
-    }
-    update_lines(trace, sw, parsed, &changes)
+    rows::changed_lines(old, new).is_some_and(|changes| update_lines(trace, sw, parsed, &changes))
 }
 
 /// [`update`] given the changed lines of a new text with as many lines as the old one (the
@@ -173,25 +164,7 @@ fn again<'a>(
     let Some(redo) = &st.out.redo else {
         return false;
     };
-    let same = redo.len() == olds.len()
-        && redo.iter().zip(olds).all(|(s, &i)| {
-            parsed
-                .samples
-                .get(i as usize)
-                .is_some_and(|o| o.key == s.key)
-        });
-    if !same {
-        return false;
-    }
-    for (s, &i) in redo.iter().zip(olds) {
-        // A later line that sets the same series has the last word, as in a full parse.
-        if trace.last.get(i as usize) == Some(&(line as u32))
-            && let Some(o) = parsed.samples.get_mut(i as usize)
-        {
-            o.value = s.value;
-        }
-    }
-    true
+    rows::set_values(parsed, redo, olds, &trace.last, line)
 }
 
 #[cfg(test)]
