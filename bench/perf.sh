@@ -16,7 +16,8 @@
 # (MiB, VmHWM KiB / 1024: tables before 2026-11-24 called the same figure "MB"),
 # refresh latency p50/p99 (rocetop: start of a source's poll to its parsed answer, from the
 # `rocetop_poll_duration_seconds` histogram of export; baselines: start of a round to all its ssh
-# done), rounds completed, remote CPU (every sshd process and what it ran), terminal bytes/s, and
+# done), rounds completed, remote CPU (every sshd process and what it ran; "node %core": the nodes'
+# sshd alone, per node, in % of one core), terminal bytes/s, and
 # the monitor-CPU ratio of the watch baseline to each case.
 #
 #   bench/perf.sh                        # N=8, 60 s per case
@@ -123,6 +124,8 @@ SW_PORT=$(start_sshd sw "FABRIC=$W/fabric exec $ROOT/bench/perf/nxos.sh")
 NODE_PORTS=()
 for s in $(seq "$SSHDS"); do NODE_PORTS+=("$(start_sshd "n$s" "$NODE_FC")"); done
 SSHD_PIDS=$(cat "$W"/sshd*/sshd.pid | tr '\n' ' ')
+# The nodes' sshd alone (node side: what rocetop costs each node), apart from the switch's.
+NODE_SSHD_PIDS=$(cat "$W"/sshdn*/sshd.pid | tr '\n' ' ')
 
 # --- the config rocetop reads, and the baseline's targets (the same commands) ---------------------
 cat >"$W/c.toml" <<T
@@ -201,6 +204,18 @@ for le, c in zip(les, d):
 PY
 }
 meter() { python3 bench/perf/meter.py "$@"; }
+# remote_start / remote_end: every sshd's CPU over SECS (what it ran included) and the nodes' part
+# of it, as "$rcpu" = "ALL:NODES" seconds (the table splits them).
+remote_start() {
+  meter "$SECS" $SSHD_PIDS >"$W/remote" & RM_ALL=$!
+  meter "$SECS" $NODE_SSHD_PIDS >"$W/remote.nodes" & RM_NODES=$!
+}
+remote_end() {
+  local all nodes
+  wait "$RM_ALL" "$RM_NODES"
+  read -r all _ <"$W/remote"; read -r nodes _ <"$W/remote.nodes"
+  rcpu="$all:$nodes"
+}
 # wire_snap PID: per TCP connection of PID, "peer_port bytes_received data_segs_in" (ss -tinp), so
 # that two snapshots give the bytes and TCP data segments sshd sent over SECS: what the client
 # decrypts, and about how many socket reads (wake-ups of the session task) it took.
@@ -227,9 +242,9 @@ run_export() {
   sleep 2
   curl -sf "http://127.0.0.1:$port/metrics" >"$W/m0"
   wire_snap "$pid" >"$W/ss0"
-  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  remote_start
   read -r cpu rss < <(meter "$SECS" "$pid")
-  wait "$rm"; read -r rcpu _ <"$W/remote"
+  remote_end
   wire_snap "$pid" >"$W/ss1"
   wire "$name"
   curl -sf "http://127.0.0.1:$port/metrics" >"$W/m1"
@@ -304,9 +319,9 @@ run_tui() {
   echo "$first" >"$W/first_screen"
   sleep 2
   local b0; b0=$(stat -c %s "$out")
-  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  remote_start
   read -r cpu _ < <(meter "$SECS" "$pid")
-  wait "$rm"; read -r rcpu _ <"$W/remote"
+  remote_end
   local b1; b1=$(stat -c %s "$out")
   # Frames drawn in the window: every frame is one synchronized update (tui.rs), ESC [?2026h.
   local frames; frames=$(tail -c +"$((b0 + 1))" "$out" | head -c "$((b1 - b0))" | grep -ao $'\e\\[?2026h' | wc -l)
@@ -325,9 +340,9 @@ run_tui() {
 run_baseline() {
   local name=$1; shift
   : >"$W/rounds.$name"
-  meter "$SECS" "$SSHD_PIDS" >"$W/remote" & local rm=$!
+  remote_start
   read -r cpu rss < <(meter "$SECS" ${MASTERS:-} -- env PERIOD="$INTERVAL" bash bench/perf/watch.sh "$SECS" "$W/targets" "$W/rounds.$name" "${SSH[@]}" "$@")
-  wait "$rm"; read -r rcpu _ <"$W/remote"
+  remote_end
   row "$name" "$cpu" "$rss" "$(pct "$W/rounds.$name" 0.5)" "$(pct "$W/rounds.$name" 0.99)" \
     "$(wc -l <"$W/rounds.$name")" "$rcpu" 0
 }
@@ -380,16 +395,17 @@ echo
 echo "N=$N nodes + 1 NX-OS switch, every ${INTERVAL}s, ${SECS}s per case; $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -s "$RESULTS" ] && awk -v secs="$SECS" -v n="$N" -v interval="$INTERVAL" '
   { name[NR] = $1; cpu[NR] = $2 * 60 / secs; rss[NR] = $3 / 1024; p50[NR] = $4; p99[NR] = $5
-    rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; rcpu[NR] = $7 * 60 / secs; tb[NR] = $8
+    rounds[NR] = $6; per[NR] = $6 > 0 ? $2 * 1000 / $6 : 0; split($7, rc, ":")
+    rcpu[NR] = rc[1] * 60 / secs; node[NR] = rc[2] * 100 / secs / n; tb[NR] = $8
     fps[NR] = $9 != "" ? sprintf("%.2f", $9 / secs) : "-"
     if ($1 == "watch") base = per[NR]; if ($1 == "cm") cm = per[NR] }
   END {
-    printf "| %-14s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %8s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "term B/s", "frames/s"
-    printf "|----------------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|---------:|---------:|\n"
+    printf "| %-14s | %9s | %12s | %8s | %8s | %9s | %15s | %7s | %9s | %10s | %8s | %8s |\n", "case", "CPU s/min", "CPU/refresh", "x watch", "x cm", "peak RSS", "refresh p50/p99", "rounds", "sshd s/min", "node %core", "term B/s", "frames/s"
+    printf "|----------------|----------:|-------------:|---------:|---------:|----------:|----------------:|--------:|-----------:|-----------:|---------:|---------:|\n"
     for (i = 1; i <= NR; i++) {
       r = (base > 0 && per[i] > 0) ? sprintf("%.0f", base / per[i]) : "-"
       c = (cm > 0 && per[i] > 0) ? sprintf("%.1f", cm / per[i]) : "-"
-      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %5.1f MiB | %6s/%6s ms | %3d/%-3d | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
+      printf "| %-14s | %9.2f | %9.1f ms | %8s | %8s | %5.1f MiB | %6s/%6s ms | %3d/%-3d | %10.2f | %10.2f | %8s | %8s |\n", name[i], cpu[i], per[i], r, c, rss[i], p50[i], p99[i], rounds[i], secs / interval, rcpu[i], node[i], (name[i] ~ /tui/ ? tb[i] : "-"), fps[i]
     }
   }' "$RESULTS"
 if [ -s "$W/wire" ]; then
