@@ -304,7 +304,8 @@ impl Windows {
                 Windows::fill_old(e, st, s, width, span);
             }
             // Every kept interval ends after `since` (it starts before the first one).
-            e.old_since(st, s, since, width).saturating_add(e.sum_from(0))
+            e.old_since(st, s, since, width)
+                .saturating_add(e.sum_from(0))
         };
         if tb > since {
             sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
@@ -521,7 +522,11 @@ mod tests {
                 Sample::counter("c_total", &[("dev", "b")], v[1]),
             ];
             if step >= 70 {
-                samples.push(Sample::counter("c_total", &[("dev", "late")], step as u64 * 3));
+                samples.push(Sample::counter(
+                    "c_total",
+                    &[("dev", "late")],
+                    step as u64 * 3,
+                ));
             }
             st.ingest(
                 src,
@@ -551,7 +556,11 @@ mod tests {
                 for &id in &ids {
                     for since in [0, 141_500, 150_000, at - 200_000, at - 4_500, at - 1_000] {
                         let got = w.increase_since(&st, id, since);
-                        assert_eq!(got, st.increase_since(id, since), "step {step} {id:?} {since}");
+                        assert_eq!(
+                            got,
+                            st.increase_since(id, since),
+                            "step {step} {id:?} {since}"
+                        );
                         far += usize::from(got.is_some_and(|n| n > 0) && since < at - 5_000);
                     }
                 }

@@ -115,9 +115,7 @@ pub(super) fn oldest(st: &Store, s: &Series) -> Option<Ts> {
 
 /// [`Store::increase_since`] over the intervals that end after `since` and at or before `until`.
 fn increase_between(st: &Store, s: &Series, since: Ts, until: Ts, width: Width) -> u64 {
-    let mut it = s
-        .timed(st, s.points.iter_from(since, &st.slab))
-        .peekable();
+    let mut it = s.timed(st, s.points.iter_from(since, &st.slab)).peekable();
     let Some(mut first) = it.next() else {
         return 0;
     };
