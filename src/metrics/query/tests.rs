@@ -150,7 +150,11 @@ fn a_split_timeline_is_the_two_filtered_ones() {
     for k in 0..12u64 {
         let mut samples: Vec<Sample> = (0..6u64)
             .map(|p| {
-                let v = if k == 7 && p == 2 { 1 } else { k * k * (p + 1) + p };
+                let v = if k == 7 && p == 2 {
+                    1
+                } else {
+                    k * k * (p + 1) + p
+                };
                 Sample::counter("pfc_total", &[("port", &format!("p{p}"))], v)
             })
             .collect();
@@ -163,7 +167,10 @@ fn a_split_timeline_is_the_two_filtered_ones() {
         };
         st.ingest(src, k as i64 * 1000, &poll);
     }
-    let odd = |k: &SeriesKey| k.label("port").is_some_and(|p| p.ends_with(['1', '3', '5']));
+    let odd = |k: &SeriesKey| {
+        k.label("port")
+            .is_some_and(|p| p.ends_with(['1', '3', '5']))
+    };
     for how in [Combine::Sum, Combine::Max] {
         let mut w = Windows::default();
         let [even_tl, odd_tl] =
@@ -174,6 +181,13 @@ fn a_split_timeline_is_the_two_filtered_ones() {
         };
         assert_eq!(odd_tl, one(&odd));
         assert_eq!(even_tl, one(&|k: &SeriesKey| !odd(k)));
-        assert!(even_tl.iter().chain(&odd_tl).filter(|v| v.is_some()).count() > 15);
+        assert!(
+            even_tl
+                .iter()
+                .chain(&odd_tl)
+                .filter(|v| v.is_some())
+                .count()
+                > 15
+        );
     }
 }
