@@ -134,7 +134,7 @@ struct Entry {
     trimmed: bool,
     /// Intervals let go from the front of `ivs` (older than [`KEEP_MS`]), summed in runs, oldest
     /// first, right up to the first kept one.
-    old: VecDeque<far::Run>,
+    old: far::Runs,
     /// Intervals popped from the front so far, so [`Entry::hints`] survive a pop.
     popped: u64,
     /// Per kind of window (`or_at`), where the last answer of [`Entry::from`] was, counted from

@@ -9,6 +9,7 @@
 use super::{Entry, Iv, Windows};
 use crate::metrics::rate::{self, Width};
 use crate::metrics::store::{Series, Store, Ts};
+use std::collections::VecDeque;
 
 /// Intervals summed in one run: at 1 Hz a minute, so a 15-minute history is 15 runs per series
 /// (32 bytes each), and a run decoded for a window that starts inside it is a minute of points.
@@ -26,16 +27,41 @@ pub(super) struct Run {
     n: u32,
 }
 
+/// An entry's runs, oldest first; boxed, so the many entries without any (series asked only
+/// about recent windows, or younger than [`super::KEEP_MS`]) cost one pointer each.
+#[derive(Debug, Default)]
+pub(super) struct Runs(Option<Box<VecDeque<Run>>>);
+
+impl Runs {
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|v| v.is_empty())
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.len())
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Run> {
+        self.0.iter().flat_map(|v| v.iter())
+    }
+
+    fn clear(&mut self) {
+        self.0 = None;
+    }
+}
+
 impl Entry {
     /// Keep `iv`, just let go from the front of the kept intervals, in the newest run.
     pub(super) fn push_old(&mut self, iv: &Iv, span: u32) {
-        match self.old.back_mut() {
+        let old = self.old.0.get_or_insert_with(Default::default);
+        match old.back_mut() {
             Some(r) if r.n < span && r.b == iv.a => {
                 r.b = iv.b;
                 r.inc = r.inc.saturating_add(iv.inc);
                 r.n += 1;
             }
-            _ => self.old.push_back(Run {
+            _ => old.push_back(Run {
                 a: iv.a,
                 first_b: iv.b,
                 b: iv.b,
@@ -47,8 +73,14 @@ impl Entry {
 
     /// Let go of the runs whose every interval starts before `first`, the store's oldest point.
     pub(super) fn expire_old(&mut self, first: Ts) {
-        while self.old.front().is_some_and(|r| r.b <= first) {
-            self.old.pop_front();
+        let Some(old) = self.old.0.as_mut() else {
+            return;
+        };
+        while old.front().is_some_and(|r| r.b <= first) {
+            old.pop_front();
+        }
+        if old.is_empty() {
+            self.old.clear();
         }
     }
 
@@ -57,7 +89,7 @@ impl Entry {
     pub(super) fn old_since(&self, st: &Store, s: &Series, since: Ts, width: Width) -> u64 {
         let first = oldest(st, s);
         let mut sum = 0u64;
-        for r in &self.old {
+        for r in self.old.iter() {
             if r.b <= since {
                 continue;
             }
