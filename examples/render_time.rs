@@ -9,7 +9,8 @@
 //!   bench/render512.sh                        # two builds side by side
 //!
 //! For a profile of one case: RENDER_NODES=512 RENDER_TABS=Pfc,Queues RENDER_FRAMES=50 (frames
-//! after new data per tab; 5 by default).
+//! after new data per tab; 5 by default). RENDER_WARM=600: the frames after 600 s of history
+//! rather than 30 (windows "since start" reaching past the 180 s of intervals kept per series).
 
 #[path = "../tests/support/feed.rs"]
 mod feed;
@@ -55,6 +56,9 @@ fn main() {
     let m: u32 = env("RENDER_FRAMES")
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
+    let warm: i64 = env("RENDER_WARM")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
     for nodes in [8usize, 512] {
         if only_nodes.is_some_and(|n| n != nodes) {
             continue;
@@ -68,7 +72,7 @@ fn main() {
             rocetop::config::Config::from_str(&text, "gpu512.toml", None).expect("valid")
         };
         let mut lab = Lab::with(cfg);
-        lab.run(30);
+        lab.run(warm);
         for tab in Tab::ALL {
             let name = format!("{tab:?}");
             if only_tabs

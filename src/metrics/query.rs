@@ -133,6 +133,42 @@ pub fn rate_timeline_in_where(
     })
 }
 
+/// [`rate_timeline_in_where`] for both sides of `side` (`[false, true]`: edge and internal
+/// ports) in one pass over the metric's series, each series' label read once: the same sums, in
+/// the same order, as two calls with `side` and its negation.
+#[allow(clippy::too_many_arguments)]
+pub fn rate_timelines_in_split(
+    store: &Store,
+    w: &mut Windows,
+    name: &str,
+    side: impl Fn(&SeriesKey) -> bool,
+    how: Combine,
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> [Vec<Option<f64>>; 2] {
+    let mut out: [Vec<Option<f64>>; 2] = [vec![None; buckets], vec![None; buckets]];
+    let step = step_ms.max(1);
+    for (id, s) in store.select(name, &[]) {
+        let o = &mut out[usize::from(side(&s.key))];
+        w.rates_each(store, id, since, |t, r| bucket(o, how, since, step, t, r));
+    }
+    out
+}
+
+/// Rate `r` at `t` combined into its bucket of `out` (none before `since` or past the end).
+fn bucket(out: &mut [Option<f64>], how: Combine, since: Ts, step: i64, t: Ts, r: Rate) {
+    let Some(v) = r.value() else { return };
+    let i = ((t - since) / step) as usize;
+    if let Some(slot) = out.get_mut(i) {
+        *slot = Some(match (*slot, how) {
+            (None, _) => v,
+            (Some(x), Combine::Sum) => x + v,
+            (Some(x), Combine::Max) => x.max(v),
+        });
+    }
+}
+
 fn timeline(
     series: impl Iterator<Item = SeriesId>,
     how: Combine,
@@ -144,17 +180,7 @@ fn timeline(
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for id in series {
-        rates(id, &mut |t, r| {
-            let Some(v) = r.value() else { return };
-            let i = ((t - since) / step) as usize;
-            if let Some(slot) = out.get_mut(i) {
-                *slot = Some(match (*slot, how) {
-                    (None, _) => v,
-                    (Some(x), Combine::Sum) => x + v,
-                    (Some(x), Combine::Max) => x.max(v),
-                });
-            }
-        });
+        rates(id, &mut |t, r| bucket(&mut out, how, since, step, t, r));
     }
     out
 }

@@ -190,7 +190,14 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
                 } else {
                     app.theme.normal
                 };
-                let sw = summary::switch(st, name, now - WINDOW_MS, app.baseline());
+                // The tables' intervals (`st` is the tables' store: live, or the past shown).
+                let sw = summary::switch(
+                    st,
+                    &mut app.views.windows.borrow_mut(),
+                    name,
+                    now - WINDOW_MS,
+                    app.baseline(),
+                );
                 if stale {
                     spans.push(Span::styled(state.word() + " ", app.theme.stale));
                 }

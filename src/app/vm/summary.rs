@@ -9,6 +9,7 @@
 
 use crate::metrics::names::*;
 use crate::metrics::query;
+use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts};
 use crate::parse::switch::{PortClass, port_class};
 
@@ -28,15 +29,22 @@ pub struct Switch {
 }
 
 /// The line of switch `sw` at the store's newest data: drops over `[window_from, now]` and
-/// since `baseline`.
-pub fn switch(st: &Store, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
+/// since `baseline`, counted from the intervals kept in `w` (a frame decodes only new points;
+/// the counts are the store's own, `metrics/store/windows.rs`).
+pub fn switch(st: &Store, w: &mut Windows, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
     let lbl = [("switch", sw)];
     let drops = [SW_QUEUE_DROPPED, SW_INGRESS_DROPPED];
     let (pfc_edge, pfc_ii) = pfc_split(st, sw);
+    let mut count = |n: &str, since: Ts| {
+        let ids: Vec<_> = st.select(n, &lbl).map(|(id, _)| id).collect();
+        query::increase_of_in(st, w, &ids, since)
+    };
+    let drops_window = sum(drops.map(|n| count(n, window_from)));
+    let drops_since_baseline = sum(drops.map(|n| count(n, baseline)));
     Switch {
         drops: sum(drops.map(|n| query::rate_sum(st, n, &lbl))),
-        drops_window: sum(drops.map(|n| query::increase_sum(st, n, &lbl, window_from))),
-        drops_since_baseline: sum(drops.map(|n| query::increase_sum(st, n, &lbl, baseline))),
+        drops_window,
+        drops_since_baseline,
         pfc_edge,
         pfc_ii,
         // On if any port has it on.
@@ -154,14 +162,15 @@ mod tests {
                 },
             );
         }
-        let a = switch(&st, "a", t0 + 5_000, t0);
+        let mut w = Windows::default();
+        let a = switch(&st, &mut w, "a", t0 + 5_000, t0);
         assert_eq!(a.drops, Some(4.0));
         assert_eq!(a.drops_window, Some(4 * 5));
         assert_eq!(a.drops_since_baseline, Some(4 * 10));
         assert_eq!(a.pfc_edge, Some(120.0));
         assert_eq!(a.pfc_ii, Some(7.0));
         assert_eq!(a.flowcontrol, Some(false));
-        let b = switch(&st, "b", t0 + 5_000, t0);
+        let b = switch(&st, &mut w, "b", t0 + 5_000, t0);
         assert_eq!((b.pfc_edge, b.pfc_ii), (Some(5.0), None));
         assert_eq!((b.drops, b.drops_window), (None, None));
         assert_eq!(b.flowcontrol, Some(true), "on at one port of two");

@@ -176,16 +176,31 @@ fn parts(
         let mut w = windows.borrow_mut();
         query::rate_timeline_in_where(live, &mut w, name, keep, how, since, STEP_MS, buckets)
     };
-    let edge = |k: &SeriesKey| !is_ii(k);
+    // Edge and internal ports of a PFC counter in one pass over its series ([false, true]).
+    let split = |name: &str| {
+        let mut w = windows.borrow_mut();
+        query::rate_timelines_in_split(
+            live,
+            &mut w,
+            name,
+            is_ii,
+            Combine::Sum,
+            since,
+            STEP_MS,
+            buckets,
+        )
+    };
+    let [rx_edge, rx_ii] = split(SW_PFC_RX);
+    let [tx_edge, tx_ii] = split(SW_PFC_TX);
     [
         gt(TRAIN_STEP_SECONDS, &[]),
         gt(TRAIN_ALLREDUCE_SECONDS, &[]),
         rt(&rdma_counter("np_cnp_sent")),
         rt(&rdma_counter("np_ecn_marked_roce_packets")),
-        per_bucket(SW_PFC_RX, &edge, Combine::Sum),
-        per_bucket(SW_PFC_TX, &edge, Combine::Sum),
-        per_bucket(SW_PFC_RX, &is_ii, Combine::Sum),
-        per_bucket(SW_PFC_TX, &is_ii, Combine::Sum),
+        rx_edge,
+        tx_edge,
+        rx_ii,
+        tx_ii,
         // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
         per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, Combine::Max),
         rt(SW_QUEUE_DROPPED),

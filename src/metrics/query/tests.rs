@@ -140,3 +140,54 @@ fn sums_over_devices_and_missing_is_none() {
     assert_eq!(two.len(), 1);
     assert_eq!((two[0].1, two[0].2), (Some(7.0), 9.0));
 }
+
+/// One pass over both sides gives each side's timeline exactly as a pass per side does (the same
+/// sums in the same order), for sums and maxima, with a reset and a series that starts late.
+#[test]
+fn a_split_timeline_is_the_two_filtered_ones() {
+    let mut st = Store::new(60_000, 100);
+    let src = st.add_source("sw", 1000);
+    for k in 0..12u64 {
+        let mut samples: Vec<Sample> = (0..6u64)
+            .map(|p| {
+                let v = if k == 7 && p == 2 {
+                    1
+                } else {
+                    k * k * (p + 1) + p
+                };
+                Sample::counter("pfc_total", &[("port", &format!("p{p}"))], v)
+            })
+            .collect();
+        if k > 4 {
+            samples.push(Sample::counter("pfc_total", &[("port", "late")], 3 * k));
+        }
+        let poll = Parsed {
+            samples,
+            ..Default::default()
+        };
+        st.ingest(src, k as i64 * 1000, &poll);
+    }
+    let odd = |k: &SeriesKey| {
+        k.label("port")
+            .is_some_and(|p| p.ends_with(['1', '3', '5']))
+    };
+    for how in [Combine::Sum, Combine::Max] {
+        let mut w = Windows::default();
+        let [even_tl, odd_tl] =
+            rate_timelines_in_split(&st, &mut w, "pfc_total", odd, how, 2_000, 1000, 12);
+        let one = |keep: &dyn Fn(&SeriesKey) -> bool| {
+            let mut w = Windows::default();
+            rate_timeline_in_where(&st, &mut w, "pfc_total", keep, how, 2_000, 1000, 12)
+        };
+        assert_eq!(odd_tl, one(&odd));
+        assert_eq!(even_tl, one(&|k: &SeriesKey| !odd(k)));
+        assert!(
+            even_tl
+                .iter()
+                .chain(&odd_tl)
+                .filter(|v| v.is_some())
+                .count()
+                > 15
+        );
+    }
+}

@@ -15,10 +15,13 @@ use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
 use std::collections::VecDeque;
 
+mod far;
+
 /// How far back intervals are kept (from a series' newest point): the windows a frame asks
-/// ("last 60 s", the Overview timeline's width in seconds) fit; a longer one ("since start" after
-/// minutes) is answered by the store, as before. It bounds the memory: at 1 Hz about 120
-/// intervals of 48 bytes per series asked about.
+/// ("last 60 s", the Overview timeline's width in seconds) fit; older ones are summed in runs
+/// (`far.rs`), which answer a longer window's count ("since start" after minutes); its
+/// per-second rates are the store's to answer, as before. It bounds the memory: at 1 Hz about
+/// 180 intervals of 48 bytes per series asked about, and a run of 32 bytes per minute older.
 pub const KEEP_MS: i64 = 180_000;
 
 /// The interval from `(a, araw)` to `(b, braw)`, its steps from `rate.rs`.
@@ -77,7 +80,7 @@ impl Entry {
     /// Whether the kept intervals hold every one ending after `since` (`or_at`: at or after).
     fn covers(&self, since: Ts, or_at: bool) -> bool {
         match self.ivs.front() {
-            _ if !self.trimmed => true,
+            _ if !self.trimmed && self.old.is_empty() => true,
             Some(f) if or_at => since > f.a,
             Some(f) => since >= f.a,
             None => false,
@@ -125,9 +128,13 @@ struct Entry {
     end: Option<(Ts, u64)>,
     /// The time of the series' newest point when last brought up to date.
     newest: Option<Ts>,
-    /// Intervals older than [`KEEP_MS`] were let go: the kept ones answer only windows that
-    /// start at or after the first one's start.
+    /// Decoding started after the series had points (a late memo): intervals before the kept ones
+    /// were never seen, so neither the kept ones nor [`Entry::old`] answer a window reaching
+    /// further back (until [`Windows::fill_old`] decodes them).
     trimmed: bool,
+    /// Intervals let go from the front of `ivs` (older than [`KEEP_MS`]), summed in runs, oldest
+    /// first, right up to the first kept one.
+    old: far::Runs,
     /// Intervals popped from the front so far, so [`Entry::hints`] survive a pop.
     popped: u64,
     /// Per kind of window (`or_at`), where the last answer of [`Entry::from`] was, counted from
@@ -144,6 +151,8 @@ pub struct Windows {
     per: Vec<Entry>,
     /// How far back intervals are kept ([`KEEP_MS`]).
     keep_ms: i64,
+    /// Intervals per run of the older ones ([`far::SPAN`]; tests take shorter runs).
+    span: u32,
 }
 
 impl Default for Windows {
@@ -159,6 +168,16 @@ impl Windows {
             store: 0,
             per: Vec::new(),
             keep_ms,
+            span: far::SPAN,
+        }
+    }
+
+    /// [`Windows::keeping`] with runs of `span` intervals for the older ones.
+    #[cfg(test)]
+    fn with_runs(keep_ms: i64, span: u32) -> Self {
+        Windows {
+            span: span.max(1),
+            ..Windows::keeping(keep_ms)
         }
     }
 
@@ -194,6 +213,9 @@ impl Windows {
             .is_some_and(|iv| first.is_none_or(|f| iv.a < f))
         {
             e.pop_front();
+        }
+        if let Some(f) = first {
+            e.expire_old(f);
         }
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
@@ -241,9 +263,13 @@ impl Windows {
         }
         e.newest = Some(newest);
         let keep = self.keep_ms;
-        while e.ivs.front().is_some_and(|iv| iv.b < newest - keep) {
+        while let Some(iv) = e.ivs.front().copied()
+            && iv.b < newest - keep
+        {
             e.pop_front();
-            e.trimmed = true;
+            if !e.trimmed {
+                e.push_old(&iv, self.span);
+            }
         }
         if e.ivs.capacity() > 2 * e.ivs.len() + 16 {
             // A first decoding held more than is kept.
@@ -268,11 +294,19 @@ impl Windows {
             // tells it (and nothing need be kept for it).
             return Some(0);
         }
+        let span = self.span;
         let (e, width) = self.sync(st, id)?;
-        if !e.covers(since, false) {
-            return st.increase_since(id, since);
-        }
-        let mut sum = e.sum_from(e.from(since, false));
+        let mut sum = if e.covers(since, false) {
+            e.sum_from(e.from(since, false))
+        } else {
+            let e = &mut self.per[id.0 as usize];
+            if e.trimmed {
+                Windows::fill_old(e, st, s, width, span);
+            }
+            // Every kept interval ends after `since` (it starts before the first one).
+            e.old_since(st, s, since, width)
+                .saturating_add(e.sum_from(0))
+        };
         if tb > since {
             sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
         }
@@ -460,6 +494,85 @@ mod tests {
         let past = st.as_of(30_000);
         for (id, _) in past.all() {
             assert_eq!(w.increase_since(&past, id, 0), past.increase_since(id, 0));
+        }
+    }
+
+    /// Windows reaching past the kept intervals (since start, since a mark inside the history,
+    /// inside a run, before the oldest point) are answered from the runs exactly as the store
+    /// answers them, through resets, a failed poll, a replaced newest point, expiry cutting into
+    /// a run, a memo started late (its older runs decoded once) and a series that appears late.
+    #[test]
+    fn runs_of_older_intervals_answer_what_the_store_answers() {
+        // More points than a block (256) held, fewer than the retention (the point limit expires).
+        let mut st = Store::new(320_000, 280);
+        let src = st.add_source("n1", 1000);
+        let mut ws = [Windows::with_runs(3_000, 4), Windows::with_runs(5_000, 1)];
+        let mut v = [0u64; 2];
+        let mut far = 0;
+        for step in 0..420i64 {
+            let at = step * 1000;
+            if step == 33 || step == 90 || step == 301 {
+                st.fail(src, at, "timeout");
+                continue;
+            }
+            v[0] += (step as u64 * 13) % 7;
+            v[1] = if step % 45 == 44 { 2 } else { v[1] + 1000 };
+            let mut samples = vec![
+                Sample::counter("c_total", &[("dev", "a")], v[0]),
+                Sample::counter("c_total", &[("dev", "b")], v[1]),
+            ];
+            if step >= 70 {
+                samples.push(Sample::counter(
+                    "c_total",
+                    &[("dev", "late")],
+                    step as u64 * 3,
+                ));
+            }
+            st.ingest(
+                src,
+                at,
+                &Parsed {
+                    samples,
+                    ..Default::default()
+                },
+            );
+            if step == 120 {
+                st.ingest(
+                    src,
+                    at,
+                    &Parsed {
+                        samples: vec![Sample::counter("c_total", &[("dev", "a")], v[0] + 9)],
+                        ..Default::default()
+                    },
+                );
+                v[0] += 9;
+            }
+            if step == 100 || step == 350 {
+                // Started on a history: (past a block) the older runs are decoded when first asked.
+                ws[1] = Windows::with_runs(5_000, 3);
+            }
+            let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
+            for w in ws.iter_mut() {
+                for &id in &ids {
+                    for since in [0, 141_500, 150_000, at - 200_000, at - 4_500, at - 1_000] {
+                        let got = w.increase_since(&st, id, since);
+                        assert_eq!(
+                            got,
+                            st.increase_since(id, since),
+                            "step {step} {id:?} {since}"
+                        );
+                        far += usize::from(got.is_some_and(|n| n > 0) && since < at - 5_000);
+                    }
+                }
+            }
+        }
+        // Long windows with counts were asked, and runs were made and let go again.
+        assert!(far > 3000, "{far}");
+        assert!(ws.iter().all(|w| w.per.iter().any(|e| e.old.len() > 3)));
+        // Runs go with the points the store lets go: no more than its 280 points hold.
+        for w in &ws {
+            let most = 280 / w.span as usize + 2;
+            assert!(w.per.iter().all(|e| e.old.len() <= most), "{most}");
         }
     }
 
