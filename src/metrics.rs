@@ -47,6 +47,11 @@ impl SeriesKey {
         }
     }
 
+    /// Whether this is the key `SeriesKey::new(name, labels)` makes, without making it.
+    pub fn is(&self, name: &str, labels: &[(LabelName, &str)]) -> bool {
+        self.name.as_str() == name && self.labels.is(labels)
+    }
+
     /// The value of one label, if the series has it.
     pub fn label(&self, name: &str) -> Option<&str> {
         self.labels
@@ -238,6 +243,15 @@ impl Sample {
 /// A closure taking a [`Sample`] is a sink.
 pub trait Sink {
     fn set(&mut self, s: Sample);
+
+    /// The sample `name{labels} = value`, given by its parts: a sink that only compares keys (a
+    /// changed line read again, `parse/switch/rows.rs`) checks them without making the key.
+    fn put(&mut self, name: &str, labels: &[(LabelName, &str)], value: Value) {
+        self.set(Sample {
+            key: SeriesKey::new(name, labels),
+            value,
+        });
+    }
 }
 
 impl<F: FnMut(Sample)> Sink for F {

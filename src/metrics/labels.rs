@@ -70,7 +70,16 @@ static OWN: LazyLock<Vec<(LabelName, Str)>> = LazyLock::new(|| {
 
 /// The inline index of a label, if its name and value are of the closed vocabulary.
 fn own_index(name: &str, value: &str) -> Option<u16> {
-    let n = OWN_NAMES.iter().position(|x| *x == name)?;
+    // A match, not a search: most labels asked about (port, switch) are not of the vocabulary.
+    let n = match name {
+        "direction" => 0,
+        "dscp" => 1,
+        "priority" => 2,
+        "qos_group" => 3,
+        "rdma_port" => 4,
+        "tc" => 5,
+        _ => return None,
+    };
     let b = value.as_bytes();
     let v = match value {
         "all" => NUMBERS,
@@ -199,6 +208,38 @@ impl Labels {
             s: 0,
             o: 0,
         }
+    }
+
+    /// Whether this is the set `Labels::new(labels)` makes, without making it: the same labels,
+    /// in any order, none named twice (a name given twice is never taken for a match).
+    pub fn is(&self, labels: &[(LabelName, &str)]) -> bool {
+        let same =
+            |(k, v): &(LabelName, &str), (k2, v2): &(LabelName, Str)| k == k2 && v2.as_str() == *v;
+        if sorted(labels) {
+            // The parts `new` would make (as `split` and the shared part's filter take them: the
+            // first MAX_OWN labels of the vocabulary inline, the rest shared), compared where
+            // they live in one pass: walking the merged labels cost more than making the set.
+            let (mut own, mut n, mut s) = ([0u16; MAX_OWN], 0, 0);
+            for &(k, v) in labels {
+                if n < MAX_OWN
+                    && let Some(i) = own_index(k, v)
+                {
+                    own[n] = i;
+                    n += 1;
+                    continue;
+                }
+                match self.shared.get(s) {
+                    Some((k2, v2)) if *k2 == k && v2.as_str() == v => s += 1,
+                    _ => return false,
+                }
+            }
+            return own == self.own && s == self.shared.len();
+        }
+        let once = labels
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| labels[..i].iter().all(|(k2, _)| k2 != k));
+        once && labels.len() == self.len() && labels.iter().all(|l| self.iter().any(|m| same(l, m)))
     }
 
     pub fn len(&self) -> usize {
@@ -331,8 +372,74 @@ impl Serialize for Labels {
 
 #[cfg(test)]
 mod tests {
+    use super::super::SeriesKey;
     use super::*;
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+    /// `is` answers what making the set and comparing it would, for sets in and out of order,
+    /// with a name twice, inline (vocabulary) and shared labels, one label more or less.
+    #[test]
+    fn is_answers_as_making_the_set_would() {
+        let sets: Vec<Vec<(LabelName, &str)>> = vec![
+            vec![],
+            vec![("port", "E1/1"), ("switch", "sw")],
+            vec![("switch", "sw"), ("port", "E1/1")],
+            vec![("port", "E1/1"), ("switch", "sx")],
+            vec![("port", "E1/1"), ("priority", "3"), ("switch", "sw")],
+            vec![("switch", "sw"), ("priority", "3"), ("port", "E1/1")],
+            vec![("port", "E1/1"), ("priority", "03"), ("switch", "sw")],
+            vec![("port", "E1/1"), ("priority", "4"), ("switch", "sw")],
+            vec![("port", "E1/1"), ("port", "E1/1"), ("switch", "sw")],
+            vec![("switch", "sw"), ("port", "E1/1"), ("switch", "sw")],
+            vec![("port", "E1/1"), ("switch", "sw"), ("switch", "sx")],
+            vec![("direction", "rx"), ("port", "E1/1"), ("priority", "3")],
+            vec![
+                ("direction", "rx"),
+                ("port", "E1/1"),
+                ("priority", "3"),
+                ("switch", "sw"),
+            ],
+            vec![("port", "E1/1")],
+            vec![
+                ("port", "E1/1"),
+                ("qos_group", "all"),
+                ("reason", "wred"),
+                ("switch", "sw"),
+            ],
+            vec![
+                ("switch", "sw"),
+                ("port", "E1/1"),
+                ("qos_group", "all"),
+                ("reason", "wred"),
+            ],
+        ];
+        let mut taken = 0;
+        for a in &sets {
+            let made = Labels::new(a);
+            for b in &sets {
+                let equal = made == Labels::new(b);
+                let named_twice = b
+                    .iter()
+                    .enumerate()
+                    .any(|(i, (k, _))| b[..i].iter().any(|x| x.0 == *k));
+                // A name twice is never a match; else `is` is equality.
+                assert_eq!(made.is(b), equal && !named_twice, "{a:?} is {b:?}");
+                taken += usize::from(made.is(b));
+            }
+        }
+        assert!(taken >= sets.len(), "every set is itself ({taken})");
+        // The vocabulary's names are matched in OWN_NAMES's order.
+        for n in OWN_NAMES {
+            let i = own_index(n, "3").map(usize::from);
+            assert_eq!(
+                i.and_then(|i| OWN.get(i)).map(|(k, v)| (*k, v.as_str())),
+                Some((n, "3"))
+            );
+        }
+        let key = SeriesKey::new("m", &[("port", "E1/1"), ("switch", "sw")]);
+        assert!(key.is("m", &[("switch", "sw"), ("port", "E1/1")]));
+        assert!(!key.is("n", &[("port", "E1/1"), ("switch", "sw")]));
+    }
 
     #[test]
     fn a_rows_samples_share_one_label_set() {

@@ -61,6 +61,52 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// How many lines [`lines`] gives, counting newlines (memchr's vectorised count: a node's
+/// outputs are counted every frame; a search per line cost several times more, and a plain
+/// byte loop more still, callgrind).
+pub fn line_count(text: &str) -> usize {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\n', b).count() + usize::from(b.last().is_some_and(|&c| c != b'\n'))
+}
+
+/// The lines that differ between `old` and `new` as [`lines`] splits them, in order, each with
+/// its index and both texts; `None` when the two do not have as many lines. A line that is the
+/// same costs one search for its end (its bytes and newline in `old` compared where they would be
+/// in `new`): walking both texts with [`lines`] searched each twice, and a switch's answers of
+/// 100s of KB, most lines unchanged, are compared every poll.
+pub fn diff_lines<'o, 'n>(old: &'o str, new: &'n str) -> Option<Vec<(usize, &'o str, &'n str)>> {
+    // The line at byte `i` of `t` as `lines` gives it, and where the next one starts.
+    fn at(t: &str, i: usize) -> (&str, usize) {
+        let r = t.get(i..).unwrap_or("");
+        match memchr::memchr(b'\n', r.as_bytes()) {
+            Some(k) => {
+                let l = r.get(..k).unwrap_or("");
+                (l.strip_suffix('\r').unwrap_or(l), i + k + 1)
+            }
+            None => (r, t.len()),
+        }
+    }
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let (mut i, mut j, mut line) = (0, 0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        if let Some(k) = memchr::memchr(b'\n', a.get(i..).unwrap_or(&[])) {
+            let whole = a.get(i..=i + k);
+            if whole.is_some() && b.get(j..=j + k) == whole {
+                (i, j, line) = (i + k + 1, j + k + 1, line + 1);
+                continue;
+            }
+        }
+        let ((x, ni), (y, nj)) = (at(old, i), at(new, j));
+        if x != y {
+            out.push((line, x, y));
+        }
+        (i, j, line) = (ni, nj, line + 1);
+    }
+    // Any text left is one more line (`lines` gives every non-empty rest).
+    (i >= a.len() && j >= b.len()).then_some(out)
+}
+
 /// A float as logs print them: `2.3045`, `1.5e-05`, `45.2ms` is not accepted here (see [`millis`]).
 pub fn float(s: &str) -> Option<f64> {
     let s = s.trim().trim_end_matches([',', ';', '|']);
@@ -118,6 +164,56 @@ pub fn is_rule(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `diff_lines` gives what comparing the two texts' `lines` one by one gives.
+    #[test]
+    fn diff_lines_is_a_line_by_line_compare() {
+        fn naive<'a>(a: &'a str, b: &'a str) -> Option<Vec<(usize, &'a str, &'a str)>> {
+            let (x, y): (Vec<&str>, Vec<&str>) = (lines(a).collect(), lines(b).collect());
+            (x.len() == y.len()).then(move || {
+                x.iter()
+                    .zip(&y)
+                    .enumerate()
+                    .filter(|(_, (p, q))| p != q)
+                    .map(|(i, (p, q))| (i, *p, *q))
+                    .collect::<Vec<_>>()
+            })
+        }
+        let texts = [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r\n",
+            "a\nb",
+            "a\nb\n",
+            "a\nc\n",
+            "a\r\nb\r\n",
+            "x\nb\n",
+            "a\n\nb\n",
+            "a\n\n",
+            "\na\n",
+            "ab\nb\n",
+            "a\nbb\n",
+            "a\nb\nc",
+            "a\nb\nc\n",
+            "a\r",
+            "a\r\r\n",
+            "é\nb\n",
+            "e\nb\n",
+            "a\nb\r",
+        ];
+        let mut changes = 0;
+        for a in texts {
+            for b in texts {
+                assert_eq!(line_count(a), lines(a).count(), "{a:?}");
+                let got = diff_lines(a, b);
+                assert_eq!(got, naive(a, b), "{a:?} -> {b:?}");
+                changes += got.map_or(0, |c| c.len());
+            }
+        }
+        assert!(changes > 10, "{changes}");
+    }
 
     #[test]
     fn counts_tolerate_separators_and_refuse_junk() {

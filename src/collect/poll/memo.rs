@@ -183,23 +183,14 @@ impl Memo {
 /// make the answer read as NX-API JSON (`json_text` skips prompt and echo lines and looks for a
 /// `{`). None otherwise: the lines' count or framing changed.
 fn raw_changes<'t>(e: &Entry, text: &'t str) -> Option<Vec<(usize, &'t str)>> {
+    let json_like = |l: &str| l.contains('{') || is_prompt_or_echo(num::trim(l));
     let mut changes = Vec::new();
-    let (mut a, mut b) = (num::lines(&e.raw), num::lines(text));
-    for line in 0.. {
-        let (x, y) = match (a.next(), b.next()) {
-            (None, None) => break,
-            (Some(x), Some(y)) => (x, y),
-            _ => return None,
-        };
-        if x == y {
-            continue;
-        }
+    for (line, x, y) in num::diff_lines(&e.raw, text)? {
         let at = e
             .cleaned_line
             .get(line)
             .copied()
             .filter(|&l| l != u32::MAX)?;
-        let json_like = |l: &str| l.contains('{') || is_prompt_or_echo(num::trim(l));
         if !capture::same_framing(x, y, true) || json_like(x) || json_like(y) {
             return None;
         }

@@ -148,7 +148,7 @@ impl Delta {
         r: &Reassembler,
         nonce: &str,
     ) -> Parsed {
-        let len = num::lines(text).count();
+        let len = num::line_count(text);
         if let Some(m) = self.memos.iter().find(|m| m.part == part)
             && m.len == len
         {

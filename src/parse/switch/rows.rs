@@ -10,7 +10,7 @@
 //! same keys in the same order: then a full parse of the new text would set the same keys in the
 //! same places, and only their values differ. Anything else answers false (parse in full).
 
-use crate::metrics::{Parsed, Sample, Sink};
+use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Sink, Value};
 use crate::parse::num;
 use crate::parse::switch::common::Acc;
 
@@ -111,17 +111,8 @@ pub fn update<R: Rows>(
 /// The lines of `new` that differ from `old`'s, each with its index, in order; `None` when the
 /// two do not have as many lines (a line memo then parses in full).
 pub fn changed_lines<'a>(old: &str, new: &'a str) -> Option<Vec<(usize, &'a str)>> {
-    let mut changes = Vec::new();
-    let (mut a, mut b) = (num::lines(old), num::lines(new));
-    for line in 0.. {
-        match (a.next(), b.next()) {
-            (None, None) => break,
-            (Some(x), Some(y)) if x != y => changes.push((line, y)),
-            (Some(_), Some(_)) => {}
-            _ => return None,
-        }
-    }
-    Some(changes)
+    let d = num::diff_lines(old, new)?;
+    Some(d.into_iter().map(|(i, _, y)| (i, y)).collect())
 }
 
 /// [`update`] given the changed lines of a new text with as many lines as the old one (the
@@ -135,7 +126,7 @@ pub fn update_lines<R: Rows>(
     if parsed.samples.len() != trace.last.len() {
         return false;
     }
-    let mut redo: Vec<Sample> = Vec::new();
+    let mut redo = Redo::default();
     for &(line, y) in changes {
         let (Some(before), Some(after), Some(&(from, to, true))) = (
             trace.before.get(line),
@@ -144,52 +135,106 @@ pub fn update_lines<R: Rows>(
         ) else {
             return false;
         };
-        let mut st = before.clone();
-        let mut p = Parsed::default();
-        redo.clear();
-        rows.step(&mut st, y, &mut |s: Sample| redo.push(s), &mut p);
-        if st != *after || p != Parsed::default() {
-            return false;
-        }
         let Some(olds) = trace.sets.get(from as usize..to as usize) else {
             return false;
         };
-        if !set_values(parsed, &redo, olds, &trace.last, line) {
+        let mut st = before.clone();
+        let mut p = Parsed::default();
+        redo.start(olds);
+        let mut sink = RedoSink {
+            redo: &mut redo,
+            samples: &parsed.samples,
+        };
+        rows.step(&mut st, y, &mut sink, &mut p);
+        if st != *after || p != Parsed::default() || !redo.same() {
             return false;
         }
+        redo.commit(&mut parsed.samples, &trace.last, line);
     }
     true
 }
 
-/// Line `line` read again gave `redo`; `olds` are the indices in `parsed` of the samples it set
-/// before, `last` per sample the last line that set it. When `redo` sets the same keys in the same
-/// order, their values go into `parsed` and this is true; else `parsed` is left as it was.
-pub fn set_values(
-    parsed: &mut Parsed,
-    redo: &[Sample],
-    olds: &[u32],
-    last: &[u32],
-    line: usize,
-) -> bool {
-    let same = redo.len() == olds.len()
-        && redo.iter().zip(olds).all(|(s, &i)| {
-            parsed
-                .samples
-                .get(i as usize)
-                .is_some_and(|o| o.key == s.key)
-        });
-    if !same {
-        return false;
+/// One changed line read again: the samples it sets are compared, one by one, with those it set
+/// the last time (`olds`, indices into the last parse's samples), keys by their parts where the
+/// parser gives them so ([`Sink::put`]: no key is made), and only their values are kept. Building
+/// every sample's key to compare it was most of a switch poll's cost (issue #20).
+#[derive(Default)]
+pub struct Redo {
+    olds: Vec<u32>,
+    values: Vec<Value>,
+    same: bool,
+}
+
+impl Redo {
+    /// Start reading a line that set the samples `olds` the last time.
+    pub fn start(&mut self, olds: &[u32]) {
+        self.olds.clear();
+        self.olds.extend_from_slice(olds);
+        self.values.clear();
+        self.same = true;
     }
-    for (s, &i) in redo.iter().zip(olds) {
-        // A later line that sets the same series has the last word, as in a full parse.
-        if last.get(i as usize) == Some(&(line as u32))
-            && let Some(o) = parsed.samples.get_mut(i as usize)
-        {
-            o.value = s.value;
+
+    /// The next sample the line sets: its key checked by `is` against the one set in its place
+    /// the last time.
+    fn next(&mut self, samples: &[Sample], is: impl FnOnce(&SeriesKey) -> bool, value: Value) {
+        let k = self.values.len();
+        self.same &= self
+            .olds
+            .get(k)
+            .and_then(|&i| samples.get(i as usize))
+            .is_some_and(|o| is(&o.key));
+        self.values.push(value);
+    }
+
+    /// A sample made whole (a parser that does not give its parts).
+    pub fn set(&mut self, samples: &[Sample], s: Sample) {
+        self.next(samples, |k| *k == s.key, s.value);
+    }
+
+    /// A sample given by its parts.
+    pub fn put(
+        &mut self,
+        samples: &[Sample],
+        name: &str,
+        labels: &[(LabelName, &str)],
+        value: Value,
+    ) {
+        self.next(samples, |k| k.is(name, labels), value);
+    }
+
+    /// Whether the line set the same keys in the same order as the last time.
+    pub fn same(&self) -> bool {
+        self.same && self.values.len() == self.olds.len()
+    }
+
+    /// The line's new values into `samples` (on [`Redo::same`]): `last` per sample the last line
+    /// that set it, as [`Trace`] has it; a later line that sets the same series has the last word,
+    /// as in a full parse.
+    pub fn commit(&self, samples: &mut [Sample], last: &[u32], line: usize) {
+        for (&v, &i) in self.values.iter().zip(&self.olds) {
+            if last.get(i as usize) == Some(&(line as u32))
+                && let Some(o) = samples.get_mut(i as usize)
+            {
+                o.value = v;
+            }
         }
     }
-    true
+}
+
+/// A [`Redo`] as a parser's sink, against the last parse's samples.
+struct RedoSink<'r> {
+    redo: &'r mut Redo,
+    samples: &'r [Sample],
+}
+
+impl Sink for RedoSink<'_> {
+    fn set(&mut self, s: Sample) {
+        self.redo.set(self.samples, s);
+    }
+
+    fn put(&mut self, name: &str, labels: &[(LabelName, &str)], value: Value) {
+        self.redo.put(self.samples, name, labels, value);
+    }
 }
 
 #[cfg(test)]

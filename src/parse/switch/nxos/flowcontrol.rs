@@ -4,7 +4,7 @@
 //! (`TABLE_flowcontrol.ROW_flowcontrol`).
 
 use crate::metrics::names::*;
-use crate::metrics::{Parsed, Sample, Sink};
+use crate::metrics::{self, Parsed, Sink};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, is_prompt_or_echo, jnum, jstr, on_off};
 use crate::parse::switch::normalize_port;
@@ -23,17 +23,21 @@ fn emit(acc: &mut dyn Sink, sw: &str, r: &Row) {
     let port = r.port.as_str();
     for (name, v) in [(SW_LINK_PAUSE_RX, r.rx), (SW_LINK_PAUSE_TX, r.tx)] {
         if let Some(v) = v {
-            acc.set(Sample::counter(name, &[("switch", sw), ("port", port)], v));
+            acc.put(
+                name,
+                &[("port", port), ("switch", sw)],
+                metrics::Value::Counter(v),
+            );
         }
     }
     // Send = the switch transmits pause frames (tx); receive = it honours them (rx).
     for (dir, st) in [("tx", r.send_oper), ("rx", r.recv_oper)] {
         if let Some(v) = st.and_then(on_off) {
-            acc.set(Sample::gauge(
+            acc.put(
                 SW_FLOWCONTROL_ENABLED,
-                &[("switch", sw), ("port", port), ("direction", dir)],
-                v,
-            ));
+                &[("direction", dir), ("port", port), ("switch", sw)],
+                metrics::Value::Gauge(v),
+            );
         }
     }
 }

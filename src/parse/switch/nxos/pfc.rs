@@ -3,7 +3,7 @@
 //! (`TABLE_pfc_interface.ROW_pfc_interface`: if_name_str, admin, oper, rx-stats, tx-stats).
 
 use crate::metrics::names::*;
-use crate::metrics::{Parsed, Sample, Sink};
+use crate::metrics::{self, Parsed, Sink};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, jnum, jstr};
 use crate::parse::switch::normalize_port;
@@ -28,20 +28,20 @@ fn enabled(acc: &mut dyn Sink, sw: &str, port: &str, oper_on: bool, bmap: Option
     const PRIORITIES: [&str; 8] = ["0", "1", "2", "3", "4", "5", "6", "7"];
     for (prio, pr) in PRIORITIES.iter().enumerate() {
         let v = f64::from((bits >> prio) & 1);
-        acc.set(Sample::gauge(
+        acc.put(
             SW_PFC_ENABLED,
             &[("port", port), ("priority", pr), ("switch", sw)],
-            v,
-        ));
+            metrics::Value::Gauge(v),
+        );
     }
 }
 
 fn ppp(acc: &mut dyn Sink, sw: &str, port: &str, name: &str, prio: &str, v: u64) {
-    acc.set(Sample::counter(
+    acc.put(
         name,
         &[("port", port), ("priority", prio), ("switch", sw)],
-        v,
-    ));
+        metrics::Value::Counter(v),
+    );
 }
 
 fn oper_state(s: &str) -> Option<bool> {

@@ -5,11 +5,12 @@
 
 use super::{QStat, drop_reason, queue_stat};
 use crate::metrics::names::*;
-use crate::metrics::{Parsed, Sample};
+use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
 use crate::parse::num::{count, is_rule};
 use crate::parse::switch::common::{Acc, is_prompt_or_echo};
 use crate::parse::switch::normalize_port;
-use lines::{config_row, echoed_interface, label_value, qos_group_title};
+use crate::parse::switch::rows;
+use lines::{config_row, echoed_interface, label_value, qos_group_title, split_cells};
 
 mod delta;
 mod lines;
@@ -70,21 +71,33 @@ struct St<'a> {
 /// Where the samples go.
 struct Out {
     acc: Acc,
-    /// When tracing (delta.rs): the index in `acc` of every sample set, in the order set.
+    /// When tracing (delta.rs): the index in `acc` of every sample set, in order.
     sets: Option<Vec<u32>>,
-    /// When reading one line again (delta.rs): the samples it sets, in order, instead of `acc`.
-    redo: Option<Vec<Sample>>,
+    /// When reading one line again (delta.rs): the samples it sets compared with the last
+    /// parse's (held here meanwhile), instead of going to `acc`.
+    redo: Option<(rows::Redo, Vec<Sample>)>,
 }
 
 impl Out {
     fn set(&mut self, s: Sample) {
-        if let Some(out) = &mut self.redo {
-            out.push(s);
+        if let Some((r, last)) = &mut self.redo {
+            r.set(last, s);
             return;
         }
         let i = self.acc.set_index(s);
         if let Some(sets) = &mut self.sets {
             sets.push(i as u32);
+        }
+    }
+
+    /// [`Out::set`] of the sample `name{labels} = value`: a line read again makes no key.
+    fn put(&mut self, name: &str, labels: &[(LabelName, &str)], value: Value) {
+        match &mut self.redo {
+            Some((r, last)) => r.put(last, name, labels, value),
+            None => self.set(Sample {
+                key: SeriesKey::new(name, labels),
+                value,
+            }),
         }
     }
 }
@@ -296,12 +309,7 @@ impl<'a> St<'a> {
     /// hold two stat/value pairs).
     fn box_line(&mut self, t: &'a str) -> bool {
         let mut cells = std::mem::take(&mut self.cells);
-        cells.clear();
-        cells.extend(
-            t.split('|')
-                .map(crate::parse::num::trim)
-                .filter(|c| !c.is_empty()),
-        );
+        split_cells(t, &mut cells);
         let ok = self.box_cells(&cells);
         self.cells = cells;
         ok
@@ -379,12 +387,12 @@ impl<'a> St<'a> {
                     &without
                 }
             };
-            let s = if stat.gauge {
-                Sample::gauge(stat.name, labels, sum as f64)
+            let v = if stat.gauge {
+                Value::Gauge(sum as f64)
             } else {
-                Sample::counter(stat.name, labels, sum)
+                Value::Counter(sum)
             };
-            self.out.set(s);
+            self.out.put(stat.name, labels, v);
         }
         ok
     }
@@ -418,14 +426,19 @@ impl<'a> St<'a> {
         let Some(port) = &self.port else {
             return false;
         };
-        let mut labels = vec![("switch", self.sw), ("port", port.as_str())];
+        // In label-name order, so that the key needs no sorting.
+        let mut labels = [("port", port.as_str()); 4];
+        let mut n = 1;
         if ls.qos_all {
-            labels.push(("qos_group", "all"));
+            labels[n] = ("qos_group", "all");
+            n += 1;
         }
         if let Some(r) = &ls.reason {
-            labels.push(("reason", r.as_str()));
+            labels[n] = ("reason", r.as_str());
+            n += 1;
         }
-        self.out.set(Sample::counter(ls.name, &labels, v));
+        labels[n] = ("switch", self.sw);
+        self.out.put(ls.name, &labels[..=n], Value::Counter(v));
         true
     }
 
@@ -454,7 +467,7 @@ impl<'a> St<'a> {
                     ("priority", "all"),
                     ("switch", self.sw),
                 ];
-                self.out.set(Sample::counter(name, &l, v));
+                self.out.put(name, &l, Value::Counter(v));
             }
         }
         ok
@@ -488,7 +501,7 @@ impl<'a> St<'a> {
                     ("priority", cos),
                     ("switch", self.sw),
                 ];
-                self.out.set(Sample::counter(name, &l, v));
+                self.out.put(name, &l, Value::Counter(v));
             }
         }
         true

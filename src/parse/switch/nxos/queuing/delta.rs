@@ -122,21 +122,20 @@ pub fn update_lines(
         return false;
     }
     let mut st = St::new(sw, 0);
-    st.out.redo = Some(Vec::new());
-    changes
+    // The last parse's samples are held by the reader while it compares keys with them.
+    st.out.redo = Some((rows::Redo::default(), std::mem::take(&mut parsed.samples)));
+    let ok = changes
         .iter()
-        .all(|&(line, y)| again(trace, &mut st, line, y, parsed))
+        .all(|&(line, y)| again(trace, &mut st, line, y));
+    if let Some((_, samples)) = st.out.redo.take() {
+        parsed.samples = samples;
+    }
+    ok
 }
 
-/// Line `line` (now `text`) read again from its recorded state; false when its effect differs
-/// in anything but values.
-fn again<'a>(
-    trace: &Trace,
-    st: &mut St<'a>,
-    line: usize,
-    text: &'a str,
-    parsed: &mut Parsed,
-) -> bool {
+/// Line `line` (now `text`) read again from its recorded state, its new values set in the
+/// samples the reader holds; false when its effect differs in anything but values.
+fn again<'a>(trace: &Trace, st: &mut St<'a>, line: usize, text: &'a str) -> bool {
     let ctx = |i: usize| {
         trace
             .before
@@ -151,20 +150,23 @@ fn again<'a>(
     ) else {
         return false;
     };
+    let Some(olds) = trace.sets.get(from as usize..to as usize) else {
+        return false;
+    };
     st.go_to(before);
-    if let Some(r) = &mut st.out.redo {
-        r.clear();
+    if let Some((r, _)) = &mut st.out.redo {
+        r.start(olds);
     }
     if !st.step(text) || !st.is_at(after) || !st.p.notes.is_empty() {
         return false;
     }
-    let Some(olds) = trace.sets.get(from as usize..to as usize) else {
-        return false;
-    };
-    let Some(redo) = &st.out.redo else {
-        return false;
-    };
-    rows::set_values(parsed, redo, olds, &trace.last, line)
+    match &mut st.out.redo {
+        Some((r, samples)) if r.same() => {
+            r.commit(samples, &trace.last, line);
+            true
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,24 @@
 //! Single-line recognisers of the queuing text parser: box titles, config-table rows,
 //! `label  value` lines and the interface an echoed command names.
 
-use crate::parse::num::count;
+use crate::parse::num::{count, trim};
 use crate::parse::switch::normalize_port;
+
+/// The non-empty cells of a box line, trimmed, into `cells` (cleared first). A byte loop:
+/// `split('|')` searched each short cell with memchr, a fifth of a changed box line's cost
+/// (callgrind). '|' is ASCII, so every cut is a char boundary.
+pub(super) fn split_cells<'a>(t: &'a str, cells: &mut Vec<&'a str>) {
+    cells.clear();
+    let mut from = 0;
+    for (i, &b) in t.as_bytes().iter().enumerate() {
+        if b == b'|' {
+            cells.push(trim(t.get(from..i).unwrap_or("")));
+            from = i + 1;
+        }
+    }
+    cells.push(trim(t.get(from..).unwrap_or("")));
+    cells.retain(|c| !c.is_empty());
+}
 
 /// `QOS GROUP 3` → 3, `CONTROL QOS GROUP` → control, `SPAN QOS GROUP` → span, `CPU QOS GROUP` → cpu.
 pub(super) fn qos_group_title(cell: &str) -> Option<String> {
