@@ -1,5 +1,5 @@
-//! The terminal side of the live screen: a TTY check, a guard that restores the terminal on every
-//! way out (return, panic in any task, SIGTERM/SIGHUP), and the event loop that feeds `App::update`
+//! The terminal side of the live screen: the terminal's guard (`term.rs`: restored on every way
+//! out: return, panic in any task, SIGTERM/SIGHUP), and the event loop that feeds `App::update`
 //! and redraws only when something changed, at most `ui.max_fps` times a second, inside a
 //! synchronized update so terminals that support it never show half a frame. New data alone
 //! redraws once a second (see [`data_frame`]); keys never wait for that.
@@ -13,15 +13,12 @@ use crate::metrics::{Store, now_ms};
 use crate::record::Replay;
 use crate::theme::{Theme, no_color_env};
 use crate::{cmd, collect, ui};
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind};
-use crossterm::terminal::{
-    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
-    disable_raw_mode, enable_raw_mode,
-};
-use crossterm::{cursor, execute, queue};
+use crossterm::event::{Event as TermEvent, KeyEventKind};
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use crossterm::{execute, queue};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::io::{self, BufWriter, Stdout};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,61 +27,12 @@ use tokio::sync::{mpsc, watch};
 
 /// Set once a panic happened anywhere: nothing draws after it.
 static PANICKED: AtomicBool = AtomicBool::new(false);
-static MOUSE: AtomicBool = AtomicBool::new(false);
 
-/// Leave raw mode and the alternate screen. Safe to call more than once.
-pub fn restore() {
-    let mut out = io::stdout();
-    if MOUSE.load(Ordering::SeqCst) {
-        let _ = execute!(out, DisableMouseCapture);
-    }
-    let _ = execute!(
-        out,
-        EndSynchronizedUpdate,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
-    let _ = disable_raw_mode();
-    let _ = out.flush();
-}
-
-/// Restores the terminal when dropped, whatever the way out.
-struct Guard;
-
-impl Guard {
-    fn enter(mouse: bool) -> io::Result<Guard> {
-        enable_raw_mode()?;
-        // From here on the guard exists, so a failure below still restores.
-        let g = Guard;
-        execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
-        if mouse {
-            MOUSE.store(true, Ordering::SeqCst);
-            execute!(io::stdout(), EnableMouseCapture)?;
-        }
-        Ok(g)
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        restore();
-    }
-}
-
+mod term;
+pub use term::restore;
+use term::{Guard, keep_heap_top, need_terminal};
 /// The live screen over `cfg`'s sources, until `q`. Exit status 0 on `q`/Ctrl-C, 2 without a
 /// terminal or with a bad theme, 101 after a panic, 128+N on signal N.
-/// Without a terminal the screen cannot run: say so (the exit code to return).
-fn need_terminal() -> Option<ExitCode> {
-    if io::stdout().is_terminal() && io::stdin().is_terminal() {
-        return None;
-    }
-    crate::safe_eprintln!(
-        "rocetop: the live screen needs a terminal, and stdin or stdout is not one.\n  \
-         Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table."
-    );
-    Some(ExitCode::from(2))
-}
-
 pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     if let Some(code) = need_terminal() {
         return code;
@@ -109,31 +57,6 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     rt.shutdown_timeout(Duration::from_millis(300));
     code
 }
-
-/// Free heap the screen keeps instead of giving back to the system at once (glibc's malloc).
-///
-/// The screen's polls are allocated on tokio's workers and freed on the screen's thread, which
-/// also allocates and frees each frame's buffers: once a second the free room at the heap's top
-/// went over glibc's trim threshold (it follows the largest block freed, ~0.4 MB here), so the
-/// screen's thread gave it back (`brk`) and the workers took it again (`brk`, then a page fault
-/// for every page touched). `strace -f` of the live screen, N=8 streaming: 1.3 `brk` a second on
-/// the workers, 0.5 on the screen's thread, 76 page faults a second on the workers; `rocetop
-/// export` (polls freed on the workers) 0 and 3. Fixed thresholds: 8 MiB of free top kept (peak
-/// RSS is not raised by what is kept, only what is given back is no longer taken again), and
-/// blocks from 4 MiB mapped on their own, about where glibc's moving threshold ends up (setting
-/// the trim threshold stops it moving, so both are set).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn keep_heap_top() {
-    // SAFETY: mallopt only sets malloc parameters (it takes malloc's own lock to do so).
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 8 << 20);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn keep_heap_top() {}
 
 fn install_panic_hook() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
@@ -331,12 +254,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         };
         if (dirty || data_dirty) && last_draw.is_none_or(|t| t.elapsed() >= frame) {
             // The polls held back while this frame was pending (`hold_polls`) go in first.
-            if let Feed::Live { rx, .. } = &mut feed {
-                while let Ok(c) = rx.try_recv() {
-                    record(&mut recorder, &mut app, &c);
-                    app.update(Event::Collected(c), now_ms());
-                }
-            }
+            take_waiting(&mut feed, &mut recorder, &mut app);
             app.update(Event::Frame, now);
             if draw(&mut term, &app).is_err() {
                 break;
@@ -377,12 +295,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                 record(&mut recorder, &mut app, &c);
                 data_dirty |= app.update(Event::Collected(c), now_ms());
                 // Take everything already waiting, so a burst of polls costs one frame.
-                if let Feed::Live { rx, .. } = &mut feed {
-                    while let Ok(c) = rx.try_recv() {
-                        record(&mut recorder, &mut app, &c);
-                        data_dirty |= app.update(Event::Collected(c), now_ms());
-                    }
-                }
+                data_dirty |= take_waiting(&mut feed, &mut recorder, &mut app);
             }
             Some(c) = next_of(focused.as_mut().map(|f| &mut f.rx)) => {
                 data_dirty |= app.update(Event::FocusCollected(c), now_ms());
@@ -474,6 +387,23 @@ fn feed_now(feed: &Feed) -> i64 {
         Feed::Live { .. } => now_ms(),
         Feed::Replay(r) => r.control.clock().at,
     }
+}
+
+/// Every poll already waiting in the live feed's channel, recorded and handed to the app;
+/// whether any of them changed what the screen shows.
+fn take_waiting(
+    feed: &mut Feed,
+    recorder: &mut Option<crate::record::Writer>,
+    app: &mut App,
+) -> bool {
+    let mut changed = false;
+    if let Feed::Live { rx, .. } = feed {
+        while let Ok(c) = rx.try_recv() {
+            record(recorder, app, &c);
+            changed |= app.update(Event::Collected(c), now_ms());
+        }
+    }
+    changed
 }
 
 fn record(recorder: &mut Option<crate::record::Writer>, app: &mut App, c: &Collected) {
