@@ -308,7 +308,7 @@ fn kill_9_loses_at_most_the_last_record() {
     let rt = tokio::runtime::Runtime::new().expect("rt");
     let (got, store, _) = rt.block_on(drain(&out));
     assert_eq!(got.len(), n);
-    // Topology reads start within 5 s (staggered like every source), so they may not have
+    // Topology reads start within 1 s (staggered like every source), so they may not have
     // answered yet; none failed, and every counter source answered.
     assert!(
         store

@@ -231,11 +231,7 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             continue;
         }
         set.spawn(async move {
-            // Stagger first polls over the interval so hundreds of connects do not land at once.
-            // (A rare source, such as topology every few minutes, still starts within seconds.)
-            let spread = src.interval.min(Duration::from_secs(5));
-            let stagger = spread.as_millis() as u64 * i as u64 / n;
-            tokio::time::sleep(Duration::from_millis(stagger)).await;
+            tokio::time::sleep(first_poll_after(src.kind, src.interval, i as u64, n)).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut memo = (src.kind == SourceKind::Switch).then(Memo::default);
@@ -249,6 +245,19 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
         });
     }
     set
+}
+
+/// When the `i`-th of `n` sources polls first. Staggered over the interval (5 s at most) so
+/// hundreds of connects do not land at once. A topology read rides the connection its host's
+/// counters open and is rare, so there is no load to even out: it comes within a second, since
+/// the tabs wait on it for "which node is behind which port".
+fn first_poll_after(kind: SourceKind, interval: Duration, i: u64, n: u64) -> Duration {
+    let cap = match kind {
+        SourceKind::Topology => Duration::from_secs(1),
+        _ => Duration::from_secs(5),
+    };
+    let spread = interval.min(cap).as_millis() as u64;
+    Duration::from_millis(spread * i / n.max(1))
 }
 
 /// Poll every source once, concurrently (for `snapshot`, `check`).
@@ -266,4 +275,37 @@ pub async fn poll_all(sources: &[Arc<Source>]) -> Vec<Collected> {
     }
     out.sort_by_key(|c| c.source);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_polls_spread_over_the_interval_and_topology_within_a_second() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // (kind, interval, i, n, first poll after)
+        let cases = [
+            (SourceKind::Switch, s(1), 500, 1000, ms(500)),
+            (SourceKind::Switch, s(10), 999, 1000, ms(4995)),
+            (SourceKind::Node, s(2), 0, 1000, ms(0)),
+            (SourceKind::Topology, s(300), 999, 1000, ms(999)),
+            (SourceKind::Topology, s(300), 16, 17, ms(941)),
+            (
+                SourceKind::Topology,
+                Duration::from_millis(500),
+                8,
+                16,
+                ms(250),
+            ),
+        ];
+        for (kind, interval, i, n, want) in cases {
+            assert_eq!(
+                first_poll_after(kind, interval, i, n),
+                want,
+                "{kind:?} every {interval:?}, {i} of {n}"
+            );
+        }
+    }
 }
