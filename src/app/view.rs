@@ -7,8 +7,10 @@
 //! by every change through `App::update`), the view time, mark, sort, filter, theme and area. A
 //! frame whose key matches draws from the kept view and formats only the rows that fit.
 
-use super::alerts::Rolled;
+use super::alerts::{Rolled, WINDOW_MS};
 use super::table::{Sort, TabView};
+use super::vm::summary;
+use super::vm::timeline::{self, Timeline};
 use super::{App, Tab};
 use crate::metrics::Ts;
 use crate::metrics::store::Windows;
@@ -160,5 +162,53 @@ impl App {
         let v = Rc::new(self.alerts.rolled(self.episodes.open.as_ref(), &self.links));
         *self.views.rolled.borrow_mut() = Some((key, v.clone()));
         v
+    }
+}
+
+/// What the Overview and Log tabs show besides their tables, from the view models (`app/vm`);
+/// `ui` only formats it.
+impl App {
+    /// `name`'s totals at the view time: drops (newest interval, the last 60 s, since the
+    /// baseline), PFC per second on edge and internal ports, 802.3x.
+    pub fn switch_summary(&self, name: &str) -> summary::Switch {
+        // The tables' intervals (the tables' store: live, or the past shown).
+        summary::switch(
+            &self.store,
+            &mut self.views.windows.borrow_mut(),
+            name,
+            self.view_now() - WINDOW_MS,
+            self.baseline(),
+        )
+    }
+
+    /// The training line of the log on `node` (any node's where `None`) at the view time.
+    pub fn training(&self, node: Option<&str>) -> summary::Training {
+        summary::training(&self.store, node)
+    }
+
+    /// The log's loss, step and all-reduce seconds per second, `width` columns up to the view time.
+    pub fn training_timelines(&self, node: Option<&str>, width: usize) -> [Vec<Option<f64>>; 3] {
+        let since = super::table::axis_start(self.view_now(), timeline::STEP_MS, width);
+        summary::training_timelines(&self.store, node, since, timeline::STEP_MS, width)
+    }
+
+    /// The Overview timeline, `width` columns of live history up to now, with the cursor's
+    /// column while time travelling. Intervals and columns of the last frame are kept: only
+    /// the new points decode and only the newest seconds recompute.
+    pub fn timeline(&self, width: usize) -> Timeline {
+        let windows = if self.travel.is_some() {
+            &self.views.live_windows
+        } else {
+            &self.views.windows
+        };
+        let at = self.travel.as_ref().map(|t| t.at);
+        timeline::compute(
+            self.live(),
+            windows,
+            &self.views.timeline,
+            self.now,
+            at,
+            width,
+        )
     }
 }

@@ -15,9 +15,8 @@ use super::fmt;
 use super::grid::{self, Tone};
 use super::spark::Scale;
 use super::text;
-use super::{STEP_MS, spark, src_state, title};
+use super::{spark, src_state, title};
 use crate::app::App;
-use crate::app::vm::summary;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -95,9 +94,8 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 {
         return;
     }
-    let st = &app.store;
     let node = app.cfg.logs.first().map(|l| l.node.as_str());
-    let t = summary::training(st, node);
+    let t = app.training(node);
     let mut lines = vec![Line::from(vec![
         Span::styled("Iteration ", app.theme.header),
         Span::raw(t.iteration.map_or("-".into(), |v| format!("{v:.0}"))),
@@ -113,8 +111,7 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
     let w = (area.width as usize)
         .saturating_sub(22 + spark::RANGE_W)
         .max(1);
-    let since = grid::axis_start(app.view_now(), STEP_MS, w);
-    let timelines = summary::training_timelines(st, node, since, STEP_MS, w);
+    let timelines = app.training_timelines(node, w);
     for ((label, k), tl) in [("loss", 1.0), ("step ms", 1e3), ("all-reduce ms", 1e3)]
         .into_iter()
         .zip(timelines)

@@ -19,17 +19,14 @@ use super::grid::{self, Tone};
 use super::spark::Scale;
 use super::text;
 use super::{SrcState, spark, src_state, title};
-use crate::app::alerts::WINDOW_MS;
-use crate::app::vm::summary;
-use crate::app::vm::timeline::{self, Quantity};
+use crate::app::vm::timeline::Quantity;
 use crate::app::{App, Tab};
-use crate::metrics::{Store, Ts, human};
+use crate::metrics::{Ts, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let st = &app.store;
     let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
     let n_sw = app.cfg.switches.len();
@@ -78,8 +75,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     .areas(area);
 
     let v = app.view(Tab::Overview, (area.width, area.height), || View {
-        switches: switch_lines(app, st, now),
-        training: training_line(app, st),
+        switches: switch_lines(app),
+        training: training_line(app),
         timeline: timeline_lines(app, tl_a),
     });
     draw_nodes(f, nodes_a, app);
@@ -172,7 +169,7 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
     );
 }
 
-fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
+fn switch_lines(app: &App) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for sw in &app.cfg.switches {
         let name = sw.name.as_str();
@@ -190,14 +187,7 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
                 } else {
                     app.theme.normal
                 };
-                // The tables' intervals (`st` is the tables' store: live, or the past shown).
-                let sw = summary::switch(
-                    st,
-                    &mut app.views.windows.borrow_mut(),
-                    name,
-                    now - WINDOW_MS,
-                    app.baseline(),
-                );
+                let sw = app.switch_summary(name);
                 if stale {
                     spans.push(Span::styled(state.word() + " ", app.theme.stale));
                 }
@@ -237,7 +227,7 @@ fn switch_lines(app: &App, st: &Store, now: Ts) -> Vec<Line<'static>> {
     lines
 }
 
-fn training_line(app: &App, st: &Store) -> Line<'static> {
+fn training_line(app: &App) -> Line<'static> {
     let mut spans = vec![Span::styled("Training ", app.theme.header)];
     let Some(log) = app.cfg.logs.first() else {
         spans.push(Span::styled("no [[log]] in the config", app.theme.dim));
@@ -247,7 +237,7 @@ fn training_line(app: &App, st: &Store) -> Line<'static> {
         format!("{}:{} ", log.node, log.path),
         app.theme.dim,
     ));
-    let t = summary::training(st, Some(&log.node));
+    let t = app.training(Some(&log.node));
     match t.iteration {
         None => {
             let src = format!("log {}:{}", log.node, log.path);
@@ -279,15 +269,8 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     let w = (area.width as usize)
         .saturating_sub(label_w + 1 + spark::RANGE_W)
         .max(1);
-    // Intervals decoded for the last frame are kept: only the new points are decoded.
-    let windows = if app.travel.is_some() {
-        &app.views.live_windows
-    } else {
-        &app.views.windows
-    };
     let at = app.travel.as_ref().map(|t| t.at);
-    let kept = &app.views.timeline;
-    let tl = timeline::compute(app.live(), windows, kept, app.now, at, w);
+    let tl = app.timeline(w);
     let mut lines = vec![match (tl.cursor, at) {
         (Some(c), Some(at)) => cursor_title(app, label_w + c, at),
         _ => title(
