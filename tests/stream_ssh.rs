@@ -47,7 +47,11 @@ fn tree(root: &Path, cnp: u64) {
 }
 
 fn config(s: &Sshd, kh: &Path, root: &Path, mode: &str) -> Config {
-    let t = format!(
+    Config::from_str(&config_text(s, kh, root, mode), "stream.toml", None).expect("config")
+}
+
+fn config_text(s: &Sshd, kh: &Path, root: &Path, mode: &str) -> String {
+    format!(
         "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nconnect_timeout = \"5s\"\ncommand_timeout = \"10s\"\n\
          [poll]\ninterval = \"1s\"\nmode = \"{mode}\"\n\
          [[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nidentity_file = \"{}\"\nsysfs_root = \"{}\"\n",
@@ -57,8 +61,7 @@ fn config(s: &Sshd, kh: &Path, root: &Path, mode: &str) -> Config {
         sshd::current_user(),
         s.client_key.display(),
         root.display()
-    );
-    Config::from_str(&t, "stream.toml", None).expect("config")
+    )
 }
 
 fn sources(s: &Sshd, root: &Path, mode: &str) -> Vec<Arc<Source>> {
@@ -291,4 +294,84 @@ async fn a_slow_reader_holds_the_node_back_and_loses_nothing() {
     }
     assert_eq!(got, blocks * size);
     assert_eq!(read(), blocks);
+}
+
+/// Ticks after the first run `phase` behind it (nodes that connected together do not all dump in
+/// the same instant of every interval); the first dump is not held back, and the phase is taken
+/// once, not every interval. Lower bounds only, and a wide margin on the one upper bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn later_ticks_run_a_phase_behind_the_first() {
+    let s = Sshd::start();
+    let dir = tempfile::tempdir().expect("dir");
+    tree(dir.path(), 1);
+    let src = sources(&s, dir.path(), "stream").remove(0);
+    let (tx, mut rx) = mpsc::channel(4);
+    let phase = Duration::from_secs(3);
+    let task = tokio::spawn(rocetop::collect::stream::run(src, tx, phase));
+    // The first dump teaches the netdev and the stream starts again with it: from there.
+    until(&mut rx, has_netdev).await;
+    let mut at = vec![Instant::now()];
+    for _ in 0..2 {
+        let c = next(&mut rx).await;
+        assert!(has_netdev(&c), "{:?}", c.error);
+        at.push(Instant::now());
+    }
+    task.abort();
+    // Interval 1 s: the second tick is 1 s + phase after the first (less the first frame's
+    // delivery, which the first gap does not see), the third 1 s after the second.
+    let (gap1, gap2) = (at[1] - at[0], at[2] - at[1]);
+    assert!(gap1 > Duration::from_millis(2500), "first gap {gap1:?}");
+    assert!(gap2 < Duration::from_millis(3500), "second gap {gap2:?}");
+}
+
+/// A streamed node's polls are timed as an exec poll is (`rocetop_poll_duration_seconds`, from
+/// the tick to the parsed answer): `rocetop export` in stream mode, whose only exec poll is the
+/// node's one topology read, counts more polls than that.
+#[test]
+fn export_times_streamed_polls() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let s = Sshd::start();
+    let dir = tempfile::tempdir().expect("dir");
+    tree(dir.path(), 1);
+    let kh = s.path("known_hosts_timed");
+    s.trust(&kh, "ed25519");
+    let cfg = dir.path().join("stream.toml");
+    std::fs::write(&cfg, config_text(&s, &kh, dir.path(), "stream")).expect("config");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["export", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&cfg)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn rocetop export");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("first line");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let count = || {
+        let mut c = std::net::TcpStream::connect(&addr).expect("connect");
+        write!(c, "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").expect("request");
+        let mut body = String::new();
+        c.read_to_string(&mut body).expect("response");
+        body.lines()
+            .find_map(|l| l.strip_prefix("rocetop_poll_duration_seconds_count "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let end = Instant::now() + Duration::from_secs(60);
+    let mut got = None;
+    while Instant::now() < end {
+        got = count();
+        if got.is_some_and(|n| n >= 4) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(got.is_some_and(|n| n >= 4), "polls timed: {got:?}");
 }

@@ -226,12 +226,13 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             set.spawn(crate::collect::logtail::follow::run(src, tx));
             continue;
         }
+        let phase = first_poll_after(src.kind, src.interval, i as u64, n);
         if src.kind == SourceKind::Node && src.transport.streams_polls() {
-            set.spawn(crate::collect::stream::run(src, tx));
+            set.spawn(crate::collect::stream::run(src, tx, phase));
             continue;
         }
         set.spawn(async move {
-            tokio::time::sleep(first_poll_after(src.kind, src.interval, i as u64, n)).await;
+            tokio::time::sleep(phase).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut memo = (src.kind == SourceKind::Switch).then(Memo::default);
@@ -247,8 +248,9 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
     set
 }
 
-/// When the `i`-th of `n` sources polls first. Staggered over the interval (5 s at most) so
-/// hundreds of connects do not land at once. A topology read rides the connection its host's
+/// When the `i`-th of `n` sources polls first (a streamed node: how far behind its first dump
+/// its later ticks run). Staggered over the interval (5 s at most) so hundreds of connects, and
+/// then their polls, do not land at once. A topology read rides the connection its host's
 /// counters open and is rare, so there is no load to even out: it comes within a second, since
 /// the tabs wait on it for "which node is behind which port".
 fn first_poll_after(kind: SourceKind, interval: Duration, i: u64, n: u64) -> Duration {

@@ -19,6 +19,7 @@ use crate::metrics::now_ms;
 use frame::Reassembler;
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// A line longer than this is not a sysfs or ethtool line: the stream is refused (memory bound).
@@ -34,8 +35,10 @@ enum Ended {
     Broken(String),
 }
 
-/// Collect one node over streams until `tx` is dropped.
-pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
+/// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
+/// the channel opens; later ticks run `phase` behind that (`poll::first_poll_after`), so nodes
+/// that connected together do not all dump in the same instant of every interval.
+pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, phase: Duration) {
     loop {
         let probes = src.probes_now();
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
@@ -43,7 +46,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
         let nonce = batch::nonce();
         let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx).await,
+            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx, phase).await,
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -75,6 +78,7 @@ async fn follow(
     nonce: &str,
     stream: ShellStream,
     tx: &mpsc::Sender<Collected>,
+    phase: Duration,
 ) -> Ended {
     let ShellStream { mut rx, ticks } = stream;
     let mut lines = Lines::default();
@@ -83,11 +87,15 @@ async fn follow(
     // The first frame also waits for the channel to open.
     let mut wait = src.timeout * 2;
     let mut next = tokio::time::Instant::now();
+    let mut phase = Some(phase);
     loop {
         // One tick, one dump: polls keep the client's schedule (a late one goes at once, a
         // missed one is not made up), and a node never runs ahead of a reader that fell behind.
         tokio::time::sleep_until(next).await;
-        next = (next + src.interval).max(tokio::time::Instant::now());
+        next = (next + src.interval + phase.take().unwrap_or_default())
+            .max(tokio::time::Instant::now());
+        // From the tick to the parsed answer, as an exec poll is timed.
+        let started = std::time::Instant::now();
         if ticks.send(()).await.is_err() {
             return Ended::Broken("stream: the channel closed".into());
         }
@@ -110,6 +118,7 @@ async fn follow(
         let c = poll::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
             delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce)
         });
+        poll::timing::POLLS.observe(started.elapsed());
         if tx.send(c).await.is_err() {
             return Ended::Stop;
         }
