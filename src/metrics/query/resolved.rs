@@ -88,7 +88,7 @@ impl<const N: usize> Listed<N> {
         })
     }
 
-    /// The points of every series (time, value) with its labels.
+    /// The newest point (time, value) of every series that has one, with its labels.
     pub fn latest<'a>(
         &'a self,
         store: &'a Store,
@@ -107,7 +107,8 @@ impl<const N: usize> Listed<N> {
 #[derive(Debug)]
 pub struct Grouped<const N: usize> {
     list: Listed<N>,
-    /// Ranges of `list.series` indices per group, ascending by key.
+    /// Per group, ascending by key: the index in `list.series` of its first series (whose label
+    /// values name it) and its series.
     groups: Vec<(usize, Vec<SeriesId>)>,
 }
 
