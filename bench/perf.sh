@@ -79,6 +79,8 @@ log() { echo "perf: $*" >&2; }
 USER_NAME=${BENCH_USER:-$(id -un)}
 if [ -z "${BENCH_USER:-}" ] && [ "$(id -u)" = 0 ]; then
   id rocetoptest >/dev/null 2>&1 || useradd -M -s /bin/sh rocetoptest
+  # useradd leaves it locked ("!"), which sshd refuses without PAM: no password, not locked
+  usermod -p '*' rocetoptest
   USER_NAME=rocetoptest
 fi
 

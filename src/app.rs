@@ -222,6 +222,8 @@ pub struct App {
     pub help: bool,
     pub detail: bool,
     pub alerts: alerts::Alerts,
+    /// The series the evaluation reads, resolved while the live store's set of series stays.
+    eval_ids: alerts::EvalIds,
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.
     alerts_due: bool,
@@ -298,6 +300,7 @@ impl App {
             help: false,
             detail: false,
             alerts: alerts::Alerts::default(),
+            eval_ids: alerts::EvalIds::default(),
             last_alert_eval: None,
             alerts_due: false,
             log: LogView::default(),
@@ -596,14 +599,17 @@ impl App {
             Some(t) => &t.live,
             None => &self.store,
         };
+        // Series and groups found again only when the live store has new ones (or is another).
+        self.eval_ids.resolve(live);
+        let ids = &self.eval_ids;
         // Both read every switch port's PFC rates: once, for both.
-        let pfc = episodes::port_pfc(live);
-        let obs = episodes::observe_with(live, self.now, &pfc);
+        let pfc = episodes::port_pfc_in(live, ids);
+        let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
         let changed = self
             .alerts
-            .evaluate_with(live, &self.cfg, &self.links, self.now, &pfc);
+            .evaluate_with(live, &self.cfg, &self.links, self.now, &pfc, ids);
         if ep {
             // The rolled-up lines put the open episode's alerts first.
             self.alerts.touch();

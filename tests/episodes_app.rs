@@ -310,3 +310,76 @@ fn cost_of_a_seek_with_full_history() {
         seek.as_secs_f64() * 1e3
     );
 }
+
+/// The App keeps the series its evaluation reads resolved between polls (`alerts::EvalIds`); a
+/// shadow judged every second from nothing (`Alerts::evaluate`, `episodes::observe`) over the
+/// same store gives the same alerts and episodes, through an episode, a new switch port's series
+/// storming, a reset of it and a new source.
+#[test]
+fn kept_series_evaluate_as_from_nothing() {
+    use rocetop::app::{alerts::Alerts, episodes};
+    use rocetop::metrics::{Parsed, Sample};
+    let mut lab = Lab::new();
+    let mut al = Alerts::default();
+    let mut eps = episodes::Episodes::default();
+    let rules = episodes::Rules::of(&lab.app.cfg);
+    let leaf = lab.id("NX_AI_Leaf1");
+    let pfc = |v: u64| Parsed {
+        samples: vec![Sample::counter(
+            SW_PFC_RX,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "Ethernet1/9/9"),
+                ("priority", "3"),
+            ],
+            v,
+        )],
+        ..Default::default()
+    };
+    for s in 0..100 {
+        // The App judged at the end of this second (its tick); the shadow judges the same store.
+        lab.run(1);
+        let now = lab.now();
+        al.evaluate(&lab.app.store, &lab.app.cfg, &lab.app.links, now);
+        let obs = episodes::observe(&lab.app.store, now);
+        eps.update(&obs, &rules, &lab.app.links);
+        assert_eq!(al.active(), lab.app.alerts.active(), "second {s}");
+        assert_eq!(eps.open, lab.app.episodes.open, "second {s}");
+        assert_eq!(eps.closed, lab.app.episodes.closed, "second {s}");
+        match s {
+            // A new series, then a storm on it (an alert), then a reset.
+            40 => lab.collected(leaf, now + 100, pfc(5), None),
+            41..=49 => lab.collected(leaf, now + 100, pfc(5 + 90_000 * (s - 40) as u64), None),
+            50 => lab.collected(leaf, now + 100, pfc(7), None),
+            // A new source with a queue drop series of its own.
+            60 => {
+                let extra = lab.app.store.add_source("extra", 1000);
+                let drops = |v: u64| Parsed {
+                    samples: vec![Sample::counter(
+                        rocetop::metrics::names::SW_QUEUE_DROPPED,
+                        &[
+                            ("switch", "extra"),
+                            ("port", "Ethernet1/1"),
+                            ("qos_group", "3"),
+                            ("reason", "mmu"),
+                        ],
+                        v,
+                    )],
+                    ..Default::default()
+                };
+                lab.collected(extra, now + 100, drops(1), None);
+                lab.collected(extra, now + 600, drops(9), None);
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        lab.app
+            .alerts
+            .active()
+            .iter()
+            .any(|a| a.id.contains("extra")),
+        "the new source's drops alert"
+    );
+    assert!(!lab.app.episodes.closed.is_empty() || lab.app.episodes.open.is_some());
+}

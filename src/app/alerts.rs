@@ -8,8 +8,10 @@ use crate::config::Config;
 use crate::metrics::{Store, Ts};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
+mod ids;
 mod rollup;
 mod rules;
+pub use ids::EvalIds;
 pub use rollup::Rolled;
 use rules::find;
 
@@ -135,12 +137,15 @@ impl Alerts {
 
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
-        let pfc = super::episodes::port_pfc(store);
-        self.evaluate_with(store, cfg, links, now, &pfc)
+        let ids = EvalIds::of(store);
+        let pfc = super::episodes::port_pfc_in(store, &ids);
+        self.evaluate_with(store, cfg, links, now, &pfc, &ids)
     }
 
-    /// [`Alerts::evaluate`] with the ports' PFC rates already read (`episodes::port_pfc` of
-    /// the same store; the episode detector reads them too).
+    /// [`Alerts::evaluate`] with the series resolved (kept while the store's set of series
+    /// stays) and the ports' PFC rates already read (`episodes::port_pfc_in` of the same store;
+    /// the episode detector reads them too).
+    #[allow(clippy::too_many_arguments)]
     pub fn evaluate_with(
         &mut self,
         store: &Store,
@@ -148,9 +153,10 @@ impl Alerts {
         links: &Links,
         now: Ts,
         port_pfc: &super::episodes::PortRates,
+        ids: &EvalIds,
     ) -> bool {
         self.evaluations += 1;
-        let found = find(store, cfg, links, now, port_pfc);
+        let found = find(store, cfg, links, now, port_pfc, ids);
         let mut changed = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.

@@ -13,7 +13,7 @@
 mod observe;
 pub mod text;
 
-pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc};
+pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc_in};
 
 use super::pairing::Links;
 use crate::config::Config;
@@ -138,6 +138,8 @@ impl Episode {
 #[derive(Debug, Default)]
 struct Signal {
     calm: VecDeque<f64>,
+    /// `calm` sorted (`f64::total_cmp`): the median every evaluation without a sort.
+    sorted: Vec<f64>,
     since: Option<Ts>,
     seen: bool,
 }
@@ -147,9 +149,22 @@ impl Signal {
         if self.calm.len() < BASE_MIN {
             return None;
         }
-        let mut v: Vec<f64> = self.calm.iter().copied().collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied()
+        self.sorted.get(self.sorted.len() / 2).copied()
+    }
+
+    /// Keep `v` in the baseline, forgetting the oldest beyond [`BASE_KEEP`].
+    fn learn(&mut self, v: f64) {
+        self.calm.push_back(v);
+        let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_lt());
+        self.sorted.insert(i, v);
+        if self.calm.len() > BASE_KEEP {
+            if let Some(old) = self.calm.pop_front() {
+                // Equal in the total order means the same bits: whichever copy goes.
+                if let Ok(i) = self.sorted.binary_search_by(|x| x.total_cmp(&old)) {
+                    self.sorted.remove(i);
+                }
+            }
+        }
     }
 }
 
@@ -252,10 +267,7 @@ impl Episodes {
             } else {
                 sig.since = None;
                 if self.open.is_none() && v.layer != Layer::Drops {
-                    sig.calm.push_back(v.v);
-                    if sig.calm.len() > BASE_KEEP {
-                        sig.calm.pop_front();
-                    }
+                    sig.learn(v.v);
                 }
             }
         }

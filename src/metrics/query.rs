@@ -6,6 +6,9 @@ use super::store::{Series, SeriesId, Windows};
 use super::{SeriesKey, Store, Ts, Value};
 use std::collections::BTreeMap;
 
+mod resolved;
+pub use resolved::{Grouped, Listed};
+
 /// Sum of the newest rates of every matching series; `None` when none has a rate yet.
 pub fn rate_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut sum = None;

@@ -6,10 +6,9 @@ use crate::app::episodes::PortRates;
 use crate::app::pairing::Links;
 use crate::config::Config;
 use crate::metrics::names::*;
-// The `*_by_key` groupings borrow their keys from the store: most groups raise nothing, and an
-// owned key per series was most of an evaluation's cost (issue #20).
-use crate::metrics::query::{increase_by_key, pause_fraction_by_key};
-use crate::metrics::store::Series;
+// The series and their groups come resolved (`ids.rs`): finding them by label was most of an
+// evaluation's cost (issue #20); their keys are borrowed from there.
+use super::ids::EvalIds;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
 
@@ -34,6 +33,7 @@ pub(super) fn find(
     links: &Links,
     now: Ts,
     port_pfc: &PortRates,
+    ids: &EvalIds,
 ) -> Vec<Found> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
@@ -44,13 +44,7 @@ pub(super) fn find(
     };
 
     // Any drop is critical from the first one.
-    for (k, n) in increase_by_key(
-        store,
-        SW_QUEUE_DROPPED,
-        &[],
-        &["switch", "port", "qos_group", "reason"],
-        since,
-    ) {
+    for (k, n) in ids.queue_drops_qos.increase_by(store, since) {
         if n > 0 {
             let why = [g(&k, 3), format!("qos {}", g(&k, 2))].join(", ");
             out.push(
@@ -66,13 +60,7 @@ pub(super) fn find(
             );
         }
     }
-    for (k, n) in increase_by_key(
-        store,
-        SW_INGRESS_DROPPED,
-        &[],
-        &["switch", "port", "reason"],
-        since,
-    ) {
+    for (k, n) in ids.ingress_drops.increase_by(store, since) {
         if n > 0 {
             out.push(
                 found(
@@ -89,11 +77,8 @@ pub(super) fn find(
     }
 
     // Host pause time as a share of the interval.
-    for (name, dir) in [
-        (NIC_PFC_RX_PAUSE_DURATION, "rx"),
-        (NIC_PFC_TX_PAUSE_DURATION, "tx"),
-    ] {
-        for (k, f) in pause_fraction_by_key(store, name, &[], &["node"]) {
+    for (ids, dir) in [(&ids.pause[0], "rx"), (&ids.pause[1], "tx")] {
+        for (k, f) in ids.pause_fraction_by(store) {
             if f * 100.0 > a.pause_time_percent {
                 out.push(
                     found(
@@ -145,8 +130,8 @@ pub(super) fn find(
     }
 
     // RDMA error counters growing.
-    for c in RDMA_ERRORS {
-        for (k, n) in increase_by_key(store, &rdma_counter(c), &[], &["node", "device"], since) {
+    for (c, ids) in RDMA_ERRORS.iter().zip(&ids.rdma) {
+        for (k, n) in ids.increase_by(store, since) {
             if n > 0 {
                 out.push(
                     found(
@@ -163,8 +148,8 @@ pub(super) fn find(
         }
     }
 
-    flow_states(store, cfg, links, &mut out);
-    rtt(store, cfg, now, &mut out);
+    flow_states(store, cfg, links, ids, &mut out);
+    rtt(store, cfg, now, ids, &mut out);
     training(store, &mut out);
 
     for (_, h) in store.sources() {
@@ -268,23 +253,22 @@ fn on_off(v: f64) -> &'static str {
 }
 
 /// 802.3x and PFC oper state: a change, or a state that contradicts the config. Read straight
-/// from the series (labels borrowed): every port x priority is looked at on every evaluation and
-/// almost none raises anything.
-fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>) {
-    let lab = |s: &Series, k: &str| s.key.label(k).unwrap_or("").to_string();
+/// from the resolved series (labels borrowed): every port x priority is looked at on every
+/// evaluation and almost none raises anything.
+fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &mut Vec<Found>) {
     let expected = cfg
         .alerts
         .flowcontrol
         .as_deref()
         .map(|s| s.eq_ignore_ascii_case("on"));
-    for (prev, cur, s) in last_two_of(store, SW_FLOWCONTROL_ENABLED) {
+    for (prev, cur, [sw, p, dir]) in ids.flowcontrol.last_two(store) {
         let changed = prev.filter(|pv| on_off(*pv) != on_off(cur));
-        let edge = !s.key.label("port").unwrap_or("").starts_with("ii");
+        let edge = !p.starts_with("ii");
         let wrong = expected.filter(|w| edge && *w != (cur > 0.5));
         if changed.is_none() && wrong.is_none() {
             continue;
         }
-        let (sw, p, dir) = (lab(s, "switch"), lab(s, "port"), lab(s, "direction"));
+        let (sw, p) = (sw.to_string(), p.to_string());
         let subject = Subject::Port {
             switch: sw.clone(),
             port: p.clone(),
@@ -318,13 +302,8 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
             ));
         }
     }
-    for (prev, cur, s) in last_two_of(store, SW_PFC_ENABLED) {
+    for (prev, cur, [sw, p, prio]) in ids.pfc_enabled.last_two(store) {
         let changed = prev.filter(|pv| on_off(*pv) != on_off(cur));
-        let (sw, p, prio) = (
-            s.key.label("switch").unwrap_or(""),
-            s.key.label("port").unwrap_or(""),
-            s.key.label("priority").unwrap_or(""),
-        );
         // RoCE nodes cabled to a port need PFC on their priority.
         let off = prio == ROCE_PRIORITY && cur < 0.5 && !links.behind(sw, p).is_empty();
         if changed.is_none() && !off {
@@ -361,43 +340,24 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, out: &mut Vec<Found>)
     }
 }
 
-/// [`crate::metrics::query::last_two`] without copying the labels: (previous, newest, series).
-fn last_two_of<'a>(
-    store: &'a Store,
-    name: &'a str,
-) -> impl Iterator<Item = (Option<f64>, f64, &'a Series)> + 'a {
-    store.select(name, &[]).filter_map(|(_, s)| {
-        let (_, cur) = s.latest(store)?;
-        let prev = s.last_two(store).map(|(p, _)| p.1.as_f64());
-        Some((prev, cur.as_f64(), s))
-    })
-}
-
 /// RTT p99 above `rtt_p99_over_p50` times the median of its own p50 over the window.
-fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
+fn rtt(store: &Store, cfg: &Config, now: Ts, ids: &EvalIds, out: &mut Vec<Found>) {
     let since = now - 5 * WINDOW_MS;
-    let mut p50s: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for (_, s) in store.select(PING_RTT_SECONDS, &[("quantile", "0.5")]) {
-        let key = (
-            s.key.label("peer").unwrap_or("").to_string(),
-            s.key.label("transport").unwrap_or("").to_string(),
-        );
+    let mut p50s: BTreeMap<[&str; 2], Vec<f64>> = BTreeMap::new();
+    for (id, key) in ids.rtt_p50.iter(store) {
+        let Some(s) = store.get(id) else {
+            continue;
+        };
+        // From the last point before `since`: the window's points without decoding the rest.
         p50s.entry(key).or_default().extend(
-            s.points(store)
+            s.points_since(store, since)
                 .filter(|(t, _)| *t >= since)
                 .map(|(_, v)| v.as_f64()),
         );
     }
-    for (_, s) in store.select(PING_RTT_SECONDS, &[("quantile", "0.99")]) {
-        let (peer, tr) = (
-            s.key.label("peer").unwrap_or("").to_string(),
-            s.key.label("transport").unwrap_or("").to_string(),
-        );
-        let Some((_, p99)) = s.latest(store) else {
-            continue;
-        };
+    for ((_, p99), [peer, tr]) in ids.rtt_p99.list().latest(store) {
         let p99 = p99.as_f64();
-        let Some(mut v) = p50s.get(&(peer.clone(), tr.clone())).cloned() else {
+        let Some(mut v) = p50s.get(&[peer, tr]).cloned() else {
             continue;
         };
         v.sort_by(f64::total_cmp);
@@ -411,8 +371,8 @@ fn rtt(store: &Store, cfg: &Config, now: Ts, out: &mut Vec<Found>) {
                 Severity::Warn,
                 Tab::Latency,
                 Subject::Peer {
-                    peer: peer.clone(),
-                    transport: tr.clone(),
+                    peer: peer.to_string(),
+                    transport: tr.to_string(),
                 },
                 format!(
                     "RTT p99 {} > {ratio}x recent p50 {}",

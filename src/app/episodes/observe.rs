@@ -1,7 +1,7 @@
 //! What the episode detector reads of the fabric at one instant, asked of the store through the
 //! metrics query API (newest intervals). Missing data is absent here, never 0.
 
-use crate::metrics::names::*;
+use crate::app::alerts::EvalIds;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
 use std::collections::BTreeMap;
@@ -46,8 +46,8 @@ pub struct Obs {
     pub rtt_p99: Vec<(String, f64)>,
 }
 
-fn max_of<K>(m: BTreeMap<K, f64>) -> Option<f64> {
-    m.into_values().reduce(f64::max)
+fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
+    m.map(|(_, v)| v).reduce(f64::max)
 }
 
 fn join(k: &[&str]) -> String {
@@ -55,23 +55,25 @@ fn join(k: &[&str]) -> String {
 }
 
 /// Switch ports' PFC frames per second, received and sent, keyed by (switch, port) borrowed
-/// from the store. The alerts' per-port PFC rule reads the same two maps: `App::eval_alerts`
-/// computes them once for both (each is a rate of every PFC series of the fabric).
+/// from the resolved series ([`EvalIds`]). The alerts' per-port PFC rule reads the same two
+/// maps: `App::eval_alerts` computes them once for both (each is a rate of every PFC series of
+/// the fabric).
 pub type PortRates<'a> = [BTreeMap<[&'a str; 2], query::Agg>; 2];
 
-/// [`PortRates`] of `store`.
-pub fn port_pfc(store: &Store) -> PortRates<'_> {
-    let g = ["switch", "port"];
-    [SW_PFC_RX, SW_PFC_TX].map(|name| query::rate_by_key(store, name, &[], &g))
+/// [`PortRates`] of `store`, its series resolved in `ids`.
+pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIds) -> PortRates<'a> {
+    ids.pfc.each_ref().map(|g| g.rate_by(store).collect())
 }
 
 /// Read the newest state of the fabric from `store`.
 pub fn observe(store: &Store, at: Ts) -> Obs {
-    observe_with(store, at, &port_pfc(store))
+    let ids = EvalIds::of(store);
+    observe_with(store, at, &port_pfc_in(store, &ids), &ids)
 }
 
-/// [`observe`] with the ports' PFC rates already read ([`port_pfc`] of the same store).
-pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates) -> Obs {
+/// [`observe`] with the series resolved and the ports' PFC rates already read
+/// ([`port_pfc_in`] of the same store).
+pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates, ids: &EvalIds) -> Obs {
     // Keys borrowed from the store: only the ports that go into `Obs` get owned names.
     let [rx, tx] = port_pfc;
     let mut pfc = Vec::new();
@@ -88,8 +90,8 @@ pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates) -> Obs {
         });
     }
     let mut drops = Vec::new();
-    for (name, kind) in [(SW_INGRESS_DROPPED, "ingress"), (SW_QUEUE_DROPPED, "queue")] {
-        for (k, a) in query::rate_by_key(store, name, &[], &["switch", "port", "reason"]) {
+    for (g, kind) in [(&ids.ingress_drops, "ingress"), (&ids.queue_drops, "queue")] {
+        for (k, a) in g.rate_by(store) {
             if let Some(r) = a.rate.filter(|r| *r > 0.0) {
                 drops.push(PortDrops {
                     switch: k[0].to_string(),
@@ -100,34 +102,22 @@ pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates) -> Obs {
             }
         }
     }
-    let rtt = query::latest_by_key(
-        store,
-        PING_RTT_SECONDS,
-        &[("quantile", "0.99")],
-        &["peer", "transport"],
-    );
     Obs {
         at,
-        step_s: max_of(query::latest_by_key(
-            store,
-            TRAIN_STEP_SECONDS,
-            &[],
-            &["log"],
-        )),
-        allreduce_s: max_of(query::latest_by_key(
-            store,
-            TRAIN_ALLREDUCE_SECONDS,
-            &[],
-            &["log"],
-        )),
+        step_s: max_of(ids.step.latest_by(store)),
+        allreduce_s: max_of(ids.allreduce.latest_by(store)),
         pfc,
         drops,
-        ecn: query::rate_sum(store, &rdma_counter("np_ecn_marked_roce_packets"), &[]),
-        cnp: query::rate_sum(store, &rdma_counter("np_cnp_sent"), &[]),
-        pause: query::pause_fraction_by_key(store, NIC_PFC_RX_PAUSE_DURATION, &[], &["node"])
-            .into_iter()
+        ecn: ids.ecn.rate_sum(store),
+        cnp: ids.cnp.rate_sum(store),
+        pause: ids.pause[0]
+            .pause_fraction_by(store)
             .map(|(k, f)| (join(&k), f))
             .collect(),
-        rtt_p99: rtt.into_iter().map(|(k, v)| (join(&k), v)).collect(),
+        rtt_p99: ids
+            .rtt_p99
+            .latest_by(store)
+            .map(|(k, v)| (join(&k), v))
+            .collect(),
     }
 }

@@ -148,3 +148,33 @@ fn the_chain_names_the_node_lldp_puts_behind_the_port() {
         assert_eq!(line.contains("→ ubunturdma6"), !want.is_empty(), "{line}");
     }
 }
+
+/// The kept sorted baseline gives the median a sort of the calm values gives, through the
+/// window sliding past BASE_KEEP, repeats, zeros of both signs and a NaN.
+#[test]
+fn kept_median_is_the_median_of_a_sort() {
+    let mut s = Signal::default();
+    let mut x: u64 = 7;
+    for i in 0..400 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v = match i % 50 {
+            7 => f64::NAN,
+            11 => -0.0,
+            13 => 0.0,
+            _ => ((x >> 40) % 37) as f64 * 0.5,
+        };
+        s.learn(v);
+        let mut all: Vec<f64> = s.calm.iter().copied().collect();
+        all.sort_by(f64::total_cmp);
+        let want = (all.len() >= BASE_MIN).then(|| all[all.len() / 2]);
+        assert_eq!(
+            s.median().map(f64::to_bits),
+            want.map(f64::to_bits),
+            "after {i}"
+        );
+        assert_eq!(s.sorted.len(), s.calm.len());
+        assert!(s.calm.len() <= BASE_KEEP);
+    }
+}

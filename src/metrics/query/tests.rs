@@ -191,3 +191,107 @@ fn a_split_timeline_is_the_two_filtered_ones() {
         );
     }
 }
+
+/// `Grouped`/`Listed` kept across polls answer what the `*_by_key` functions (and a
+/// resolution made from nothing) answer, through a new series, a new source and a reset.
+#[test]
+fn kept_resolutions_answer_as_from_nothing() {
+    let mut st = Store::new(60_000, 100);
+    let n1 = st.add_source("n1", 1000);
+    let g2 = ["node", "device"];
+    let mut kept = Grouped::new("c_total", &[], g2);
+    let mut kept_pause = Grouped::new("d_seconds_total", &[], ["node"]);
+    let mut kept_list = Listed::new("c_total", &[("node", "n1")], ["device"]);
+    fn vecs<K, V>(i: impl Iterator<Item = (K, V)>) -> Vec<(K, V)> {
+        i.collect()
+    }
+    let mut check = |st: &Store, at: Ts, what: &str| {
+        kept.resolve(st);
+        kept_pause.resolve(st);
+        kept_list.resolve(st);
+        let fresh = {
+            let mut f = Grouped::new("c_total", &[], g2);
+            f.resolve(st);
+            f
+        };
+        for g in [&kept, &fresh] {
+            assert_eq!(
+                vecs(g.rate_by(st)),
+                vecs(rate_by_key(st, "c_total", &[], &g2).into_iter()),
+                "{what}"
+            );
+            for since in [0, at - 1500, at] {
+                assert_eq!(
+                    vecs(g.increase_by(st, since)),
+                    vecs(increase_by_key(st, "c_total", &[], &g2, since).into_iter()),
+                    "{what}"
+                );
+            }
+            assert_eq!(
+                vecs(g.latest_by(st)),
+                vecs(latest_by_key(st, "c_total", &[], &g2).into_iter()),
+                "{what}"
+            );
+        }
+        assert_eq!(
+            vecs(kept_pause.pause_fraction_by(st)),
+            vecs(pause_fraction_by_key(st, "d_seconds_total", &[], &["node"]).into_iter()),
+            "{what}"
+        );
+        assert_eq!(
+            kept_list.rate_sum(st),
+            rate_sum(st, "c_total", &[("node", "n1")]),
+            "{what}"
+        );
+        let listed: Vec<_> = kept_list.iter(st).map(|(id, k)| (id, k[0])).collect();
+        let selected: Vec<_> = st
+            .select("c_total", &[("node", "n1")])
+            .map(|(id, s)| (id, s.key.label("device").unwrap_or("")))
+            .collect();
+        assert_eq!(listed, selected, "{what}");
+    };
+    let c = |node: &str, dev: &str, v: u64| {
+        Sample::counter("c_total", &[("node", node), ("device", dev)], v)
+    };
+    let d = |node: &str, v: u64| Sample::counter_micros("d_seconds_total", &[("node", node)], v);
+    let poll = |s: Vec<Sample>| Parsed {
+        samples: s,
+        ..Default::default()
+    };
+    st.ingest(n1, 0, &poll(vec![c("n1", "a", 0), d("n1", 0)]));
+    check(&st, 0, "one point");
+    st.ingest(n1, 1000, &poll(vec![c("n1", "a", 5), d("n1", 300_000)]));
+    check(&st, 1000, "rates");
+    // A new series (device b) between two of n1's.
+    st.ingest(
+        n1,
+        2000,
+        &poll(vec![c("n1", "b", 1), c("n1", "a", 9), d("n1", 700_000)]),
+    );
+    check(&st, 2000, "new series");
+    // A new source with a series in an existing group's metric.
+    let n2 = st.add_source("n2", 1000);
+    check(&st, 2000, "new source, no series yet");
+    st.ingest(n2, 2500, &poll(vec![c("n2", "a", 100), d("n2", 0)]));
+    st.ingest(
+        n1,
+        3000,
+        &poll(vec![c("n1", "b", 4), c("n1", "a", 11), d("n1", 900_000)]),
+    );
+    check(&st, 3000, "new source");
+    // A reset: a counter going down.
+    st.ingest(n2, 3500, &poll(vec![c("n2", "a", 2), d("n2", 100_000)]));
+    st.ingest(
+        n1,
+        4000,
+        &poll(vec![c("n1", "b", 1), c("n1", "a", 12), d("n1", 950_000)]),
+    );
+    check(&st, 4000, "reset");
+    // Another store: resolved again, not read against the first one's ids.
+    let mut other = Store::new(60_000, 100);
+    let o = other.add_source("n9", 1000);
+    other.ingest(o, 0, &poll(vec![c("n9", "z", 1), c("n1", "a", 1)]));
+    other.ingest(o, 1000, &poll(vec![c("n9", "z", 4), c("n1", "a", 2)]));
+    check(&other, 1000, "another store");
+    check(&st, 4000, "back to the first");
+}
