@@ -22,6 +22,14 @@ use std::process::ExitCode;
 
 /// The config (warnings printed) and an async runtime, or the exit code after saying why not.
 pub fn setup(source: &cli::SourceArgs) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
+    setup_on(source, |_| tokio::runtime::Runtime::new())
+}
+
+/// [`setup`] with the runtime that `runtime` builds for the config.
+fn setup_on(
+    source: &cli::SourceArgs,
+    runtime: impl FnOnce(&Config) -> std::io::Result<tokio::runtime::Runtime>,
+) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
         safe_eprintln!("rocetop: {e}");
         ExitCode::from(2)
@@ -29,12 +37,33 @@ pub fn setup(source: &cli::SourceArgs) -> Result<(Config, tokio::runtime::Runtim
     for w in &cfg.warnings {
         safe_eprintln!("rocetop: warning: {w}");
     }
-    let rt = tokio::runtime::Runtime::new().map_err(|e| {
+    let rt = runtime(&cfg).map_err(|e| {
         safe_eprintln!("rocetop: cannot start the async runtime: {e}");
         ExitCode::from(1)
     })?;
     Ok((cfg, rt))
 }
+
+/// `export`'s runtime: one thread for up to [`ONE_THREAD_MAX_HOSTS`] nodes and switches and no
+/// pingers. Its tasks (SSH sessions, their channels, polls, the store) hand work to each other
+/// all the time: on one thread that is a queue push, where tokio's workers wake and park each
+/// other through futexes (N=8 + a switch: 3 → 1 threads, ~29 → ~17 context switches and
+/// ~4.3 → ~3.8 ms CPU a second; README "Performance"). A TCP pinger times an echo when its task
+/// runs, so it keeps the worker threads (a switch's parse would count in its RTT).
+fn export_runtime(cfg: &Config) -> std::io::Result<tokio::runtime::Runtime> {
+    if cfg.pings.is_empty() && cfg.nodes.len() + cfg.switches.len() <= ONE_THREAD_MAX_HOSTS {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Runtime::new()
+    }
+}
+
+/// Above this, startup's burst (every node's first full dump parsed, its topology read) wants
+/// more than one core: at 512 nodes on one thread (a 2-core box also running the simulated
+/// fabric) ~40 % of the first topology reads ran past their 5 s timeout, 3 % on the workers.
+const ONE_THREAD_MAX_HOSTS: usize = 64;
 
 /// Print a rendering: JSON keeps its value (escapes in JSON syntax), tables and Prometheus text
 /// get visible escapes (Prometheus label values were already stripped of control characters).
@@ -139,7 +168,7 @@ pub fn run(cli: Cli) -> ExitCode {
             }
         }
         Some(Command::Export { listen }) => {
-            let (cfg, rt) = match setup(&cli.source) {
+            let (cfg, rt) = match setup_on(&cli.source, export_runtime) {
                 Ok(x) => x,
                 Err(code) => return code,
             };
