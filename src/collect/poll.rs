@@ -219,6 +219,14 @@ pub(crate) fn collected_with(
 /// or the set is dropped.
 pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
     let mut set = JoinSet::new();
+    // Polls leave free pages all over the heap; they are given back while the collectors run.
+    let open = tx.clone();
+    set.spawn(async move {
+        tokio::select! {
+            _ = open.closed() => {}
+            _ = crate::heap::give_back_loop() => {}
+        }
+    });
     let n = sources.len().max(1) as u64;
     for (i, src) in sources.into_iter().enumerate() {
         let tx = tx.clone();

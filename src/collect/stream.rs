@@ -99,22 +99,21 @@ async fn follow(
         if ticks.send(()).await.is_err() {
             return Ended::Broken("stream: the channel closed".into());
         }
-        let dump =
-            match tokio::time::timeout(wait, next_dump(&mut rx, &mut lines, &mut reasm)).await {
-                Ok(Ok(d)) => d,
-                Ok(Err(why)) => return Ended::Broken(why),
-                Err(_) => {
-                    return Ended::Broken(format!(
-                        "stream: no frame within {} s",
-                        wait.as_secs_f64().ceil()
-                    ));
-                }
-            };
+        match tokio::time::timeout(wait, next_dump(&mut rx, &mut lines, &mut reasm)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Ended::Broken(why),
+            Err(_) => {
+                return Ended::Broken(format!(
+                    "stream: no frame within {} s",
+                    wait.as_secs_f64().ceil()
+                ));
+            }
+        }
         // Samples keep the collector's receive time, as an exec poll does.
         let at = now_ms();
         // Outputs whose changed lines are only counter values are not parsed again.
         delta.frame(&reasm, nonce);
-        let results = batch::split(&dump, nonce, reqs.len());
+        let results = batch::split(reasm.dump(), nonce, reqs.len());
         let c = poll::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
             delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce)
         });
@@ -130,18 +129,18 @@ async fn follow(
     }
 }
 
-/// Read until the reassembler completes a dump.
+/// Read until the reassembler completes a dump (then `reasm.dump()`).
 async fn next_dump(
     rx: &mut mpsc::Receiver<ByteEvent>,
     lines: &mut Lines,
     reasm: &mut Reassembler,
-) -> Result<String, String> {
+) -> Result<(), String> {
     loop {
         while let Some(line) = lines.next_line()? {
-            if let Some(d) = reasm.push(&line).map_err(|e| format!("stream: {e}"))? {
+            if reasm.push_line(&line).map_err(|e| format!("stream: {e}"))? {
                 drop(line);
                 lines.shrink();
-                return Ok(d);
+                return Ok(());
             }
         }
         match rx.recv().await {

@@ -154,10 +154,19 @@ impl Reassembler {
         }
     }
 
-    /// Feed one line (without its `\n`); a complete dump when it ends a frame.
+    /// Feed one line (without its `\n`); a complete dump (a copy of [`Self::dump`]) when it
+    /// ends a frame.
+    #[cfg(test)]
     pub fn push(&mut self, line: &str) -> Result<Option<String>, FrameError> {
+        Ok(self.push_line(line)?.then(|| self.text.clone()))
+    }
+
+    /// Feed one line (without its `\n`); true when it ends a frame: the dump is then
+    /// [`Self::dump`], borrowed, not copied (a copy of each node's ~30 KB dump a frame, made and
+    /// freed, left room in the heap that RSS kept).
+    pub fn push_line(&mut self, line: &str) -> Result<bool, FrameError> {
         match self.state {
-            State::Idle => self.header(line).map(|()| None),
+            State::Idle => self.header(line).map(|()| false),
             State::Body {
                 seq,
                 left,
@@ -178,7 +187,11 @@ impl Reassembler {
                         .ok_or_else(|| bad(format!("frame {seq}: line {idx} lost")))?
                 } else {
                     let old = self.line(slot).unwrap_or("").to_string();
-                    self.changes.push((slot, old.clone()));
+                    // A dump of another length is parsed afresh (delta.rs): its changes are not
+                    // kept (a first frame's were ~840 entries a node held until the next frame).
+                    if !self.resized {
+                        self.changes.push((slot, old.clone()));
+                    }
                     self.pending.push((slot, old));
                     self.pending.len() - 1
                 };
@@ -211,7 +224,7 @@ impl Reassembler {
                     self.check_grown(seq, grew_from)?;
                     State::End { seq }
                 };
-                Ok(None)
+                Ok(false)
             }
             State::End { seq } => {
                 if line != format!("@@rocetop-stream-end {seq}") {
@@ -221,7 +234,7 @@ impl Reassembler {
                 }
                 self.state = State::Idle;
                 self.apply()?;
-                Ok(Some(self.text.clone()))
+                Ok(true)
             }
         }
     }
@@ -343,6 +356,11 @@ impl Reassembler {
         }
     }
 
+    /// The last dump: its lines, each followed by `\n`.
+    pub fn dump(&self) -> &str {
+        &self.text
+    }
+
     /// Lines in the last dump.
     pub fn line_count(&self) -> usize {
         self.starts.len() - 1
@@ -360,7 +378,8 @@ impl Reassembler {
     }
 
     /// What the last frame changed: each line it set (index from 0) with what the line held
-    /// before; unchanged lines were not sent. Meaningful after the frame's dump came out.
+    /// before; unchanged lines were not sent. Meaningful after the frame's dump came out, and
+    /// empty when it was [`Self::resized`] (every line is new then).
     pub fn changes(&self) -> &[(usize, String)] {
         &self.changes
     }
