@@ -99,7 +99,7 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (r, PEAK.load(Relaxed).saturating_sub(start))
 }
 
-/// How often collectors give the heap's free pages back ([`give_back_loop`]).
+/// How often the heap's free pages are given back ([`give_back_loop`]).
 pub const GIVE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Give free heap pages back to the system now (glibc's `malloc_trim(0)`: whole free pages
@@ -108,16 +108,42 @@ pub const GIVE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(
 /// (512 nodes streaming, a minute: RSS 156 MiB for 120 MiB in use; `malloc_trim(0)` took it to
 /// 134 MiB; bench/results/mem512-2026-11-24.txt). Answers nothing different: only which free
 /// pages are resident.
+///
+/// Only where there is much to give back ([`GIVE_BACK_OVER`] free in the heap): a trim drops
+/// every free page, and the next polls fault them in again, which a small fleet pays for in CPU
+/// every time and gains nothing from (8 nodes: a heap of a few MB).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn give_back() {
-    // SAFETY: malloc_trim only releases free memory under malloc's own lock.
+    // SAFETY: mallinfo2 reads malloc's statistics and malloc_trim only releases free memory,
+    // each under malloc's own locks.
     unsafe {
-        libc::malloc_trim(0);
+        if libc::mallinfo2().fordblks > GIVE_BACK_OVER {
+            libc::malloc_trim(0);
+        }
     }
 }
 
+/// Free bytes in the heap above which [`give_back`] trims.
+pub const GIVE_BACK_OVER: usize = 16 << 20;
+
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn give_back() {}
+
+/// [`give_back_loop`] in the current tokio runtime until the guard is dropped. Once a process
+/// (the TUI, export, record), not once a collector set: a focus's collectors run beside the
+/// fleet's in the same heap.
+pub fn spawn_give_back() -> GiveBackGuard {
+    GiveBackGuard(tokio::spawn(give_back_loop()).abort_handle())
+}
+
+/// Stops the [`spawn_give_back`] task when dropped.
+pub struct GiveBackGuard(tokio::task::AbortHandle);
+
+impl Drop for GiveBackGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// [`give_back`] every [`GIVE_BACK_EVERY`], for as long as the task runs.
 pub async fn give_back_loop() {

@@ -107,6 +107,7 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
         .collect();
     let (tx, rx) = mpsc::channel::<Collected>(1024);
     let collectors = poll::spawn_all(sources.clone(), tx);
+    let _heap = crate::heap::spawn_give_back();
     let mut app = App::new(fleet, store, theme, now_ms());
     app.reach = focus::Reach::load(&cfg);
     screen(

@@ -296,34 +296,6 @@ async fn a_slow_reader_holds_the_node_back_and_loses_nothing() {
     assert_eq!(read(), blocks);
 }
 
-/// Ticks after the first run `phase` behind it (nodes that connected together do not all dump in
-/// the same instant of every interval); the first dump is not held back, and the phase is taken
-/// once, not every interval. Lower bounds only, and a wide margin on the one upper bound.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn later_ticks_run_a_phase_behind_the_first() {
-    let s = Sshd::start();
-    let dir = tempfile::tempdir().expect("dir");
-    tree(dir.path(), 1);
-    let src = sources(&s, dir.path(), "stream").remove(0);
-    let (tx, mut rx) = mpsc::channel(4);
-    let phase = Duration::from_secs(3);
-    let task = tokio::spawn(rocetop::collect::stream::run(src, tx, phase));
-    // The first dump teaches the netdev and the stream starts again with it: from there.
-    until(&mut rx, has_netdev).await;
-    let mut at = vec![Instant::now()];
-    for _ in 0..2 {
-        let c = next(&mut rx).await;
-        assert!(has_netdev(&c), "{:?}", c.error);
-        at.push(Instant::now());
-    }
-    task.abort();
-    // Interval 1 s: the second tick is 1 s + phase after the first (less the first frame's
-    // delivery, which the first gap does not see), the third 1 s after the second.
-    let (gap1, gap2) = (at[1] - at[0], at[2] - at[1]);
-    assert!(gap1 > Duration::from_millis(2500), "first gap {gap1:?}");
-    assert!(gap2 < Duration::from_millis(3500), "second gap {gap2:?}");
-}
-
 /// A streamed node's polls are timed as an exec poll is (`rocetop_poll_duration_seconds`, from
 /// the tick to the parsed answer): `rocetop export` in stream mode, whose only exec poll is the
 /// node's one topology read, counts more polls than that.

@@ -143,6 +143,7 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
     super::warm_up(cfg, &sources).await;
     let (tx, mut rx) = mpsc::channel(256);
     let mut tasks = spawn_all(sources, tx);
+    let _heap = crate::heap::spawn_give_back();
     let st = store.clone();
     tasks.spawn(async move {
         while let Some(c) = rx.recv().await {

@@ -119,6 +119,7 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
     let (tx, mut rx) = mpsc::channel(256);
     let t0 = Instant::now();
     let tasks = spawn_all(sources, tx);
+    let _heap = crate::heap::spawn_give_back();
     let deadline = async {
         match duration {
             Some(d) => tokio::time::sleep(d).await,

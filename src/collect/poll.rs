@@ -219,14 +219,6 @@ pub(crate) fn collected_with(
 /// or the set is dropped.
 pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
     let mut set = JoinSet::new();
-    // Polls leave free pages all over the heap; they are given back while the collectors run.
-    let open = tx.clone();
-    set.spawn(async move {
-        tokio::select! {
-            _ = open.closed() => {}
-            _ = crate::heap::give_back_loop() => {}
-        }
-    });
     let n = sources.len().max(1) as u64;
     for (i, src) in sources.into_iter().enumerate() {
         let tx = tx.clone();
@@ -234,11 +226,11 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             set.spawn(crate::collect::logtail::follow::run(src, tx));
             continue;
         }
-        let phase = first_poll_after(src.kind, src.interval, i as u64, n);
         if src.kind == SourceKind::Node && src.transport.streams_polls() {
-            set.spawn(crate::collect::stream::run(src, tx, phase));
+            set.spawn(crate::collect::stream::run(src, tx));
             continue;
         }
+        let phase = first_poll_after(src.kind, src.interval, i as u64, n);
         set.spawn(async move {
             tokio::time::sleep(phase).await;
             let mut tick = tokio::time::interval(src.interval);
@@ -256,8 +248,7 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
     set
 }
 
-/// When the `i`-th of `n` sources polls first (a streamed node: how far behind its first dump
-/// its later ticks run). Staggered over the interval (5 s at most) so hundreds of connects, and
+/// When the `i`-th of `n` sources polls first. Staggered over the interval (5 s at most) so hundreds of connects, and
 /// then their polls, do not land at once. A topology read rides the connection its host's
 /// counters open and is rare, so there is no load to even out: it comes within a second, since
 /// the tabs wait on it for "which node is behind which port".

@@ -19,7 +19,6 @@ use crate::metrics::now_ms;
 use frame::Reassembler;
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// A line longer than this is not a sysfs or ethtool line: the stream is refused (memory bound).
@@ -36,9 +35,10 @@ enum Ended {
 }
 
 /// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
-/// the channel opens; later ticks run `phase` behind that (`poll::first_poll_after`), so nodes
-/// that connected together do not all dump in the same instant of every interval.
-pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, phase: Duration) {
+/// the channel opens, later ones every interval from there. Nodes that connected together dump
+/// together: spreading their ticks over the interval was measured to cost more (8 nodes: 2.6 →
+/// 4.4 ms of CPU a second, one wake-up a node instead of one for all; bench/results/lead-n8-2026-11-24.txt).
+pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
     loop {
         let probes = src.probes_now();
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
@@ -46,7 +46,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, phase: Duration)
         let nonce = batch::nonce();
         let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx, phase).await,
+            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx).await,
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -78,7 +78,6 @@ async fn follow(
     nonce: &str,
     stream: ShellStream,
     tx: &mpsc::Sender<Collected>,
-    phase: Duration,
 ) -> Ended {
     let ShellStream { mut rx, ticks } = stream;
     let mut lines = Lines::default();
@@ -87,13 +86,11 @@ async fn follow(
     // The first frame also waits for the channel to open.
     let mut wait = src.timeout * 2;
     let mut next = tokio::time::Instant::now();
-    let mut phase = Some(phase);
     loop {
         // One tick, one dump: polls keep the client's schedule (a late one goes at once, a
         // missed one is not made up), and a node never runs ahead of a reader that fell behind.
         tokio::time::sleep_until(next).await;
-        next = (next + src.interval + phase.take().unwrap_or_default())
-            .max(tokio::time::Instant::now());
+        next = (next + src.interval).max(tokio::time::Instant::now());
         // From the tick to the parsed answer, as an exec poll is timed.
         let started = std::time::Instant::now();
         if ticks.send(()).await.is_err() {
