@@ -36,50 +36,115 @@ pub struct Rolled {
 /// `PFC 25000 frames/s (> 1000)` → `PFC # frames/s (> #)`: alerts differing only in numbers
 /// are the same condition.
 fn shape(what: &str) -> String {
-    let mut out = String::new();
+    shape_chars(what).collect()
+}
+
+/// [`shape`]'s characters, without allocating.
+fn shape_chars(what: &str) -> impl Iterator<Item = char> + '_ {
     let mut in_num = false;
-    for c in what.chars() {
+    what.chars().filter_map(move |c| {
         if c.is_ascii_digit() || (in_num && c == '.') {
-            if !in_num {
-                out.push('#');
-            }
+            let first = !in_num;
             in_num = true;
+            first.then_some('#')
         } else {
             in_num = false;
-            out.push(c);
+            Some(c)
+        }
+    })
+}
+
+/// An alert's condition text compared by its [`shape`].
+#[derive(Clone, Copy)]
+struct Shape<'a>(&'a str);
+
+impl PartialEq for Shape<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Shape<'_> {}
+
+impl PartialOrd for Shape<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Shape<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        shape_chars(self.0).cmp(shape_chars(other.0))
+    }
+}
+
+/// How alerts group: ports by (switch, condition), RDMA counters by node, the rest alone.
+/// Borrowed from the alert, so grouping allocates nothing per alert; [`Group::key`] is the text
+/// mute refers to.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Group<'a> {
+    Port {
+        switch: &'a str,
+        severity: Severity,
+        what: Shape<'a>,
+    },
+    Rdma(&'a str),
+    Alone(&'a str),
+}
+
+impl<'a> Group<'a> {
+    fn of(a: &'a Alert) -> Self {
+        match &a.subject {
+            Subject::Port { switch, .. } => Group::Port {
+                switch,
+                severity: a.severity,
+                what: Shape(&a.what),
+            },
+            Subject::Node(n) if a.id.starts_with("rdma ") => Group::Rdma(n),
+            _ => Group::Alone(&a.id),
         }
     }
-    out
+
+    fn key(&self) -> String {
+        match self {
+            Group::Port {
+                switch,
+                severity,
+                what,
+            } => format!("port {switch} {severity:?} {}", shape(what.0)),
+            Group::Rdma(n) => format!("rdma {n}"),
+            Group::Alone(id) => id.to_string(),
+        }
+    }
 }
 
 /// The subjects an episode touches: its ports, the nodes behind them and those that paused.
-struct Touched {
-    ports: HashSet<String>,
-    nodes: HashSet<String>,
-    peers: HashSet<String>,
+/// Borrowed from the episode and the links (an episode at 512 nodes names hundreds).
+struct Touched<'a> {
+    ports: HashSet<&'a str>,
+    nodes: HashSet<&'a str>,
+    peers: HashSet<&'a str>,
 }
 
-fn touched(ep: &Episode, links: &Links) -> Touched {
+fn touched<'a>(ep: &'a Episode, links: &'a Links) -> Touched<'a> {
     let mut t = Touched {
         ports: HashSet::new(),
-        nodes: ep.culprit_nodes.iter().cloned().collect(),
+        nodes: ep.culprit_nodes.iter().map(String::as_str).collect(),
         peers: HashSet::new(),
     };
     for p in &ep.chain {
         match p.layer {
             Layer::Pfc | Layer::Drops => {
-                let port = port_of(&p.key).to_string();
-                t.nodes.extend(links.behind_names(switch_of(&p.key), &port));
+                let port = port_of(&p.key);
+                t.nodes.extend(links.behind(switch_of(&p.key), port));
                 t.ports.insert(port);
             }
             Layer::HostPause => {
-                t.nodes
-                    .insert(p.key.trim_start_matches("pause ").to_string());
+                t.nodes.insert(p.key.trim_start_matches("pause "));
             }
             Layer::Rtt => {
                 let k = p.key.trim_start_matches("rtt ");
-                t.peers
-                    .insert(k.split(' ').next().unwrap_or("").to_string());
+                t.peers.insert(k.split(' ').next().unwrap_or(""));
             }
             _ => {}
         }
@@ -89,25 +154,14 @@ fn touched(ep: &Episode, links: &Links) -> Touched {
 
 fn belongs(a: &Alert, t: &Touched) -> bool {
     match &a.subject {
-        Subject::Port { port, .. } => t.ports.contains(port),
-        Subject::Node(n) => t.nodes.contains(n),
-        Subject::Peer { peer, .. } => t.peers.contains(peer),
+        Subject::Port { port, .. } => t.ports.contains(port.as_str()),
+        Subject::Node(n) => t.nodes.contains(n.as_str()),
+        Subject::Peer { peer, .. } => t.peers.contains(peer.as_str()),
         Subject::Source(_) => false,
     }
 }
 
-/// How alerts group: ports by (switch, condition), RDMA counters by node, the rest alone.
-fn group_key(a: &Alert) -> String {
-    match &a.subject {
-        Subject::Port { switch, .. } => {
-            format!("port {switch} {:?} {}", a.severity, shape(&a.what))
-        }
-        Subject::Node(n) if a.id.starts_with("rdma ") => format!("rdma {n}"),
-        _ => a.id.clone(),
-    }
-}
-
-fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
+fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
     let first = members[0];
     let severity = members
         .iter()
@@ -122,10 +176,10 @@ fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
         .unwrap_or(first);
     let (text, row) = match &first.subject {
         Subject::Port { switch, port } if members.len() > 1 => {
-            let ports: Vec<String> = members
+            let ports: Vec<&str> = members
                 .iter()
                 .filter_map(|a| match &a.subject {
-                    Subject::Port { port, .. } => Some(port.clone()),
+                    Subject::Port { port, .. } => Some(port.as_str()),
                     _ => None,
                 })
                 .collect();
@@ -170,7 +224,6 @@ fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
             },
         ),
     };
-    let key = group_key(first);
     Rolled {
         muted: al.muted.contains(&key),
         key,
@@ -187,17 +240,17 @@ fn line_of(members: &[&Alert], al: &Alerts) -> Rolled {
 
 impl Alerts {
     /// The active alerts as lines: the open episode's first, then by severity and newest start;
-    /// muted ones last.
+    /// muted ones last; ties by key, so the order never depends on how groups were gathered.
     pub fn rolled(&self, open: Option<&Episode>, links: &Links) -> Vec<Rolled> {
-        let mut groups: BTreeMap<String, Vec<&Alert>> = BTreeMap::new();
+        let mut groups: BTreeMap<Group, Vec<&Alert>> = BTreeMap::new();
         for a in self.active.values() {
-            groups.entry(group_key(a)).or_default().push(a);
+            groups.entry(Group::of(a)).or_default().push(a);
         }
         let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, links));
         let mut out: Vec<Rolled> = groups
-            .values()
-            .map(|m| {
-                let mut r = line_of(m, self);
+            .iter()
+            .map(|(g, m)| {
+                let mut r = line_of(g.key(), m, self);
                 r.episode = t.as_ref().is_some_and(|t| m.iter().any(|a| belongs(a, t)));
                 r
             })
@@ -208,12 +261,14 @@ impl Alerts {
                 !a.episode,
                 std::cmp::Reverse(a.severity),
                 std::cmp::Reverse(a.since),
+                &a.key,
             )
                 .cmp(&(
                     b.muted,
                     !b.episode,
                     std::cmp::Reverse(b.severity),
                     std::cmp::Reverse(b.since),
+                    &b.key,
                 ))
         });
         out
@@ -242,5 +297,48 @@ impl Alerts {
     /// The active alert with this id (a rolled line's member).
     pub fn get(&self, id: &str) -> Option<&Alert> {
         self.active.get(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Group, Severity, Shape, shape};
+
+    /// Conditions group by their shape: equal exactly when the shaped texts are, and the key
+    /// mute refers to is the shaped text.
+    #[test]
+    fn shapes_compare_as_their_text() {
+        let cases = [
+            (
+                "PFC 25000 frames/s (> 1000)",
+                "PFC 3 frames/s (> 1000)",
+                true,
+            ),
+            (
+                "PFC 25000 frames/s (> 1000)",
+                "PFC 3 frames/s (> 10.5)",
+                true,
+            ),
+            ("drops 1.5 /s", "drops 2 /s", true),
+            ("drops 2 /s", "drops 2 /min", false),
+            ("pause 40 %", "pause 40%", false),
+            ("a1b", "a22b", true),
+            ("a1.b", "a2b", true),
+            ("a.1", "a1", false),
+            ("", "0", false),
+        ];
+        for (a, b, same) in cases {
+            let by_text = shape(a).cmp(&shape(b));
+            assert_eq!(Shape(a).cmp(&Shape(b)), by_text, "{a:?} vs {b:?}");
+            assert_eq!(by_text.is_eq(), same, "{a:?} vs {b:?}");
+        }
+        let g = Group::Port {
+            switch: "leaf1",
+            severity: Severity::Warn,
+            what: Shape("PFC 25000 frames/s (> 1000)"),
+        };
+        assert_eq!(g.key(), "port leaf1 Warn PFC # frames/s (> #)");
+        assert_eq!(Group::Rdma("gpu1").key(), "rdma gpu1");
+        assert_eq!(Group::Alone("lat gpu1").key(), "lat gpu1");
     }
 }
