@@ -99,7 +99,7 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (r, PEAK.load(Relaxed).saturating_sub(start))
 }
 
-/// How often the heap's free pages are given back ([`give_back_loop`]).
+/// How often the heap's free pages are given back ([`spawn_give_back`]).
 pub const GIVE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Give free heap pages back to the system now (glibc's `malloc_trim(0)`: whole free pages
@@ -129,9 +129,9 @@ pub const GIVE_BACK_OVER: usize = 16 << 20;
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn give_back() {}
 
-/// [`give_back_loop`] in the current tokio runtime until the guard is dropped. Once a process
-/// (the TUI, export, record), not once a collector set: a focus's collectors run beside the
-/// fleet's in the same heap.
+/// [`give_back`] every [`GIVE_BACK_EVERY`] in the current tokio runtime until the guard is
+/// dropped. Once a process (the TUI, export, record), not once a collector set: a focus's
+/// collectors run beside the fleet's in the same heap.
 pub fn spawn_give_back() -> GiveBackGuard {
     GiveBackGuard(tokio::spawn(give_back_loop()).abort_handle())
 }
@@ -146,7 +146,7 @@ impl Drop for GiveBackGuard {
 }
 
 /// [`give_back`] every [`GIVE_BACK_EVERY`], for as long as the task runs.
-pub async fn give_back_loop() {
+async fn give_back_loop() {
     let mut tick = tokio::time::interval(GIVE_BACK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;

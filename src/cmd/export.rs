@@ -143,7 +143,6 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
     super::warm_up(cfg, &sources).await;
     let (tx, mut rx) = mpsc::channel(256);
     let mut tasks = spawn_all(sources, tx);
-    let _heap = crate::heap::spawn_give_back();
     let st = store.clone();
     tasks.spawn(async move {
         while let Some(c) = rx.recv().await {
@@ -165,6 +164,8 @@ pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().unwrap_or(addr);
     let (store, tasks) = start_collectors(cfg).await;
+    // Held while serving (a guard dropped inside start_collectors would stop it at once).
+    let _heap = crate::heap::spawn_give_back();
     let n = store.lock().map(|s| s.sources().count()).unwrap_or(0);
     crate::safe_eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
     serve(listener, store, super::record::shutdown_signal()).await;

@@ -248,10 +248,10 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
     set
 }
 
-/// When the `i`-th of `n` sources polls first. Staggered over the interval (5 s at most) so hundreds of connects, and
-/// then their polls, do not land at once. A topology read rides the connection its host's
-/// counters open and is rare, so there is no load to even out: it comes within a second, since
-/// the tabs wait on it for "which node is behind which port".
+/// When the `i`-th of `n` sources polls first: staggered over the interval (5 s at most) so
+/// hundreds of connects, and then their polls, do not land at once. A topology read rides the
+/// connection its host's counters open and is rare, so there is no load to even out: it comes
+/// within a second, since the tabs wait on it for "which node is behind which port".
 fn first_poll_after(kind: SourceKind, interval: Duration, i: u64, n: u64) -> Duration {
     let cap = match kind {
         SourceKind::Topology => Duration::from_secs(1),

@@ -36,8 +36,9 @@ enum Ended {
 
 /// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
 /// the channel opens, later ones every interval from there. Nodes that connected together dump
-/// together: spreading their ticks over the interval was measured to cost more (8 nodes: 2.6 →
-/// 4.4 ms of CPU a second, one wake-up a node instead of one for all; bench/results/lead-n8-2026-11-24.txt).
+/// together: spreading their ticks over the interval was measured to cost more (8 nodes: 3.1 →
+/// 4.7 ms of CPU a second, medians of 2 pairs; one wake-up a node instead of one for all;
+/// bench/results/lead-n8-2026-11-24.txt).
 pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
     loop {
         let probes = src.probes_now();
