@@ -3,7 +3,7 @@
 #
 # Starts N simulated nodes (each its own sysfs tree, `ethtool -S` and SSH connection; nodes share
 # min(N, 8) sshd) and a simulated NX-OS switch (an sshd ForceCommand answering the three `show`
-# commands), with counters bench/perf/fabric.py advances every second. Then, one after another on
+# commands), with counters bench/perf/fabric.py advances every INTERVAL seconds. Then, one after another on
 # the same fabric, SECS seconds each at 1 Hz:
 #   export  `rocetop export` headless ([poll] mode = "exec": one exec per node per refresh)
 #   stream  `rocetop export` with [poll] mode = "stream" (one long-lived channel per node)
@@ -85,7 +85,9 @@ if [ -z "${BENCH_USER:-}" ] && [ "$(id -u)" = 0 ]; then
 fi
 
 # --- the fabric ----------------------------------------------------------------------------------
-python3 bench/perf/fabric.py "$W/fabric" "$N" & PIDS+=($!)
+# The counters move once an INTERVAL (by INTERVAL seconds' worth): every poll still sees every
+# counter move, and at N=512 the fabric's file replacements no longer take half a core every second.
+python3 bench/perf/fabric.py "$W/fabric" "$N" "$INTERVAL" & PIDS+=($!)
 for _ in $(seq 600); do [ -f "$W/fabric/ready" ] && break; sleep 0.1; done
 [ -f "$W/fabric/ready" ] || { echo "fabric did not start" >&2; exit 1; }
 chmod -R a+rX "$W/fabric"

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Simulated RoCE fabric for bench/perf.sh: N nodes' sysfs trees, their `ethtool -S` and one NX-OS
-switch's `show` outputs, with counters a writer advances every second.
+switch's `show` outputs, with counters a writer advances every PERIOD seconds (1 by default).
 
-  fabric.py DIR N      set up DIR, then advance every counter once a second until killed
+  fabric.py DIR N [PERIOD]   set up DIR, then advance every counter every PERIOD seconds (by
+                             PERIOD seconds' worth) until killed
+
+bench/perf.sh gives its INTERVAL as PERIOD: a reader polling every 5 s sees each change once, as
+at 1 Hz, and 512 nodes' 7 680 file replacements happen every 5 s instead of every second (~0.6 of
+one of this box's two cores, most of it the kernel's, that the monitor under test had to share).
 
 Per node i (netdev enp<i>s0, RDMA device rocep11s0):
   DIR/n<i>/sys/class/infiniband/rocep11s0/ports/1/{hw_counters/*,counters/*,state,gid_attrs/ndevs/0}
@@ -13,7 +18,7 @@ Per node i (netdev enp<i>s0, RDMA device rocep11s0):
 The switch (edge ports Ethernet1/1-32, internal ii1/1/1-6):
   DIR/switch/{queuing,pfc,flowcontrol}.txt   NX-OS 7.x formats (src/collect/demo/render.rs)
 Files are replaced atomically (write + rename), as sysfs never shows a half-written value.
-Every sysfs file holds the values of the same second (the counters change once a second, at the
+Every sysfs file holds the values of the same tick (the counters change once a PERIOD, at the
 same time for every reader), so rocetop and the `watch` baseline read the same data.
 """
 import os
@@ -94,8 +99,8 @@ class Node:
                 buf.append(f"     {name}: {v}\n")
         self.eth_static.append("".join(buf))
 
-    def tick(self):
-        s = self.scale
+    def tick(self, period):
+        s = self.scale * period
         for dirname, rates in ((self.hw, HW_RATE), (self.ib, IB_RATE), (self.net, NET_RATE)):
             for n, r in rates.items():
                 k = (dirname, n)
@@ -127,8 +132,8 @@ class Switch:
         os.makedirs(self.d, exist_ok=True)
         self.t = 0
 
-    def tick(self):
-        self.t += 1
+    def tick(self, period):
+        self.t += period
         t = self.t
         q = ["\nslot  1\n=======\n\n"]
         for k, p in enumerate(EDGE):
@@ -174,6 +179,7 @@ class Switch:
 
 def main():
     d, n = sys.argv[1], int(sys.argv[2])
+    period = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     here = os.path.dirname(os.path.abspath(__file__))
     template = []
     with open(os.path.join(here, "ethtool-S_mlx5.txt")) as f:
@@ -188,10 +194,10 @@ def main():
     nxt = time.time()
     while True:
         for node in nodes:
-            node.tick()
-        sw.tick()
+            node.tick(period)
+        sw.tick(period)
         put(f"{d}/ready", f"{time.time()}\n")
-        nxt += 1
+        nxt += period
         time.sleep(max(0.0, nxt - time.time()))
 
 

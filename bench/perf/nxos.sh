@@ -1,6 +1,6 @@
 #!/bin/sh
 # sshd ForceCommand of the simulated NX-OS switch: the three `show` commands rocetop (and the
-# `watch` baseline) send every poll, answered from the files bench/perf/fabric.py rewrites every second.
+# `watch` baseline) send every poll, answered from the files bench/perf/fabric.py rewrites every tick.
 D="$FABRIC/switch"
 case "$SSH_ORIGINAL_COMMAND" in
   "show queuing interface"*) exec cat "$D/queuing.txt" ;;
