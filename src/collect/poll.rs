@@ -2,6 +2,7 @@
 //! poll. Errors become data (`Collected::error`), never a crash; a slow source delays only itself.
 
 use super::source::{Source, SourceKind};
+use super::stream::ticks::Ticks;
 use super::transport::{Answers, CollectError};
 use crate::metrics::{History, Parsed, now_ms};
 use crate::parse::{self, ParseKind};
@@ -220,14 +221,19 @@ pub(crate) fn collected_with(
 pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
     let mut set = JoinSet::new();
     let n = sources.len().max(1) as u64;
+    let streamed = |s: &Source| s.kind == SourceKind::Node && s.transport.streams_polls();
+    let n_streamed = sources.iter().filter(|s| streamed(s)).count() as u64;
+    let (origin, mut i_streamed) = (tokio::time::Instant::now(), 0);
     for (i, src) in sources.into_iter().enumerate() {
         let tx = tx.clone();
         if src.kind == SourceKind::Log {
             set.spawn(crate::collect::logtail::follow::run(src, tx));
             continue;
         }
-        if src.kind == SourceKind::Node && src.transport.streams_polls() {
-            set.spawn(crate::collect::stream::run(src, tx));
+        if streamed(&src) {
+            let ticks = Ticks::of(origin, src.interval, i_streamed, n_streamed);
+            i_streamed += 1;
+            set.spawn(crate::collect::stream::run(src, tx, ticks));
             continue;
         }
         let phase = first_poll_after(src.kind, src.interval, i as u64, n);

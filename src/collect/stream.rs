@@ -10,6 +10,7 @@
 
 mod delta;
 pub mod frame;
+pub mod ticks;
 
 use super::poll::{self, Collected};
 use super::source::Source;
@@ -19,6 +20,7 @@ use crate::metrics::now_ms;
 use frame::Reassembler;
 use std::borrow::Cow;
 use std::sync::Arc;
+use ticks::Ticks;
 use tokio::sync::mpsc;
 
 /// A line longer than this is not a sysfs or ethtool line: the stream is refused (memory bound).
@@ -35,11 +37,8 @@ enum Ended {
 }
 
 /// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
-/// the channel opens, later ones every interval from there. Nodes that connected together dump
-/// together: spreading their ticks over the interval was measured to cost more (8 nodes: 3.1 →
-/// 4.7 ms of CPU a second, medians of 2 pairs; one wake-up a node instead of one for all;
-/// bench/results/lead-n8-2026-11-24.txt).
-pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
+/// the channel opens, later ones on the node's grid (`ticks`: one for up to 64 nodes).
+pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks) {
     loop {
         let probes = src.probes_now();
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
@@ -47,7 +46,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>) {
         let nonce = batch::nonce();
         let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx).await,
+            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx, ticks).await,
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -79,6 +78,7 @@ async fn follow(
     nonce: &str,
     stream: ShellStream,
     tx: &mpsc::Sender<Collected>,
+    grid: Ticks,
 ) -> Ended {
     let ShellStream { mut rx, ticks } = stream;
     let mut lines = Lines::default();
@@ -91,7 +91,7 @@ async fn follow(
         // One tick, one dump: polls keep the client's schedule (a late one goes at once, a
         // missed one is not made up), and a node never runs ahead of a reader that fell behind.
         tokio::time::sleep_until(next).await;
-        next = (next + src.interval).max(tokio::time::Instant::now());
+        next = grid.after(tokio::time::Instant::now());
         // From the tick to the parsed answer, as an exec poll is timed.
         let started = std::time::Instant::now();
         if ticks.send(()).await.is_err() {
