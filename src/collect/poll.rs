@@ -4,7 +4,7 @@
 use super::source::{Source, SourceKind};
 use super::stream::ticks::Ticks;
 use super::transport::{Answers, CollectError};
-use crate::metrics::{History, Parsed, now_ms};
+use crate::metrics::{History, Parsed, Sample, now_ms};
 use crate::parse::{self, ParseKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,13 +21,14 @@ pub use super::collected::Collected;
 /// Parse raw outputs of a source as a poll would: used by polls and by replay.
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
     parse_outputs_with(src, outputs, &mut |_, kind, text, opts| {
-        parse::parse_with(kind, text, &src.ctx, opts)
+        of_ports(&src.ports, parse::parse_with(kind, text, &src.ctx, opts))
     })
 }
 
 /// One output's parse: its index in the outputs, its kind and text, the source's options. It
-/// must answer what `parse::parse_with` would (the streaming collector answers from its last
-/// parse where only counter values changed: stream/delta.rs).
+/// must answer what `parse::parse_with` would, restricted by [`of_ports`] to the source's ports
+/// (the streaming collector answers from its last parse where only counter values changed:
+/// stream/delta.rs; a switch's memo keeps which of its samples the ports keep: poll/memo.rs).
 pub(crate) type PartParser<'p> =
     dyn FnMut(usize, ParseKind, &str, &mut parse::Options) -> Parsed + 'p;
 
@@ -57,26 +58,39 @@ pub(crate) fn parse_outputs_with(
         }
         parsed.merge(p);
     }
-    drop(keeper);
-    if !src.ports.is_empty() {
-        // Only the ports the user asked for (a `show interface ...` lists every port of the switch).
-        // Samples come port by port: the last port's verdict answers most of them.
-        let ports = &src.ports;
-        let (mut last, mut last_keep) = (None::<String>, false);
-        parsed.samples.retain(|s| {
+    parsed
+}
+
+/// `parsed` with only the samples of the ports the user asked for (a `show interface ...` lists
+/// every port of the switch); samples without a port, and every sample when `ports` is empty,
+/// are kept.
+pub(crate) fn of_ports(ports: &[String], mut parsed: Parsed) -> Parsed {
+    if !ports.is_empty() {
+        let keep = ports_keep(ports, &parsed.samples);
+        let mut k = keep.iter();
+        // `retain` visits each sample once, in order.
+        parsed.samples.retain(|_| k.next().copied().unwrap_or(true));
+    }
+    parsed
+}
+
+/// Per sample, whether [`of_ports`] keeps it.
+pub(crate) fn ports_keep(ports: &[String], samples: &[Sample]) -> Vec<bool> {
+    // Samples come port by port: the last port's verdict answers most of them.
+    let (mut last, mut last_keep) = (None::<&str>, false);
+    samples
+        .iter()
+        .map(|s| {
             let Some(p) = s.key.label("port") else {
                 return true;
             };
-            if last.as_deref() != Some(p) {
+            if last != Some(p) {
                 last_keep = ports.iter().any(|x| x == p);
-                let buf = last.get_or_insert_with(String::new);
-                buf.clear();
-                buf.push_str(p);
+                last = Some(p);
             }
             last_keep
-        });
-    }
-    parsed
+        })
+        .collect()
 }
 
 /// The history some raw outputs bring (a fleet source's backfill: `parse::prom_api::history`),
@@ -160,7 +174,7 @@ pub(crate) fn collected(
     at: crate::metrics::Ts,
 ) -> Collected {
     collected_with(src, probes, results, at, &mut |_, kind, text, opts| {
-        parse::parse_with(kind, text, &src.ctx, opts)
+        of_ports(&src.ports, parse::parse_with(kind, text, &src.ctx, opts))
     })
 }
 
@@ -241,7 +255,7 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             tokio::time::sleep(phase).await;
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut memo = (src.kind == SourceKind::Switch).then(Memo::default);
+            let mut memo = (src.kind == SourceKind::Switch).then(|| Memo::of_ports(&src.ports));
             loop {
                 tick.tick().await;
                 let c = poll_once_memo(&src, memo.as_mut()).await;
@@ -287,6 +301,36 @@ pub async fn poll_all(sources: &[Arc<Source>]) -> Vec<Collected> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::{SeriesKey, Value};
+
+    #[test]
+    fn only_the_ports_asked_for_and_samples_without_a_port_are_kept() {
+        let s = |port: Option<&str>| Sample {
+            key: match port {
+                Some(p) => SeriesKey::new("sw_pfc_rx", &[("port", p), ("switch", "sw")]),
+                None => SeriesKey::new("sw_up", &[("switch", "sw")]),
+            },
+            value: Value::Counter(1),
+        };
+        let parsed = Parsed {
+            samples: vec![
+                s(Some("e1")),
+                s(Some("e1")),
+                s(None),
+                s(Some("e2")),
+                s(Some("e1")),
+            ],
+            ..Parsed::default()
+        };
+        let ports = |p: &[&str]| p.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let of = |p: &[&str]| of_ports(&ports(p), parsed.clone()).samples;
+        assert_eq!(of(&[]), parsed.samples);
+        assert_eq!(
+            of(&["e1"]),
+            vec![s(Some("e1")), s(Some("e1")), s(None), s(Some("e1"))]
+        );
+        assert_eq!(of(&["e2", "x"]), vec![s(None), s(Some("e2"))]);
+    }
 
     #[test]
     fn first_polls_spread_over_the_interval_and_topology_within_a_second() {

@@ -8,6 +8,7 @@ mod auth;
 pub(crate) mod batch;
 mod conn;
 mod hostkey;
+mod sizes;
 
 mod target;
 

@@ -113,7 +113,10 @@ async fn follow(
         delta.frame(&reasm, nonce);
         let results = batch::split(reasm.dump(), nonce, reqs.len());
         let c = poll::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
-            delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce)
+            poll::of_ports(
+                &src.ports,
+                delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce),
+            )
         });
         poll::timing::POLLS.observe(started.elapsed());
         if tx.send(c).await.is_err() {

@@ -3,6 +3,7 @@
 //! stalls the connection (DESIGN.md §8).
 
 use super::hostkey::{self, Client, SharedRef};
+use super::sizes::AnswerSizes;
 use super::{SshTarget, auth};
 use crate::collect::logtail::local::{MAX_LINE, linebuf::LineBuf};
 use crate::collect::{CollectError, StreamEvent};
@@ -42,6 +43,7 @@ pub(crate) struct Conn {
     served: AtomicUsize,
     host_port: String,
     max_answer: usize,
+    sizes: AnswerSizes,
     /// Keeps the jump connection (and so the tunnel) alive as long as this one.
     _jump: Option<Arc<Conn>>,
 }
@@ -113,11 +115,13 @@ impl Conn {
             return Err(self.lost());
         }
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(drain(ch, tx, self.max_answer, (permit, open)));
+        let room = self.sizes.room(cmd, self.max_answer);
+        tokio::spawn(drain(ch, tx, self.max_answer, room, (permit, open)));
         let done = rx.await.map_err(|_| self.lost())?;
         match done {
             Drained::Done { out, err, status } => {
                 self.served.fetch_add(1, Ordering::Relaxed);
+                self.sizes.saw(cmd, out.len());
                 // Valid UTF-8 (a device's output nearly always is) becomes the String as it is:
                 // a switch answers 100s of KB a poll, and a lossy copy doubled that each time.
                 let stdout = String::from_utf8(out)
@@ -199,7 +203,8 @@ async fn follow_bytes(
             }
             t = ticks.recv(), if ticking => match t {
                 Some(()) => {
-                    if ch.data(&b"\n"[..]).await.is_err() {
+                    // Owned bytes: `data` copies through a fresh zeroed 8 KiB buffer each call.
+                    if ch.data_bytes(&b"\n"[..]).await.is_err() {
                         break;
                     }
                 }
@@ -297,9 +302,10 @@ async fn drain(
     mut ch: russh::Channel<client::Msg>,
     mut tx: oneshot::Sender<Drained>,
     max: usize,
+    room: usize,
     _held: (OwnedSemaphorePermit, Open),
 ) {
-    let (mut out, mut err, mut status) = (Vec::new(), Vec::new(), None);
+    let (mut out, mut err, mut status) = (Vec::with_capacity(room), Vec::new(), None);
     let mut closed = false;
     loop {
         tokio::select! {
@@ -561,6 +567,7 @@ pub(crate) fn open(t: &SshTarget) -> OpenFuture<'_> {
             served: AtomicUsize::new(0),
             host_port: hp,
             max_answer: t.max_answer_bytes,
+            sizes: AnswerSizes::default(),
             _jump: jump,
         })
     })
