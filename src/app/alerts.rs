@@ -161,9 +161,9 @@ impl Alerts {
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
-        let mut seen = HashMap::new();
+        // The ids found: moved here once their alert is updated (one copy less each).
+        let mut seen = HashSet::new();
         for f in found {
-            seen.insert(f.id.clone(), ());
             match self.active.get_mut(&f.id) {
                 Some(a) => {
                     changed |= a.severity != f.severity || a.what != f.what;
@@ -173,9 +173,11 @@ impl Alerts {
                     a.what = f.what;
                     a.last_seen = now;
                     a.hold = f.hold;
+                    seen.insert(f.id);
                 }
                 None => {
                     changed = true;
+                    seen.insert(f.id.clone());
                     self.active.insert(
                         f.id.clone(),
                         Alert {
@@ -197,7 +199,7 @@ impl Alerts {
         let gone: Vec<String> = self
             .active
             .iter()
-            .filter(|(id, a)| !seen.contains_key(*id) && now - a.last_seen >= a.hold)
+            .filter(|(id, a)| !seen.contains(*id) && now - a.last_seen >= a.hold)
             .map(|(id, _)| id.clone())
             .collect();
         for id in gone {
@@ -211,13 +213,17 @@ impl Alerts {
                 }
             }
         }
-        self.by_subject.clear();
-        for a in self.active.values() {
-            let e = self
-                .by_subject
-                .entry(a.subject.clone())
-                .or_insert(a.severity);
-            *e = (*e).max(a.severity);
+        // Moves only with the set of alerts or a severity (an alert's subject never changes),
+        // both of which mark `changed`: not rebuilt (a subject cloned an alert) otherwise.
+        if changed {
+            self.by_subject.clear();
+            for a in self.active.values() {
+                let e = self
+                    .by_subject
+                    .entry(a.subject.clone())
+                    .or_insert(a.severity);
+                *e = (*e).max(a.severity);
+            }
         }
         if changed || shown {
             self.touch();
