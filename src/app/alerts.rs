@@ -158,6 +158,8 @@ impl Alerts {
         self.evaluations += 1;
         let found = find(store, cfg, links, now, port_pfc, ids);
         let mut changed = false;
+        // The set of alerts or a severity moved (what the rows' marks are made of).
+        let mut regroup = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
@@ -166,7 +168,9 @@ impl Alerts {
         for f in found {
             match self.active.get_mut(&f.id) {
                 Some(a) => {
-                    changed |= a.severity != f.severity || a.what != f.what;
+                    let worse_or_better = a.severity != f.severity;
+                    regroup |= worse_or_better;
+                    changed |= worse_or_better || a.what != f.what;
                     shown |= a.value != f.value;
                     a.value = f.value;
                     a.severity = f.severity;
@@ -176,7 +180,7 @@ impl Alerts {
                     seen.insert(f.id);
                 }
                 None => {
-                    changed = true;
+                    (changed, regroup) = (true, true);
                     seen.insert(f.id.clone());
                     self.active.insert(
                         f.id.clone(),
@@ -204,7 +208,7 @@ impl Alerts {
             .collect();
         for id in gone {
             if let Some(mut a) = self.active.remove(&id) {
-                changed = true;
+                (changed, regroup) = (true, true);
                 self.acked.remove(&id);
                 a.ended = Some(now);
                 self.history.push_back(a);
@@ -213,9 +217,9 @@ impl Alerts {
                 }
             }
         }
-        // Moves only with the set of alerts or a severity (an alert's subject never changes),
-        // both of which mark `changed`: not rebuilt (a subject cloned an alert) otherwise.
-        if changed {
+        // Moves only with the set of alerts or a severity (an alert's subject never changes):
+        // not rebuilt (a subject cloned an alert) when only values and texts moved.
+        if regroup {
             self.by_subject.clear();
             for a in self.active.values() {
                 let e = self
