@@ -338,7 +338,8 @@ fn kept_series_evaluate_as_from_nothing() {
     };
     for s in 0..100 {
         // The App judged at the end of this second (its tick); the shadow judges the same store.
-        lab.run(1);
+        // A node down from second 70 stays down (one coming back is judged at once, mid-second).
+        lab.run_except(1, if s > 70 { &["ubunturdma3"] } else { &[] });
         let now = lab.now();
         al.evaluate(&lab.app.store, &lab.app.cfg, &lab.app.links, now);
         let obs = episodes::observe(&lab.app.store, now);
@@ -346,6 +347,7 @@ fn kept_series_evaluate_as_from_nothing() {
         assert_eq!(al.active(), lab.app.alerts.active(), "second {s}");
         assert_eq!(eps.open, lab.app.episodes.open, "second {s}");
         assert_eq!(eps.closed, lab.app.episodes.closed, "second {s}");
+        worst_as_from_nothing(&lab.app.alerts, s);
         match s {
             // A new series, then a storm on it (an alert), then a reset.
             40 => lab.collected(leaf, now + 100, pfc(5), None),
@@ -370,6 +372,27 @@ fn kept_series_evaluate_as_from_nothing() {
                 lab.collected(extra, now + 100, drops(1), None);
                 lab.collected(extra, now + 600, drops(9), None);
             }
+            // A node going down: the App judges at once, so does the shadow.
+            70 => {
+                lab.fail("ubunturdma3", "connection refused");
+                al.evaluate(&lab.app.store, &lab.app.cfg, &lab.app.links, now);
+                let obs = episodes::observe(&lab.app.store, now);
+                eps.update(&obs, &rules, &lab.app.links);
+            }
+            // A new node whose NIC is paused (a new pause signal and an alert on a new subject).
+            80 => {
+                let node = lab.app.store.add_source("extra-node", 1000);
+                let paused = |us: u64| Parsed {
+                    samples: vec![Sample::counter_micros(
+                        rocetop::metrics::names::NIC_PFC_RX_PAUSE_DURATION,
+                        &[("node", "extra-node"), ("netdev", "ens1")],
+                        us,
+                    )],
+                    ..Default::default()
+                };
+                lab.collected(node, now + 100, paused(0), None);
+                lab.collected(node, now + 600, paused(400_000), None);
+            }
             _ => {}
         }
     }
@@ -382,4 +405,32 @@ fn kept_series_evaluate_as_from_nothing() {
         "the new source's drops alert"
     );
     assert!(!lab.app.episodes.closed.is_empty() || lab.app.episodes.open.is_some());
+    let ever = |id: &str| {
+        let al = &lab.app.alerts;
+        al.active()
+            .into_iter()
+            .chain(&al.history)
+            .any(|a| a.id == id)
+    };
+    assert!(ever("down ubunturdma3"), "the node down");
+    assert!(ever("pause rx [\"extra-node\"]"), "the new node paused");
+}
+
+/// The worst severity the rows are marked with, per subject (kept between evaluations), against
+/// the one made from the active alerts.
+fn worst_as_from_nothing(alerts: &rocetop::app::alerts::Alerts, s: i64) {
+    use std::collections::BTreeMap;
+    let mut worst = BTreeMap::new();
+    for a in alerts.active() {
+        let w = worst.entry(&a.subject).or_insert(a.severity);
+        *w = (*w).max(a.severity);
+    }
+    for a in alerts.active().into_iter().chain(&alerts.history) {
+        assert_eq!(
+            alerts.worst_for(&a.subject),
+            worst.get(&a.subject).copied(),
+            "second {s}: {:?}",
+            a.subject
+        );
+    }
 }

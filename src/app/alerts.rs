@@ -158,24 +158,30 @@ impl Alerts {
         self.evaluations += 1;
         let found = find(store, cfg, links, now, port_pfc, ids);
         let mut changed = false;
+        // The set of alerts or a severity moved (what the rows' marks are made of).
+        let mut regroup = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
-        let mut seen = HashMap::new();
+        // The ids found: moved here once their alert is updated (one copy less each).
+        let mut seen = HashSet::new();
         for f in found {
-            seen.insert(f.id.clone(), ());
             match self.active.get_mut(&f.id) {
                 Some(a) => {
-                    changed |= a.severity != f.severity || a.what != f.what;
+                    let worse_or_better = a.severity != f.severity;
+                    regroup |= worse_or_better;
+                    changed |= worse_or_better || a.what != f.what;
                     shown |= a.value != f.value;
                     a.value = f.value;
                     a.severity = f.severity;
                     a.what = f.what;
                     a.last_seen = now;
                     a.hold = f.hold;
+                    seen.insert(f.id);
                 }
                 None => {
-                    changed = true;
+                    (changed, regroup) = (true, true);
+                    seen.insert(f.id.clone());
                     self.active.insert(
                         f.id.clone(),
                         Alert {
@@ -197,12 +203,12 @@ impl Alerts {
         let gone: Vec<String> = self
             .active
             .iter()
-            .filter(|(id, a)| !seen.contains_key(*id) && now - a.last_seen >= a.hold)
+            .filter(|(id, a)| !seen.contains(*id) && now - a.last_seen >= a.hold)
             .map(|(id, _)| id.clone())
             .collect();
         for id in gone {
             if let Some(mut a) = self.active.remove(&id) {
-                changed = true;
+                (changed, regroup) = (true, true);
                 self.acked.remove(&id);
                 a.ended = Some(now);
                 self.history.push_back(a);
@@ -211,13 +217,17 @@ impl Alerts {
                 }
             }
         }
-        self.by_subject.clear();
-        for a in self.active.values() {
-            let e = self
-                .by_subject
-                .entry(a.subject.clone())
-                .or_insert(a.severity);
-            *e = (*e).max(a.severity);
+        // Moves only with the set of alerts or a severity (an alert's subject never changes):
+        // not rebuilt (a subject cloned an alert) when only values and texts moved.
+        if regroup {
+            self.by_subject.clear();
+            for a in self.active.values() {
+                let e = self
+                    .by_subject
+                    .entry(a.subject.clone())
+                    .or_insert(a.severity);
+                *e = (*e).max(a.severity);
+            }
         }
         if changed || shown {
             self.touch();

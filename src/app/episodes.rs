@@ -18,7 +18,8 @@ pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, por
 use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::Ts;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::RandomState;
 
 /// Calm values kept per signal for its baseline (about two minutes at 1 s polls).
 pub const BASE_KEEP: usize = 120;
@@ -37,6 +38,9 @@ pub enum Layer {
     Rtt,
     Training,
 }
+
+/// How many [`Layer`]s there are: the detector keeps the signals of each apart.
+const LAYERS: usize = Layer::Training as usize + 1;
 
 /// Thresholds, from config `[alerts]` (`episode_step_ratio`, `episode_rate_ratio`,
 /// `episode_rtt_ratio`, `episode_settle`).
@@ -171,13 +175,18 @@ impl Signal {
 /// The detector: baselines, the open episode, and past ones.
 #[derive(Debug, Default)]
 pub struct Episodes {
-    signals: HashMap<(Layer, String), Signal>,
+    /// Per layer (`Layer as usize`), by key: looked up by a borrowed key ([`each_value`]), so a
+    /// second's hundreds of signals allocate nothing once known (issue #20).
+    signals: [Signals; LAYERS],
     pub open: Option<Episode>,
     /// Closed episodes, oldest first.
     pub closed: VecDeque<Episode>,
     last_at: Option<Ts>,
     next_id: u32,
 }
+
+/// The signals of one layer, by key.
+type Signals = hashbrown::HashMap<String, Signal, RandomState>;
 
 /// One signal's value at an instant.
 struct Val {
@@ -188,44 +197,72 @@ struct Val {
     tx: f64,
 }
 
-fn values(o: &Obs) -> Vec<Val> {
-    let val = |layer, key: String, v| Val {
-        layer,
-        key,
-        v,
-        rx: 0.0,
-        tx: 0.0,
-    };
-    let mut out = Vec::new();
-    out.extend(o.step_s.map(|v| val(Layer::Training, "step".into(), v)));
-    out.extend(
-        o.allreduce_s
-            .map(|v| val(Layer::Training, "allreduce".into(), v)),
-    );
-    for p in &o.pfc {
-        out.push(Val {
-            rx: p.rx,
-            tx: p.tx,
-            ..val(
-                Layer::Pfc,
-                format!("pfc {} {}", p.switch, p.port),
-                p.rx + p.tx,
-            )
+/// One signal's value at an instant, its key borrowed (built in a buffer reused for all).
+struct ValRef<'a> {
+    layer: Layer,
+    key: &'a str,
+    v: f64,
+    rx: f64,
+    tx: f64,
+}
+
+impl ValRef<'_> {
+    fn owned(&self) -> Val {
+        Val {
+            layer: self.layer,
+            key: self.key.to_string(),
+            v: self.v,
+            rx: self.rx,
+            tx: self.tx,
+        }
+    }
+}
+
+/// Every signal of `o`, in a fixed order (training, PFC, drops, ECN, pause, RTT).
+fn each_value(o: &Obs, mut f: impl FnMut(ValRef)) {
+    let mut key = String::new();
+    let mut val = |layer, parts: &[&str], v, rx, tx| {
+        key.clear();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                key.push(' ');
+            }
+            key.push_str(p);
+        }
+        f(ValRef {
+            layer,
+            key: &key,
+            v,
+            rx,
+            tx,
         });
+    };
+    if let Some(v) = o.step_s {
+        val(Layer::Training, &["step"], v, 0.0, 0.0);
+    }
+    if let Some(v) = o.allreduce_s {
+        val(Layer::Training, &["allreduce"], v, 0.0, 0.0);
+    }
+    for p in &o.pfc {
+        let parts = ["pfc", &p.switch, &p.port];
+        val(Layer::Pfc, &parts, p.rx + p.tx, p.rx, p.tx);
     }
     for d in &o.drops {
-        let key = format!("drop {} {} {}", d.switch, d.port, d.reason);
-        out.push(val(Layer::Drops, key, d.per_s));
+        let parts = ["drop", &d.switch, &d.port, &d.reason];
+        val(Layer::Drops, &parts, d.per_s, 0.0, 0.0);
     }
-    out.extend(o.ecn.map(|v| val(Layer::Ecn, "ecn".into(), v)));
-    out.extend(o.cnp.map(|v| val(Layer::Ecn, "cnp".into(), v)));
-    for (n, f) in &o.pause {
-        out.push(val(Layer::HostPause, format!("pause {n}"), *f));
+    if let Some(v) = o.ecn {
+        val(Layer::Ecn, &["ecn"], v, 0.0, 0.0);
+    }
+    if let Some(v) = o.cnp {
+        val(Layer::Ecn, &["cnp"], v, 0.0, 0.0);
+    }
+    for (n, v) in &o.pause {
+        val(Layer::HostPause, &["pause", n], *v, 0.0, 0.0);
     }
     for (k, v) in &o.rtt_p99 {
-        out.push(val(Layer::Rtt, format!("rtt {k}"), *v));
+        val(Layer::Rtt, &["rtt", k], *v, 0.0, 0.0);
     }
-    out
 }
 
 impl Episodes {
@@ -246,11 +283,13 @@ impl Episodes {
         self.last_at = Some(at);
         let mut abnormal: Vec<(Val, Ts, f64)> = Vec::new();
         // A signal absent from this instant (drops come and go) is not abnormal now.
-        for sig in self.signals.values_mut() {
+        for sig in self.signals.iter_mut().flat_map(|m| m.values_mut()) {
             sig.seen = false;
         }
-        for v in values(o) {
-            let sig = self.signals.entry((v.layer, v.key.clone())).or_default();
+        let learning = self.open.is_none();
+        let signals = &mut self.signals;
+        each_value(o, |v| {
+            let sig = signals[v.layer as usize].entry_ref(v.key).or_default();
             sig.seen = true;
             let base = sig.median();
             let bad = match (v.layer, base) {
@@ -263,16 +302,18 @@ impl Episodes {
             };
             if bad {
                 let since = *sig.since.get_or_insert(at);
-                abnormal.push((v, since, base.unwrap_or(0.0)));
+                abnormal.push((v.owned(), since, base.unwrap_or(0.0)));
             } else {
                 sig.since = None;
-                if self.open.is_none() && v.layer != Layer::Drops {
+                if learning && v.layer != Layer::Drops {
                     sig.learn(v.v);
                 }
             }
-        }
-        for sig in self.signals.values_mut().filter(|s| !s.seen) {
-            sig.since = None;
+        });
+        for sig in self.signals.iter_mut().flat_map(|m| m.values_mut()) {
+            if !sig.seen {
+                sig.since = None;
+            }
         }
         if self.open.is_none() {
             let layers: std::collections::BTreeSet<Layer> =
@@ -322,7 +363,7 @@ fn record(
     o: &Obs,
     dt: i64,
     at: Ts,
-    signals: &HashMap<(Layer, String), Signal>,
+    signals: &[Signals; LAYERS],
 ) {
     if !abnormal.is_empty() {
         ep.last_abnormal = at;
@@ -332,12 +373,20 @@ fn record(
         ep.peak_at = at;
     }
     let mut pfc_total = 0.0;
+    // The chain's parts ordered by key (keys are unique in it): a storm at 512 nodes has
+    // hundreds of parts, and a linear search for each abnormal signal was quadratic.
+    let mut by_key: Vec<usize> = Vec::new();
+    if !abnormal.is_empty() {
+        by_key.extend(0..ep.chain.len());
+        by_key.sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
+    }
     for (v, since, base) in abnormal {
         if v.layer == Layer::Pfc {
             pfc_total += v.v;
         }
-        match ep.chain.iter_mut().find(|p| p.key == v.key) {
-            Some(p) => {
+        match by_key.binary_search_by(|&i| ep.chain[i].key.as_str().cmp(&v.key)) {
+            Ok(j) => {
+                let p = &mut ep.chain[by_key[j]];
                 if v.v > p.peak {
                     p.peak = v.v;
                     p.peak_at = at;
@@ -345,24 +394,27 @@ fn record(
                 p.rx_peak = p.rx_peak.max(v.rx);
                 p.tx_peak = p.tx_peak.max(v.tx);
             }
-            None => ep.chain.push(Part {
-                layer: v.layer,
-                key: v.key.clone(),
-                first: (*since).max(ep.start),
-                base: *base,
-                peak: v.v,
-                peak_at: at,
-                rx_peak: v.rx,
-                tx_peak: v.tx,
-            }),
+            Err(j) => {
+                by_key.insert(j, ep.chain.len());
+                ep.chain.push(Part {
+                    layer: v.layer,
+                    key: v.key.clone(),
+                    first: (*since).max(ep.start),
+                    base: *base,
+                    peak: v.v,
+                    peak_at: at,
+                    rx_peak: v.rx,
+                    tx_peak: v.tx,
+                });
+            }
         }
     }
     ep.pfc_total_peak = ep.pfc_total_peak.max(pfc_total);
     ep.chain
         .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
     // Training cost: how much slower each second of the episode ran than the baseline.
-    let base = signals
-        .get(&(Layer::Training, "step".to_string()))
+    let base = signals[Layer::Training as usize]
+        .get("step")
         .and_then(Signal::median);
     if let (Some(b), Some(s)) = (base, o.step_s) {
         if s > b && s > 0.0 {

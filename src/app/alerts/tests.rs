@@ -264,3 +264,21 @@ fn an_evaluation_that_changes_nothing_keeps_the_generation() {
     al.touch();
     assert_ne!(al.generation(), g);
 }
+
+#[test]
+fn ids_read_as_the_formatter_writes_them() {
+    let keys: [&[&str]; 7] = [
+        &[],
+        &[""],
+        &["NX_AI_Leaf1", "Ethernet1/9/9"],
+        &["leaf", "Eth1/1", "3", "mmu"],
+        // What the formatter escapes: quotes, backslashes, control and non-ASCII characters.
+        &["say \"hi\"", "a\\b"],
+        &["tab\there", "line\n", "del\u{7f}"],
+        &["größe", "e\u{301}", "'single'"],
+    ];
+    for k in keys {
+        assert_eq!(rules::id_of("pfc", k), format!("pfc {k:?}"));
+        assert_eq!(rules::id_of("pause rx", k), format!("pause rx {k:?}"));
+    }
+}

@@ -76,7 +76,7 @@ pub fn observe(store: &Store, at: Ts) -> Obs {
 pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates, ids: &EvalIds) -> Obs {
     // Keys borrowed from the store: only the ports that go into `Obs` get owned names.
     let [rx, tx] = port_pfc;
-    let mut pfc = Vec::new();
+    let mut pfc = Vec::with_capacity(rx.len());
     for (k, a) in rx {
         let t = tx.get(k).and_then(|a| a.rate);
         if a.rate.is_none() && t.is_none() {

@@ -178,3 +178,62 @@ fn kept_median_is_the_median_of_a_sort() {
         assert!(s.calm.len() <= BASE_KEEP);
     }
 }
+
+#[test]
+fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
+    use crate::metrics::names::{SW_PFC_RX, SW_PFC_TX};
+    use crate::metrics::{Parsed, Sample, Store, query};
+    let mut store = Store::new(60_000, 100);
+    let leaf = store.add_source("leaf", 1000);
+    // Ports out of order, a port with two priorities, one port only sent on.
+    let poll = |n: u64| Parsed {
+        samples: [
+            (SW_PFC_RX, "Eth1/9", "3"),
+            (SW_PFC_RX, "Eth1/10", "3"),
+            (SW_PFC_RX, "Eth1/10", "4"),
+            (SW_PFC_RX, "Eth1/2", "3"),
+            (SW_PFC_TX, "Eth1/2", "3"),
+            (SW_PFC_TX, "Eth1/30", "3"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (name, port, prio))| {
+            let labels = [("switch", "leaf"), ("port", *port), ("priority", *prio)];
+            Sample::counter(*name, &labels, n * (i as u64 + 1))
+        })
+        .collect(),
+        ..Default::default()
+    };
+    for s in 1..=3 {
+        store.ingest(leaf, s * 1000, &poll(s as u64 * 10));
+    }
+    let ids = crate::app::alerts::EvalIds::of(&store);
+    let [rx, tx] = port_pfc_in(&store, &ids);
+    for (list, name) in [(&rx, SW_PFC_RX), (&tx, SW_PFC_TX)] {
+        let want = query::rate_by_key(&store, name, &[], &["switch", "port"]);
+        let got: Vec<_> = list
+            .iter()
+            .map(|(k, a)| (k.map(String::from), a.rate))
+            .collect();
+        let want: Vec<_> = want
+            .iter()
+            .map(|(k, a)| ([k[0].to_string(), k[1].to_string()], a.rate))
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+    let o = observe(&store, 3000);
+    let ports: Vec<_> = o
+        .pfc
+        .iter()
+        .map(|p| (p.port.as_str(), p.rx, p.tx))
+        .collect();
+    // rx ports only, in order, each with its own sent rate where it has one (else 0).
+    assert_eq!(
+        ports,
+        [
+            ("Eth1/10", 50.0, 0.0),
+            ("Eth1/2", 40.0, 50.0),
+            ("Eth1/9", 10.0, 0.0)
+        ]
+    );
+}
