@@ -59,10 +59,11 @@ fn ports_roll_up_into_a_range_and_nothing_is_lost() {
     assert!(lines.len() < raw, "{} lines for {raw} alerts", lines.len());
     let ii = lines
         .iter()
-        .find(|l| l.text.contains("ii1/1/1-6"))
+        .find(|l| l.text(&lab.app.alerts).contains("ii1/1/1-6"))
         .unwrap_or_else(|| panic!("no ii range line: {lines:#?}"));
     assert!(ii.members.len() >= 6, "{ii:?}");
-    assert!(ii.text.contains(" ports, total"), "{}", ii.text);
+    let text = ii.text(&lab.app.alerts);
+    assert!(text.contains(" ports, total"), "{text}");
     assert!(ii.episode, "the storm's line belongs to the open episode");
     // The episode's lines come first, then by severity.
     let first_other = lines.iter().position(|l| !l.episode).unwrap_or(lines.len());
@@ -186,7 +187,7 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     lab.key(KeyCode::Home);
     let i = muted
         .iter()
-        .position(|l| l.text.contains("mmu drops") && !l.muted)
+        .position(|l| l.text(&lab.app.alerts).contains("mmu drops") && !l.muted)
         .expect("drop line");
     for _ in 0..i {
         lab.chars("j");

@@ -16,6 +16,7 @@ use crate::metrics::Ts;
 use crate::metrics::store::Windows;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Everything a tab's computed view depends on, besides the immutable config.
@@ -42,6 +43,9 @@ type TableSlot = RefCell<Option<(ViewKey, Rc<TabView>)>>;
 /// The rolled-up alert lines with the (alerts, pairing) generations they were made from.
 type RolledSlot = RefCell<Option<((u64, u64), Rc<Vec<Rolled>>)>>;
 
+/// A switch's [`summary::SwitchIds`] with the (store uid, set of series) they were selected from.
+type KeptIds = ((u64, u64), summary::SwitchIds);
+
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct Views {
@@ -50,6 +54,9 @@ pub struct Views {
     /// The rolled-up alert lines, with the alerts' and the pairing's generations they were
     /// made from (the Overview draws them every frame; they change only when those do).
     rolled: RolledSlot,
+    /// Per switch, the series its summary line reads, with the (store uid, set of series)
+    /// they were selected from (`summary::SwitchIds`).
+    switch_ids: RefCell<HashMap<String, KeptIds>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
@@ -171,11 +178,20 @@ impl App {
     /// `name`'s totals at the view time: drops (newest interval, the last 60 s, since the
     /// baseline), PFC per second on edge and internal ports, 802.3x.
     pub fn switch_summary(&self, name: &str) -> summary::Switch {
-        // The tables' intervals (the tables' store: live, or the past shown).
-        summary::switch(
+        // The series selected for the store's set of series (the tables' store: live, or the
+        // past shown), selected again when that changes.
+        let key = (self.store.uid(), self.store.shape_generation());
+        let mut kept = self.views.switch_ids.borrow_mut();
+        if kept.get(name).is_none_or(|(k, _)| *k != key) {
+            let ids = summary::SwitchIds::of(&self.store, name);
+            kept.insert(name.to_string(), (key, ids));
+        }
+        let ids = &kept[name].1;
+        // The tables' intervals.
+        summary::switch_in(
             &self.store,
             &mut self.views.windows.borrow_mut(),
-            name,
+            ids,
             self.view_now() - WINDOW_MS,
             self.baseline(),
         )

@@ -108,6 +108,9 @@ pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
         lines.push(Line::from(Span::styled(" no active alerts", app.theme.ok)));
     }
     let mut sel_line = 0;
+    // Only lines within a screen of the selection can be in view (`window`): the others' text
+    // is not made (hundreds of lines at 512 nodes).
+    let near = |i: usize| i.abs_diff(sel) <= area.height as usize;
     for (i, l) in all.iter().enumerate() {
         let dim = l.acked || l.muted;
         let tone = if dim {
@@ -126,7 +129,11 @@ pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
             Span::styled(format!("{flags} {} ", l.severity.label()), tone),
             Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
             Span::styled(
-                l.text.clone(),
+                if near(i) {
+                    l.text(&app.alerts)
+                } else {
+                    String::new()
+                },
                 if dim { app.theme.dim } else { app.theme.normal },
             ),
         ]));

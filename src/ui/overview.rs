@@ -376,7 +376,7 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
                 app.theme.dim,
             ),
             Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
-            Span::styled(l.text.clone(), body),
+            Span::styled(l.text(&app.alerts), body),
         ]));
     }
     if shown.len() > fits {

@@ -10,7 +10,7 @@ use crate::app::episodes::{Episode, Layer, port_of, switch_of, text::si};
 use crate::app::pairing::Links;
 use crate::app::ports::compress;
 use crate::metrics::Ts;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// One line of the alerts list.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,7 +19,6 @@ pub struct Rolled {
     pub key: String,
     pub severity: Severity,
     pub tab: Tab,
-    pub text: String,
     /// The newest member's start.
     pub since: Ts,
     /// Member alert ids.
@@ -34,7 +33,8 @@ pub struct Rolled {
 }
 
 /// `PFC 25000 frames/s (> 1000)` → `PFC # frames/s (> #)`: alerts differing only in numbers
-/// are the same condition.
+/// are the same condition. The plain form [`Shape`]'s order and [`Group::key`] are checked against.
+#[cfg(test)]
 fn shape(what: &str) -> String {
     shape_chars(what).collect()
 }
@@ -105,58 +105,83 @@ impl<'a> Group<'a> {
         }
     }
 
+    /// Pieces pushed rather than `format!`ed: made for every line of every rollup.
     fn key(&self) -> String {
         match self {
             Group::Port {
                 switch,
                 severity,
                 what,
-            } => format!("port {switch} {severity:?} {}", shape(what.0)),
-            Group::Rdma(n) => format!("rdma {n}"),
+            } => {
+                let sev = match severity {
+                    Severity::Warn => "Warn",
+                    Severity::Crit => "Crit",
+                };
+                let mut k = String::with_capacity(switch.len() + what.0.len() + 12);
+                for part in ["port ", switch, " ", sev, " "] {
+                    k.push_str(part);
+                }
+                k.extend(shape_chars(what.0));
+                k
+            }
+            Group::Rdma(n) => ["rdma ", n].concat(),
             Group::Alone(id) => id.to_string(),
         }
     }
 }
 
 /// The subjects an episode touches: its ports, the nodes behind them and those that paused.
-/// Borrowed from the episode and the links (an episode at 512 nodes names hundreds).
+/// Borrowed from the episode and the links (an episode at 512 nodes names hundreds), each kept
+/// sorted for binary search: filled once a rollup and looked up once an alert, where hashing
+/// every name cost more than the comparisons.
 struct Touched<'a> {
-    ports: HashSet<&'a str>,
-    nodes: HashSet<&'a str>,
-    peers: HashSet<&'a str>,
+    ports: Vec<&'a str>,
+    nodes: Vec<&'a str>,
+    peers: Vec<&'a str>,
+}
+
+/// `s` without every leading `prefix` (`str::trim_start_matches` without its searcher).
+fn trim_prefixes<'a>(mut s: &'a str, prefix: &str) -> &'a str {
+    while let Some(rest) = s.strip_prefix(prefix) {
+        s = rest;
+    }
+    s
 }
 
 fn touched<'a>(ep: &'a Episode, links: &'a Links) -> Touched<'a> {
     let mut t = Touched {
-        ports: HashSet::new(),
+        ports: Vec::new(),
         nodes: ep.culprit_nodes.iter().map(String::as_str).collect(),
-        peers: HashSet::new(),
+        peers: Vec::new(),
     };
     for p in &ep.chain {
         match p.layer {
             Layer::Pfc | Layer::Drops => {
                 let port = port_of(&p.key);
                 t.nodes.extend(links.behind(switch_of(&p.key), port));
-                t.ports.insert(port);
+                t.ports.push(port);
             }
-            Layer::HostPause => {
-                t.nodes.insert(p.key.trim_start_matches("pause "));
-            }
+            Layer::HostPause => t.nodes.push(trim_prefixes(&p.key, "pause ")),
             Layer::Rtt => {
-                let k = p.key.trim_start_matches("rtt ");
-                t.peers.insert(k.split(' ').next().unwrap_or(""));
+                let k = trim_prefixes(&p.key, "rtt ");
+                t.peers.push(k.split(' ').next().unwrap_or(""));
             }
             _ => {}
         }
+    }
+    for v in [&mut t.ports, &mut t.nodes, &mut t.peers] {
+        v.sort_unstable();
+        v.dedup();
     }
     t
 }
 
 fn belongs(a: &Alert, t: &Touched) -> bool {
+    let has = |v: &[&str], k: &str| v.binary_search(&k).is_ok();
     match &a.subject {
-        Subject::Port { port, .. } => t.ports.contains(port.as_str()),
-        Subject::Node(n) => t.nodes.contains(n.as_str()),
-        Subject::Peer { peer, .. } => t.peers.contains(peer.as_str()),
+        Subject::Port { port, .. } => has(&t.ports, port),
+        Subject::Node(n) => has(&t.nodes, n),
+        Subject::Peer { peer, .. } => has(&t.peers, peer),
         Subject::Source(_) => false,
     }
 }
@@ -174,8 +199,39 @@ fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
         .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
         .copied()
         .unwrap_or(first);
-    let (text, row) = match &first.subject {
-        Subject::Port { switch, port } if members.len() > 1 => {
+    let row = match (&first.subject, &worst.subject) {
+        (Subject::Port { .. }, Subject::Port { port, .. }) if members.len() > 1 => port.clone(),
+        (Subject::Port { port, .. }, _) => port.clone(),
+        (Subject::Node(n) | Subject::Source(n), _) => n.clone(),
+        (Subject::Peer { peer, .. }, _) => peer.clone(),
+    };
+    Rolled {
+        muted: al.muted.contains(&key),
+        key,
+        severity,
+        tab: first.tab,
+        since,
+        members: members.iter().map(|a| a.id.clone()).collect(),
+        acked: members.iter().all(|a| al.acked.contains(&a.id)),
+        episode: false,
+        row,
+    }
+}
+
+/// A line's text from its members (`members[0]` first, as grouped): ports as ranges with the
+/// worst one's condition and the total, a node's RDMA counters summed per counter, else the
+/// alert's own subject and condition.
+fn text_of(members: &[&Alert]) -> String {
+    let Some(first) = members.first() else {
+        return String::new();
+    };
+    match &first.subject {
+        Subject::Port { switch, .. } if members.len() > 1 => {
+            let worst = members
+                .iter()
+                .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
+                .copied()
+                .unwrap_or(first);
             let ports: Vec<&str> = members
                 .iter()
                 .filter_map(|a| match &a.subject {
@@ -184,18 +240,12 @@ fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
                 })
                 .collect();
             let total: f64 = members.iter().filter_map(|a| a.value).sum();
-            (
-                format!(
-                    "{switch} {}  {} · {} ports, total {}",
-                    compress(&ports),
-                    worst.what,
-                    members.len(),
-                    si(total)
-                ),
-                match &worst.subject {
-                    Subject::Port { port, .. } => port.clone(),
-                    _ => port.clone(),
-                },
+            format!(
+                "{switch} {}  {} · {} ports, total {}",
+                compress(&ports),
+                worst.what,
+                members.len(),
+                si(total)
             )
         }
         Subject::Node(n) if members.len() > 1 => {
@@ -206,35 +256,23 @@ fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
                 *by.entry(c).or_default() += a.value.unwrap_or(0.0);
             }
             let parts: Vec<String> = by.iter().map(|(c, v)| format!("{c} +{v:.0}")).collect();
-            (
-                format!(
-                    "{n}  RDMA errors in 60 s: {} ({} device counters)",
-                    parts.join(", "),
-                    members.len()
-                ),
-                n.clone(),
+            format!(
+                "{n}  RDMA errors in 60 s: {} ({} device counters)",
+                parts.join(", "),
+                members.len()
             )
         }
-        s => (
-            format!("{}  {}", s.describe(), first.what),
-            match s {
-                Subject::Port { port, .. } => port.clone(),
-                Subject::Node(n) | Subject::Source(n) => n.clone(),
-                Subject::Peer { peer, .. } => peer.clone(),
-            },
-        ),
-    };
-    Rolled {
-        muted: al.muted.contains(&key),
-        key,
-        severity,
-        tab: first.tab,
-        text,
-        since,
-        members: members.iter().map(|a| a.id.clone()).collect(),
-        acked: members.iter().all(|a| al.acked.contains(&a.id)),
-        episode: false,
-        row,
+        s => format!("{}  {}", s.describe(), first.what),
+    }
+}
+
+impl Rolled {
+    /// The line's text, made from its members in `al` (the alerts the line was rolled from).
+    /// Made on demand: a screen shows a dozen of the ~600 lines at 512 nodes, and formatting
+    /// every one was a third of a rollup.
+    pub fn text(&self, al: &Alerts) -> String {
+        let members: Vec<&Alert> = self.members.iter().filter_map(|id| al.get(id)).collect();
+        text_of(&members)
     }
 }
 
@@ -302,7 +340,178 @@ impl Alerts {
 
 #[cfg(test)]
 mod tests {
-    use super::{Group, Severity, Shape, shape};
+    use super::{Alert, Alerts, Group, Severity, Shape, Subject, shape, text_of, trim_prefixes};
+    use crate::app::Tab;
+    use crate::app::pairing::Links;
+
+    fn alert(id: &str, subject: Subject, what: &str, value: f64, sev: Severity) -> Alert {
+        Alert {
+            id: id.into(),
+            value: Some(value),
+            severity: sev,
+            tab: Tab::Pfc,
+            subject,
+            what: what.into(),
+            since: 1_000,
+            last_seen: 1_000,
+            ended: None,
+            hold: 0,
+        }
+    }
+
+    fn port(sw: &str, p: &str) -> Subject {
+        Subject::Port {
+            switch: sw.into(),
+            port: p.into(),
+        }
+    }
+
+    fn add(al: &mut Alerts, a: Alert) {
+        al.active.insert(a.id.clone(), a);
+        al.touch();
+    }
+
+    /// Every line's text, made on demand from its member ids, as the eager rollup made it from
+    /// its group: `text_of` the group's alerts as grouped. Checked on lines of every kind, then
+    /// after a value moves, an alert joins a group, a line is acknowledged and one muted.
+    #[test]
+    fn text_on_demand_equals_the_grouped_text() {
+        let w = Severity::Warn;
+        let mut al = Alerts::default();
+        for (i, v) in [(1, 2000.0), (2, 25000.0), (3, 3000.0)] {
+            let p = format!("Ethernet1/1/{i}");
+            let what = format!("PFC {v} frames/s (> 1000)");
+            add(
+                &mut al,
+                alert(&format!("pfc {p}"), port("leaf1", &p), &what, v, w),
+            );
+        }
+        for (id, v) in [
+            ("rdma out_of_buffer [n1, mlx5_0]", 3.0),
+            ("rdma out_of_buffer [n1, mlx5_1]", 4.0),
+            ("rdma rnr_nak [n1, mlx5_0]", 1.0),
+        ] {
+            add(
+                &mut al,
+                alert(id, Subject::Node("n1".into()), "errors", v, w),
+            );
+        }
+        add(
+            &mut al,
+            alert(
+                "drops Ethernet1/2/1",
+                port("leaf2", "Ethernet1/2/1"),
+                "mmu drops: 3 in 60 s",
+                3.0,
+                Severity::Crit,
+            ),
+        );
+        add(
+            &mut al,
+            alert(
+                "down s1",
+                Subject::Source("s1".into()),
+                "unreachable",
+                0.0,
+                Severity::Crit,
+            ),
+        );
+        let peer = Subject::Peer {
+            peer: "n2".into(),
+            transport: "rdma".into(),
+        };
+        add(&mut al, alert("lat n2", peer, "RTT p99 2 ms", 0.002, w));
+        let links = Links::default();
+        let check = |al: &Alerts, want: &[&str]| {
+            let lines = al.rolled(None, &links);
+            let mut texts: Vec<String> = lines.iter().map(|l| l.text(al)).collect();
+            let mut groups: std::collections::BTreeMap<Group, Vec<&Alert>> = Default::default();
+            for a in al.active.values() {
+                groups.entry(Group::of(a)).or_default().push(a);
+            }
+            let mut grouped: Vec<String> = groups.values().map(|m| text_of(m)).collect();
+            texts.sort();
+            grouped.sort();
+            assert_eq!(texts, grouped);
+            let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            want.sort();
+            assert_eq!(texts, want);
+        };
+        check(
+            &al,
+            &[
+                "leaf1 Ethernet1/1/1-3  PFC 25000 frames/s (> 1000) · 3 ports, total 30.0k",
+                "leaf2 Ethernet1/2/1  mmu drops: 3 in 60 s",
+                "n1  RDMA errors in 60 s: out_of_buffer +7, rnr_nak +1 (3 device counters)",
+                "n2 (rdma)  RTT p99 2 ms",
+                "s1  unreachable",
+            ],
+        );
+        // A value moves, a port joins, a line is acknowledged and another muted.
+        add(
+            &mut al,
+            alert(
+                "pfc Ethernet1/1/1",
+                port("leaf1", "Ethernet1/1/1"),
+                "PFC 90000 frames/s (> 1000)",
+                90000.0,
+                w,
+            ),
+        );
+        add(
+            &mut al,
+            alert(
+                "pfc Ethernet1/1/4",
+                port("leaf1", "Ethernet1/1/4"),
+                "PFC 1000 frames/s (> 1000)",
+                1000.0,
+                w,
+            ),
+        );
+        let lines = al.rolled(None, &links);
+        let acked = lines
+            .iter()
+            .find(|l| l.key == "rdma n1")
+            .expect("rdma line")
+            .clone();
+        al.toggle_ack(&acked);
+        let muted = lines
+            .iter()
+            .find(|l| l.key == "lat n2")
+            .expect("peer line")
+            .clone();
+        al.toggle_mute(&muted);
+        check(
+            &al,
+            &[
+                "leaf1 Ethernet1/1/1-4  PFC 90000 frames/s (> 1000) · 4 ports, total 119k",
+                "leaf2 Ethernet1/2/1  mmu drops: 3 in 60 s",
+                "n1  RDMA errors in 60 s: out_of_buffer +7, rnr_nak +1 (3 device counters)",
+                "n2 (rdma)  RTT p99 2 ms",
+                "s1  unreachable",
+            ],
+        );
+        let lines = al.rolled(None, &links);
+        assert!(lines.iter().any(|l| l.key == "rdma n1" && l.acked));
+        assert!(lines.iter().any(|l| l.key == "lat n2" && l.muted));
+    }
+
+    #[test]
+    fn prefixes_trim_as_trim_start_matches() {
+        for s in [
+            "pause n1",
+            "pause pause n1",
+            "n1",
+            "",
+            "pause ",
+            "pausen1",
+            "rtt n2 rdma",
+        ] {
+            for p in ["pause ", "rtt "] {
+                assert_eq!(trim_prefixes(s, p), s.trim_start_matches(p), "{s:?} {p:?}");
+            }
+        }
+    }
 
     /// Conditions group by their shape: equal exactly when the shaped texts are, and the key
     /// mute refers to is the shaped text.
@@ -338,6 +547,16 @@ mod tests {
             what: Shape("PFC 25000 frames/s (> 1000)"),
         };
         assert_eq!(g.key(), "port leaf1 Warn PFC # frames/s (> #)");
+        // The key as it was `format!`ed, for either severity.
+        for severity in [Severity::Warn, Severity::Crit] {
+            let what = "drops 2.5 /s";
+            let g = Group::Port {
+                switch: "leaf1",
+                severity,
+                what: Shape(what),
+            };
+            assert_eq!(g.key(), format!("port leaf1 {severity:?} {}", shape(what)));
+        }
         assert_eq!(Group::Rdma("gpu1").key(), "rdma gpu1");
         assert_eq!(Group::Alone("lat gpu1").key(), "lat gpu1");
     }

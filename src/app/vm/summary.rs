@@ -9,7 +9,7 @@
 
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::store::Windows;
+use crate::metrics::store::{SeriesId, Windows};
 use crate::metrics::{Store, Ts};
 use crate::parse::switch::{PortClass, port_class};
 
@@ -32,25 +32,86 @@ pub struct Switch {
 /// since `baseline`, counted from the intervals kept in `w` (a frame decodes only new points;
 /// the counts are the store's own, `metrics/store/windows.rs`).
 pub fn switch(st: &Store, w: &mut Windows, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
-    let lbl = [("switch", sw)];
-    let drops = [SW_QUEUE_DROPPED, SW_INGRESS_DROPPED];
-    let (pfc_edge, pfc_ii) = pfc_split(st, sw);
-    let mut count = |n: &str, since: Ts| {
-        let ids: Vec<_> = st.select(n, &lbl).map(|(id, _)| id).collect();
-        query::increase_of_in(st, w, &ids, since)
+    switch_in(st, w, &SwitchIds::of(st, sw), window_from, baseline)
+}
+
+/// The series a switch's line reads, selected by its labels: the same while the store's set of
+/// series stays, so a frame after new data reads values without matching labels again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SwitchIds {
+    /// Queue drops, ingress drops.
+    drops: [Vec<SeriesId>; 2],
+    /// PFC rx then tx, each port's series with whether it is an internal `ii` port.
+    pfc: Vec<(SeriesId, bool)>,
+    flowcontrol: Vec<SeriesId>,
+}
+
+impl SwitchIds {
+    pub fn of(st: &Store, sw: &str) -> SwitchIds {
+        let lbl = [("switch", sw)];
+        let ids = |n: &str| st.select(n, &lbl).map(|(id, _)| id).collect::<Vec<_>>();
+        let pfc = [SW_PFC_RX, SW_PFC_TX]
+            .iter()
+            .flat_map(|n| st.select(n, &lbl))
+            .map(|(id, s)| {
+                let internal = s
+                    .key
+                    .label("port")
+                    .is_some_and(|p| port_class(p) == PortClass::Internal);
+                (id, internal)
+            })
+            .collect();
+        SwitchIds {
+            drops: [ids(SW_QUEUE_DROPPED), ids(SW_INGRESS_DROPPED)],
+            pfc,
+            flowcontrol: ids(SW_FLOWCONTROL_ENABLED),
+        }
+    }
+}
+
+/// [`switch`] over the series `ids` selected for it.
+pub fn switch_in(
+    st: &Store,
+    w: &mut Windows,
+    ids: &SwitchIds,
+    window_from: Ts,
+    baseline: Ts,
+) -> Switch {
+    let mut count = |since: Ts| {
+        sum(ids
+            .drops
+            .each_ref()
+            .map(|d| query::increase_of_in(st, w, d, since)))
     };
-    let drops_window = sum(drops.map(|n| count(n, window_from)));
-    let drops_since_baseline = sum(drops.map(|n| count(n, baseline)));
+    let drops_window = count(window_from);
+    let drops_since_baseline = count(baseline);
+    let rate_sum = |ids: &mut dyn Iterator<Item = SeriesId>| {
+        let mut sum = None;
+        for id in ids {
+            if let Some(r) = st.rate(id).and_then(|r| r.value()) {
+                *sum.get_or_insert(0.0) += r;
+            }
+        }
+        sum
+    };
+    let (pfc_edge, pfc_ii) = (
+        rate_sum(&mut ids.pfc.iter().filter(|p| !p.1).map(|p| p.0)),
+        rate_sum(&mut ids.pfc.iter().filter(|p| p.1).map(|p| p.0)),
+    );
     Switch {
-        drops: sum(drops.map(|n| query::rate_sum(st, n, &lbl))),
+        drops: sum(ids
+            .drops
+            .each_ref()
+            .map(|d| rate_sum(&mut d.iter().copied()))),
         drops_window,
         drops_since_baseline,
         pfc_edge,
         pfc_ii,
         // On if any port has it on.
-        flowcontrol: st
-            .select(SW_FLOWCONTROL_ENABLED, &lbl)
-            .filter_map(|(_, s)| s.latest(st))
+        flowcontrol: ids
+            .flowcontrol
+            .iter()
+            .filter_map(|&id| st.get(id)?.latest(st))
             .map(|(_, v)| v.as_f64())
             .reduce(f64::max)
             .map(|v| v > 0.5),
@@ -98,24 +159,6 @@ pub fn training_timelines(
 /// A sum that is missing only where every part is.
 fn sum<T: std::ops::Add<Output = T>, const N: usize>(parts: [Option<T>; N]) -> Option<T> {
     parts.into_iter().flatten().reduce(|a, b| a + b)
-}
-
-/// PFC frames/s (rx + tx) on edge and internal (`ii`) ports of a switch.
-fn pfc_split(st: &Store, sw: &str) -> (Option<f64>, Option<f64>) {
-    let (mut edge, mut ii) = (None, None);
-    for name in [SW_PFC_RX, SW_PFC_TX] {
-        for (id, s) in st.select(name, &[("switch", sw)]) {
-            let Some(r) = st.rate(id).and_then(|r| r.value()) else {
-                continue;
-            };
-            let internal = s
-                .key
-                .label("port")
-                .is_some_and(|p| port_class(p) == PortClass::Internal);
-            *if internal { &mut ii } else { &mut edge }.get_or_insert(0.0) += r;
-        }
-    }
-    (edge, ii)
 }
 
 #[cfg(test)]
@@ -175,5 +218,56 @@ mod tests {
         assert_eq!((b.drops, b.drops_window), (None, None));
         assert_eq!(b.flowcontrol, Some(true), "on at one port of two");
         assert_eq!(training(&st, Some("n1")), Training::default());
+    }
+
+    /// A switch's line from series selected once equals the line selected anew, after new
+    /// points and for every switch, while the set of series stays (`App::switch_summary`
+    /// selects again when it changes).
+    #[test]
+    fn kept_series_give_the_line_selected_anew() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("sw", 1000);
+        let t0 = 1_000_000;
+        let mut kept: Vec<SwitchIds> = Vec::new();
+        let mut ingested = 0;
+        for k in 0..=12u64 {
+            let mut samples = Vec::new();
+            for sw in ["a", "b"] {
+                for (i, p) in ["Ethernet1/1", "ii1/1/1", "Ethernet1/9"].iter().enumerate() {
+                    let l = [("switch", sw), ("port", *p)];
+                    let i = i as u64 + 1;
+                    samples.push(Sample::counter(SW_PFC_RX, &l, 100 * k * i));
+                    samples.push(Sample::counter(SW_PFC_TX, &l, 3 * k * k * i));
+                    samples.push(Sample::counter(SW_QUEUE_DROPPED, &l, k / 3 * i));
+                    samples.push(Sample::counter(SW_INGRESS_DROPPED, &l, k * i));
+                    let on = if k > 6 && i == 2 { 1.0 } else { 0.0 };
+                    samples.push(Sample::gauge(SW_FLOWCONTROL_ENABLED, &l, on));
+                }
+            }
+            let at = t0 + k as i64 * 1000;
+            st.ingest(
+                src,
+                at,
+                &Parsed {
+                    samples,
+                    ..Default::default()
+                },
+            );
+            ingested += 1;
+            if kept.is_empty() {
+                kept = ["a", "b", "c"].map(|sw| SwitchIds::of(&st, sw)).to_vec();
+                continue;
+            }
+            let (mut w1, mut w2) = (Windows::default(), Windows::default());
+            for (sw, ids) in ["a", "b", "c"].iter().zip(&kept) {
+                for (from, base) in [(at - 5_000, t0), (at, at), (t0 - 1, t0 + 2_000)] {
+                    assert_eq!(
+                        switch_in(&st, &mut w1, ids, from, base),
+                        switch(&st, &mut w2, sw, from, base),
+                        "switch {sw} after {ingested} polls"
+                    );
+                }
+            }
+        }
     }
 }
