@@ -37,7 +37,8 @@ enum Ended {
 }
 
 /// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
-/// the channel opens, later ones on the node's grid (`ticks`: one for up to 64 nodes).
+/// the channel opens, later ones every interval from there (`ticks`: above 64 nodes, on slots'
+/// grids spread over the interval).
 pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks) {
     loop {
         let probes = src.probes_now();
@@ -91,7 +92,7 @@ async fn follow(
         // One tick, one dump: polls keep the client's schedule (a late one goes at once, a
         // missed one is not made up), and a node never runs ahead of a reader that fell behind.
         tokio::time::sleep_until(next).await;
-        next = grid.after(tokio::time::Instant::now());
+        next = grid.after(next, tokio::time::Instant::now());
         // From the tick to the parsed answer, as an exec poll is timed.
         let started = std::time::Instant::now();
         if ticks.send(()).await.is_err() {

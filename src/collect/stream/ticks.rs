@@ -1,9 +1,10 @@
-//! When a streamed node is asked for its next dump. The nodes of one collector set tick on one
-//! grid (the set's start plus whole intervals), so nodes that tick together wake the client once
-//! (at N=8 a tick a node had cost 3.1 → 4.7 ms of CPU a second, bench/results/lead-n8-2026-11-24.txt).
-//! Above [`SLOT`] nodes they are dealt into slots whose grids are spread over the interval (5 s at
-//! most, as exec polls are: `poll::first_poll_after`), so hundreds of nodes neither dump nor answer
-//! in one instant.
+//! When a streamed node is asked for its next dump. Up to [`SLOT`] nodes, every interval from its
+//! first dump (nodes that connected together tick together: spreading them had cost 3.1 → 4.7 ms
+//! of CPU a second at N=8, bench/results/lead-n8-2026-11-24.txt; one grid for all made p99 from
+//! tick to answer 20 → 49 ms, their frames queueing behind each other, grid512-2026-11-24.txt).
+//! Above that the nodes are dealt into slots, each on its own grid (the set's start plus a phase
+//! plus whole intervals), the phases spread over the interval (5 s at most, as exec polls are:
+//! `poll::first_poll_after`), so hundreds of nodes neither dump nor answer in one instant.
 
 use std::time::Duration;
 use tokio::time::Instant;
@@ -11,12 +12,14 @@ use tokio::time::Instant;
 /// Nodes that tick in the same instant, at most.
 const SLOT: u64 = 64;
 
-/// One node's grid: `origin + phase + k × interval`.
+/// One node's ticks: every interval from the last, or, in a set of more than [`SLOT`] nodes, on
+/// the grid `origin + phase + k × interval`.
 #[derive(Clone, Copy, Debug)]
 pub struct Ticks {
     origin: Instant,
     phase: Duration,
     interval: Duration,
+    on_grid: bool,
 }
 
 impl Ticks {
@@ -29,14 +32,19 @@ impl Ticks {
             origin,
             phase,
             interval,
+            on_grid: slots > 1,
         }
     }
 
-    /// When to ask again after a tick sent at `sent`: the first grid point more than half an
-    /// interval later. On time, that is one interval later; a tick late by half an interval or
-    /// more skips a point (a missed tick is not made up); the first dump, asked for when the
-    /// channel opens, joins the grid from there.
-    pub fn after(&self, sent: Instant) -> Instant {
+    /// When to ask again after the tick due at `due` was sent at `sent`. Off the grid: one
+    /// interval after `due`, or at once if that has passed (a late tick goes at once, a missed one
+    /// is not made up). On the grid: the first grid point more than half an interval after
+    /// `sent` (a tick late by half an interval or more skips a point; the first dump, asked for
+    /// when the channel opens, joins the grid from there).
+    pub fn after(&self, due: Instant, sent: Instant) -> Instant {
+        if !self.on_grid {
+            return (due + self.interval).max(sent);
+        }
         let base = self.origin + self.phase;
         let t = sent + self.interval / 2;
         if t < base {
@@ -53,12 +61,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn up_to_64_nodes_share_one_grid_above_it_slots_spread_over_the_interval() {
+    fn up_to_64_nodes_tick_off_the_grid_above_it_slots_spread_over_the_interval() {
         let s = Duration::from_secs;
         let ms = Duration::from_millis;
         // (interval, i, n, phase)
         let cases = [
             (s(1), 7, 8, ms(0)),
+            (s(1), 0, 1, ms(0)),
             (s(1), 63, 64, ms(0)),
             (s(1), 63, 65, ms(500)),
             (s(1), 64, 65, ms(0)),
@@ -71,6 +80,7 @@ mod tests {
         for (interval, i, n, phase) in cases {
             let t = Ticks::of(origin, interval, i, n);
             assert_eq!(t.phase, phase, "interval {interval:?}, node {i} of {n}");
+            assert_eq!(t.on_grid, n > 64, "node {i} of {n}");
         }
     }
 
@@ -83,6 +93,7 @@ mod tests {
             origin,
             phase: ms(250),
             interval: ms(1000),
+            on_grid: true,
         };
         // (tick sent at, from origin; next, from origin)
         let cases = [
@@ -95,8 +106,9 @@ mod tests {
             (9999, 11250), // long after: the point more than half an interval on
         ];
         for (sent, next) in cases {
+            // Where it was due does not move a grid.
             assert_eq!(
-                t.after(origin + ms(sent)) - origin,
+                t.after(origin, origin + ms(sent)) - origin,
                 ms(next),
                 "tick sent at {sent} ms"
             );
@@ -106,8 +118,32 @@ mod tests {
             origin,
             phase: ms(4375),
             interval: ms(5000),
+            on_grid: true,
         };
-        assert_eq!(late_slot.after(origin) - origin, ms(4375));
-        assert_eq!(late_slot.after(origin + ms(4375)) - origin, ms(9375));
+        assert_eq!(late_slot.after(origin, origin) - origin, ms(4375));
+        let at = origin + ms(4375);
+        assert_eq!(late_slot.after(at, at) - origin, ms(9375));
+    }
+
+    #[test]
+    fn off_the_grid_the_next_tick_is_an_interval_after_the_last_due() {
+        let ms = Duration::from_millis;
+        let origin = Instant::now();
+        let t = Ticks::of(origin, ms(1000), 3, 8);
+        // (due, sent, next), from origin
+        let cases = [
+            (0, 0, 1000),       // on time
+            (0, 300, 1000),     // late: the schedule holds
+            (0, 1700, 1700),    // later than the next: at once, the missed one not made up
+            (1700, 1700, 2700), // and from there
+            (123, 123, 1123),   // a node's own phase (its connect) is kept
+        ];
+        for (due, sent, next) in cases {
+            assert_eq!(
+                t.after(origin + ms(due), origin + ms(sent)) - origin,
+                ms(next),
+                "due {due} ms, sent {sent} ms"
+            );
+        }
     }
 }
