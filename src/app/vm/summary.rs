@@ -41,8 +41,9 @@ pub fn switch(st: &Store, w: &mut Windows, sw: &str, window_from: Ts, baseline: 
 pub struct SwitchIds {
     /// Queue drops, ingress drops.
     drops: [Vec<SeriesId>; 2],
-    /// PFC rx then tx, each port's series with whether it is an internal `ii` port.
-    pfc: Vec<(SeriesId, bool)>,
+    /// PFC rx then tx of the edge ports, and of the internal `ii` ports.
+    pfc_edge: Vec<SeriesId>,
+    pfc_ii: Vec<SeriesId>,
     flowcontrol: Vec<SeriesId>,
 }
 
@@ -50,20 +51,21 @@ impl SwitchIds {
     pub fn of(st: &Store, sw: &str) -> SwitchIds {
         let lbl = [("switch", sw)];
         let ids = |n: &str| st.select(n, &lbl).map(|(id, _)| id).collect::<Vec<_>>();
-        let pfc = [SW_PFC_RX, SW_PFC_TX]
+        let (mut pfc_edge, mut pfc_ii) = (Vec::new(), Vec::new());
+        for (id, s) in [SW_PFC_RX, SW_PFC_TX]
             .iter()
             .flat_map(|n| st.select(n, &lbl))
-            .map(|(id, s)| {
-                let internal = s
-                    .key
-                    .label("port")
-                    .is_some_and(|p| port_class(p) == PortClass::Internal);
-                (id, internal)
-            })
-            .collect();
+        {
+            let internal = s
+                .key
+                .label("port")
+                .is_some_and(|p| port_class(p) == PortClass::Internal);
+            if internal { &mut pfc_ii } else { &mut pfc_edge }.push(id);
+        }
         SwitchIds {
             drops: [ids(SW_QUEUE_DROPPED), ids(SW_INGRESS_DROPPED)],
-            pfc,
+            pfc_edge,
+            pfc_ii,
             flowcontrol: ids(SW_FLOWCONTROL_ENABLED),
         }
     }
@@ -85,36 +87,14 @@ pub fn switch_in(
     };
     let drops_window = count(window_from);
     let drops_since_baseline = count(baseline);
-    let rate_sum = |ids: &mut dyn Iterator<Item = SeriesId>| {
-        let mut sum = None;
-        for id in ids {
-            if let Some(r) = st.rate(id).and_then(|r| r.value()) {
-                *sum.get_or_insert(0.0) += r;
-            }
-        }
-        sum
-    };
-    let (pfc_edge, pfc_ii) = (
-        rate_sum(&mut ids.pfc.iter().filter(|p| !p.1).map(|p| p.0)),
-        rate_sum(&mut ids.pfc.iter().filter(|p| p.1).map(|p| p.0)),
-    );
     Switch {
-        drops: sum(ids
-            .drops
-            .each_ref()
-            .map(|d| rate_sum(&mut d.iter().copied()))),
+        drops: sum(ids.drops.each_ref().map(|d| query::rate_of(st, d).rate)),
         drops_window,
         drops_since_baseline,
-        pfc_edge,
-        pfc_ii,
+        pfc_edge: query::rate_of(st, &ids.pfc_edge).rate,
+        pfc_ii: query::rate_of(st, &ids.pfc_ii).rate,
         // On if any port has it on.
-        flowcontrol: ids
-            .flowcontrol
-            .iter()
-            .filter_map(|&id| st.get(id)?.latest(st))
-            .map(|(_, v)| v.as_f64())
-            .reduce(f64::max)
-            .map(|v| v > 0.5),
+        flowcontrol: query::latest_of(st, &ids.flowcontrol).map(|v| v > 0.5),
     }
 }
 
