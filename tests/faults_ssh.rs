@@ -64,6 +64,16 @@ fn config(
     interval: &str,
     mode: &str,
 ) -> Config {
+    let t = config_text(nodes, known_hosts, interval, mode);
+    Config::from_str(&t, "faults.toml", None).expect("config")
+}
+
+fn config_text(
+    nodes: &[(&str, &Sshd, &Path)],
+    known_hosts: &Path,
+    interval: &str,
+    mode: &str,
+) -> String {
     let mut t = format!(
         "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nconnect_timeout = \"2s\"\ncommand_timeout = \"2s\"\n\
          [poll]\ninterval = \"{interval}\"\nretention = \"10m\"\nmode = \"{mode}\"\n",
@@ -80,7 +90,7 @@ fn config(
             root.display()
         ));
     }
-    Config::from_str(&t, "faults.toml", None).expect("config")
+    t
 }
 
 struct Cluster {
@@ -153,6 +163,47 @@ async fn next(rx: &mut mpsc::Receiver<Collected>) -> Collected {
         .await
         .expect("a poll within 30 s")
         .expect("collectors alive")
+}
+
+/// A rare source (a topology read, every 300 s) whose poll failed is tried again within seconds
+/// (poll/retry.rs), not left down, with a CRIT alert, for its whole interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_topology_read_is_retried_within_seconds() {
+    let mut a = Sshd::start();
+    let kh = a.path("known_hosts_all");
+    a.trust(&kh, "ed25519");
+    let root = tempfile::tempdir().expect("root");
+    let t = config_text(&[("n1", &a, root.path())], &kh, "1s", "exec")
+        .replace("[poll]\n", "[poll]\ntopology_interval = \"300s\"\n");
+    let cfg = Config::from_str(&t, "faults.toml", None).expect("config");
+    let mut store = Store::new(600_000, 10_000);
+    let topo: Vec<Arc<Source>> = build(&cfg, &mut store, rocetop::cmd::remote())
+        .into_iter()
+        .filter(|s| s.kind == SourceKind::Topology)
+        .map(Arc::new)
+        .collect();
+    assert_eq!(topo.len(), 1);
+    assert_eq!(topo[0].interval, Duration::from_secs(300));
+    a.kill();
+    let (tx, mut rx) = mpsc::channel(64);
+    let _tasks = spawn_all(topo, tx);
+    let first = next(&mut rx).await;
+    assert!(first.error.is_some(), "sshd is down: {:?}", first.error);
+    a.restart();
+    // `next` waits 30 s at most: the regular schedule would poll again only after 300 s.
+    let mut failed = 0;
+    loop {
+        let p = next(&mut rx).await;
+        if p.error.is_none() {
+            break;
+        }
+        failed += 1;
+        assert!(
+            failed < 4,
+            "still down after {failed} retries: {:?}",
+            p.error
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

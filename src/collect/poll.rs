@@ -12,9 +12,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 mod memo;
+mod retry;
 pub mod timing;
 
 use memo::Memo;
+use retry::Retry;
 
 pub use super::collected::Collected;
 
@@ -256,11 +258,16 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             let mut tick = tokio::time::interval(src.interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut memo = (src.kind == SourceKind::Switch).then(|| Memo::of_ports(&src.ports));
+            let mut retry = Retry::of(&src.name);
             loop {
                 tick.tick().await;
                 let c = poll_once_memo(&src, memo.as_mut()).await;
+                let failed = c.error.is_some();
                 if tx.send(c).await.is_err() {
                     return;
+                }
+                if let Some(after) = retry.after(failed, src.interval) {
+                    tick.reset_after(after);
                 }
             }
         });
