@@ -175,7 +175,7 @@ pub fn same_framing(old: &str, new: &str, shell_prompts: bool) -> bool {
 
 /// The leading spaces and tabs of a line.
 fn lead(l: &str) -> usize {
-    l.len() - l.trim_start_matches([' ', '\t']).len()
+    l.bytes().take_while(|b| matches!(b, b' ' | b'\t')).count()
 }
 
 #[cfg(test)]

@@ -225,9 +225,11 @@ fn kept(parsed: &mut Parsed, keep: &[bool]) -> Parsed {
 /// (index, new text), when capture cleaning keeps each of them as it is and the cleaned text is
 /// then the last one with those lines in place (`capture::same_framing`), and none of them can
 /// make the answer read as NX-API JSON (`json_text` skips prompt and echo lines and looks for a
-/// `{`). None otherwise: the lines' count or framing changed.
+/// `{`). None otherwise: the lines' count or framing changed. Only the new lines are checked for
+/// JSON: the last answer was not JSON, and `json_text` stops at the first line that is neither
+/// blank nor a prompt or echo, which a new line that is not JSON-like is, whatever it replaced.
 fn raw_changes<'t>(e: &Entry, text: &'t str) -> Option<Vec<(usize, &'t str)>> {
-    let json_like = |l: &str| l.contains('{') || is_prompt_or_echo(num::trim(l));
+    let json_like = |l: &str| memchr::memchr(b'{', l.as_bytes()).is_some() || is_prompt_or_echo(l);
     let mut changes = Vec::new();
     for (line, x, y) in num::diff_lines(&e.raw, text)? {
         let at = e
@@ -235,7 +237,7 @@ fn raw_changes<'t>(e: &Entry, text: &'t str) -> Option<Vec<(usize, &'t str)>> {
             .get(line)
             .copied()
             .filter(|&l| l != u32::MAX)?;
-        if !capture::same_framing(x, y, true) || json_like(x) || json_like(y) {
+        if !capture::same_framing(x, y, true) || json_like(y) {
             return None;
         }
         changes.push((at as usize, capture::dedent(y, e.indent)));
@@ -406,6 +408,11 @@ mod tests {
             (7, " |  Tx Pkts | 8 | 0 |\n", true),
             (8, "   {\n", false),
             (9, "   }\n", false),
+            // An echo line (JSON-like) that stops being one, and back: equal all the same.
+            (10, "   show clock\n", false),
+            (11, "   shows clock\n", false),
+            (12, "   shows clock\n", true),
+            (13, "   show clock\n", false),
         ] {
             let t = framed(v, extra);
             let got = part(&mut m, ParseKind::NxosQueuing, &t);

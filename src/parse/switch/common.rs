@@ -181,7 +181,7 @@ impl Hasher for FxHasher {
 /// A prompt with an echoed command (`5K-A# show interface ...`, `# sh queuing summary`), a bare
 /// prompt (`switch#`), or an echoed command on its own line.
 pub fn is_prompt_or_echo(line: &str) -> bool {
-    let t = line.trim();
+    let t = crate::parse::num::trim(line);
     let is_cmd = |s: &str| {
         let s = s.trim_start();
         s.starts_with("show ") || s.starts_with("sh ") || s == "show" || s.is_empty()

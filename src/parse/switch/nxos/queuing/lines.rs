@@ -4,20 +4,20 @@
 use crate::parse::num::{count, trim};
 use crate::parse::switch::normalize_port;
 
-/// The non-empty cells of a box line, trimmed, into `cells` (cleared first). A byte loop:
-/// `split('|')` searched each short cell with memchr, a fifth of a changed box line's cost
-/// (callgrind). '|' is ASCII, so every cut is a char boundary.
+/// The non-empty cells of a box line, trimmed, into `cells` (cleared first). The bars are found
+/// by one vectorised search over the line: a byte loop that cut at each bar was ~1 500
+/// instructions a box line, and this ~1 100 (callgrind; most of the rest is trimming the cells'
+/// padding). '|' is ASCII, so every cut is a char boundary.
 pub(super) fn split_cells<'a>(t: &'a str, cells: &mut Vec<&'a str>) {
     cells.clear();
     let mut from = 0;
-    for (i, &b) in t.as_bytes().iter().enumerate() {
-        if b == b'|' {
-            cells.push(trim(t.get(from..i).unwrap_or("")));
-            from = i + 1;
+    for bar in memchr::memchr_iter(b'|', t.as_bytes()).chain([t.len()]) {
+        let cell = trim(t.get(from..bar).unwrap_or(""));
+        if !cell.is_empty() {
+            cells.push(cell);
         }
+        from = bar + 1;
     }
-    cells.push(trim(t.get(from..).unwrap_or("")));
-    cells.retain(|c| !c.is_empty());
 }
 
 /// `QOS GROUP 3` → 3, `CONTROL QOS GROUP` → control, `SPAN QOS GROUP` → span, `CPU QOS GROUP` → cpu.
@@ -91,6 +91,30 @@ pub(super) fn label_value(t: &str) -> Option<(&str, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cells are those of splitting at every bar, trimming, and dropping empty ones.
+    #[test]
+    fn cells_are_split_at_bars_and_trimmed() {
+        let mut cells = Vec::new();
+        for t in [
+            "",
+            "|",
+            "||",
+            "|  Tx Pkts |         1070000|               0|               0|",
+            "Tx Pkts | 5",
+            "|  é  | \u{a0}7\u{a0} |x",
+            "|\u{a0}| \u{3000}x | é|ü |\té\t|",
+            " \t|\u{2003}",
+            "| | \t |a|",
+            "no bars at all",
+        ] {
+            split_cells(t, &mut cells);
+            let want: Vec<&str> = t.split('|').map(trim).filter(|c| !c.is_empty()).collect();
+            assert_eq!(cells, want, "{t:?}");
+        }
+        split_cells("|  Tx Pkts | 12 | - |", &mut cells);
+        assert_eq!(cells, ["Tx Pkts", "12", "-"]);
+    }
 
     #[test]
     fn titles() {
