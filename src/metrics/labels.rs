@@ -327,8 +327,19 @@ impl Default for Labels {
 /// Equal sets have equal parts (the split is a function of the set).
 impl PartialEq for Labels {
     fn eq(&self, o: &Labels) -> bool {
-        self.own == o.own && (Arc::ptr_eq(&self.shared, &o.shared) || self.shared == o.shared)
+        self.own == o.own
+            && (Arc::ptr_eq(&self.shared, &o.shared) || same_labels(&self.shared, &o.shared))
     }
+}
+
+/// Two shared parts compared label by label, each name and value first by where its text lives:
+/// names are the parsers' static texts and values [`Str`]s shared by the memo, so a key compared
+/// with the same key of the last poll (every sample, on ingest) mostly needs no `memcmp` call.
+fn same_labels(a: &[(LabelName, Str)], b: &[(LabelName, Str)]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((k, v), (k2, v2))| (std::ptr::eq(*k, *k2) || k == k2) && v == v2)
 }
 
 impl Eq for Labels {}
@@ -439,6 +450,44 @@ mod tests {
         let key = SeriesKey::new("m", &[("port", "E1/1"), ("switch", "sw")]);
         assert!(key.is("m", &[("switch", "sw"), ("port", "E1/1")]));
         assert!(!key.is("n", &[("port", "E1/1"), ("switch", "sw")]));
+    }
+
+    /// Equality by where texts live first answers as comparing the labels' texts: sets that share
+    /// nothing (own slices, names at other addresses, values not from the memo), same or not.
+    #[test]
+    fn equality_is_the_labels_texts_wherever_they_live() {
+        let long = "x".repeat(80);
+        let other_port: LabelName = Box::leak(String::from("port").into_boxed_str());
+        let fresh = |v: Vec<(LabelName, &str)>| {
+            // `Str::from` shares memoised texts; longer ones are never memoised.
+            Labels::from_vec(v.into_iter().map(|(k, v)| (k, Str::from(v))).collect())
+        };
+        let sets: Vec<Vec<(LabelName, &str)>> = vec![
+            vec![],
+            vec![("port", "E1/1")],
+            vec![(other_port, "E1/1")],
+            vec![("port", "E1/2")],
+            vec![("port", long.as_str())],
+            vec![(other_port, long.as_str())],
+            vec![("port", &long[1..])],
+            vec![("port", "E1/1"), ("switch", long.as_str())],
+            vec![("port", "E1/1"), ("priority", "3"), ("switch", "sw")],
+            vec![(other_port, "E1/1"), ("priority", "3"), ("switch", "sw")],
+            vec![("port", "E1/1"), ("priority", "4"), ("switch", "sw")],
+            vec![("port", "E1/1"), ("switch", "sw")],
+            vec![("node", "E1/1"), ("switch", "sw")],
+        ];
+        for a in &sets {
+            for b in &sets {
+                let (x, y) = (fresh(a.clone()), fresh(b.clone()));
+                let texts = |l: &Labels| -> Vec<(String, String)> {
+                    l.iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect()
+                };
+                assert_eq!(x == y, texts(&x) == texts(&y), "{a:?} == {b:?}");
+            }
+        }
     }
 
     #[test]

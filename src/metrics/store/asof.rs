@@ -16,6 +16,8 @@ impl Store {
             .map(|c| Clock {
                 first: c.first,
                 times: c.times.iter().copied().take_while(|&x| x <= t).collect(),
+                // The copy holds some of the original's points: none older.
+                kept_from: c.kept_from,
             })
             .collect();
         let mut slab = hist::Slab::default();
@@ -52,6 +54,7 @@ impl Store {
                 .collect(),
             dropped_out_of_order: self.dropped_out_of_order,
             last_expire: None,
+            expire_all: self.expire_all,
             recent: Vec::new(),
             clocks,
             slab,

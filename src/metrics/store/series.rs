@@ -25,6 +25,10 @@ pub struct Clock {
     /// Sequence number of `times[0]`.
     pub(super) first: i64,
     pub(super) times: VecDeque<Ts>,
+    /// No series of this source holds a point older than this sequence number (its series were
+    /// last expired up to it; new points come later): while the cutoff's sequence number stays
+    /// at or below it, expiring its series would drop nothing, so the store skips them.
+    pub(super) kept_from: i64,
 }
 
 impl Clock {

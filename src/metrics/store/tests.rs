@@ -245,3 +245,105 @@ fn an_unmoving_series_is_small_and_holds_no_history_bytes() {
     assert_eq!(st.rate(id).map(|r| r.value()), Some(Some(0.0)));
     assert_eq!(st.increase_since(id, 0), Some(0));
 }
+
+/// One poll of the expiry property test: which source, how long after the last, whether it
+/// failed, which of the keys it answered, and each key's value (a smaller one is a reset).
+#[derive(Clone, Debug)]
+struct Step {
+    source: usize,
+    dt: i64,
+    failed: bool,
+    present: [bool; 3],
+    values: [u64; 3],
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    (
+        0usize..2,
+        prop_oneof![Just(1000i64), 1i64..4000, 5000i64..9000],
+        proptest::bool::weighted(0.15),
+        proptest::array::uniform3(proptest::bool::weighted(0.8)),
+        proptest::array::uniform3(0u64..40),
+    )
+        .prop_map(|(source, dt, failed, present, values)| Step {
+            source,
+            dt,
+            failed,
+            present,
+            values,
+        })
+}
+
+/// What the store answers about `key` at `now`: every read a view makes of a series.
+fn answers(st: &Store, key: &SeriesKey, now: Ts) -> String {
+    let Some(id) = st.id(key) else {
+        return "none".into();
+    };
+    let s = st.get(id).expect("series");
+    let since = [now - 6000, now - 3000, now];
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {}",
+        st.rate(id),
+        since.map(|t| st.rates(id, t)),
+        since.map(|t| st.increase_since(id, t)),
+        s.points(st).collect::<Vec<_>>(),
+        s.points_since(st, now - 2500).collect::<Vec<_>>(),
+        s.last_two(st),
+        s.latest(st),
+        s.len(st),
+        s.is_empty(),
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+    /// Expiring only the series of sources whose cutoff moved past what they hold answers as
+    /// expiring every series each time: across expiry boundaries (5 s of retention, polls 1 ms
+    /// to 9 s apart), resets, failed polls (a source down and back), series left out and back,
+    /// one key answered by both sources, and the point cap (12).
+    #[test]
+    fn skipping_unexpired_sources_answers_as_expiring_all(
+        steps in proptest::collection::vec(step(), 1..80),
+    ) {
+        let mut fast = Store::new(5000, 12);
+        let mut plain = Store::new(5000, 12).expiring_all();
+        for st in [&mut fast, &mut plain] {
+            st.add_source("a", 1000);
+            st.add_source("b", 1000);
+        }
+        // Each source's own key, then one both answer.
+        let key = |src: usize, k: usize| match k {
+            2 => SeriesKey::new("both_total", &[("port", "p")]),
+            _ => SeriesKey::new("m_total", &[("node", ["a", "b"][src]), ("k", ["0", "1"][k])]),
+        };
+        let mut now: Ts = 0;
+        for s in &steps {
+            now += s.dt;
+            let src = SourceId(s.source as u32);
+            let samples: Vec<Sample> = (0..3)
+                .filter(|&k| s.present[k])
+                .map(|k| Sample { key: key(s.source, k), value: Value::Counter(s.values[k]) })
+                .collect();
+            for st in [&mut fast, &mut plain] {
+                if s.failed {
+                    st.fail(src, now, "down");
+                } else {
+                    st.ingest(src, now, &poll(samples.clone()));
+                }
+            }
+            let (was_fast, was_plain) = (fast.as_of(now - 1500), plain.as_of(now - 1500));
+            for k in [key(0, 0), key(0, 1), key(1, 0), key(1, 1), key(0, 2)] {
+                proptest::prop_assert_eq!(answers(&fast, &k, now), answers(&plain, &k, now));
+                proptest::prop_assert_eq!(
+                    answers(&was_fast, &k, now - 1500),
+                    answers(&was_plain, &k, now - 1500)
+                );
+            }
+            let (f, p) = (fast.stats(), plain.stats());
+            proptest::prop_assert_eq!((f.series, f.points), (p.series, p.points));
+            let sel = |st: &Store| st.select("m_total", &[("k", "1")]).map(|(id, _)| id).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(sel(&fast), sel(&plain));
+        }
+    }
+}
