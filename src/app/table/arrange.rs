@@ -64,12 +64,14 @@ pub fn arrange_kept(rows: &mut Vec<Row>, filter: &str, sort: Sort, names: &mut N
     // one order a stable sort by (key, name) gives.
     let order: Vec<usize> = match sort.col {
         None => {
-            // (score, name's place, row) side by side: the sort reads no row.
-            let mut keyed: Vec<(f64, u32, usize)> = (rows.iter().zip(rank).enumerate())
-                .map(|(i, (r, &k))| (r.score, k, i))
-                .collect();
-            keyed.sort_unstable_by(|a, b| flip(b.0.total_cmp(&a.0)).then(a.1.cmp(&b.1)));
-            keyed.into_iter().map(|k| k.2).collect()
+            let scores: Vec<(f64, u32)> =
+                rows.iter().zip(rank).map(|(r, &k)| (r.score, k)).collect();
+            let mut order: Vec<usize> = (0..rows.len()).collect();
+            order.sort_unstable_by(|&a, &b| {
+                let ((sa, ka), (sb, kb)) = (scores[a], scores[b]);
+                flip(sb.total_cmp(&sa)).then(ka.cmp(&kb))
+            });
+            order
         }
         Some(c) => by_column(rows, rank, c, flip),
     };
