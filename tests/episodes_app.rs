@@ -435,3 +435,33 @@ fn worst_as_from_nothing(alerts: &rocetop::app::alerts::Alerts, s: i64) {
         );
     }
 }
+
+/// The rolled-up lines the Overview draws (the open episode's subjects kept between rollups
+/// while its parts and the links stay) equal lines rolled afresh, every second from before the
+/// episode through its growth and past its end.
+#[test]
+fn kept_episode_subjects_roll_up_as_afresh() {
+    let mut lab = Lab::new();
+    let (mut marked, mut seconds_open) = (0, 0);
+    for s in 0..200 {
+        lab.run(1);
+        let kept = lab.app.rolled();
+        let fresh = lab
+            .app
+            .alerts
+            .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+        assert_eq!(*kept, fresh, "second {s}");
+        marked += fresh.iter().filter(|l| l.episode).count();
+        seconds_open += usize::from(
+            lab.app
+                .episodes
+                .open
+                .as_ref()
+                .is_some_and(|e| e.end.is_none()),
+        );
+    }
+    assert!(
+        seconds_open > 10 && marked > 10,
+        "{seconds_open} s open, {marked} lines marked"
+    );
+}

@@ -12,7 +12,7 @@ mod ids;
 mod rollup;
 mod rules;
 pub use ids::EvalIds;
-pub use rollup::Rolled;
+pub use rollup::{KeptTouched, Rolled};
 use rules::find;
 
 /// RoCE rides PFC priority 3 in this fabric (DESIGN.md §6).

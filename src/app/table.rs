@@ -9,7 +9,9 @@ use crate::metrics::{Store, Ts};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+mod arrange;
 mod reuse;
+pub use arrange::{NameOrder, arrange, arrange_kept};
 pub use reuse::CellsIn;
 
 pub use super::source::{SrcState, age_text};
@@ -327,61 +329,6 @@ pub struct Sort {
     /// `None`: worst first.
     pub col: Option<usize>,
     pub flipped: bool,
-}
-
-/// Keep the rows passing `filter` (case-insensitive substring of the name) and order them.
-pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
-    if !filter.is_empty() {
-        let f = filter.to_lowercase();
-        rows.retain(|r| r.name.to_lowercase().contains(&f));
-    }
-    let flip = |o: Ordering| if sort.flipped { o.reverse() } else { o };
-    // Sorted as indices, each name's key made once rather than at every comparison (hundreds of
-    // rows, most of them tied on the score), then every row moved once. Both sorts are stable
-    // and compare alike: the order is the one sorting the rows themselves gives.
-    let keys: Vec<(&str, Option<u64>)> = rows.iter().map(|r| natural_key(&r.name)).collect();
-    let by_name = |a: usize, b: usize| {
-        let ((pa, na), (pb, nb)) = (keys[a], keys[b]);
-        pa.cmp(pb)
-            .then(na.cmp(&nb))
-            .then_with(|| rows[a].name.cmp(&rows[b].name))
-    };
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    match sort.col {
-        None => order.sort_by(|&a, &b| {
-            flip(rows[b].score.total_cmp(&rows[a].score)).then_with(|| by_name(a, b))
-        }),
-        Some(c) => order.sort_by(|&a, &b| {
-            let (va, vb) = (cell_val(&rows[a], c), cell_val(&rows[b], c));
-            let by = match (va.and_then(Val::number), vb.and_then(Val::number)) {
-                (Some(x), Some(y)) => flip(y.total_cmp(&x)),
-                // Missing data sorts last either way.
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => match (va, vb) {
-                    (Some(Val::Text(x)), Some(Val::Text(y))) => flip(natural_cmp(x, y)),
-                    (Some(_), None) => Ordering::Less,
-                    (None, Some(_)) => Ordering::Greater,
-                    _ => Ordering::Equal,
-                },
-            };
-            by.then_with(|| by_name(a, b))
-        }),
-    }
-    drop(keys);
-    if order.iter().enumerate().all(|(i, &j)| i == j) {
-        return;
-    }
-    let mut slots: Vec<Option<Row>> = std::mem::take(rows).into_iter().map(Some).collect();
-    rows.extend(order.iter().filter_map(|&i| slots[i].take()));
-}
-
-/// A row's value in column `c`; rows spanning an error have none past the span.
-fn cell_val(r: &Row, c: usize) -> Option<&Val> {
-    if r.span.as_ref().is_some_and(|(n, _)| c >= *n) {
-        return None;
-    }
-    r.cells.get(c).map(|c| &c.val)
 }
 
 /// A tab's computed table(s): the selectable rows, a second table where the tab has one (the PFC

@@ -54,6 +54,8 @@ pub struct Views {
     /// The rolled-up alert lines, with the alerts' and the pairing's generations they were
     /// made from (the Overview draws them every frame; they change only when those do).
     rolled: RolledSlot,
+    /// The open episode's subjects the rollup marks lines by, kept while it stays the same.
+    touched: RefCell<super::alerts::KeptTouched>,
     /// Per switch, the series its summary line reads, with the (store uid, set of series)
     /// they were selected from (`summary::SwitchIds`).
     switch_ids: RefCell<HashMap<String, KeptIds>>,
@@ -74,6 +76,9 @@ pub struct Views {
     /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
     /// neither frees the old rows nor allocates the new ones.
     pub pools: [super::vm::RowPool; 6],
+    /// Per tab, its tables' rows in name order, for sorting the next frame's rows by name
+    /// without comparing names (`table::NameOrder`).
+    pub names: [super::vm::NameOrders; 6],
 }
 
 impl App {
@@ -166,7 +171,12 @@ impl App {
                 return v.clone();
             }
         }
-        let v = Rc::new(self.alerts.rolled(self.episodes.open.as_ref(), &self.links));
+        let v = Rc::new(self.alerts.rolled_kept(
+            self.episodes.open.as_ref(),
+            &self.links,
+            self.links_gen,
+            &mut self.views.touched.borrow_mut(),
+        ));
         *self.views.rolled.borrow_mut() = Some((key, v.clone()));
         v
     }

@@ -11,7 +11,7 @@ pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;
-use super::table::{Chart, Row, RowId, Sort, SrcState, TabView, arrange};
+use super::table::{Chart, NameOrder, Row, RowId, Sort, SrcState, TabView, arrange_kept};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
@@ -53,7 +53,12 @@ pub struct Ctx<'a> {
     links_gen: u64,
     /// The rows of the table this one replaces, to be written over ([`Ctx::reused`]).
     pool: &'a RowPool,
+    /// The main and second table's order by name, kept between frames ([`Ctx::arrange`]).
+    names: &'a NameOrders,
 }
+
+/// A tab's main and second table's [`NameOrder`].
+pub type NameOrders = [RefCell<NameOrder>; 2];
 
 /// Rows of a tab's main and second table, kept to be written over.
 pub type RowPool = RefCell<(Vec<Row>, Vec<Row>)>;
@@ -224,9 +229,10 @@ impl Ctx<'_> {
         })
     }
 
-    /// Filter and order rows as the tab asks.
-    pub fn arrange(&self, rows: &mut Vec<Row>) {
-        arrange(rows, self.filter, self.sort);
+    /// Filter and order rows as the tab asks (`extra`: the second table's).
+    pub fn arrange(&self, extra: bool, rows: &mut Vec<Row>) {
+        let mut names = self.names[usize::from(extra)].borrow_mut();
+        arrange_kept(rows, self.filter, self.sort, &mut names);
     }
 }
 
@@ -248,6 +254,7 @@ impl App {
             layout: &self.views.layouts[tab.index()],
             links_gen: self.links_gen,
             pool: &self.views.pools[tab.index()],
+            names: &self.views.names[tab.index()],
         }
     }
 }

@@ -6,11 +6,17 @@
 
 use super::{Alert, Alerts, Severity, Subject};
 use crate::app::Tab;
-use crate::app::episodes::{Episode, Layer, port_of, switch_of, text::si};
+use crate::app::episodes::{Episode, text::si};
 use crate::app::pairing::Links;
 use crate::app::ports::compress;
 use crate::metrics::Ts;
 use std::collections::BTreeMap;
+
+mod touched;
+pub use touched::KeptTouched;
+use touched::belongs;
+#[cfg(test)]
+use touched::trim_prefixes;
 
 /// One line of the alerts list.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,62 +136,6 @@ impl<'a> Group<'a> {
     }
 }
 
-/// The subjects an episode touches: its ports, the nodes behind them and those that paused.
-/// Borrowed from the episode and the links (an episode at 512 nodes names hundreds), each kept
-/// sorted for binary search: filled once a rollup and looked up once an alert, where hashing
-/// every name cost more than the comparisons.
-struct Touched<'a> {
-    ports: Vec<&'a str>,
-    nodes: Vec<&'a str>,
-    peers: Vec<&'a str>,
-}
-
-/// `s` without every leading `prefix` (`str::trim_start_matches` without its searcher).
-fn trim_prefixes<'a>(mut s: &'a str, prefix: &str) -> &'a str {
-    while let Some(rest) = s.strip_prefix(prefix) {
-        s = rest;
-    }
-    s
-}
-
-fn touched<'a>(ep: &'a Episode, links: &'a Links) -> Touched<'a> {
-    let mut t = Touched {
-        ports: Vec::new(),
-        nodes: ep.culprit_nodes.iter().map(String::as_str).collect(),
-        peers: Vec::new(),
-    };
-    for p in &ep.chain {
-        match p.layer {
-            Layer::Pfc | Layer::Drops => {
-                let port = port_of(&p.key);
-                t.nodes.extend(links.behind(switch_of(&p.key), port));
-                t.ports.push(port);
-            }
-            Layer::HostPause => t.nodes.push(trim_prefixes(&p.key, "pause ")),
-            Layer::Rtt => {
-                let k = trim_prefixes(&p.key, "rtt ");
-                t.peers.push(k.split(' ').next().unwrap_or(""));
-            }
-            _ => {}
-        }
-    }
-    for v in [&mut t.ports, &mut t.nodes, &mut t.peers] {
-        v.sort_unstable();
-        v.dedup();
-    }
-    t
-}
-
-fn belongs(a: &Alert, t: &Touched) -> bool {
-    let has = |v: &[&str], k: &str| v.binary_search(&k).is_ok();
-    match &a.subject {
-        Subject::Port { port, .. } => has(&t.ports, port),
-        Subject::Node(n) => has(&t.nodes, n),
-        Subject::Peer { peer, .. } => has(&t.peers, peer),
-        Subject::Source(_) => false,
-    }
-}
-
 fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
     let first = members[0];
     let severity = members
@@ -280,16 +230,30 @@ impl Alerts {
     /// The active alerts as lines: the open episode's first, then by severity and newest start;
     /// muted ones last; ties by key, so the order never depends on how groups were gathered.
     pub fn rolled(&self, open: Option<&Episode>, links: &Links) -> Vec<Rolled> {
+        self.rolled_kept(open, links, 0, &mut KeptTouched::default())
+    }
+
+    /// [`Alerts::rolled`] with the open episode's subjects kept in `kept` while it and the links
+    /// (of generation `links_gen`) stay the same.
+    pub fn rolled_kept(
+        &self,
+        open: Option<&Episode>,
+        links: &Links,
+        links_gen: u64,
+        kept: &mut KeptTouched,
+    ) -> Vec<Rolled> {
         let mut groups: BTreeMap<Group, Vec<&Alert>> = BTreeMap::new();
         for a in self.active.values() {
             groups.entry(Group::of(a)).or_default().push(a);
         }
-        let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, links));
+        let t = open
+            .filter(|e| e.end.is_none())
+            .map(|e| kept.of(e, links, links_gen));
         let mut out: Vec<Rolled> = groups
             .iter()
             .map(|(g, m)| {
                 let mut r = line_of(g.key(), m, self);
-                r.episode = t.as_ref().is_some_and(|t| m.iter().any(|a| belongs(a, t)));
+                r.episode = t.is_some_and(|t| m.iter().any(|a| belongs(a, t)));
                 r
             })
             .collect();

@@ -113,7 +113,7 @@ pub fn view(cx: &Ctx) -> TabView {
             ..Default::default()
         });
     }
-    cx.arrange(&mut rows);
+    cx.arrange(false, &mut rows);
     TabView {
         cols: &COLS,
         rows,

@@ -227,7 +227,7 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
         row.span = state.span(name).map(|c| (2, c));
         rows.push(row);
     }
-    cx.arrange(&mut rows);
+    cx.arrange(false, &mut rows);
     rows
 }
 

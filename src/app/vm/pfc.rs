@@ -343,7 +343,7 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         let s = if n == 1 { "" } else { "es" };
         notes.push(format!("lossless path: {n} mismatch{s}, marked !"));
     }
-    cx.arrange(&mut rows);
+    cx.arrange(false, &mut rows);
     (rows, notes)
 }
 
@@ -460,6 +460,6 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
             rows.push(row);
         }
     }
-    cx.arrange(&mut rows);
+    cx.arrange(true, &mut rows);
     rows
 }

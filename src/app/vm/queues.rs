@@ -185,7 +185,7 @@ pub fn view(cx: &Ctx) -> TabView {
             rows.push(row);
         }
     }
-    cx.arrange(&mut rows);
+    cx.arrange(false, &mut rows);
     TabView {
         cols: &COLS,
         rows,
