@@ -91,22 +91,25 @@ fn by_column(
 ) -> Vec<usize> {
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_unstable_by(|&a, &b| {
-        let (va, vb) = (cell_val(&rows[a], c), cell_val(&rows[b], c));
-        let by = match (va.and_then(Val::number), vb.and_then(Val::number)) {
-            (Some(x), Some(y)) => flip(y.total_cmp(&x)),
-            // Missing data sorts last either way.
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => match (va, vb) {
-                (Some(Val::Text(x)), Some(Val::Text(y))) => flip(natural_cmp(x, y)),
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                _ => Ordering::Equal,
-            },
-        };
-        by.then(rank[a].cmp(&rank[b]))
+        by_cell(cell_val(&rows[a], c), cell_val(&rows[b], c), &flip).then(rank[a].cmp(&rank[b]))
     });
     order
+}
+
+/// Two rows' values in the sorted column: numbers (largest first), then texts, missing data last
+/// either way.
+fn by_cell(va: Option<&Val>, vb: Option<&Val>, flip: impl Fn(Ordering) -> Ordering) -> Ordering {
+    match (va.and_then(Val::number), vb.and_then(Val::number)) {
+        (Some(x), Some(y)) => flip(y.total_cmp(&x)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => match (va, vb) {
+            (Some(Val::Text(x)), Some(Val::Text(y))) => flip(natural_cmp(x, y)),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            _ => Ordering::Equal,
+        },
+    }
 }
 
 /// A row's value in column `c`; rows spanning an error have none past the span.
@@ -128,21 +131,9 @@ mod tests {
         let by_name = |a: &Row, b: &Row| natural_cmp(&a.name, &b.name);
         match sort.col {
             None => rows.sort_by(|a, b| flip(b.score.total_cmp(&a.score)).then(by_name(a, b))),
-            Some(c) => rows.sort_by(|a, b| {
-                let (va, vb) = (cell_val(a, c), cell_val(b, c));
-                let by = match (va.and_then(Val::number), vb.and_then(Val::number)) {
-                    (Some(x), Some(y)) => flip(y.total_cmp(&x)),
-                    (Some(_), None) => Ordering::Less,
-                    (None, Some(_)) => Ordering::Greater,
-                    (None, None) => match (va, vb) {
-                        (Some(Val::Text(x)), Some(Val::Text(y))) => flip(natural_cmp(x, y)),
-                        (Some(_), None) => Ordering::Less,
-                        (None, Some(_)) => Ordering::Greater,
-                        _ => Ordering::Equal,
-                    },
-                };
-                by.then(by_name(a, b))
-            }),
+            // The rows themselves, stable, ties by the name compared (not by a kept place).
+            Some(c) => rows
+                .sort_by(|a, b| by_cell(cell_val(a, c), cell_val(b, c), flip).then(by_name(a, b))),
         }
     }
 
