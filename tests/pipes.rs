@@ -1,22 +1,39 @@
 //! Every command that writes to stdout ends quietly when its reader has gone (`| head -1`): no
 //! panic, no backtrace, the SIGPIPE status coreutils give (141), never Rust's panic status 101.
-//! The read end is closed before the command writes anything, so every run hits the closed pipe.
+//! The read end is closed before the command starts, so every run hits the closed pipe (closing it
+//! after the spawn raced the command: an answer smaller than the pipe's buffer could be written
+//! whole first, and the run ended 0; seen once in CI under load).
 
 use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
 
+/// The write end of a pipe whose read end is already closed (`std::io::pipe` is newer than the
+/// MSRV, and no safe wrapper of `pipe(2)` is in the tree).
+#[allow(unsafe_code)]
+fn pipe_without_reader() -> Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills both descriptors on success; each is owned once below.
+    let (read_end, write_end) = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0, "pipe");
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    drop(read_end);
+    Stdio::from(write_end)
+}
+
 /// Run `rocetop args` with its stdout a pipe nobody reads; the exit code and stderr.
 fn with_closed_stdout(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
+    let write_end = pipe_without_reader();
+    let child = Command::new(BIN)
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(write_end)
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn rocetop");
-    drop(child.stdout.take());
     let out = child.wait_with_output().expect("wait");
     (
         out.status.code(),
