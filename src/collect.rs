@@ -10,6 +10,7 @@ pub mod ping;
 pub mod poll;
 pub mod prometheus;
 pub mod source;
+pub mod spread;
 pub mod ssh;
 pub mod stream;
 pub mod transport;

@@ -228,18 +228,15 @@ pub async fn connect_all(
         .await
 }
 
-/// Exponential backoff with ±20 % jitter, so hosts that failed together do not retry together.
+/// Exponential backoff scaled by the host's own 0.8–1.2 factor, so hosts that failed together do
+/// not retry together.
 fn backoff(t: &SshTarget, failures: u32) -> Duration {
-    use std::hash::{BuildHasher, Hasher};
     let exp = failures.saturating_sub(1).min(16);
     let base = t
         .reconnect_min
         .saturating_mul(1u32 << exp)
         .min(t.reconnect_max);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write(t.name.as_bytes());
-    let r = (h.finish() % 4001) as f64 / 10_000.0; // 0 ..= 0.4
-    base.mul_f64(0.8 + r)
+    base.mul_f64(crate::collect::spread::spread(&t.name))
 }
 
 /// The same error with more words, for "…; retrying in 3 s".

@@ -5,8 +5,9 @@
 //! tried again after [`FIRST`], doubling each time, while that is at most half its interval (later
 //! than that, the regular poll is near anyway); each source's delays are scaled by its own factor
 //! in 0.8–1.2, so reads that failed together do not retry together (as SSH reconnects do,
-//! `ssh::backoff`).
+//! `ssh::backoff`; the factor is `collect::spread`).
 
+use crate::collect::spread::spread;
 use std::time::Duration;
 
 /// The first retry of a failed poll.
@@ -23,7 +24,7 @@ impl Retry {
     pub fn of(name: &str) -> Self {
         Retry {
             failures: 0,
-            jitter: jitter_of(name),
+            jitter: spread(name),
         }
     }
 
@@ -39,14 +40,6 @@ impl Retry {
         let delay = FIRST.saturating_mul(doubling);
         (delay <= interval / 2).then(|| delay.mul_f64(self.jitter))
     }
-}
-
-/// 0.8–1.2, fixed per name (the std hasher with its fixed keys: the same in every run).
-fn jitter_of(name: &str) -> f64 {
-    use std::hash::{DefaultHasher, Hasher};
-    let mut h = DefaultHasher::new();
-    h.write(name.as_bytes());
-    0.8 + (h.finish() % 4001) as f64 / 10_000.0
 }
 
 #[cfg(test)]
