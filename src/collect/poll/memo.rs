@@ -96,8 +96,8 @@ impl Memo {
     /// that cannot be done (the entry is then replaced by a full parse).
     fn update(&mut self, i: usize, kind: ParseKind, text: &str, sw: &str) -> Option<Parsed> {
         let e = self.entries.get_mut(i).filter(|e| e.kind == kind)?;
-        let ok = match raw_changes(e, text) {
-            Some(changes) => update_lines(&e.trace, sw, &mut e.parsed, &changes),
+        let ok = match raw_changes(&e.raw, &e.cleaned_line, e.indent, text) {
+            Some(changes) => update_lines(&mut e.trace, sw, &mut e.parsed, &changes),
             None => {
                 // The framing moved (or may have): compare the cleaned texts, as a full parse
                 // would read them.
@@ -106,7 +106,7 @@ impl Memo {
                 if json_text(&new).is_some() {
                     return None;
                 }
-                let ok = match &e.trace {
+                let ok = match &mut e.trace {
                     Trace::Queuing(t) => queuing::update(t, &old, &new, sw, &mut e.parsed),
                     Trace::Pfc(t) => rows::update(&pfc::Text { sw }, t, &old, &new, &mut e.parsed),
                     Trace::Flowcontrol(t) => {
@@ -221,32 +221,39 @@ fn kept(parsed: &mut Parsed, keep: &[bool]) -> Parsed {
     p
 }
 
-/// The lines of `text` that differ from entry `e`'s last answer, as lines of the cleaned text
-/// (index, new text), when capture cleaning keeps each of them as it is and the cleaned text is
-/// then the last one with those lines in place (`capture::same_framing`), and none of them can
+/// The lines of `text` that differ from an entry's last answer `raw` (its `cleaned_line` and
+/// `indent`), as lines of the cleaned text (index, old text, new text), when capture cleaning
+/// keeps each of them as it is and the cleaned text is then the last one with those lines in place (`capture::same_framing`), and none of them can
 /// make the answer read as NX-API JSON (`json_text` skips prompt and echo lines and looks for a
 /// `{`). None otherwise: the lines' count or framing changed. Only the new lines are checked for
 /// JSON: the last answer was not JSON, and `json_text` stops at the first line that is neither
 /// blank nor a prompt or echo, which a new line that is not JSON-like is, whatever it replaced.
-fn raw_changes<'t>(e: &Entry, text: &'t str) -> Option<Vec<(usize, &'t str)>> {
+fn raw_changes<'e, 't>(
+    raw: &'e str,
+    cleaned_line: &[u32],
+    indent: usize,
+    text: &'t str,
+) -> Option<Vec<(usize, &'e str, &'t str)>> {
     let json_like = |l: &str| memchr::memchr(b'{', l.as_bytes()).is_some() || is_prompt_or_echo(l);
     let mut changes = Vec::new();
-    for (line, x, y) in num::diff_lines(&e.raw, text)? {
-        let at = e
-            .cleaned_line
-            .get(line)
-            .copied()
-            .filter(|&l| l != u32::MAX)?;
+    for (line, x, y) in num::diff_lines(raw, text)? {
+        let at = cleaned_line.get(line).copied().filter(|&l| l != u32::MAX)?;
         if !capture::same_framing(x, y, true) || json_like(y) {
             return None;
         }
-        changes.push((at as usize, capture::dedent(y, e.indent)));
+        let (x, y) = (capture::dedent(x, indent), capture::dedent(y, indent));
+        changes.push((at as usize, x, y));
     }
     Some(changes)
 }
 
 /// The parse behind `trace` brought to a text whose lines `changes` changed.
-fn update_lines(trace: &Trace, sw: &str, parsed: &mut Parsed, changes: &[(usize, &str)]) -> bool {
+fn update_lines(
+    trace: &mut Trace,
+    sw: &str,
+    parsed: &mut Parsed,
+    changes: &[(usize, &str, &str)],
+) -> bool {
     match trace {
         Trace::Queuing(t) => queuing::update_lines(t, sw, parsed, changes),
         Trace::Pfc(t) => rows::update_lines(&pfc::Text { sw }, t, parsed, changes),

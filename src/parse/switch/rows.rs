@@ -105,29 +105,22 @@ pub fn update<R: Rows>(
     new: &str,
     parsed: &mut Parsed,
 ) -> bool {
-    changed_lines(old, new).is_some_and(|changes| update_lines(rows, trace, parsed, &changes))
-}
-
-/// The lines of `new` that differ from `old`'s, each with its index, in order; `None` when the
-/// two do not have as many lines (a line memo then parses in full).
-pub fn changed_lines<'a>(old: &str, new: &'a str) -> Option<Vec<(usize, &'a str)>> {
-    let d = num::diff_lines(old, new)?;
-    Some(d.into_iter().map(|(i, _, y)| (i, y)).collect())
+    num::diff_lines(old, new).is_some_and(|changes| update_lines(rows, trace, parsed, &changes))
 }
 
 /// [`update`] given the changed lines of a new text with as many lines as the old one (the
-/// caller compared them): each line's index and its new text, in order.
+/// caller compared them): each line's index, its old text and its new one, in order.
 pub fn update_lines<R: Rows>(
     rows: &R,
     trace: &Trace<R::State>,
     parsed: &mut Parsed,
-    changes: &[(usize, &str)],
+    changes: &[(usize, &str, &str)],
 ) -> bool {
     if parsed.samples.len() != trace.last.len() {
         return false;
     }
     let mut redo = Redo::default();
-    for &(line, y) in changes {
+    for &(line, _, y) in changes {
         let (Some(before), Some(after), Some(&(from, to, true))) = (
             trace.before.get(line),
             trace.before.get(line + 1),

@@ -3,17 +3,18 @@
 //! 9.x boxed layout (WRED/AFD & Tail, Q Depth, WD & Tail, per-port and per-slice ingress
 //! overflow) and the N5K legacy layout (`EthernetX queuing information:`, `Statistics:`).
 
-use super::{QStat, drop_reason, queue_stat};
+use super::{QStat, queue_stat};
 use crate::metrics::names::*;
 use crate::metrics::{LabelName, Parsed, Sample, SeriesKey, Value};
-use crate::parse::num::{count, is_rule};
+use crate::parse::num::{count, is_rule, trim};
 use crate::parse::switch::common::{Acc, is_prompt_or_echo};
 use crate::parse::switch::normalize_port;
 use crate::parse::switch::rows;
-use lines::{config_row, echoed_interface, label_value, qos_group_title, split_cells};
+use lines::{config_row, echoed_interface, label_value, line_stat, qos_group_title, split_cells};
 
 mod delta;
 mod lines;
+mod runs;
 
 pub use delta::{Trace, parse_traced, update, update_lines};
 
@@ -58,7 +59,7 @@ struct St<'a> {
     port: Option<String>,
     qg: Option<String>,
     sec: Sec,
-    out: Out,
+    out: Out<'a>,
     p: Parsed,
     /// Buffers reused line after line.
     toks: Vec<&'a str>,
@@ -69,17 +70,27 @@ struct St<'a> {
 }
 
 /// Where the samples go.
-struct Out {
+struct Out<'a> {
     acc: Acc,
     /// When tracing (delta.rs): the index in `acc` of every sample set, in order.
     sets: Option<Vec<u32>>,
     /// When reading one line again (delta.rs): the samples it sets compared with the last
     /// parse's (held here meanwhile), instead of going to `acc`.
     redo: Option<(rows::Redo, Vec<Sample>)>,
+    /// When tracing or reading a line again (delta.rs): which digits each sample's value is.
+    runs: Option<runs::Rec<'a>>,
 }
 
-impl Out {
+impl Out<'_> {
+    /// A sample made whole (its value not read from cells [`runs`] knows).
     fn set(&mut self, s: Sample) {
+        if let Some(r) = &mut self.runs {
+            r.put(s.value, &[]);
+        }
+        self.add(s);
+    }
+
+    fn add(&mut self, s: Sample) {
         if let Some((r, last)) = &mut self.redo {
             r.set(last, s);
             return;
@@ -90,11 +101,15 @@ impl Out {
         }
     }
 
-    /// [`Out::set`] of the sample `name{labels} = value`: a line read again makes no key.
-    fn put(&mut self, name: &str, labels: &[(LabelName, &str)], value: Value) {
+    /// [`Out::set`] of the sample `name{labels} = value`, the sum of the numbers of the cells
+    /// `from` (parts of the line read): a line read again makes no key.
+    fn put(&mut self, name: &str, labels: &[(LabelName, &str)], value: Value, from: &[&str]) {
+        if let Some(r) = &mut self.runs {
+            r.put(value, from);
+        }
         match &mut self.redo {
             Some((r, last)) => r.put(last, name, labels, value),
-            None => self.set(Sample {
+            None => self.add(Sample {
                 key: SeriesKey::new(name, labels),
                 value,
             }),
@@ -113,6 +128,7 @@ impl<'a> St<'a> {
                 acc: Acc::with_capacity(capacity),
                 sets: None,
                 redo: None,
+                runs: None,
             },
             p: Parsed::default(),
             toks: Vec::new(),
@@ -348,6 +364,7 @@ impl<'a> St<'a> {
             // Sum the label's values; every column `-` is missing, not zero.
             let mut sum: Option<u64> = None;
             i += 1;
+            let values_from = i;
             while let Some(v) = cells.get(i).and_then(|c| value(c)) {
                 if let Some(v) = v {
                     sum = Some(sum.unwrap_or(0).saturating_add(v));
@@ -392,7 +409,8 @@ impl<'a> St<'a> {
             } else {
                 Value::Counter(sum)
             };
-            self.out.put(stat.name, labels, v);
+            let from = cells.get(values_from..i).unwrap_or(&[]);
+            self.out.put(stat.name, labels, v, from);
         }
         ok
     }
@@ -414,7 +432,7 @@ impl<'a> St<'a> {
 
     /// `WRED Drop Pkts   9`, `Ingress MMU Drop Bytes 1024`, `Ingress Overflow Drop Pkts 19490`.
     fn stat_line(&mut self, t: &'a str) -> bool {
-        let Some((label, v)) = label_value(t) else {
+        let Some((label, v_text, v)) = label_value(t) else {
             return false;
         };
         if self.port.is_none() {
@@ -438,18 +456,19 @@ impl<'a> St<'a> {
             n += 1;
         }
         labels[n] = ("switch", self.sw);
-        self.out.put(ls.name, &labels[..=n], Value::Counter(v));
+        self.out
+            .put(ls.name, &labels[..=n], Value::Counter(v), &[v_text]);
         true
     }
 
     /// `TxPPP:   19133, RxPPP:   1021` → port totals.
-    fn ppp(&mut self, t: &str) -> bool {
+    fn ppp(&mut self, t: &'a str) -> bool {
         let Some(port) = &self.port else {
             return false;
         };
         let mut ok = false;
         for part in t.split(',') {
-            let Some((k, v)) = part.split_once(':') else {
+            let Some((k, v_text)) = part.split_once(':') else {
                 continue;
             };
             let k = k.trim();
@@ -461,13 +480,13 @@ impl<'a> St<'a> {
                 continue;
             };
             ok = true;
-            if let Some(v) = count(v) {
+            if let Some(v) = count(v_text) {
                 let l = [
                     ("port", port.as_str()),
                     ("priority", "all"),
                     ("switch", self.sw),
                 ];
-                self.out.put(name, &l, Value::Counter(v));
+                self.out.put(name, &l, Value::Counter(v), &[trim(v_text)]);
             }
         }
         ok
@@ -475,7 +494,7 @@ impl<'a> St<'a> {
 
     /// The per-COS table: `COS QOS Group PG TxPause TxCount RxPause RxCount` (7.x) or
     /// `PFC_COS QOS_Group TxPause TxCount RxPause RxCount` (9.x): the counts follow the states.
-    fn pfc_row(&mut self, toks: &[&str]) -> bool {
+    fn pfc_row(&mut self, toks: &[&'a str]) -> bool {
         let first = toks.first().copied().unwrap_or("");
         if first.eq_ignore_ascii_case("cos") || first.eq_ignore_ascii_case("pfc_cos") {
             return true; // header
@@ -495,13 +514,14 @@ impl<'a> St<'a> {
         };
         let cos = PRIORITIES.get(cos as usize).copied().unwrap_or("");
         for (i, name) in [(tx_i, SW_PFC_TX), (rx_i, SW_PFC_RX)] {
-            if let Some(v) = toks.get(i + 1).and_then(|s| count(s)) {
+            let text = toks.get(i + 1).copied().unwrap_or("");
+            if let Some(v) = count(text) {
                 let l = [
                     ("port", port.as_str()),
                     ("priority", cos),
                     ("switch", self.sw),
                 ];
-                self.out.put(name, &l, Value::Counter(v));
+                self.out.put(name, &l, Value::Counter(v), &[text]);
             }
         }
         true
@@ -562,55 +582,6 @@ impl<'a> St<'a> {
             _ => false,
         }
     }
-}
-
-/// What the label of a statistics-section line means, or None when it is not a counter rocetop
-/// keeps (`Pause Flush Drop Pkts` in port egress, `Ingress MMU Drop Bytes` in port ingress, ...).
-fn line_stat(sec: Sec, label: &str) -> Option<LineStat> {
-    let lower = label.to_ascii_lowercase();
-    let (stem, bytes) = match lower.rsplit_once(' ') {
-        Some((s, "pkts" | "packets")) => (s, false),
-        Some((s, "bytes" | "byts")) => (s, true),
-        _ => return None,
-    };
-    if sec == Sec::PortEgress {
-        if stem.contains("ecn") && stem.contains("mark") && !bytes {
-            return Some(LineStat {
-                name: SW_QUEUE_ECN_MARKED,
-                reason: None,
-                qos_all: true,
-            });
-        }
-        if !stem.contains("drop") {
-            return None;
-        }
-        return Some(LineStat {
-            name: if bytes {
-                SW_QUEUE_DROPPED_BYTES
-            } else {
-                SW_QUEUE_DROPPED
-            },
-            reason: Some(drop_reason(stem)),
-            qos_all: true,
-        });
-    }
-    if !stem.contains("drop") {
-        return None;
-    }
-    let mut reason = drop_reason(stem);
-    if sec == Sec::SliceIngress {
-        // A slice counter is shared by every port of the slice: keep it apart from the port's own.
-        reason.push_str("_slice");
-    }
-    Some(LineStat {
-        name: if bytes {
-            SW_INGRESS_DROPPED_BYTES
-        } else {
-            SW_INGRESS_DROPPED
-        },
-        reason: Some(reason),
-        qos_all: false,
-    })
 }
 
 #[cfg(test)]

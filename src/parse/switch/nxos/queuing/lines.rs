@@ -1,8 +1,11 @@
 //! Single-line recognisers of the queuing text parser: box titles, config-table rows,
 //! `label  value` lines and the interface an echoed command names.
 
+use super::{LineStat, Sec};
+use crate::metrics::names::*;
 use crate::parse::num::{count, trim};
 use crate::parse::switch::normalize_port;
+use crate::parse::switch::nxos::drop_reason;
 
 /// The non-empty cells of a box line, trimmed, into `cells` (cleared first). The bars are found
 /// by one vectorised search over the line: a byte loop that cut at each bar was ~1 500
@@ -80,12 +83,61 @@ pub(super) fn echoed_interface(t: &str) -> Option<String> {
     ok.then(|| normalize_port(&name))
 }
 
-/// `Label words   123` (or `Label: 123`) → (label, value).
-pub(super) fn label_value(t: &str) -> Option<(&str, u64)> {
-    let (label, v) = t.trim().rsplit_once(char::is_whitespace)?;
-    let v = count(v)?;
+/// `Label words   123` (or `Label: 123`) → (label, the value's text, value).
+pub(super) fn label_value(t: &str) -> Option<(&str, &str, u64)> {
+    let (label, text) = t.trim().rsplit_once(char::is_whitespace)?;
+    let v = count(text)?;
     let label = label.trim().trim_end_matches(':').trim();
-    (!label.is_empty()).then_some((label, v))
+    (!label.is_empty()).then_some((label, text, v))
+}
+
+/// What the label of a statistics-section line means, or None when it is not a counter rocetop
+/// keeps (`Pause Flush Drop Pkts` in port egress, `Ingress MMU Drop Bytes` in port ingress, ...).
+pub(super) fn line_stat(sec: Sec, label: &str) -> Option<LineStat> {
+    let lower = label.to_ascii_lowercase();
+    let (stem, bytes) = match lower.rsplit_once(' ') {
+        Some((s, "pkts" | "packets")) => (s, false),
+        Some((s, "bytes" | "byts")) => (s, true),
+        _ => return None,
+    };
+    if sec == Sec::PortEgress {
+        if stem.contains("ecn") && stem.contains("mark") && !bytes {
+            return Some(LineStat {
+                name: SW_QUEUE_ECN_MARKED,
+                reason: None,
+                qos_all: true,
+            });
+        }
+        if !stem.contains("drop") {
+            return None;
+        }
+        return Some(LineStat {
+            name: if bytes {
+                SW_QUEUE_DROPPED_BYTES
+            } else {
+                SW_QUEUE_DROPPED
+            },
+            reason: Some(drop_reason(stem)),
+            qos_all: true,
+        });
+    }
+    if !stem.contains("drop") {
+        return None;
+    }
+    let mut reason = drop_reason(stem);
+    if sec == Sec::SliceIngress {
+        // A slice counter is shared by every port of the slice: keep it apart from the port's own.
+        reason.push_str("_slice");
+    }
+    Some(LineStat {
+        name: if bytes {
+            SW_INGRESS_DROPPED_BYTES
+        } else {
+            SW_INGRESS_DROPPED
+        },
+        reason: Some(reason),
+        qos_all: false,
+    })
 }
 
 #[cfg(test)]

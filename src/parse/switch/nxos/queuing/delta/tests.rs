@@ -85,8 +85,8 @@ fn captures() -> Vec<String> {
 /// `update` from `old` to `new`: None when it declined, else what it made, which must be the full
 /// parse of `new`.
 fn updated(old: &str, new: &str) -> Option<Parsed> {
-    let (mut p, tr) = parse_traced(old, "sw");
-    if !update(&tr, old, new, "sw", &mut p) {
+    let (mut p, mut tr) = parse_traced(old, "sw");
+    if !update(&mut tr, old, new, "sw", &mut p) {
         return None;
     }
     assert_eq!(p, parse(new, "sw"), "update from\n{old}\nto\n{new}");
@@ -104,18 +104,21 @@ fn a_traced_parse_is_the_parse() {
 fn moving_counters_are_read_from_the_changed_lines_only() {
     // Poll after poll on one trace, as the collector does.
     let mut old = fabric(4, 1);
-    let (mut p, tr) = parse_traced(&old, "sw");
+    let (mut p, mut tr) = parse_traced(&old, "sw");
     assert!(p.samples.len() > 100);
     for t in 2..6 {
         let new = fabric(4, t);
         assert!(
-            update(&tr, &old, &new, "sw", &mut p),
+            update(&mut tr, &old, &new, "sw", &mut p),
             "tick {t} taken as values"
         );
         assert_eq!(p, parse(&new, "sw"), "tick {t}");
         old = new;
     }
-    assert!(update(&tr, &old, &old.clone(), "sw", &mut p));
+    // The moved lines (4 ticks, 4 ports, 17 a port) from their numbers, but for those whose
+    // number grew a digit into its padding (read by the parser).
+    assert!(tr.numbers_only >= 4 * 4 * 15, "{}", tr.numbers_only);
+    assert!(update(&mut tr, &old, &old.clone(), "sw", &mut p));
 }
 
 /// Each line changed in a few ways, one at a time: every update taken must be the full parse,
@@ -181,5 +184,64 @@ fn a_changed_key_or_state_is_not_taken() {
         let new = old.replacen(from, to, 1);
         assert_ne!(new, old);
         assert!(updated(&old, &new).is_none(), "{from} -> {to}");
+    }
+}
+
+/// Poll after poll on one trace, lines whose digits move in the ways a switch's do: every
+/// update is the full parse of its text, and the lines set from their numbers alone are those
+/// whose only change is in value digits (a line read by the parser has its runs recorded again,
+/// so the next change of its numbers is taken from them).
+#[test]
+fn lines_whose_numbers_moved_are_set_from_them_alone() {
+    let text = |tx: &str, depth: &str, ppp: &str, cos: &str| {
+        format!(
+            "Egress Queuing for Eth1/1 [System]\n|  QOS GROUP 3 |\n|  Tx Pkts |{tx}| 0 |\n| Q Depth Byts |{depth}|\nPort Egress Statistics\nWRED Drop Pkts   {ppp}\nPFC Statistics\nTxPPP:  {ppp}, RxPPP:  {ppp}\n {cos}  3  3  Active  {ppp}  Active  {ppp}\n"
+        )
+    };
+    let max = u64::MAX.to_string();
+    // (tx cells, depth cell, ppp, cos digit), lines set from their numbers; None: not taken.
+    let steps: Vec<(String, &str, &str, &str, Option<u64>)> = vec![
+        (" 10 | 20".into(), " 5", "90", "3", None),
+        (" 11 | 20".into(), " 6", "91", "3", Some(5)),
+        // A number one digit wider takes a space of its padding: the parser reads it ...
+        (" 11 | 20".into(), "60", "92", "3", Some(3)),
+        // ... and the next move is taken from the runs recorded then.
+        (" 11 | 20".into(), "61", "92", "3", Some(1)),
+        // A missing column that gets a number, then moves.
+        (" - | 20".into(), "61", "92", "3", Some(0)),
+        (" 7 | 20".into(), "61", "92", "3", Some(0)),
+        (" 8 | 21".into(), "61", "92", "3", Some(1)),
+        // Sums saturate as the parser adds them.
+        (format!(" {max} | 21"), "61", "92", "3", Some(1)),
+        (format!(" {max} | 22"), "61", "92", "3", Some(1)),
+        // Grouped digits are read by the parser.
+        (" 1,234 | 22".into(), "61", "92", "3", Some(0)),
+        (" 1,235 | 22".into(), "61", "92", "3", Some(0)),
+        // Digits of a key (the COS) moved: another series, not taken; a number past u64 is
+        // not a number (the cell is read as a label).
+        (" 1,235 | 22".into(), "61", "92", "4", None),
+        (" 1,235 | 22".into(), "61", "93", "4", Some(3)),
+        // (and a line not understood is not read again: the answer is parsed in full).
+        (" 99999999999999999999 | 22".into(), "61", "93", "4", None),
+        (" 9 | 22".into(), "61", "93", "4", None),
+        (" 10 | 22".into(), "61", "94", "4", Some(4)),
+    ];
+    let first = &steps[0];
+    let mut old = text(&first.0, first.1, first.2, first.3);
+    let (mut p, mut tr) = parse_traced(&old, "sw");
+    for (tx, depth, ppp, cos, want) in &steps[1..] {
+        let new = text(tx, depth, ppp, cos);
+        let before = tr.numbers_only;
+        let taken = update(&mut tr, &old, &new, "sw", &mut p);
+        assert_eq!(taken, want.is_some(), "{new}");
+        match want {
+            Some(n) => {
+                assert_eq!(p, parse(&new, "sw"), "{new}");
+                assert_eq!(tr.numbers_only - before, *n, "{new}");
+            }
+            // Parsed in full, as the memo does.
+            None => (p, tr) = parse_traced(&new, "sw"),
+        }
+        old = new;
     }
 }
