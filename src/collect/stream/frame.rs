@@ -88,6 +88,10 @@ impl std::fmt::Display for FrameError {
 /// Changed lines a reassembler keeps room for between frames.
 const KEEP_ROOM: usize = 64;
 
+/// Bytes of changed lines' text a reassembler keeps room for between frames (a later frame's
+/// changed lines are a few dozen short ones).
+const KEEP_TEXT: usize = 4 << 10;
+
 /// A dump larger than this many lines is refused (memory bound; a node prints a few thousand).
 pub const MAX_LINES: usize = 4_000_000;
 
@@ -119,10 +123,13 @@ pub struct Reassembler {
     text: String,
     /// Where each line of `text` starts, and `text.len()` last (one more than the lines).
     starts: Vec<u32>,
-    /// The lines of the frame in progress: the dump's line count, each line it set with its new
-    /// text (in the order first set).
+    /// The lines of the frame in progress: the dump's line count, each line it set (in the order
+    /// first set) with where its new text lies in `pending_text`. One string for all, not one a
+    /// line: a first frame sets every line (~840 a node), and 512 streams starting at once held
+    /// ~840 small allocations each (~100 KB a node with their headers) until the frame's end.
     lines_now: usize,
-    pending: Vec<(usize, String)>,
+    pending: Vec<Pending>,
+    pending_text: String,
     /// Which lines the current frame set (only lines past the old end must be set).
     set: Vec<bool>,
     /// The lines the current frame set, each with what it held before the frame.
@@ -146,6 +153,7 @@ impl Reassembler {
             starts: vec![0],
             lines_now: 0,
             pending: Vec::new(),
+            pending_text: String::new(),
             set: Vec::new(),
             changes: Vec::new(),
             resized: true,
@@ -178,41 +186,7 @@ impl Reassembler {
                     .checked_sub(1)
                     .filter(|&i| i < self.lines_now)
                     .ok_or_else(|| bad(format!("frame {seq}: line index {idx} out of range")))?;
-                // A line set twice in a frame keeps what it held before the frame; its second
-                // setting starts from the first.
-                let p = if self.set[slot] {
-                    self.pending
-                        .iter()
-                        .rposition(|(i, _)| *i == slot)
-                        .ok_or_else(|| bad(format!("frame {seq}: line {idx} lost")))?
-                } else {
-                    let old = self.line(slot).unwrap_or("").to_string();
-                    // A dump of another length is parsed afresh (delta.rs): its changes are not
-                    // kept (a first frame's were ~840 entries a node held until the next frame).
-                    if !self.resized {
-                        self.changes.push((slot, old.clone()));
-                    }
-                    self.pending.push((slot, old));
-                    self.pending.len() - 1
-                };
-                let cur = &mut self.pending[p].1;
-                match keep {
-                    None => {
-                        cur.clear();
-                        cur.push_str(text);
-                    }
-                    // The line's previous text up to `keep`, then the new tail.
-                    Some(k) if cur.is_char_boundary(k) => {
-                        cur.truncate(k);
-                        cur.push_str(text);
-                    }
-                    Some(k) => {
-                        return Err(bad(format!(
-                            "frame {seq}: line {idx} keeps {k} bytes of {}",
-                            cur.len()
-                        )));
-                    }
-                }
+                self.set_line(seq, idx, slot, keep, text)?;
                 self.set[slot] = true;
                 self.state = if left > 1 {
                     State::Body {
@@ -239,6 +213,77 @@ impl Reassembler {
         }
     }
 
+    /// Line `slot` (index `idx` in frame `seq`) is `text`, or with `keep` its text so far (in this
+    /// frame, else the last dump's) up to that byte, then `text`.
+    fn set_line(
+        &mut self,
+        seq: u64,
+        idx: usize,
+        slot: usize,
+        keep: Option<usize>,
+        text: &str,
+    ) -> Result<(), FrameError> {
+        // A line set twice in a frame keeps what it held before the frame; its second setting
+        // starts from the first.
+        let again = if self.set[slot] {
+            Some(
+                self.pending
+                    .iter()
+                    .rposition(|p| p.slot() == slot)
+                    .ok_or_else(|| bad(format!("frame {seq}: line {idx} lost")))?,
+            )
+        } else {
+            // A dump of another length is parsed afresh (delta.rs): its changes are not
+            // kept (a first frame's were ~840 entries a node held until the next frame).
+            if !self.resized {
+                let old = line_in(&self.text, &self.starts, slot).unwrap_or("");
+                self.changes.push((slot, old.to_string()));
+            }
+            None
+        };
+        // How many bytes of the line's text so far the new text starts with.
+        let head = match keep {
+            None => 0,
+            Some(k) => {
+                let base = match again {
+                    Some(p) => &self.pending_text[self.pending[p].range()],
+                    None => line_in(&self.text, &self.starts, slot).unwrap_or(""),
+                };
+                if !base.is_char_boundary(k) {
+                    return Err(bad(format!(
+                        "frame {seq}: line {idx} keeps {k} bytes of {}",
+                        base.len()
+                    )));
+                }
+                k
+            }
+        };
+        let start = self.pending_text.len();
+        match again {
+            // Copied out first: the arena is about to grow (a line set twice is rare).
+            Some(p) if head > 0 => {
+                let a = self.pending[p].range().start;
+                let kept = self.pending_text[a..a + head].to_string();
+                self.pending_text.push_str(&kept);
+            }
+            Some(_) => {}
+            None => {
+                let base = line_in(&self.text, &self.starts, slot).unwrap_or("");
+                self.pending_text.push_str(&base[..head]);
+            }
+        }
+        self.pending_text.push_str(text);
+        let (Ok(start), Ok(end)) = (start.try_into(), self.pending_text.len().try_into()) else {
+            return Err(bad(format!("frame {seq}: over 4 GiB of changed lines")));
+        };
+        let slot = slot as u32; // below MAX_LINES
+        match again {
+            Some(p) => self.pending[p] = Pending { slot, start, end },
+            None => self.pending.push(Pending { slot, start, end }),
+        }
+        Ok(())
+    }
+
     fn header(&mut self, line: &str) -> Result<(), FrameError> {
         let nums: Vec<u64> = line
             .strip_prefix("@@rocetop-stream ")
@@ -261,6 +306,7 @@ impl Reassembler {
         self.changes.clear();
         self.changes.shrink_to(KEEP_ROOM);
         self.pending.clear();
+        self.pending_text.clear();
         self.lines_now = n;
         let grew_from = had.min(n);
         self.set.clear();
@@ -284,7 +330,7 @@ impl Reassembler {
         if self.pending.is_empty() && self.lines_now == self.line_count() {
             return Ok(());
         }
-        self.pending.sort_by_key(|(i, _)| *i);
+        self.pending.sort_by_key(|p| p.slot);
         // The new text is runs of the last one's lines (copied whole, their starts shifted)
         // between the lines the frame set: a frame sets a few dozen of ~840 lines, and copying
         // line by line was most of a frame's cost. Lines past the last dump's end were all set
@@ -305,9 +351,9 @@ impl Reassembler {
         };
         let mut len = 0;
         let mut from = 0;
-        for (j, l) in &self.pending {
-            len += run(from, *j) + l.len() + 1;
-            from = j + 1;
+        for p in &self.pending {
+            len += run(from, p.slot()) + p.range().len() + 1;
+            from = p.slot() + 1;
         }
         len += run(from, self.lines_now);
         if u32::try_from(len).is_err() {
@@ -316,7 +362,8 @@ impl Reassembler {
         let mut text = String::with_capacity(len);
         let mut starts = Vec::with_capacity(self.lines_now + 1);
         let mut from = 0;
-        let ends = self.pending.iter().map(|(j, l)| (*j, Some(l.as_str())));
+        let arena = &self.pending_text;
+        let ends = (self.pending.iter()).map(|p| (p.slot(), Some(&arena[p.range()])));
         for (j, l) in ends.chain(std::iter::once((self.lines_now, None))) {
             // Lines `from..j` from the last dump.
             let b = j.min(old_n);
@@ -342,6 +389,8 @@ impl Reassembler {
         self.starts = starts;
         self.pending.clear();
         self.pending.shrink_to(KEEP_ROOM);
+        self.pending_text.clear();
+        self.pending_text.shrink_to(KEEP_TEXT);
         Ok(())
     }
 
@@ -368,8 +417,7 @@ impl Reassembler {
 
     /// Line `i` (from 0) of the last dump, without its `\n`.
     pub fn line(&self, i: usize) -> Option<&str> {
-        let (&a, &b) = (self.starts.get(i)?, self.starts.get(i + 1)?);
-        self.text.get(a as usize..(b as usize).saturating_sub(1))
+        line_in(&self.text, &self.starts, i)
     }
 
     /// The last dump's lines (without their `\n`).
@@ -388,6 +436,30 @@ impl Reassembler {
     pub fn resized(&self) -> bool {
         self.resized
     }
+}
+
+/// A line of the frame in progress: its index (from 0) and its new text's bytes in the arena.
+#[derive(Debug)]
+struct Pending {
+    slot: u32,
+    start: u32,
+    end: u32,
+}
+
+impl Pending {
+    fn slot(&self) -> usize {
+        self.slot as usize
+    }
+
+    fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Line `i` (from 0) of a dump held as its text and line starts, without its `\n`.
+fn line_in<'a>(text: &'a str, starts: &[u32], i: usize) -> Option<&'a str> {
+    let (&a, &b) = (starts.get(i)?, starts.get(i + 1)?);
+    text.get(a as usize..(b as usize).saturating_sub(1))
 }
 
 /// `<index>\t<line>` or `<index>+<keep>\t<tail>`: the index, the bytes kept, the text.

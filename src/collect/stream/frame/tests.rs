@@ -318,3 +318,52 @@ proptest! {
         }
     }
 }
+
+/// A line set twice in one frame: its second setting starts from the first (with lines set in
+/// between), and its change keeps what it held before the frame.
+#[test]
+fn a_line_set_twice_starts_from_its_first_setting() {
+    let mut r = Reassembler::new();
+    for l in [
+        "@@rocetop-stream 0 4 4",
+        "1\trx_bytes: 1",
+        "2\tb: 1",
+        "3\tc: 1",
+        "4\td",
+    ] {
+        r.push(l).expect("first frame");
+    }
+    r.push("@@rocetop-stream-end 0").expect("end");
+    for l in [
+        "@@rocetop-stream 1 4 4",
+        "1\trx_packets: 5",
+        "3+3\t2",
+        "1+12\t77",
+        "1+3\tbytes: 9",
+    ] {
+        assert_eq!(r.push(l), Ok(None), "{l}");
+    }
+    let d = r.push("@@rocetop-stream-end 1").expect("end");
+    assert_eq!(d.as_deref(), Some("rx_bytes: 9\nb: 1\nc: 2\nd\n"));
+    assert_eq!(
+        r.changes(),
+        &[(0, "rx_bytes: 1".to_string()), (2, "c: 1".to_string())]
+    );
+    // Kept past the line's text of its first setting in this frame: refused.
+    let mut r = Reassembler::new();
+    for l in [
+        "@@rocetop-stream 0 2 2",
+        "1\tab",
+        "2\tc",
+        "@@rocetop-stream-end 0",
+    ] {
+        r.push(l).expect("line");
+    }
+    for l in ["@@rocetop-stream 1 2 2", "1\tx"] {
+        r.push(l).expect("line");
+    }
+    assert!(
+        r.push("1+2\ty").is_err(),
+        "keeps 2 bytes of the 1 set first"
+    );
+}
