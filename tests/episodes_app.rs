@@ -465,3 +465,58 @@ fn kept_episode_subjects_roll_up_as_afresh() {
         "{seconds_open} s open, {marked} lines marked"
     );
 }
+
+/// The rolled-up lines as kept between rollups while only the alerts' values move (their port
+/// lines' rows brought up to date) equal lines rolled afresh, every second through an episode,
+/// a node going quiet and back, lines acknowledged and muted and taken back; and the kept lines
+/// did serve most seconds (so the comparison covers them).
+#[test]
+fn lines_kept_while_only_values_move_equal_lines_rolled_afresh() {
+    let mut lab = Lab::new();
+    let (mut kept_seconds, mut port_lines) = (0, 0);
+    let mut last = None;
+    for s in 0..180 {
+        match s {
+            50..=69 => lab.run_except(1, &["ubunturdma3"]),
+            _ => lab.run(1),
+        }
+        // The alerts list: a line acknowledged, another muted, both taken back later.
+        let keys: &[KeyCode] = match s {
+            40 => &[KeyCode::Char('A'), KeyCode::Char('a'), KeyCode::Esc],
+            45 => &[
+                KeyCode::Char('A'),
+                KeyCode::Down,
+                KeyCode::Char('x'),
+                KeyCode::Esc,
+            ],
+            100 => &[KeyCode::Char('A'), KeyCode::Char('a'), KeyCode::Esc],
+            110 => &[
+                KeyCode::Char('A'),
+                KeyCode::Down,
+                KeyCode::Char('x'),
+                KeyCode::Esc,
+            ],
+            _ => &[],
+        };
+        for k in keys {
+            lab.key(*k);
+        }
+        let lines_gen = lab.app.alerts.lines_generation();
+        let kept = lab.app.rolled();
+        let fresh = lab
+            .app
+            .alerts
+            .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+        assert_eq!(*kept, fresh, "second {s}");
+        kept_seconds += usize::from(last == Some(lines_gen));
+        last = Some(lines_gen);
+        port_lines += fresh
+            .iter()
+            .filter(|l| l.members.len() > 1 && l.tab == Tab::Pfc)
+            .count();
+    }
+    assert!(
+        kept_seconds > 60 && port_lines > 10,
+        "{kept_seconds} s kept, {port_lines} port lines of several ports"
+    );
+}

@@ -7,6 +7,7 @@ use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::{Store, Ts};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 mod ids;
 mod rollup;
@@ -81,6 +82,44 @@ pub struct Alert {
     hold: i64,
 }
 
+/// A multiply-rotate hash over 8 bytes at a time (the `FxHash` step) for [`Alerts::worst_for`]:
+/// every row looks its subject up every frame (1,024 lookups a frame at 512 nodes), where
+/// SipHash cost a tenth of the Overview's table. The keys are names from the config and the
+/// fabric, not input an attacker picks to collide.
+#[derive(Default)]
+pub struct NameHasher(u64);
+
+impl NameHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59));
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Alerts {
     /// Keyed by a stable id (kind + subject), so an ongoing alert keeps its start time.
@@ -88,9 +127,13 @@ pub struct Alerts {
     /// Ended alerts, newest last.
     pub history: VecDeque<Alert>,
     /// Worst active severity per subject (rows look themselves up every frame).
-    by_subject: HashMap<Subject, Severity>,
+    by_subject: HashMap<Subject, Severity, BuildHasherDefault<NameHasher>>,
     /// Changes whenever the alerts may have (`crate::metrics::store::next_generation`).
     generation: u64,
+    /// Changes whenever the rolled-up lines may, other than by their members' values: the set
+    /// of alerts, a severity, a condition's shape, an acknowledgement or a mute
+    /// ([`Alerts::lines_generation`]).
+    lines_generation: u64,
     /// Acknowledged alert ids (dimmed, still counted); forgotten when the alert ends.
     pub acked: HashSet<String>,
     /// Muted rollup keys: hidden from the Overview until restart, still listed under `A`.
@@ -131,6 +174,12 @@ impl Alerts {
         self.generation
     }
 
+    /// Changes whenever a rolled-up line may change other than by its members' values (which
+    /// move only the row a port line selects, [`Alerts::rows_again`]).
+    pub fn lines_generation(&self) -> u64 {
+        self.lines_generation
+    }
+
     pub fn evaluations(&self) -> u64 {
         self.evaluations
     }
@@ -163,6 +212,8 @@ impl Alerts {
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
+        // A condition's text moved other than in its numbers (ports group by its shape).
+        let mut reshaped = false;
         // The ids found: moved here once their alert is updated (one copy less each).
         let mut seen = HashSet::new();
         for f in found {
@@ -170,7 +221,9 @@ impl Alerts {
                 Some(a) => {
                     let worse_or_better = a.severity != f.severity;
                     regroup |= worse_or_better;
-                    changed |= worse_or_better || a.what != f.what;
+                    let what_moved = a.what != f.what;
+                    changed |= worse_or_better || what_moved;
+                    reshaped |= what_moved && !rollup::same_shape(&a.what, &f.what);
                     shown |= a.value != f.value;
                     a.value = f.value;
                     a.severity = f.severity;
@@ -231,6 +284,9 @@ impl Alerts {
         }
         if changed || shown {
             self.touch();
+        }
+        if regroup || reshaped {
+            self.lines_generation = crate::metrics::store::next_generation();
         }
         changed
     }

@@ -40,8 +40,17 @@ type Slot = RefCell<Option<(ViewKey, Rc<dyn Any>)>>;
 /// A tab's table as computed for a key.
 type TableSlot = RefCell<Option<(ViewKey, Rc<TabView>)>>;
 
-/// The rolled-up alert lines with the (alerts, pairing) generations they were made from.
-type RolledSlot = RefCell<Option<((u64, u64), Rc<Vec<Rolled>>)>>;
+/// The rolled-up alert lines with the (alerts, pairing) generations they are up to date with,
+/// and what they were grouped from ([`LinesKey`]).
+type RolledSlot = RefCell<Option<((u64, u64), LinesKey, Rc<Vec<Rolled>>)>>;
+
+/// What rolled-up lines were grouped and marked from: the alerts' lines generation, the links'
+/// generation, the open episode's kept subjects ([`KeptTouched::made`]; `None`: none open).
+/// While it stays, new values move only the rows of port lines ([`Alerts::rows_again`]).
+///
+/// [`KeptTouched::made`]: super::alerts::KeptTouched::made
+/// [`Alerts::rows_again`]: super::alerts::Alerts::rows_again
+type LinesKey = (u64, u64, Option<u64>);
 
 /// A switch's [`summary::SwitchIds`] with the (store uid, set of series) they were selected from.
 type KeptIds = ((u64, u64), summary::SwitchIds);
@@ -163,21 +172,34 @@ impl App {
 
     /// The rolled-up alert lines (`alerts/rollup.rs`): the kept ones until the alerts (every
     /// evaluation, ack, mute; the open episode changes only with an evaluation) or the pairing
-    /// change.
+    /// change; when only the alerts' values moved, the kept lines with their rows brought up
+    /// to date rather than every alert grouped again.
     pub fn rolled(&self) -> Rc<Vec<Rolled>> {
         let key = (self.alerts.generation(), self.links_gen);
-        if let Some((k, v)) = &*self.views.rolled.borrow() {
+        let mut slot = self.views.rolled.borrow_mut();
+        if let Some((k, _, v)) = &*slot {
             if *k == key {
                 return v.clone();
             }
         }
-        let v = Rc::new(self.alerts.rolled_kept(
-            self.episodes.open.as_ref(),
-            &self.links,
-            self.links_gen,
-            &mut self.views.touched.borrow_mut(),
-        ));
-        *self.views.rolled.borrow_mut() = Some((key, v.clone()));
+        let mut touched = self.views.touched.borrow_mut();
+        let open = self.episodes.open.as_ref();
+        let marked_by = open.filter(|e| e.end.is_none()).map(|e| {
+            touched.of(e, &self.links, self.links_gen);
+            touched.made()
+        });
+        let lines_key = (self.alerts.lines_generation(), self.links_gen, marked_by);
+        let v = match slot.take() {
+            Some((_, k, mut v)) if k == lines_key => {
+                self.alerts.rows_again(Rc::<Vec<Rolled>>::make_mut(&mut v));
+                v
+            }
+            _ => Rc::new(
+                self.alerts
+                    .rolled_kept(open, &self.links, self.links_gen, &mut touched),
+            ),
+        };
+        *slot = Some((key, lines_key, v.clone()));
         v
     }
 }

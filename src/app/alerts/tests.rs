@@ -282,3 +282,34 @@ fn ids_read_as_the_formatter_writes_them() {
         assert_eq!(rules::id_of("pause rx", k), format!("pause rx {k:?}"));
     }
 }
+
+/// [`NameHasher`] tells apart what rows look up: 512 node names, the same as sources, ports of
+/// names 8 bytes long and longer (a tail shorter than a word, and none), so `worst_for` stays
+/// one probe a row.
+#[test]
+fn the_subject_hash_tells_apart_the_names_rows_look_up() {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let h = BuildHasherDefault::<super::NameHasher>::default();
+    let mut subjects: Vec<Subject> = (1..=512)
+        .flat_map(|i| {
+            let n = format!("gpu{i}");
+            [Subject::Node(n.clone()), Subject::Source(n)]
+        })
+        .collect();
+    for p in [
+        "Ethernet",
+        "Ethernet1/1/1",
+        "Ethernet1/1/10",
+        "ii1/1/1",
+        "ii1/1/1 ",
+    ] {
+        subjects.push(Subject::Port {
+            switch: "leaf1".into(),
+            port: p.into(),
+        });
+    }
+    let mut hashes: Vec<u64> = subjects.iter().map(|s| h.hash_one(s)).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    assert_eq!(hashes.len(), subjects.len());
+}

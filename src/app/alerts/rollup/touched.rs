@@ -70,6 +70,8 @@ pub fn belongs(a: &Alert, t: &Touched) -> bool {
 pub struct KeptTouched {
     from: Option<MadeFrom>,
     touched: Touched,
+    /// How many times it was made: lines marked from the same making stay marked alike.
+    made: u64,
 }
 
 /// What a [`Touched`] was made from: the episode's id, the links' generation, its parts' layers
@@ -94,7 +96,14 @@ impl KeptTouched {
             self.touched = touched(ep, links);
             let parts = ep.chain.iter().map(|p| (p.layer, p.key.clone())).collect();
             self.from = Some((ep.id, links_gen, parts, ep.culprit_nodes.clone()));
+            self.made += 1;
         }
         &self.touched
+    }
+
+    /// Counts the makings of the kept subjects ([`KeptTouched::of`]): the same count, the same
+    /// subjects.
+    pub fn made(&self) -> u64 {
+        self.made
     }
 }
