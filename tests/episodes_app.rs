@@ -481,21 +481,16 @@ fn lines_kept_while_only_values_move_equal_lines_rolled_afresh() {
             _ => lab.run(1),
         }
         // The alerts list: a line acknowledged, another muted, both taken back later.
+        const ACK: &[KeyCode] = &[KeyCode::Char('A'), KeyCode::Char('a'), KeyCode::Esc];
+        const MUTE: &[KeyCode] = &[
+            KeyCode::Char('A'),
+            KeyCode::Down,
+            KeyCode::Char('x'),
+            KeyCode::Esc,
+        ];
         let keys: &[KeyCode] = match s {
-            40 => &[KeyCode::Char('A'), KeyCode::Char('a'), KeyCode::Esc],
-            45 => &[
-                KeyCode::Char('A'),
-                KeyCode::Down,
-                KeyCode::Char('x'),
-                KeyCode::Esc,
-            ],
-            100 => &[KeyCode::Char('A'), KeyCode::Char('a'), KeyCode::Esc],
-            110 => &[
-                KeyCode::Char('A'),
-                KeyCode::Down,
-                KeyCode::Char('x'),
-                KeyCode::Esc,
-            ],
+            40 | 100 => ACK,
+            45 | 110 => MUTE,
             _ => &[],
         };
         for k in keys {
