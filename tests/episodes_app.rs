@@ -10,6 +10,7 @@ use feed::Lab;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rocetop::app::Tab;
+use rocetop::app::alerts::Rolled;
 use rocetop::app::travel::Overlay;
 use rocetop::metrics::names::SW_PFC_RX;
 use rocetop::ui;
@@ -25,6 +26,13 @@ fn screen(lab: &Lab, w: u16, h: u16) -> Vec<String> {
                 .collect::<String>()
         })
         .collect()
+}
+
+/// The alerts rolled up from nothing (no kept lines), as the kept ones must equal.
+fn rolled_afresh(lab: &Lab) -> Vec<Rolled> {
+    lab.app
+        .alerts
+        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links)
 }
 
 /// Run until an episode is open and its storm has built up (drops on Ethernet1/1/2 alerting).
@@ -50,10 +58,7 @@ fn ports_roll_up_into_a_range_and_nothing_is_lost() {
     into_an_episode(&mut lab);
     lab.run(3);
     let raw = lab.app.alerts.active().len();
-    let lines = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let lines = rolled_afresh(&lab);
     let members: usize = lines.iter().map(|l| l.members.len()).sum();
     assert_eq!(members, raw, "every active alert is in exactly one line");
     assert!(lines.len() < raw, "{} lines for {raw} alerts", lines.len());
@@ -103,10 +108,7 @@ fn after_two_minutes_the_overview_alert_area_has_at_most_8_lines() {
         .iter()
         .find_map(|r| r.trim().strip_prefix('+')?.split(' ').next()?.parse().ok())
         .unwrap_or(0);
-    let lines = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let lines = rolled_afresh(&lab);
     assert_eq!(
         shown - usize::from(more > 0) + more,
         lines.len(),
@@ -146,16 +148,10 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     lab.chars("1");
     lab.chars("A");
     assert_eq!(lab.app.overlay, Some(Overlay::Alerts));
-    let lines = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let lines = rolled_afresh(&lab);
     let before = lab.app.alerts.active().len();
     lab.chars("a");
-    let after = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let after = rolled_afresh(&lab);
     let same = after
         .iter()
         .find(|l| l.key == lines[0].key)
@@ -163,20 +159,14 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     assert!(same.acked, "acknowledged");
     assert_eq!(lab.app.alerts.active().len(), before, "still counted");
     lab.chars("a");
-    let again = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let again = rolled_afresh(&lab);
     assert!(
         !again.iter().any(|l| l.key == lines[0].key && l.acked),
         "a again: unacknowledged"
     );
     // Mute the second line: it sinks to the end, marked.
     lab.chars("jx");
-    let muted = lab
-        .app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+    let muted = rolled_afresh(&lab);
     let m = muted
         .iter()
         .position(|l| l.key == lines[1].key)
@@ -446,10 +436,7 @@ fn kept_episode_subjects_roll_up_as_afresh() {
     for s in 0..200 {
         lab.run(1);
         let kept = lab.app.rolled();
-        let fresh = lab
-            .app
-            .alerts
-            .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+        let fresh = rolled_afresh(&lab);
         assert_eq!(*kept, fresh, "second {s}");
         marked += fresh.iter().filter(|l| l.episode).count();
         seconds_open += usize::from(
@@ -498,10 +485,7 @@ fn lines_kept_while_only_values_move_equal_lines_rolled_afresh() {
         }
         let lines_gen = lab.app.alerts.lines_generation();
         let kept = lab.app.rolled();
-        let fresh = lab
-            .app
-            .alerts
-            .rolled(lab.app.episodes.open.as_ref(), &lab.app.links);
+        let fresh = rolled_afresh(&lab);
         assert_eq!(*kept, fresh, "second {s}");
         kept_seconds += usize::from(last == Some(lines_gen));
         last = Some(lines_gen);
