@@ -30,6 +30,8 @@
 #   MODES=callgrind bench/perf.sh        instructions of `rocetop export` (stream) per refresh, counted
 #                                        by callgrind over SECS seconds once every source is up
 #                                        (machine load does not move them as it moves CPU time)
+#   MODES=tuicallgrind bench/perf.sh     the same for the live screen (stream), per thread: the main
+#                                        thread (the screen's loop) apart from the collectors
 #   SSHD_CIPHERS=chacha20-poly1305@openssh.com bench/perf.sh   the ciphers every sshd offers
 #   MEMPROBE=1 MODES=stream bench/perf.sh   also where export's memory is at the end (memprobe.sh)
 #   ROCETOP_BASE=old/rocetop bench/perf.sh   also runs every rocetop case (export, stream, tui,
@@ -305,6 +307,73 @@ run_callgrind() {
   echo "$name: $ir instructions over ${SECS}s: $((ir / SECS)) a second; the switch polled $polls times: $((ir / (polls > 0 ? polls : 1))) per poll" | tee -a "$W/callgrind" >&2
 }
 
+# tuicallgrind [NAME]: the live screen (stream mode, tmux 120x40) under callgrind, one dump per
+# thread (--separate-threads=yes); counters zeroed once every source is up, dumped SECS seconds
+# later. Prints instructions a second: the main thread (the screen's loop: ingest, alerts,
+# episodes, frames), the rest (collectors, input) and the whole, and the frames drawn in between
+# (the main thread's instructions a frame: its ingest included, a second's polls each frame).
+# CG_KEEP=DIR keeps the main thread's dump.
+run_tuicallgrind() {
+  local name=${1:-tuicallgrind}
+  local out="$W/tuicg.out" pid
+  : >"$out"
+  tmux -L "$SOCK" new-session -d -s tuicg -x 120 -y 40 \
+    "exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=$W/cg.$name.out $BIN --config $W/c-stream.toml 2>$W/cg.$name.log"
+  tmux -L "$SOCK" pipe-pane -o -t tuicg "cat >>'$out'"
+  pid=$(tmux -L "$SOCK" display -p -t tuicg '#{pane_pid}')
+  for _ in $(seq 1200); do
+    tmux -L "$SOCK" capture-pane -p -t tuicg | grep -qE "sources ([0-9]+): \1 up" && break
+    sleep 0.1
+  done
+  sleep 3
+  callgrind_control --zero "$pid" >/dev/null 2>&1
+  local b0; b0=$(stat -c %s "$out")
+  sleep "$SECS"
+  callgrind_control --dump "$pid" >/dev/null 2>&1
+  local b1; b1=$(stat -c %s "$out")
+  local frames; frames=$(tail -c +"$((b0 + 1))" "$out" | head -c "$((b1 - b0))" | grep -ao $'\e\\[?2026h' | wc -l)
+  tmux -L "$SOCK" capture-pane -p -t tuicg >"$W/tuicg.screen"
+  tmux -L "$SOCK" send-keys -t tuicg q
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  tmux -L "$SOCK" kill-session -t tuicg 2>/dev/null || true
+  # the first dump (part 1) of each thread; thread 1 is the main thread
+  local main=0 all=0 f ir
+  for f in "$W/cg.$name.out".*1-*; do
+    ir=$(awk '/^(summary|totals):/ { print $2; exit }' "$f")
+    all=$((all + ir))
+    case $f in *-01) main=$ir; [ -z "${CG_KEEP:-}" ] || cp "$f" "$CG_KEEP/cg.$name.main.out" ;; esac
+  done
+  log "$name: status at the end: $(grep -oE 'sources [0-9]+: .{0,60}' "$W/tuicg.screen" | head -1)"
+  # The main thread's parts (inclusive): frames drawn, alert evaluations, polls stored.
+  local parts; parts=$(callgrind_annotate --inclusive=yes --threshold=100 "$W/cg.$name.out".*1-01 2>/dev/null | awk -v f="$frames" -v secs="$SECS" '
+    function n(x) { gsub(",", "", x); return x + 0 }
+    / [^ ]*:ratatui_core::terminal::render::<impl ratatui_core::terminal::Terminal<B>>::try_draw \[/ { d = n($1) }
+    / [^ ]*:rocetop::app::App::eval_alerts \[/ { e = n($1) }
+    / [^ ]*:rocetop::collect::collected::Collected::apply \[/ { i = n($1) }
+    END { f = f > 0 ? f : 1; printf "draw %d a frame, evaluation %d a frame, storing polls %d a second", d / f, e / f, i / secs }')
+  # Evaluations can be more than frames (a tick evaluates when no frame did for a second).
+  local evals; evals=$(python3 - "$W/cg.$name.out".*1-01 <<'PY'
+import re, sys
+names, cur, n = {}, None, 0
+for l in open(sys.argv[1]):
+    # a name is given once, at its first fn= or cfn=, then only its number
+    m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", l.rstrip("\n"))
+    if m:
+        if m[3]: names[m[2]] = m[3]
+        if m[1] == "cfn": cur = names.get(m[2])
+    elif l.startswith("calls=") and cur and cur.endswith("rocetop::app::App::eval_alerts"):
+        n += int(l[6:].split()[0])
+print(n)
+PY
+)
+  parts="$parts; $evals evaluations"
+  echo "$name: main thread: $parts" | tee -a "$W/callgrind" >&2
+  # Under callgrind a frame takes long enough that fewer than one a second are drawn (fewer under
+  # load): compare runs by the instructions a frame and an evaluation, at like frame counts (a
+  # frame after a longer gap recomputes more of the kept timeline).
+  echo "$name: main thread $((main / SECS)), others $(((all - main) / SECS)), all $((all / SECS)) instructions a second over ${SECS}s; $frames frames, main thread $((main / (frames > 0 ? frames : 1))) a frame" | tee -a "$W/callgrind" >&2
+}
+
 # run_tui [NAME CONFIG]
 run_tui() {
   local name=${1:-tui} cfg=${2:-$W/c.toml}
@@ -368,7 +437,7 @@ log "N=$N nodes on $SSHDS sshd + 1 switch, every ${INTERVAL}s, ${SECS}s per case
 for m in $MODES; do
   # With ROCETOP_BASE, each rocetop case runs twice in a row, base first, on the same fabric.
   bins=("")
-  case $m in export | stream | tui | tuistream | callgrind) [ -z "$BASE" ] || bins=(base: "") ;; esac
+  case $m in export | stream | tui | tuistream | callgrind | tuicallgrind) [ -z "$BASE" ] || bins=(base: "") ;; esac
   for b in "${bins[@]}"; do
     if [ "$b" = base: ]; then BIN=$BASE; else BIN=$NEW_BIN; fi
     log "running $b$m"
@@ -381,6 +450,7 @@ for m in $MODES; do
       cm) run_cm ;;
       profile) run_profile ;;
       callgrind) run_callgrind "${b}callgrind" ;;
+      tuicallgrind) run_tuicallgrind "${b}tuicallgrind" ;;
       prefill)
         # 15 minutes of history for N nodes, filled without waiting (examples/store_memory.rs)
         ex=$(dirname "$BIN")/examples/store_memory
@@ -421,6 +491,6 @@ if [ -s "$W/wire" ]; then
   cat "$W/wire"
 fi
 [ -s "$W/memprobe" ] && { echo; cat "$W/memprobe"; }
-[ -s "$W/callgrind" ] && { echo; echo "callgrind (instructions of rocetop export, stream, per refresh):"; cat "$W/callgrind"; }
+[ -s "$W/callgrind" ] && { echo; echo "callgrind (instructions of rocetop, stream):"; cat "$W/callgrind"; }
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"
 exit 0

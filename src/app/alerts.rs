@@ -214,8 +214,9 @@ impl Alerts {
         let mut shown = false;
         // A condition's text moved other than in its numbers (ports group by its shape).
         let mut reshaped = false;
-        // The ids found: moved here once their alert is updated (one copy less each).
-        let mut seen = HashSet::new();
+        // The ids found: moved here once their alert is updated (one copy less each); hashed
+        // as the rows' subjects are (SipHash was most of this set's cost).
+        let mut seen: HashSet<String, BuildHasherDefault<NameHasher>> = HashSet::default();
         for f in found {
             match self.active.get_mut(&f.id) {
                 Some(a) => {
@@ -242,7 +243,7 @@ impl Alerts {
                             value: f.value,
                             severity: f.severity,
                             tab: f.tab,
-                            subject: f.subject,
+                            subject: f.subject.owned(),
                             what: f.what,
                             since: f.since.unwrap_or(now),
                             last_seen: now,

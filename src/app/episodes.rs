@@ -191,7 +191,8 @@ type Signals = hashbrown::HashMap<String, Signal, RandomState>;
 /// One signal's value at an instant.
 struct Val {
     layer: Layer,
-    key: String,
+    /// Where its key is in the instant's key buffer (one allocation for all its keys).
+    key: std::ops::Range<usize>,
     v: f64,
     rx: f64,
     tx: f64,
@@ -207,10 +208,13 @@ struct ValRef<'a> {
 }
 
 impl ValRef<'_> {
-    fn owned(&self) -> Val {
+    /// Its key copied to the end of `keys`.
+    fn owned(&self, keys: &mut String) -> Val {
+        let start = keys.len();
+        keys.push_str(self.key);
         Val {
             layer: self.layer,
-            key: self.key.to_string(),
+            key: start..keys.len(),
             v: self.v,
             rx: self.rx,
             tx: self.tx,
@@ -244,11 +248,11 @@ fn each_value(o: &Obs, mut f: impl FnMut(ValRef)) {
         val(Layer::Training, &["allreduce"], v, 0.0, 0.0);
     }
     for p in &o.pfc {
-        let parts = ["pfc", &p.switch, &p.port];
+        let parts = ["pfc", &*p.switch, &*p.port];
         val(Layer::Pfc, &parts, p.rx + p.tx, p.rx, p.tx);
     }
     for d in &o.drops {
-        let parts = ["drop", &d.switch, &d.port, &d.reason];
+        let parts = ["drop", &*d.switch, &*d.port, &*d.reason];
         val(Layer::Drops, &parts, d.per_s, 0.0, 0.0);
     }
     if let Some(v) = o.ecn {
@@ -282,6 +286,7 @@ impl Episodes {
         let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
         let mut abnormal: Vec<(Val, Ts, f64)> = Vec::new();
+        let mut keys = String::new();
         // A signal absent from this instant (drops come and go) is not abnormal now.
         for sig in self.signals.iter_mut().flat_map(|m| m.values_mut()) {
             sig.seen = false;
@@ -302,7 +307,7 @@ impl Episodes {
             };
             if bad {
                 let since = *sig.since.get_or_insert(at);
-                abnormal.push((v.owned(), since, base.unwrap_or(0.0)));
+                abnormal.push((v.owned(&mut keys), since, base.unwrap_or(0.0)));
             } else {
                 sig.since = None;
                 if learning && v.layer != Layer::Drops {
@@ -342,7 +347,7 @@ impl Episodes {
         let Some(ep) = self.open.as_mut() else {
             return false;
         };
-        record(ep, &abnormal, o, dt, at, &self.signals);
+        record(ep, (&abnormal, &keys), o, dt, at, &self.signals);
         conclude(ep, links);
         if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
             let mut ep = self.open.take().expect("open");
@@ -356,10 +361,10 @@ impl Episodes {
     }
 }
 
-/// Fold one instant's abnormal signals into the open episode.
+/// Fold one instant's abnormal signals (and the buffer their keys are in) into the open episode.
 fn record(
     ep: &mut Episode,
-    abnormal: &[(Val, Ts, f64)],
+    (abnormal, keys): (&[(Val, Ts, f64)], &str),
     o: &Obs,
     dt: i64,
     at: Ts,
@@ -384,7 +389,8 @@ fn record(
         if v.layer == Layer::Pfc {
             pfc_total += v.v;
         }
-        match by_key.binary_search_by(|&i| ep.chain[i].key.as_str().cmp(&v.key)) {
+        let key = &keys[v.key.clone()];
+        match by_key.binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key)) {
             Ok(j) => {
                 let p = &mut ep.chain[by_key[j]];
                 if v.v > p.peak {
@@ -398,7 +404,7 @@ fn record(
                 by_key.insert(j, ep.chain.len());
                 ep.chain.push(Part {
                     layer: v.layer,
-                    key: v.key.clone(),
+                    key: key.to_string(),
                     first: (*since).max(ep.start),
                     base: *base,
                     peak: v.v,
@@ -438,15 +444,14 @@ fn conclude(ep: &mut Episode, links: &Links) {
         (true, _) => Dcqcn::Partly,
     };
     // Drops name the congestion point; without drops, the port that sends the most pauses.
-    let mut drops: BTreeMap<(String, String), (Ts, f64)> = BTreeMap::new();
+    // Ports borrowed from the parts' keys: only the culprit's are copied.
+    let mut drops: BTreeMap<(&str, &str), (Ts, f64)> = BTreeMap::new();
     for p in ep.parts(Layer::Drops) {
         let mut w = p.key.split(' ').skip(1);
         let (Some(sw), Some(port)) = (w.next(), w.next()) else {
             continue;
         };
-        let e = drops
-            .entry((sw.to_string(), port.to_string()))
-            .or_insert((p.first, 0.0));
+        let e = drops.entry((sw, port)).or_insert((p.first, 0.0));
         e.0 = e.0.min(p.first);
         e.1 += p.peak;
     }
@@ -455,7 +460,7 @@ fn conclude(ep: &mut Episode, links: &Links) {
     let by_drops = drops
         .into_iter()
         .max_by(|a, b| a.1.1.total_cmp(&b.1.1).then(b.1.0.cmp(&a.1.0)))
-        .map(|(k, _)| k);
+        .map(|((sw, port), _)| (sw.to_string(), port.to_string()));
     let by_pauses = ep
         .parts(Layer::Pfc)
         .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())

@@ -12,19 +12,44 @@ use super::ids::EvalIds;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
 
-pub(super) struct Found {
+pub(super) struct Found<'a> {
     pub(super) id: String,
     pub(super) value: Option<f64>,
     pub(super) severity: Severity,
     pub(super) tab: Tab,
-    pub(super) subject: Subject,
+    pub(super) subject: Who<'a>,
     pub(super) what: String,
     pub(super) since: Option<Ts>,
     pub(super) hold: i64,
 }
 
-fn g(key: &[&str], i: usize) -> String {
-    key.get(i).map(|s| s.to_string()).unwrap_or_default()
+/// An alert's row as found, its names borrowed from the keys it was found under: made a
+/// [`Subject`] only for an alert not already active (a port's two names cost two allocations
+/// per port alert per evaluation, ~100 a second at N=8 with drops on every port; issue #20).
+pub(super) enum Who<'a> {
+    Source(&'a str),
+    Node(&'a str),
+    Port(&'a str, &'a str),
+    Peer(&'a str, &'a str),
+    Owned(Subject),
+}
+
+impl Who<'_> {
+    pub(super) fn owned(self) -> Subject {
+        match self {
+            Who::Source(s) => Subject::Source(s.to_string()),
+            Who::Node(n) => Subject::Node(n.to_string()),
+            Who::Port(switch, port) => Subject::Port {
+                switch: switch.to_string(),
+                port: port.to_string(),
+            },
+            Who::Peer(peer, transport) => Subject::Peer {
+                peer: peer.to_string(),
+                transport: transport.to_string(),
+            },
+            Who::Owned(s) => s,
+        }
+    }
 }
 
 /// `format!("{prefix} {key:?}")`, the id of an alert on a group of series: the formatter escapes
@@ -54,33 +79,29 @@ pub(super) fn id_of(prefix: &str, key: &[&str]) -> String {
     id
 }
 
-pub(super) fn find(
-    store: &Store,
+pub(super) fn find<'a>(
+    store: &'a Store,
     cfg: &Config,
     links: &Links,
     now: Ts,
-    port_pfc: &PortRates,
-    ids: &EvalIds,
-) -> Vec<Found> {
+    port_pfc: &'a PortRates,
+    ids: &'a EvalIds,
+) -> Vec<Found<'a>> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
     let a = &cfg.alerts;
-    let port = |k: &[&str]| Subject::Port {
-        switch: g(k, 0),
-        port: g(k, 1),
-    };
+    let port = |k: &[&'a str]| Who::Port(k[0], k[1]);
 
     // Any drop is critical from the first one.
     for (k, n) in ids.queue_drops_qos.increase_by(store, since) {
         if n > 0 {
-            let why = [g(&k, 3), format!("qos {}", g(&k, 2))].join(", ");
             out.push(
                 found(
                     id_of("qdrop", &k),
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
-                    format!("queue drops: {n} in 60 s ({why})"),
+                    format!("queue drops: {n} in 60 s ({}, qos {})", k[3], k[2]),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -95,7 +116,7 @@ pub(super) fn find(
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
-                    format!("ingress {} drops: {n} in 60 s", g(&k, 2)),
+                    format!("ingress {} drops: {n} in 60 s", k[2]),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -105,14 +126,15 @@ pub(super) fn find(
 
     // Host pause time as a share of the interval.
     for (ids, dir) in [(&ids.pause[0], "rx"), (&ids.pause[1], "tx")] {
+        let prefix = format!("pause {dir}");
         for (k, f) in ids.pause_fraction_by(store) {
             if f * 100.0 > a.pause_time_percent {
                 out.push(
                     found(
-                        id_of(&format!("pause {dir}"), &k),
+                        id_of(&prefix, &k),
                         Severity::Warn,
                         Tab::Pfc,
-                        Subject::Node(g(&k, 0)),
+                        Who::Node(k[0]),
                         format!(
                             "{dir} paused {} of the interval (> {}%)",
                             human::percent(Some(f)),
@@ -127,7 +149,7 @@ pub(super) fn find(
     }
 
     // A port's PFC frame rate.
-    let mut pfc: BTreeMap<[&str; 2], f64> = BTreeMap::new();
+    let mut pfc: BTreeMap<[&'a str; 2], f64> = BTreeMap::new();
     for dir in port_pfc {
         for (k, agg) in dir {
             if let Some(r) = agg.rate {
@@ -158,15 +180,16 @@ pub(super) fn find(
 
     // RDMA error counters growing.
     for (c, ids) in RDMA_ERRORS.iter().zip(&ids.rdma) {
+        let prefix = format!("rdma {c}");
         for (k, n) in ids.increase_by(store, since) {
             if n > 0 {
                 out.push(
                     found(
-                        id_of(&format!("rdma {c}"), &k),
+                        id_of(&prefix, &k),
                         Severity::Warn,
                         Tab::Congestion,
-                        Subject::Node(g(&k, 0)),
-                        format!("{c} +{n} in 60 s on {}", g(&k, 1)),
+                        Who::Node(k[0]),
+                        format!("{c} +{n} in 60 s on {}", k[1]),
                         HOLD_MS,
                     )
                     .val(n as f64),
@@ -180,7 +203,7 @@ pub(super) fn find(
     training(store, &mut out);
 
     for (_, h) in store.sources() {
-        let subject = Subject::Source(h.name.clone());
+        let subject = Who::Source(&h.name);
         if h.up == Some(false) {
             let err = h.last_error.clone().unwrap_or_default();
             let mut f = found(
@@ -212,7 +235,7 @@ pub(super) fn find(
 
 /// A job whose loss went NaN/inf (the step that most needs a human), and NCCL that fell back to
 /// sockets (the job runs, but not over RoCE).
-fn training(store: &Store, out: &mut Vec<Found>) {
+fn training(store: &Store, out: &mut Vec<Found<'_>>) {
     let label =
         |s: &crate::metrics::store::Series, k: &str| s.key.label(k).unwrap_or("").to_string();
     for (_, s) in store.select(TRAIN_LOSS, &[]) {
@@ -226,7 +249,7 @@ fn training(store: &Store, out: &mut Vec<Found>) {
                 format!("loss {node} {log} {}", label(s, "rank")),
                 Severity::Crit,
                 Tab::Log,
-                Subject::Node(node),
+                Who::Owned(Subject::Node(node)),
                 format!("training loss is {x} ({log})"),
                 HOLD_MS,
             ));
@@ -238,7 +261,7 @@ fn training(store: &Store, out: &mut Vec<Found>) {
             format!("nccl socket {node} {log}"),
             Severity::Crit,
             Tab::Log,
-            Subject::Node(node),
+            Who::Owned(Subject::Node(node)),
             format!(
                 "NCCL uses sockets, not RDMA (rank {rank}, {}; {log})",
                 label(s, "device")
@@ -252,10 +275,10 @@ fn found(
     id: String,
     severity: Severity,
     tab: Tab,
-    subject: Subject,
+    subject: Who<'_>,
     what: String,
     hold: i64,
-) -> Found {
+) -> Found<'_> {
     Found {
         id,
         value: None,
@@ -268,8 +291,8 @@ fn found(
     }
 }
 
-impl Found {
-    fn val(mut self, v: f64) -> Found {
+impl<'a> Found<'a> {
+    fn val(mut self, v: f64) -> Found<'a> {
         self.value = Some(v);
         self
     }
@@ -282,7 +305,13 @@ fn on_off(v: f64) -> &'static str {
 /// 802.3x and PFC oper state: a change, or a state that contradicts the config. Read straight
 /// from the resolved series (labels borrowed): every port x priority is looked at on every
 /// evaluation and almost none raises anything.
-fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &mut Vec<Found>) {
+fn flow_states<'a>(
+    store: &'a Store,
+    cfg: &Config,
+    links: &Links,
+    ids: &'a EvalIds,
+    out: &mut Vec<Found<'a>>,
+) {
     let expected = cfg
         .alerts
         .flowcontrol
@@ -295,17 +324,12 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &
         if changed.is_none() && wrong.is_none() {
             continue;
         }
-        let (sw, p) = (sw.to_string(), p.to_string());
-        let subject = Subject::Port {
-            switch: sw.clone(),
-            port: p.clone(),
-        };
         if let Some(prev) = changed {
             out.push(found(
                 format!("fc change {sw} {p} {dir}"),
                 Severity::Warn,
                 Tab::Pfc,
-                subject.clone(),
+                Who::Port(sw, p),
                 format!(
                     "802.3x flowcontrol {dir} went {} -> {}",
                     on_off(prev),
@@ -319,7 +343,7 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &
                 format!("fc config {sw} {p} {dir}"),
                 Severity::Warn,
                 Tab::Pfc,
-                subject,
+                Who::Port(sw, p),
                 format!(
                     "802.3x flowcontrol {dir} is {}, config expects {}",
                     on_off(cur),
@@ -336,16 +360,12 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &
         if changed.is_none() && !off {
             continue;
         }
-        let subject = Subject::Port {
-            switch: sw.to_string(),
-            port: p.to_string(),
-        };
         if let Some(prev) = changed {
             out.push(found(
                 format!("pfc change {sw} {p} {prio}"),
                 Severity::Warn,
                 Tab::Pfc,
-                subject.clone(),
+                Who::Port(sw, p),
                 format!(
                     "PFC priority {prio} went {} -> {}",
                     on_off(prev),
@@ -359,7 +379,7 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &
                 format!("pfc config {sw} {p}"),
                 Severity::Warn,
                 Tab::Pfc,
-                subject,
+                Who::Port(sw, p),
                 format!("PFC off on priority {prio} with RoCE nodes behind the port"),
                 HOLD_MS,
             ));
@@ -368,7 +388,7 @@ fn flow_states(store: &Store, cfg: &Config, links: &Links, ids: &EvalIds, out: &
 }
 
 /// RTT p99 above `rtt_p99_over_p50` times the median of its own p50 over the window.
-fn rtt(store: &Store, cfg: &Config, now: Ts, ids: &EvalIds, out: &mut Vec<Found>) {
+fn rtt<'a>(store: &'a Store, cfg: &Config, now: Ts, ids: &'a EvalIds, out: &mut Vec<Found<'a>>) {
     let since = now - 5 * WINDOW_MS;
     let mut p50s: BTreeMap<[&str; 2], Vec<f64>> = BTreeMap::new();
     for (id, key) in ids.rtt_p50.iter(store) {
@@ -397,10 +417,7 @@ fn rtt(store: &Store, cfg: &Config, now: Ts, ids: &EvalIds, out: &mut Vec<Found>
                 format!("rtt {peer} {tr}"),
                 Severity::Warn,
                 Tab::Latency,
-                Subject::Peer {
-                    peer: peer.to_string(),
-                    transport: tr.to_string(),
-                },
+                Who::Peer(peer, tr),
                 format!(
                     "RTT p99 {} > {ratio}x recent p50 {}",
                     human::duration(Some(p99)),

@@ -4,13 +4,14 @@
 use crate::app::alerts::EvalIds;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A switch port's PFC frames per second, by direction (switch's view).
 #[derive(Clone, Debug, PartialEq)]
-pub struct PortPfc {
-    pub switch: String,
-    pub port: String,
+pub struct PortPfc<'a> {
+    pub switch: Cow<'a, str>,
+    pub port: Cow<'a, str>,
     /// Frames the switch received: the neighbour on this port asks the switch to stop sending.
     pub rx: f64,
     /// Frames the switch sent: its buffer for this port's ingress fills, it pauses the sender.
@@ -19,39 +20,44 @@ pub struct PortPfc {
 
 /// Drops on a switch port in the newest interval.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PortDrops {
-    pub switch: String,
-    pub port: String,
+pub struct PortDrops<'a> {
+    pub switch: Cow<'a, str>,
+    pub port: Cow<'a, str>,
     /// `mmu`, `wred`, ... as the switch names the reason, prefixed `ingress`/`queue`.
-    pub reason: String,
+    pub reason: Cow<'a, str>,
     pub per_s: f64,
 }
 
-/// The fabric at `at`.
+/// The fabric at `at`. Names are borrowed from the resolved series ([`EvalIds`]) where they can
+/// be: a fabric dropping on every port made ~400 allocations an evaluation of them (issue #20).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Obs {
+pub struct Obs<'a> {
     pub at: Ts,
     /// Newest training step time, seconds (worst log).
     pub step_s: Option<f64>,
     pub allreduce_s: Option<f64>,
-    pub pfc: Vec<PortPfc>,
-    pub drops: Vec<PortDrops>,
+    pub pfc: Vec<PortPfc<'a>>,
+    pub drops: Vec<PortDrops<'a>>,
     /// ECN-marked RoCE packets received per second, all nodes.
     pub ecn: Option<f64>,
     /// CNPs sent per second, all nodes.
     pub cnp: Option<f64>,
     /// Share of the newest interval each node's NIC was paused (rx, worst netdev).
-    pub pause: Vec<(String, f64)>,
+    pub pause: Vec<(Cow<'a, str>, f64)>,
     /// RTT p99 per `peer transport`, seconds.
-    pub rtt_p99: Vec<(String, f64)>,
+    pub rtt_p99: Vec<(Cow<'a, str>, f64)>,
 }
 
 fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
     m.map(|(_, v)| v).reduce(f64::max)
 }
 
-fn join(k: &[&str]) -> String {
-    k.join(" ")
+/// The words of a key, space-separated; a single word borrowed.
+fn join<'a>(k: &[&'a str]) -> Cow<'a, str> {
+    match k {
+        [one] => Cow::Borrowed(one),
+        _ => Cow::Owned(k.join(" ")),
+    }
 }
 
 /// Switch ports' PFC frames per second, received and sent, keyed by (switch, port) borrowed
@@ -66,15 +72,50 @@ pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIds) -> PortRates<'a> {
 }
 
 /// Read the newest state of the fabric from `store`.
-pub fn observe(store: &Store, at: Ts) -> Obs {
+pub fn observe(store: &Store, at: Ts) -> Obs<'static> {
     let ids = EvalIds::of(store);
-    observe_with(store, at, &port_pfc_in(store, &ids), &ids)
+    let o = observe_with(store, at, &port_pfc_in(store, &ids), &ids);
+    owned(o)
+}
+
+/// `o` with every name its own (outliving the series it was read through).
+fn owned(o: Obs<'_>) -> Obs<'static> {
+    let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+    Obs {
+        at: o.at,
+        step_s: o.step_s,
+        allreduce_s: o.allreduce_s,
+        pfc: (o.pfc.into_iter())
+            .map(|p| PortPfc {
+                switch: own(p.switch),
+                port: own(p.port),
+                rx: p.rx,
+                tx: p.tx,
+            })
+            .collect(),
+        drops: (o.drops.into_iter())
+            .map(|d| PortDrops {
+                switch: own(d.switch),
+                port: own(d.port),
+                reason: own(d.reason),
+                per_s: d.per_s,
+            })
+            .collect(),
+        ecn: o.ecn,
+        cnp: o.cnp,
+        pause: o.pause.into_iter().map(|(k, v)| (own(k), v)).collect(),
+        rtt_p99: o.rtt_p99.into_iter().map(|(k, v)| (own(k), v)).collect(),
+    }
 }
 
 /// [`observe`] with the series resolved and the ports' PFC rates already read
 /// ([`port_pfc_in`] of the same store).
-pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates, ids: &EvalIds) -> Obs {
-    // Keys borrowed from the store: only the ports that go into `Obs` get owned names.
+pub fn observe_with<'a>(
+    store: &'a Store,
+    at: Ts,
+    port_pfc: &PortRates<'a>,
+    ids: &'a EvalIds,
+) -> Obs<'a> {
     let [rx, tx] = port_pfc;
     let mut pfc = Vec::with_capacity(rx.len());
     for (k, a) in rx {
@@ -83,8 +124,8 @@ pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates, ids: &EvalIds) 
             continue;
         }
         pfc.push(PortPfc {
-            switch: k[0].to_string(),
-            port: k[1].to_string(),
+            switch: Cow::Borrowed(k[0]),
+            port: Cow::Borrowed(k[1]),
             rx: a.rate.unwrap_or(0.0),
             tx: t.unwrap_or(0.0),
         });
@@ -93,10 +134,15 @@ pub fn observe_with(store: &Store, at: Ts, port_pfc: &PortRates, ids: &EvalIds) 
     for (g, kind) in [(&ids.ingress_drops, "ingress"), (&ids.queue_drops, "queue")] {
         for (k, a) in g.rate_by(store) {
             if let Some(r) = a.rate.filter(|r| *r > 0.0) {
+                let reason = format!("{kind} {}", k[2]);
+                let reason = match reason.trim() {
+                    t if t.len() == reason.len() => reason,
+                    t => t.to_string(),
+                };
                 drops.push(PortDrops {
-                    switch: k[0].to_string(),
-                    port: k[1].to_string(),
-                    reason: format!("{kind} {}", k[2]).trim().to_string(),
+                    switch: Cow::Borrowed(k[0]),
+                    port: Cow::Borrowed(k[1]),
+                    reason: Cow::Owned(reason),
                     per_s: r,
                 });
             }

@@ -1,6 +1,6 @@
 use super::*;
 
-fn obs(at: Ts, step: f64, ii_rx: f64, drops: f64) -> Obs {
+fn obs(at: Ts, step: f64, ii_rx: f64, drops: f64) -> Obs<'static> {
     let mut o = Obs {
         at,
         step_s: Some(step),
@@ -10,7 +10,7 @@ fn obs(at: Ts, step: f64, ii_rx: f64, drops: f64) -> Obs {
     for i in 1..=6 {
         o.pfc.push(PortPfc {
             switch: "NX_AI_Leaf1".into(),
-            port: format!("ii1/1/{i}"),
+            port: format!("ii1/1/{i}").into(),
             rx: ii_rx,
             tx: ii_rx / 3.0,
         });
@@ -222,11 +222,7 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
         assert_eq!(got, want, "{name}");
     }
     let o = observe(&store, 3000);
-    let ports: Vec<_> = o
-        .pfc
-        .iter()
-        .map(|p| (p.port.as_str(), p.rx, p.tx))
-        .collect();
+    let ports: Vec<_> = o.pfc.iter().map(|p| (&*p.port, p.rx, p.tx)).collect();
     // rx ports only, in order, each with its own sent rate where it has one (else 0).
     assert_eq!(
         ports,

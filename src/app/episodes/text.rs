@@ -82,44 +82,72 @@ fn pfc(ep: &Episode) -> Option<String> {
     ))
 }
 
-/// `mmu` → `MMU`, `queue wred` → `WRED`.
-fn reason(key: &str) -> String {
-    key.split(' ').next_back().unwrap_or("").to_uppercase()
+/// A drop key's reason as written (`queue wred` → `wred`; shown upper-cased: `WRED`).
+fn reason_word(key: &str) -> &str {
+    key.rsplit(' ').next().unwrap_or("")
+}
+
+/// The switch and port of a drop key: [`switch_of`] and [`port_of`] in one pass.
+fn switch_port(key: &str) -> (&str, &str) {
+    let mut w = key.split(' ').skip(1);
+    (w.next().unwrap_or(""), w.next().unwrap_or(""))
+}
+
+/// Whether two reasons read the same once upper-cased; ASCII ones (all in practice, and ASCII
+/// upper-cases as Unicode does) compared without allocating.
+fn same_reason(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a.to_uppercase() == b.to_uppercase()
+    }
 }
 
 /// The port dropping most by name with the nodes behind it; other drop ports counted.
+///
+/// Parts are grouped by (reason, switch, port) borrowed from their keys, found through their
+/// port: a fabric dropping on every port makes an episode of ~100 drop parts, and the Overview
+/// tells it every frame, where a search of owned triples over all of them was ~6 % of the live
+/// screen's thread at N=8 (issue #20).
 fn drops(ep: &Episode, links: &Links) -> Vec<String> {
-    let mut seen: Vec<((String, String, String), f64)> = Vec::new();
+    // (reason as written by the first part, switch, port, summed peak), in order of appearance
+    let mut seen: Vec<(&str, &str, &str, f64)> = Vec::new();
+    let mut by_port: std::collections::HashMap<(&str, &str), Vec<usize>> = Default::default();
     for p in ep.parts(Layer::Drops) {
-        let k = (
-            reason(&p.key),
-            switch_of(&p.key).to_string(),
-            port_of(&p.key).to_string(),
-        );
-        match seen.iter_mut().find(|(s, _)| *s == k) {
-            Some((_, v)) => *v += p.peak,
-            None => seen.push((k, p.peak)),
+        let (why, (sw, port)) = (reason_word(&p.key), switch_port(&p.key));
+        let slots = by_port.entry((sw, port)).or_default();
+        match slots.iter().find(|&&i| same_reason(seen[i].0, why)) {
+            Some(&i) => seen[i].3 += p.peak,
+            None => {
+                slots.push(seen.len());
+                seen.push((why, sw, port, p.peak));
+            }
         }
     }
-    seen.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // The first of the largest, as a stable sort by peak, largest first, puts first.
+    let mut best: Option<&(&str, &str, &str, f64)> = None;
+    for e in &seen {
+        if best.is_none_or(|b| e.3.total_cmp(&b.3).is_gt()) {
+            best = Some(e);
+        }
+    }
     let rest = seen.len().saturating_sub(1);
-    seen.into_iter()
-        .take(1)
-        .map(|(k, _)| k)
-        .map(|(why, sw, port)| {
-            let more = if rest > 0 {
-                format!(" (+{rest} more)")
-            } else {
-                String::new()
-            };
-            let nodes = links.behind_names(&sw, &port);
-            if nodes.is_empty() {
-                format!("{why} drops {port}{more}")
-            } else {
-                format!("{why} drops {port} → {}{more}", nodes.join(","))
-            }
-        })
-        .collect()
+    best.map(|&(why, sw, port, _)| {
+        let why = why.to_uppercase();
+        let more = if rest > 0 {
+            format!(" (+{rest} more)")
+        } else {
+            String::new()
+        };
+        let nodes = links.behind_names(sw, port);
+        if nodes.is_empty() {
+            format!("{why} drops {port}{more}")
+        } else {
+            format!("{why} drops {port} → {}{more}", nodes.join(","))
+        }
+    })
+    .into_iter()
+    .collect()
 }
 
 fn ecn(ep: &Episode) -> Option<String> {
@@ -266,4 +294,137 @@ pub fn json(eps: &[&Episode], links: &Links, now: Ts) -> serde_json::Value {
         })
         .collect();
     v.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    /// What `drops` was before it grouped borrowed keys: owned triples searched one by one.
+    fn drops_afresh(ep: &Episode, links: &Links) -> Vec<String> {
+        let mut seen: Vec<((String, String, String), f64)> = Vec::new();
+        for p in ep.parts(Layer::Drops) {
+            let k = (
+                reason_word(&p.key).to_uppercase(),
+                switch_of(&p.key).to_string(),
+                port_of(&p.key).to_string(),
+            );
+            match seen.iter_mut().find(|(s, _)| *s == k) {
+                Some((_, v)) => *v += p.peak,
+                None => seen.push((k, p.peak)),
+            }
+        }
+        seen.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let rest = seen.len().saturating_sub(1);
+        seen.into_iter()
+            .take(1)
+            .map(|((why, sw, port), _)| {
+                let more = if rest > 0 {
+                    format!(" (+{rest} more)")
+                } else {
+                    String::new()
+                };
+                let nodes = links.behind_names(&sw, &port);
+                if nodes.is_empty() {
+                    format!("{why} drops {port}{more}")
+                } else {
+                    format!("{why} drops {port} → {}{more}", nodes.join(","))
+                }
+            })
+            .collect()
+    }
+
+    fn episode(parts: &[(&str, f64)]) -> Episode {
+        let chain = parts
+            .iter()
+            .enumerate()
+            .map(|(i, (key, peak))| Part {
+                layer: if key.starts_with("drop ") {
+                    Layer::Drops
+                } else {
+                    Layer::Pfc
+                },
+                key: (*key).to_string(),
+                first: i as Ts,
+                base: 0.0,
+                peak: *peak,
+                peak_at: 0,
+                rx_peak: 0.0,
+                tx_peak: 0.0,
+            })
+            .collect();
+        Episode {
+            id: 1,
+            start: 0,
+            end: None,
+            last_abnormal: 0,
+            peak_at: 0,
+            peak_count: 0,
+            chain,
+            pfc_total_peak: 0.0,
+            lost_s: 0.0,
+            dcqcn: Dcqcn::Quiet,
+            culprit: None,
+            culprit_nodes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn drops_grouped_by_borrowed_keys_read_as_before() {
+        let links = Links::from_config(&Config::reference());
+        let sw = "drop NX_AI_Leaf1";
+        let many: Vec<String> = (1..=96)
+            .map(|i| format!("{sw} Ethernet1/1/{} ingress mmu", i % 40))
+            .collect();
+        let many: Vec<(&str, f64)> = many
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), (i % 7) as f64))
+            .collect();
+        let port2 = format!("{sw} Ethernet1/1/2 ingress mmu");
+        let table: Vec<Vec<(&str, f64)>> = vec![
+            vec![],
+            vec![("pfc NX_AI_Leaf1 ii1/1/1", 5.0)],
+            // a node behind the port: named
+            vec![(&port2, 40.0)],
+            // one port, two reasons; a reason only in case apart merges (as upper-cased)
+            vec![
+                ("drop NX_AI_Leaf1 Ethernet1/1/2 ingress mmu", 10.0),
+                ("drop NX_AI_Leaf1 Ethernet1/1/2 queue wred", 30.0),
+                ("drop NX_AI_Leaf1 Ethernet1/1/2 ingress MMU", 25.0),
+                ("drop NX_AI_Leaf1 Ethernet1/1/9 queue wred", 1.0),
+            ],
+            // the same port on two switches; a tie goes to the first seen
+            vec![
+                ("drop a Ethernet1/1/3 x", 7.0),
+                ("drop b Ethernet1/1/3 x", 7.0),
+                ("drop b Ethernet1/1/4 x", 7.0),
+            ],
+            // non-ASCII reasons that upper-case alike (ß → SS), and one that does not
+            vec![
+                ("drop s p1 straße", 1.0),
+                ("drop s p1 STRASSE", 1.0),
+                ("drop s p1 ſ", 4.0),
+                ("drop s p1 S", 1.0),
+            ],
+            // NaN and infinite peaks order as total_cmp does
+            vec![
+                (&port2, f64::NAN),
+                ("drop NX_AI_Leaf1 Ethernet1/1/5 queue wred", f64::INFINITY),
+                ("drop NX_AI_Leaf1 Ethernet1/1/6 queue wred", -1.0),
+            ],
+            // short keys: missing words read as empty
+            vec![("drop", 1.0), ("drop x", 2.0), ("drop x y", 3.0)],
+            many,
+        ];
+        assert_eq!(
+            drops(&episode(&table[2]), &links),
+            ["MMU drops Ethernet1/1/2 → ubunturdma6"]
+        );
+        for parts in &table {
+            let ep = episode(parts);
+            assert_eq!(drops(&ep, &links), drops_afresh(&ep, &links), "{parts:?}");
+        }
+    }
 }
