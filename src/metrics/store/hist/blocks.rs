@@ -112,6 +112,7 @@ pub(super) struct More {
 
 impl More {
     pub(super) fn encode(&mut self, p: At, t: Ts) {
+        let front_in_back = self.blocks.len() == 1;
         match self.blocks.back_mut() {
             Some(b) if b.n < BLOCK => {
                 let ds = p.seq.wrapping_sub(b.seq_end);
@@ -123,10 +124,17 @@ impl More {
                 if ds == 1 && dv == 0 {
                     match b.run_at {
                         Some(at) => {
+                            let end = b.bytes.len();
                             let mut pos = at as usize;
                             let r = varint(&b.bytes, &mut pos).map_or(1, |h| h >> 2);
                             b.bytes.truncate(at as usize);
                             put_varint(&mut b.bytes, (r + 1) << 2 | RUN);
+                            if front_in_back && self.front.pos as usize == end {
+                                // The front read the run that grew (its last token): it has one
+                                // more point of it to come, and the count may be a byte longer.
+                                self.front.pos = b.bytes.len() as u32;
+                                self.front.run_left += 1;
+                            }
                         }
                         None => {
                             b.run_at = Some(b.bytes.len() as u32);

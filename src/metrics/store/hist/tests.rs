@@ -294,3 +294,31 @@ fn the_two_newest_points_read_alike_inline_or_from_blocks() {
     assert_eq!(h.last_two(secs), None);
     assert!(h.m.free.len() == 1, "its slot handed back");
 }
+
+/// The front of a history is a cursor kept between pushes: when it lies inside the newest run (of
+/// no change) and that run grows, reads still give every point, as the points are popped and
+/// pushed one at a time (a history at its point limit). Before, such a front ended its run early
+/// and, once the run's count took a second byte, read that byte as a token: a point went missing.
+#[test]
+fn a_front_inside_a_growing_run_reads_every_point() {
+    // (the step a poll, the poll missed, the poll the counter resets at)
+    for (step, missed, reset) in [(100u64, 9i64, 15i64), (0, 9, 15), (100, 3, 30), (0, 40, 5)] {
+        let mut h = H::default();
+        let mut want = std::collections::VecDeque::new();
+        let mut v = 0u64;
+        for seq in 0..60i64 {
+            if seq == missed {
+                continue;
+            }
+            v = if seq == reset { 3 } else { v + step };
+            push(&mut h, seq, v);
+            want.push_back((seq, v));
+            while want.len() > 12 {
+                want.pop_front();
+                h.pop_front();
+            }
+            let w: Vec<_> = want.iter().copied().collect();
+            assert_eq!(pts(&h), w, "step {step}: poll {seq}");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The windowed answers ([`Windows::increase_since`], [`Windows::rates_each`]) from the kept
+//! intervals.
+
+use super::Windows;
+use crate::metrics::Scale;
+use crate::metrics::rate::{self, Rate};
+use crate::metrics::store::{Kind, SeriesId, Store, Ts};
+
+impl Windows {
+    /// [`Store::increase_since`], from the kept intervals.
+    pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
+        let s = st.get(id)?;
+        if !matches!(s.kind(), Kind::Counter(_)) || s.scale() != Scale::One {
+            return None;
+        }
+        let ((a, _), (b, tb)) = match s.two(st) {
+            Some(two) => two,
+            // One point or none: nothing grew (none: nothing to say).
+            None => return s.points.last().map(|_| 0),
+        };
+        if tb < since || s.points.flat_from(since, &st.slab) {
+            // Nothing since, or a counter that did not move: told without decoding, as the store
+            // tells it (and nothing need be kept for it).
+            return Some(0);
+        }
+        let span = self.span;
+        let (e, width) = self.sync(st, id)?;
+        let mut sum = if e.covers(since, false) {
+            e.sum_from(e.from(since, false))
+        } else {
+            let i = self.entry_of(id);
+            let e = &mut self.per[i];
+            if e.trimmed {
+                Windows::fill_old(e, st, s, width, span);
+            }
+            // Every kept interval ends after `since` (it starts before the first one).
+            e.old_since(st, s, since, width)
+                .saturating_add(e.sum_from(0))
+        };
+        if tb > since {
+            sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
+        }
+        Some(sum)
+    }
+
+    /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).
+    pub fn rates_each(&mut self, st: &Store, id: SeriesId, since: Ts, mut f: impl FnMut(Ts, Rate)) {
+        let Some(s) = st.get(id) else { return };
+        if let (Kind::Counter(width), Some((first, last, raw)), Some(clock)) =
+            (s.kind(), s.points.run(), s.clock(st))
+        {
+            // Every point one value a poll apart (most counters of a big switch are quiet): its
+            // intervals are read off the clock as the store reads them, and none is kept, so a
+            // quiet counter costs no intervals (48 B a second each, issue #22).
+            let from = clock.seq_from(since).max(first + 1);
+            let mut prev = clock.time(from - 1);
+            for q in from..=last {
+                let Some(tb) = clock.time(q) else { continue };
+                if let Some(ta) = prev {
+                    let r = if st.gap(s, ta, tb) {
+                        Rate::NoTime
+                    } else {
+                        rate::rate((ta, raw), (tb, raw), width).scaled(s.scale())
+                    };
+                    f(tb, r);
+                }
+                prev = Some(tb);
+            }
+            return;
+        }
+        let two = s.two(st);
+        let Some((e, width)) = self.sync(st, id) else {
+            return;
+        };
+        if !e.covers(since, true) {
+            for (t, r) in st.rates(id, since) {
+                f(t, r);
+            }
+            return;
+        }
+        for iv in e.ivs.range(e.from(since, true)..) {
+            let r = if st.gap(s, iv.a, iv.b) {
+                Rate::NoTime
+            } else {
+                iv.rate
+            };
+            f(iv.b, r);
+        }
+        if let Some(((a, ta), (b, tb))) = two
+            && tb >= since
+        {
+            let r = if st.gap(s, ta, tb) {
+                Rate::NoTime
+            } else {
+                rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale())
+            };
+            f(tb, r);
+        }
+    }
+}
