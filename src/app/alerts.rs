@@ -6,8 +6,8 @@ use super::Tab;
 use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::{Store, Ts};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 
 mod ids;
 mod rollup;
@@ -82,44 +82,6 @@ pub struct Alert {
     hold: i64,
 }
 
-/// A multiply-rotate hash over 8 bytes at a time (the `FxHash` step) for [`Alerts::worst_for`]:
-/// every row looks its subject up every frame (1,024 lookups a frame at 512 nodes), where
-/// SipHash cost a tenth of the Overview's table. The keys are names from the config and the
-/// fabric, not input an attacker picks to collide.
-#[derive(Default)]
-pub struct NameHasher(u64);
-
-impl NameHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        let mut tail = [0u8; 8];
-        let rest = chunks.remainder();
-        tail[..rest.len()].copy_from_slice(rest);
-        self.add(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59));
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 #[derive(Debug, Default)]
 pub struct Alerts {
     /// Keyed by a stable id (kind + subject), so an ongoing alert keeps its start time.
@@ -127,7 +89,7 @@ pub struct Alerts {
     /// Ended alerts, newest last.
     pub history: VecDeque<Alert>,
     /// Worst active severity per subject (rows look themselves up every frame).
-    by_subject: HashMap<Subject, Severity, BuildHasherDefault<NameHasher>>,
+    by_subject: FxHashMap<Subject, Severity>,
     /// Changes whenever the alerts may have (`crate::metrics::store::next_generation`).
     generation: u64,
     /// Changes whenever the rolled-up lines may, other than by their members' values: the set
@@ -216,7 +178,7 @@ impl Alerts {
         let mut reshaped = false;
         // The ids found: moved here once their alert is updated (one copy less each); hashed
         // as the rows' subjects are (SipHash was most of this set's cost).
-        let mut seen: HashSet<String, BuildHasherDefault<NameHasher>> = HashSet::default();
+        let mut seen: FxHashSet<String> = FxHashSet::default();
         for f in found {
             match self.active.get_mut(&f.id) {
                 Some(a) => {

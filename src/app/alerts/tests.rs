@@ -283,13 +283,13 @@ fn ids_read_as_the_formatter_writes_them() {
     }
 }
 
-/// [`NameHasher`] tells apart what rows look up: 512 node names, the same as sources, ports of
+/// The subject hash (`FxHasher`) tells apart what rows look up: 512 node names, the same as sources, ports of
 /// names 8 bytes long and longer (a tail shorter than a word, and none), so `worst_for` stays
 /// one probe a row.
 #[test]
 fn the_subject_hash_tells_apart_the_names_rows_look_up() {
     use std::hash::{BuildHasher, BuildHasherDefault};
-    let h = BuildHasherDefault::<super::NameHasher>::default();
+    let h = BuildHasherDefault::<rustc_hash::FxHasher>::default();
     let mut subjects: Vec<Subject> = (1..=512)
         .flat_map(|i| {
             let n = format!("gpu{i}");

@@ -4,6 +4,7 @@
 use crate::metrics::{Parsed, Sample, SeriesKey};
 use crate::parse::num;
 use hashbrown::HashTable;
+use rustc_hash::FxHasher;
 use serde_json::Value;
 use std::hash::Hasher;
 
@@ -126,7 +127,7 @@ impl Acc {
     }
 }
 
-/// A fast, non-cryptographic hash of a series key (FxHash's mixing, 8 bytes at a time): the keys
+/// A fast, non-cryptographic hash of a series key (`FxHasher`): the keys
 /// come from one device's output, and a collision only costs a key comparison.
 fn key_hash(k: &SeriesKey) -> u64 {
     let mut h = FxHasher::default();
@@ -138,44 +139,6 @@ fn key_hash(k: &SeriesKey) -> u64 {
         h.write(v.as_bytes());
     }
     h.finish()
-}
-
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl FxHasher {
-    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn mix(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.mix(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u8(&mut self, b: u8) {
-        self.mix(u64::from(b));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// A prompt with an echoed command (`5K-A# show interface ...`, `# sh queuing summary`), a bare
