@@ -64,8 +64,10 @@ pub fn draw(f: &mut Frame, app: &App) {
     };
     status_bar(f, status, app);
     if app.detail && app.tab != Tab::Log {
-        let v = app.table(app.tab);
-        if let Some(r) = app.selected_in(app.tab, &v).and_then(|i| v.get(i)) {
+        let v = app.arranged(app.tab);
+        let sel = app.selected_in(app.tab, &v);
+        let v = app.filled(app.tab, v, &[sel.map_or(0..0, |i| i..i + 1)]);
+        if let Some(r) = sel.and_then(|i| v.get(i)) {
             if !r.charts.is_empty() || !r.notes.is_empty() {
                 detail_popup(f, body, app, r);
             }

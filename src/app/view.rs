@@ -17,6 +17,7 @@ use crate::metrics::store::Windows;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// Everything a tab's computed view depends on, besides the immutable config.
@@ -135,8 +136,16 @@ impl App {
 }
 
 impl App {
-    /// `tab`'s table at the view time: the kept one if nothing it depends on changed.
+    /// `tab`'s table at the view time, every row's cells computed: the kept one if nothing it
+    /// depends on changed.
     pub fn table(&self, tab: Tab) -> Rc<TabView> {
+        self.filled(tab, self.arranged(tab), &[super::vm::EVERY_ROW])
+    }
+
+    /// `tab`'s table at the view time, ordered and filtered, with only the cells computed so far
+    /// (`Row::pending`): the kept one if nothing it depends on changed. For drawing, with
+    /// [`App::filled`] for the rows that fit.
+    pub fn arranged(&self, tab: Tab) -> Rc<TabView> {
         // Rows do not depend on the area, the theme or ASCII: they hold values, not text.
         let mut key = self.view_key(tab, (0, 0));
         key.ascii = false;
@@ -154,7 +163,7 @@ impl App {
                 *pool.borrow_mut() = (t.rows, t.extra);
             }
         }
-        let v = Rc::new(super::vm::compute(tab, &self.ctx(tab)));
+        let v = Rc::new(super::vm::arranged(tab, &self.ctx(tab)));
         // What the new table did not take.
         *pool.borrow_mut() = Default::default();
         self.views.computed.set(self.views.computed.get() + 1);
@@ -162,7 +171,33 @@ impl App {
         v
     }
 
-    /// The table as last drawn (what the user sees, so keys act on it), computed if never drawn.
+    /// `v` (`tab`'s [`App::arranged`] table) with the cells of the rows at `want` computed (the
+    /// selection's order: main table, then the second), kept for later frames.
+    pub fn filled(&self, tab: Tab, v: Rc<TabView>, want: &[Range<usize>]) -> Rc<TabView> {
+        let n = v.len();
+        let done = |v: &TabView| {
+            want.iter().all(|w| {
+                (w.start..w.end.min(n)).all(|i| v.get(i).is_none_or(|r| r.pending.is_none()))
+            })
+        };
+        if done(&v) {
+            return v;
+        }
+        let mut slot = self.views.tables[tab.index()].borrow_mut();
+        let Some((_, kept)) = slot.as_mut().filter(|(_, k)| Rc::ptr_eq(k, &v)) else {
+            // Not the kept table (a caller held an older one): fill a copy.
+            let mut t = (*v).clone();
+            super::vm::fill(tab, &self.ctx(tab), &mut t, want);
+            return Rc::new(t);
+        };
+        drop(v);
+        // Only the slot holds it now, unless a caller keeps a copy: then it is copied.
+        super::vm::fill(tab, &self.ctx(tab), Rc::make_mut(kept), want);
+        kept.clone()
+    }
+
+    /// The table as last drawn (what the user sees, so keys act on it; a row that was not on
+    /// screen may have its cells pending), computed if never drawn.
     pub fn shown(&self, tab: Tab) -> Rc<TabView> {
         if let Some((_, v)) = &*self.views.tables[tab.index()].borrow() {
             return v.clone();

@@ -234,6 +234,42 @@ impl Ctx<'_> {
         let mut names = self.names[usize::from(extra)].borrow_mut();
         arrange_kept(rows, self.filter, self.sort, &mut names);
     }
+
+    /// A row whose cells wait until it is drawn or read ([`fill`]): made in one of the replaced
+    /// table's rows ([`Ctx::reused`]), its old cells dropped (they are another frame's).
+    pub fn pending(
+        &self,
+        extra: bool,
+        id: &RowId,
+        name: &str,
+        charts: &Rc<[Chart]>,
+        at: (usize, usize),
+    ) -> Row {
+        let mut row = self.reused(extra, id, name, charts);
+        row.cells.clear();
+        row.pending = Some((at.0 as u32, at.1 as u32));
+        row
+    }
+
+    /// [`Ctx::arrange`] for rows made by [`Ctx::pending`]: sorting by a column reads every
+    /// row's cells, so then `cells` computes those of the rows the filter keeps first; worst
+    /// first reads only the score and the filter only the name.
+    pub fn arrange_pending(
+        &self,
+        extra: bool,
+        rows: &mut Vec<Row>,
+        cells: impl FnOnce(&mut dyn Iterator<Item = &mut Row>),
+    ) {
+        if self.sort.col.is_some() {
+            let f = self.filter.to_lowercase();
+            cells(
+                &mut rows
+                    .iter_mut()
+                    .filter(|r| r.pending.is_some() && r.name.to_lowercase().contains(&f)),
+            );
+        }
+        self.arrange(extra, rows);
+    }
 }
 
 impl App {
@@ -259,8 +295,19 @@ impl App {
     }
 }
 
-/// The table of `tab` (the Log tab has none).
+/// Every row of a table, for [`fill`].
+pub const EVERY_ROW: std::ops::Range<usize> = 0..usize::MAX;
+
+/// The table of `tab` (the Log tab has none), every row's cells computed.
 pub fn compute(tab: Tab, cx: &Ctx) -> TabView {
+    let mut t = arranged(tab, cx);
+    fill(tab, cx, &mut t, &[EVERY_ROW]);
+    t
+}
+
+/// The table of `tab` in its order, filtered, where some rows' cells are still to be computed
+/// ([`Row::pending`](super::table::Row::pending); [`fill`]).
+pub fn arranged(tab: Tab, cx: &Ctx) -> TabView {
     match tab {
         Tab::Overview => overview::view(cx),
         Tab::Queues => queues::view(cx),
@@ -268,6 +315,26 @@ pub fn compute(tab: Tab, cx: &Ctx) -> TabView {
         Tab::Congestion => congestion::view(cx),
         Tab::Latency => latency::view(cx),
         Tab::Log => TabView::default(),
+    }
+}
+
+/// Computes the cells of `t`'s pending rows at the positions `want` holds (the selection's
+/// order: the main table's rows, then the second's), as [`compute`] would have (`cx` must be
+/// the one `t` was arranged with).
+pub fn fill(tab: Tab, cx: &Ctx, t: &mut TabView, want: &[std::ops::Range<usize>]) {
+    let mut todo = t
+        .rows
+        .iter_mut()
+        .chain(t.extra.iter_mut())
+        .enumerate()
+        .filter(|(i, r)| r.pending.is_some() && want.iter().any(|w| w.contains(i)))
+        .map(|(_, r)| r);
+    match tab {
+        Tab::Overview => overview::fill(cx, &mut todo),
+        Tab::Pfc => pfc::fill(cx, &mut todo),
+        Tab::Congestion => congestion::fill(cx, &mut todo),
+        // Their rows are made whole.
+        Tab::Queues | Tab::Latency | Tab::Log => {}
     }
 }
 

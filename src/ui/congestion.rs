@@ -15,8 +15,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let v = app.table(Tab::Congestion);
+    let v = app.arranged(Tab::Congestion);
     let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let selected = app.selected_in(Tab::Congestion, &v);
+    let v = app.filled(Tab::Congestion, v, &[grid::window(body, selected)]);
     let since = if app.mark.is_some() { "mark" } else { "start" };
     let note = format!(
         "{}   rates per second, (n) = last 60 s; errors since {} ({since})",
@@ -37,7 +39,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             cols: v.cols,
             rows: &v.rows,
             empty: "no nodes match",
-            selected: app.selected_in(Tab::Congestion, &v),
+            selected,
         },
     );
 }

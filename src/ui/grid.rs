@@ -146,6 +146,10 @@ pub fn header<'a>(
 }
 
 fn row_line<'a>(app: &App, cols: &[Col], shown: &[usize], r: &Row, selected: bool) -> Line<'a> {
+    debug_assert!(
+        r.pending.is_none(),
+        "a row drawn before its cells were computed"
+    );
     let base = r.tone.style(app);
     let mut spans = Vec::with_capacity(shown.len() * 2);
     let upto = r.span.as_ref().map_or(cols.len(), |(n, _)| *n);
@@ -190,6 +194,17 @@ pub fn hidden(app: &App, cols: &[Col], width: u16) -> usize {
     fit_cols(cols, width as usize, app.hscroll[app.tab.index()]).1
 }
 
+/// The rows [`draw`] shows in `area` (under the header) with row `selected` in view: the ones
+/// whose cells the caller has computed (`App::filled`).
+pub fn window(area: Rect, selected: Option<usize>) -> std::ops::Range<usize> {
+    let body = area.height.saturating_sub(1) as usize;
+    let offset = match selected {
+        Some(s) if body > 0 && s >= body => s + 1 - body,
+        _ => 0,
+    };
+    offset..offset + body
+}
+
 /// Draw a table's rows (already arranged) under its column header, keeping the selection in
 /// view, the columns that fit shown.
 pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
@@ -210,19 +225,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
         (c, numeric == sort.flipped)
     });
     let mut lines = vec![header(app, cols, &shown, sorted)];
-    let body = area.height.saturating_sub(1) as usize;
     if rows.is_empty() {
         lines.push(Line::from(Span::styled(format!(" {empty}"), app.theme.dim)));
     }
-    let offset = match selected {
-        Some(s) if body > 0 && s >= body => s + 1 - body,
-        _ => 0,
-    };
-    for (i, r) in rows.iter().enumerate().skip(offset).take(body) {
+    let drawn = window(area, selected);
+    let offset = drawn.start;
+    for (i, r) in rows.iter().enumerate().skip(offset).take(drawn.len()) {
         lines.push(row_line(app, cols, &shown, r, selected == Some(i)));
     }
     if selected.is_some() || rows.is_empty() {
-        let drawn = rows.len().saturating_sub(offset).min(body) as u16;
+        let drawn = rows.len().saturating_sub(offset).min(drawn.len()) as u16;
         app.hits.borrow_mut().table =
             Some((area.y + 1, drawn, offset, area.x, area.x + area.width));
     }

@@ -147,8 +147,10 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 {
         return;
     }
-    let v = app.table(Tab::Overview);
+    let v = app.arranged(Tab::Overview);
     let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let selected = app.selected_in(Tab::Overview, &v);
+    let v = app.filled(Tab::Overview, v, &[grid::window(body, selected)]);
     let note = format!(
         "{}   rates per second, (n) = events in the last 60 s; {} nodes",
         super::hidden_note(app, v.cols, area.width),
@@ -164,7 +166,7 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
             cols: v.cols,
             rows: &v.rows,
             empty: "no nodes match",
-            selected: app.selected_in(Tab::Overview, &v),
+            selected,
         },
     );
 }

@@ -19,7 +19,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let v = app.table(Tab::Pfc);
+    let v = app.arranged(Tab::Pfc);
     // One selection walks both tables: the port rows, then the host rows.
     let sel = app.selected_in(Tab::Pfc, &v);
     let in_hosts = sel.and_then(|i| i.checked_sub(v.rows.len()));
@@ -32,6 +32,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Min(0),
     ])
     .areas(area);
+    let in_ports = sel.filter(|i| *i < v.rows.len());
+    let hosts = grid::window(b2, in_hosts);
+    let (first, last) = (v.rows.len() + hosts.start, v.rows.len() + hosts.end);
+    let v = app.filled(Tab::Pfc, v, &[grid::window(b1, in_ports), first..last]);
     let since = if app.mark.is_some() { "mark" } else { "start" };
     let stale: String = v.notes.iter().map(|n| format!("{n}   ")).collect();
     text::put(
@@ -56,7 +60,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             cols: v.cols,
             rows: &v.rows,
             empty: "no switch ports",
-            selected: sel.filter(|i| *i < v.rows.len()),
+            selected: in_ports,
         },
     );
     text::put(

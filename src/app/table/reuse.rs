@@ -135,6 +135,7 @@ impl Row {
         r.score = 0.0;
         r.span = None;
         r.notes.clear();
+        r.pending = None;
         r
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Ctx, by_first};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, col, lcol};
+use crate::app::table::{Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
@@ -97,66 +97,102 @@ fn layout(cx: &Ctx) -> Layout {
     out
 }
 
+/// What a device's row is ordered by (and shows): its error counters' growth in the last
+/// minute and its ECN rate.
+struct Head {
+    ecn: Option<Agg>,
+    /// Per error counter, how much it grew in the last minute.
+    growing: [u64; 3],
+}
+
+impl Head {
+    fn of(cx: &Ctx, d: &DevRow) -> Head {
+        let last_min = cx.now - WINDOW_MS;
+        Head {
+            ecn: rate(cx, &d.ecn),
+            growing: d
+                .errs
+                .each_ref()
+                .map(|ids| cx.increase_of(ids, last_min).unwrap_or(0)),
+        }
+    }
+}
+
+fn rate(cx: &Ctx, ids: &[SeriesId]) -> Option<Agg> {
+    (!ids.is_empty()).then(|| query::rate_of(cx.store, ids))
+}
+
+fn per_sec(a: Option<Agg>) -> Option<f64> {
+    a.and_then(|a| a.rate)
+}
+
 pub fn view(cx: &Ctx) -> TabView {
-    let st = cx.store;
-    let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
-    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::with_capacity(lay.iter().map(|n| n.3.len().max(1)).sum());
-    for (name, source, subject, mine) in lay.iter() {
+    for (g, (name, source, _, mine)) in lay.iter().enumerate() {
         let state = cx.src_of(*source);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
             rows.push(r);
             continue;
         }
-        let sev = cx.alerts.worst_for(subject);
-        for d in mine {
-            let (ecn, cnp, ign) = (rate(&d.ecn), rate(&d.cnp), rate(&d.ign));
-            let r = |a: Option<Agg>| a.and_then(|a| a.rate);
-            let ratio = match (r(cnp), r(ecn)) {
-                (Some(c), Some(e)) if e > 0.0 => Some(c / e),
-                _ => None,
-            };
-            let mut row = cx.reused(false, &d.id, &d.name, &d.charts);
-            let mut bad = 0u64;
-            {
-                let mut c = CellsIn::new(&mut row.cells);
-                c.text(name, Some(Tone::of(sev)));
-                c.text(&d.device, None);
-                c.push(Cell::new(Val::Sparse(
-                    ecn,
-                    cx.increase_of(&d.ecn, last_min),
-                )));
-                c.push(Cell::new(Val::Sparse(
-                    cnp,
-                    cx.increase_of(&d.cnp, last_min),
-                )));
-                c.push(Cell::new(Val::Rate(rate(&d.hdl))));
-                c.push(Cell::warn_if(
-                    Val::Rate(ign),
-                    r(ign).is_some_and(|v| v > 0.0),
-                    Tone::Warn,
-                ));
-                c.push(Cell::new(Val::Num(ratio)));
-                for ids in &d.errs {
-                    let growing = cx.increase_of(ids, last_min).unwrap_or(0);
-                    bad += growing;
-                    c.push(Cell::warn_if(
-                        Val::Count(cx.increase_of(ids, cx.base)),
-                        growing > 0,
-                        Tone::Warn,
-                    ));
-                }
-            }
+        for (ix, d) in mine.iter().enumerate() {
+            let h = Head::of(cx, d);
+            let bad: u64 = h.growing.iter().sum();
+            let mut row = cx.pending(false, &d.id, &d.name, &d.charts, (g, ix));
             row.tone = state.row_tone();
-            row.score = bad as f64 * 1e6 + r(ecn).unwrap_or(0.0);
+            row.score = bad as f64 * 1e6 + per_sec(h.ecn).unwrap_or(0.0);
             rows.push(row);
         }
     }
-    cx.arrange(false, &mut rows);
+    cx.arrange_pending(false, &mut rows, |todo| fill(cx, todo));
     TabView {
         cols: &COLS,
         rows,
         ..Default::default()
+    }
+}
+
+/// The cells of device rows made pending by [`view`].
+pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
+    let last_min = cx.now - WINDOW_MS;
+    let lay = cx.layout(|| layout(cx));
+    for row in rows {
+        let Some((g, ix)) = row.pending.take() else {
+            continue;
+        };
+        let (name, _, subject, mine) = &lay[g as usize];
+        let d = &mine[ix as usize];
+        let h = Head::of(cx, d);
+        let sev = cx.alerts.worst_for(subject);
+        let (cnp, ign) = (rate(cx, &d.cnp), rate(cx, &d.ign));
+        let ratio = match (per_sec(cnp), per_sec(h.ecn)) {
+            (Some(c), Some(e)) if e > 0.0 => Some(c / e),
+            _ => None,
+        };
+        let mut c = CellsIn::new(&mut row.cells);
+        c.text(name, Some(Tone::of(sev)));
+        c.text(&d.device, None);
+        c.push(Cell::new(Val::Sparse(
+            h.ecn,
+            cx.increase_of(&d.ecn, last_min),
+        )));
+        c.push(Cell::new(Val::Sparse(
+            cnp,
+            cx.increase_of(&d.cnp, last_min),
+        )));
+        c.push(Cell::new(Val::Rate(rate(cx, &d.hdl))));
+        c.push(Cell::warn_if(
+            Val::Rate(ign),
+            per_sec(ign).is_some_and(|v| v > 0.0),
+            Tone::Warn,
+        ));
+        c.push(Cell::new(Val::Num(ratio)));
+        for (ids, growing) in d.errs.iter().zip(h.growing) {
+            c.push(Cell::warn_if(
+                Val::Count(cx.increase_of(ids, cx.base)),
+                growing > 0,
+                Tone::Warn,
+            ));
+        }
     }
 }

@@ -6,7 +6,7 @@ use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
 };
 use crate::metrics::names::*;
-use crate::metrics::query;
+use crate::metrics::query::{self, Agg};
 use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, human};
 use std::collections::HashMap;
@@ -174,61 +174,92 @@ impl Layout {
     }
 }
 
-/// One row per node, sorted and filtered.
-fn node_rows(cx: &Ctx) -> Vec<Row> {
-    let st = cx.store;
-    let last_min = cx.now - WINDOW_MS;
-    let lay = cx.layout(|| layout(cx));
-    let ports = lay.ports(cx);
-    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
-    let warn_pct = cx.cfg.alerts.pause_time_percent;
-    let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
-    for (n, port) in lay.nodes.iter().zip(ports.iter()) {
-        let name = n.name.as_str();
-        let state = cx.src_of(n.src);
+/// What a node's row is ordered by (and shows): its source's state, its worst alert, its pause
+/// share and ECN rate.
+struct Head {
+    state: SrcState,
+    sev: Option<Severity>,
+    pf: Option<f64>,
+    ecn: Option<Agg>,
+}
+
+impl Head {
+    fn of(cx: &Ctx, n: &NodeRow) -> Head {
         let sev = cx
             .alerts
             .worst_for(&n.subjects[0])
             .max(cx.alerts.worst_for(&n.subjects[1]));
-        let pf = query::pause_fraction_of(st, &n.paused);
-        let ecn = rate(&n.ecn);
+        Head {
+            state: cx.src_of(n.src),
+            sev,
+            pf: query::pause_fraction_of(cx.store, &n.paused),
+            ecn: rate(cx.store, &n.ecn),
+        }
+    }
+}
+
+fn rate(st: &Store, ids: &[SeriesId]) -> Option<Agg> {
+    (!ids.is_empty()).then(|| query::rate_of(st, ids))
+}
+
+/// One row per node, sorted and filtered; the cells only of rows drawn or read ([`fill`]).
+fn node_rows(cx: &Ctx) -> Vec<Row> {
+    let lay = cx.layout(|| layout(cx));
+    let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
+    for (ix, n) in lay.nodes.iter().enumerate() {
+        let h = Head::of(cx, n);
+        let mut row = cx.pending(false, &n.id, &n.name, &n.charts, (0, ix));
+        row.tone = h.state.row_tone();
+        row.score = sev_rank(h.sev) * 1e9
+            + h.pf.unwrap_or(0.0) * 1e6
+            + h.ecn.and_then(|a| a.rate).unwrap_or(0.0);
+        row.span = h.state.span(&n.name).map(|c| (2, c));
+        rows.push(row);
+    }
+    cx.arrange_pending(false, &mut rows, |todo| fill(cx, todo));
+    rows
+}
+
+/// The cells of node rows made pending by [`node_rows`].
+pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
+    let st = cx.store;
+    let last_min = cx.now - WINDOW_MS;
+    let lay = cx.layout(|| layout(cx));
+    let ports = lay.ports(cx);
+    let warn_pct = cx.cfg.alerts.pause_time_percent;
+    for row in rows {
+        let Some((_, ix)) = row.pending.take() else {
+            continue;
+        };
+        let (n, port) = (&lay.nodes[ix as usize], &ports[ix as usize]);
+        let h = Head::of(cx, n);
         let rtt = |q: usize| {
             let [rdma, tcp] = &n.rtt;
             query::latest_of(st, &rdma[q]).or_else(|| query::latest_of(st, &tcp[q]))
         };
         let (p50, p99) = (rtt(0), rtt(1));
-        let mut row = cx.reused(false, &n.id, name, &n.charts);
-        {
-            let mut c = CellsIn::new(&mut row.cells);
-            c.text(name, None);
-            c.push(state_cell(&state, sev));
-            c.text(port, None);
-            c.push(Cell::new(Val::Sparse(
-                ecn,
-                cx.increase_of(&n.ecn, last_min),
-            )));
-            c.push(Cell::new(Val::Sparse(
-                rate(&n.cnp),
-                cx.increase_of(&n.cnp, last_min),
-            )));
-            c.push(Cell::new(Val::Rate(rate(&n.hdl))));
-            c.push(Cell::new(Val::Rate(rate(&n.pause))));
-            c.push(Cell::warn_if(
-                Val::Percent(pf),
-                pf.is_some_and(|p| p * 100.0 > warn_pct),
-                Tone::Warn,
-            ));
-            c.push(Cell::new(Val::Secs(p50)));
-            c.push(Cell::new(Val::Secs(p99)));
-        }
-        row.tone = state.row_tone();
-        row.score =
-            sev_rank(sev) * 1e9 + pf.unwrap_or(0.0) * 1e6 + ecn.and_then(|a| a.rate).unwrap_or(0.0);
-        row.span = state.span(name).map(|c| (2, c));
-        rows.push(row);
+        let mut c = CellsIn::new(&mut row.cells);
+        c.text(&n.name, None);
+        c.push(state_cell(&h.state, h.sev));
+        c.text(port, None);
+        c.push(Cell::new(Val::Sparse(
+            h.ecn,
+            cx.increase_of(&n.ecn, last_min),
+        )));
+        c.push(Cell::new(Val::Sparse(
+            rate(st, &n.cnp),
+            cx.increase_of(&n.cnp, last_min),
+        )));
+        c.push(Cell::new(Val::Rate(rate(st, &n.hdl))));
+        c.push(Cell::new(Val::Rate(rate(st, &n.pause))));
+        c.push(Cell::warn_if(
+            Val::Percent(h.pf),
+            h.pf.is_some_and(|p| p * 100.0 > warn_pct),
+            Tone::Warn,
+        ));
+        c.push(Cell::new(Val::Secs(p50)));
+        c.push(Cell::new(Val::Secs(p99)));
     }
-    cx.arrange(false, &mut rows);
-    rows
 }
 
 /// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).

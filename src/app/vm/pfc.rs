@@ -3,7 +3,7 @@
 //! rows, then the host rows (`TabView::get`), each with its lossless findings in its detail view.
 
 use super::{Ctx, LinksSlot, by_first, sev_rank};
-use crate::app::alerts::{ROCE_PRIORITY, Subject, WINDOW_MS};
+use crate::app::alerts::{ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol,
     short_names,
@@ -261,21 +261,21 @@ pub fn view(cx: &Ctx) -> TabView {
 fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
     let st = cx.store;
     let named = lay.named(cx);
-    let limit = cx.cfg.alerts.port_pfc_per_second;
-    let last_min = cx.now - WINDOW_MS;
     let mut rows = Vec::with_capacity(lay.ports.values().map(Vec::len).sum());
     let mut notes = Vec::new();
-    for sw in &cx.cfg.switches {
+    for (g, sw) in cx.cfg.switches.iter().enumerate() {
         let name = sw.name.as_str();
         let state = cx.src(name);
         // A port with only its PFC-enabled series has a row once that holds a value.
-        let mine: Vec<(&PortRow, Option<f64>)> = lay
+        let mine: Vec<(usize, &PortRow)> = lay
             .ports
             .get(name)
             .into_iter()
             .flatten()
-            .map(|p| (p, query::latest_of(st, &p.pfc_on)))
-            .filter(|(p, on)| !p.rx.is_empty() || !p.tx.is_empty() || on.is_some())
+            .enumerate()
+            .filter(|(_, p)| {
+                !p.rx.is_empty() || !p.tx.is_empty() || query::latest_of(st, &p.pfc_on).is_some()
+            })
             .collect();
         if let Some(r) = state.source_row(name, !mine.is_empty(), "PFC counters") {
             rows.push(r);
@@ -284,57 +284,18 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         if let SrcState::Stale(ms) = state {
             notes.push(format!("{name} stale {}", age_text(ms)));
         }
-        for (p, on) in mine {
-            let port = p.port.as_str();
-            let nm = &named[p.ix];
+        for (ix, p) in mine {
+            let h = PortHead::of(cx, p);
+            let mut row = cx.pending(false, &p.id, &named[p.ix].name, &p.charts, (g, ix));
+            row.tone = state.row_tone();
+            row.score = sev_rank(h.sev) * 1e9 + per_sec(&h.rx) + per_sec(&h.tx);
             // The lossless path proven wrong through this port: marked on its PFC cell, said in
             // its detail view.
-            let wrong: Vec<String> = cx
+            row.notes = cx
                 .lossless
-                .at_port(name, port)
+                .at_port(name, &p.port)
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
-            let sev = cx.alerts.worst_for(&p.subject);
-            let (fc_rx, fc_tx) = (
-                query::latest_of(st, &p.fc_rx),
-                query::latest_of(st, &p.fc_tx),
-            );
-            let fc_bad = cx.cfg.alerts.flowcontrol.as_deref().is_some_and(|want| {
-                !port.starts_with("ii")
-                    && [fc_rx, fc_tx]
-                        .iter()
-                        .flatten()
-                        .any(|v| on_off(Some(*v)) != want)
-            });
-            let p3 = on_off(on);
-            let (rx, tx) = (p.rx.rate(st), p.tx.rate(st));
-            let rate = |a: &Option<Agg>| a.and_then(|a| a.rate).unwrap_or(0.0);
-            let last60 = match (p.rx.total(cx, last_min), p.tx.total(cx, last_min)) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-            };
-            let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
-            let mut row = cx.reused(false, &p.id, &nm.name, &p.charts);
-            {
-                let mut c = CellsIn::new(&mut row.cells);
-                c.text(port, Some(Tone::of(sev)));
-                c.text(if port.starts_with("ii") { "ii" } else { "edge" }, None);
-                c.text(&nm.behind, None);
-                c.push(Cell::warn_if(Val::Rate(rx), rate(&rx) > limit, Tone::Warn));
-                c.push(Cell::warn_if(Val::Rate(tx), rate(&tx) > limit, Tone::Warn));
-                c.push(Cell::new(Val::Count(last60)));
-                c.push(Cell::new(Val::Count(p.rx.total(cx, cx.base))));
-                c.push(Cell::new(Val::Count(p.tx.total(cx, cx.base))));
-                marked(&mut c, p3, &wrong, p3 == "off" && nm.any_behind);
-                c.text_fmt(
-                    format_args!("{}/{}", on_off(fc_rx), on_off(fc_tx)),
-                    fc_bad.then_some(Tone::Warn),
-                );
-                c.push(Cell::new(Val::Rate(lp)));
-            }
-            row.tone = state.row_tone();
-            row.score = sev_rank(sev) * 1e9 + rate(&rx) + rate(&tx);
-            row.notes = wrong;
             rows.push(row);
         }
     }
@@ -343,14 +304,105 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         let s = if n == 1 { "" } else { "es" };
         notes.push(format!("lossless path: {n} mismatch{s}, marked !"));
     }
-    cx.arrange(false, &mut rows);
+    cx.arrange_pending(false, &mut rows, |todo| fill(cx, todo));
     (rows, notes)
+}
+
+/// What a port's row is ordered by (and shows): its worst alert and its pause rates.
+struct PortHead {
+    sev: Option<Severity>,
+    rx: Option<Agg>,
+    tx: Option<Agg>,
+}
+
+impl PortHead {
+    fn of(cx: &Ctx, p: &PortRow) -> PortHead {
+        PortHead {
+            sev: cx.alerts.worst_for(&p.subject),
+            rx: p.rx.rate(cx.store),
+            tx: p.tx.rate(cx.store),
+        }
+    }
+}
+
+fn per_sec(a: &Option<Agg>) -> f64 {
+    a.and_then(|a| a.rate).unwrap_or(0.0)
+}
+
+/// The cells of the port and host rows made pending by [`port_rows`] and [`host_rows`].
+pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
+    let lay = cx.layout(|| layout(cx));
+    let named = lay.named(cx);
+    for row in rows {
+        let Some((g, ix)) = row.pending.take() else {
+            continue;
+        };
+        let (g, ix) = (g as usize, ix as usize);
+        if matches!(row.id, RowId::Port { .. }) {
+            let sw = cx.cfg.switches[g].name.as_str();
+            let p = &lay.ports[sw][ix];
+            port_cells(cx, p, &named[p.ix], row);
+        } else {
+            let (name, _, mine) = &lay.hosts[g];
+            host_cells(cx, name, &mine[ix], row);
+        }
+    }
+}
+
+/// A port row's cells (its notes are the lossless findings through it, made with the row).
+fn port_cells(cx: &Ctx, p: &PortRow, nm: &Named, row: &mut Row) {
+    let st = cx.store;
+    let limit = cx.cfg.alerts.port_pfc_per_second;
+    let last_min = cx.now - WINDOW_MS;
+    let port = p.port.as_str();
+    let h = PortHead::of(cx, p);
+    let (fc_rx, fc_tx) = (
+        query::latest_of(st, &p.fc_rx),
+        query::latest_of(st, &p.fc_tx),
+    );
+    let fc_bad = cx.cfg.alerts.flowcontrol.as_deref().is_some_and(|want| {
+        !port.starts_with("ii")
+            && [fc_rx, fc_tx]
+                .iter()
+                .flatten()
+                .any(|v| on_off(Some(*v)) != want)
+    });
+    let p3 = on_off(query::latest_of(st, &p.pfc_on));
+    let last60 = match (p.rx.total(cx, last_min), p.tx.total(cx, last_min)) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
+    let wrong = !row.notes.is_empty();
+    let mut c = CellsIn::new(&mut row.cells);
+    c.text(port, Some(Tone::of(h.sev)));
+    c.text(if port.starts_with("ii") { "ii" } else { "edge" }, None);
+    c.text(&nm.behind, None);
+    c.push(Cell::warn_if(
+        Val::Rate(h.rx),
+        per_sec(&h.rx) > limit,
+        Tone::Warn,
+    ));
+    c.push(Cell::warn_if(
+        Val::Rate(h.tx),
+        per_sec(&h.tx) > limit,
+        Tone::Warn,
+    ));
+    c.push(Cell::new(Val::Count(last60)));
+    c.push(Cell::new(Val::Count(p.rx.total(cx, cx.base))));
+    c.push(Cell::new(Val::Count(p.tx.total(cx, cx.base))));
+    marked(&mut c, p3, wrong, p3 == "off" && nm.any_behind);
+    c.text_fmt(
+        format_args!("{}/{}", on_off(fc_rx), on_off(fc_tx)),
+        fc_bad.then_some(Tone::Warn),
+    );
+    c.push(Cell::new(Val::Rate(lp)));
 }
 
 /// A cell that carries the lossless-path marker: `on !` in the critical tone where a finding
 /// bites the row, else the value warned as `warn` says.
-fn marked(c: &mut CellsIn, v: &str, wrong: &[String], warn: bool) {
-    if wrong.is_empty() {
+fn marked(c: &mut CellsIn, v: &str, wrong: bool, warn: bool) {
+    if !wrong {
         c.text(v, warn.then_some(Tone::Warn));
     } else {
         c.text_fmt(format_args!("{v} !"), Some(Tone::Crit));
@@ -407,59 +459,78 @@ fn host_layout(cx: &Ctx) -> Vec<(String, Option<SourceId>, Vec<HostRow>)> {
 }
 
 fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
-    let st = cx.store;
-    let warn_pct = cx.cfg.alerts.pause_time_percent;
-    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
     let mut rows = Vec::with_capacity(lay.hosts.iter().map(|h| h.2.len().max(1)).sum());
-    for (name, source, mine) in &lay.hosts {
+    for (g, (name, source, mine)) in lay.hosts.iter().enumerate() {
         let state = cx.src_of(*source);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "pause counters") {
             rows.push(r);
             continue;
         }
-        for h in mine {
-            let pf = match (
-                query::pause_fraction_of(st, &h.frac_rx),
-                query::pause_fraction_of(st, &h.frac_tx),
-            ) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            let storm = cx.increase_of(&h.storms, cx.base);
-            let wrong: Vec<String> = cx
+        for (ix, h) in mine.iter().enumerate() {
+            let head = HostHead::of(cx, h);
+            let mut row = cx.pending(true, &h.id, &h.name, &h.charts, (g, ix));
+            row.tone = state.row_tone();
+            row.score = head.pf.unwrap_or(0.0) * 1e6 + per_sec(&head.rx);
+            // Selectable like the port rows: the detail view shows its findings and pauses.
+            row.notes = cx
                 .lossless
                 .at_netdev(name, &h.netdev)
                 .map(|f| format!("{}: {}", f.link, f.text()))
                 .collect();
-            let rx = rate(&h.rx);
-            let mut row = cx.reused(true, &h.id, &h.name, &h.charts);
-            {
-                let mut c = CellsIn::new(&mut row.cells);
-                c.text(name, None);
-                c.text(&h.netdev, None);
-                marked(&mut c, &h.priority, &wrong, false);
-                c.push(Cell::new(Val::Rate(rx)));
-                c.push(Cell::new(Val::Rate(rate(&h.tx))));
-                c.push(Cell::warn_if(
-                    Val::Percent(pf),
-                    pf.is_some_and(|p| p * 100.0 > warn_pct),
-                    Tone::Warn,
-                ));
-                c.push(Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))));
-                c.push(Cell::warn_if(
-                    Val::Count(storm),
-                    storm.unwrap_or(0) > 0,
-                    Tone::Warn,
-                ));
-                c.push(Cell::new(Val::Count(cx.increase_of(&h.discards, cx.base))));
-            }
-            row.tone = state.row_tone();
-            row.score = pf.unwrap_or(0.0) * 1e6 + rx.and_then(|a| a.rate).unwrap_or(0.0);
-            // Selectable like the port rows: the detail view shows its findings and pauses.
-            row.notes = wrong;
             rows.push(row);
         }
     }
-    cx.arrange(true, &mut rows);
+    cx.arrange_pending(true, &mut rows, |todo| fill(cx, todo));
     rows
+}
+
+/// What a host row is ordered by (and shows): its pause share and rx pause rate.
+struct HostHead {
+    pf: Option<f64>,
+    rx: Option<Agg>,
+}
+
+impl HostHead {
+    fn of(cx: &Ctx, h: &HostRow) -> HostHead {
+        let st = cx.store;
+        let pf = match (
+            query::pause_fraction_of(st, &h.frac_rx),
+            query::pause_fraction_of(st, &h.frac_tx),
+        ) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        HostHead {
+            pf,
+            rx: (!h.rx.is_empty()).then(|| query::rate_of(st, &h.rx)),
+        }
+    }
+}
+
+/// A host row's cells (its notes are the lossless findings at its NIC, made with the row).
+fn host_cells(cx: &Ctx, name: &str, h: &HostRow, row: &mut Row) {
+    let st = cx.store;
+    let warn_pct = cx.cfg.alerts.pause_time_percent;
+    let head = HostHead::of(cx, h);
+    let storm = cx.increase_of(&h.storms, cx.base);
+    let wrong = !row.notes.is_empty();
+    let tx = (!h.tx.is_empty()).then(|| query::rate_of(st, &h.tx));
+    let mut c = CellsIn::new(&mut row.cells);
+    c.text(name, None);
+    c.text(&h.netdev, None);
+    marked(&mut c, &h.priority, wrong, false);
+    c.push(Cell::new(Val::Rate(head.rx)));
+    c.push(Cell::new(Val::Rate(tx)));
+    c.push(Cell::warn_if(
+        Val::Percent(head.pf),
+        head.pf.is_some_and(|p| p * 100.0 > warn_pct),
+        Tone::Warn,
+    ));
+    c.push(Cell::new(Val::Count(cx.increase_of(&h.rx, cx.base))));
+    c.push(Cell::warn_if(
+        Val::Count(storm),
+        storm.unwrap_or(0) > 0,
+        Tone::Warn,
+    ));
+    c.push(Cell::new(Val::Count(cx.increase_of(&h.discards, cx.base))));
 }
