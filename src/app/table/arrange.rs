@@ -79,6 +79,8 @@ pub fn arrange_kept(rows: &mut Vec<Row>, filter: &str, sort: Sort, names: &mut N
         return;
     }
     let mut slots: Vec<Option<Row>> = std::mem::take(rows).into_iter().map(Some).collect();
+    // `filter_map` gives no size hint: without this the rows' Vec regrew ~10 times at 1,024 rows.
+    rows.reserve_exact(order.len());
     rows.extend(order.iter().filter_map(|&i| slots[i].take()));
 }
 
