@@ -304,6 +304,11 @@ pub fn groups(
     out
 }
 
+/// [`rate_of`] where there are series to add up; `None` (missing, not 0) where there are none.
+pub fn rate_if_any(store: &Store, ids: &[SeriesId]) -> Option<Agg> {
+    (!ids.is_empty()).then(|| rate_of(store, ids))
+}
+
 /// [`rate_by`]'s value for one group of [`groups`].
 pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
     let mut agg = Agg::default();

@@ -109,17 +109,13 @@ impl Head {
     fn of(cx: &Ctx, d: &DevRow) -> Head {
         let last_min = cx.now - WINDOW_MS;
         Head {
-            ecn: rate(cx, &d.ecn),
+            ecn: query::rate_if_any(cx.store, &d.ecn),
             growing: d
                 .errs
                 .each_ref()
                 .map(|ids| cx.increase_of(ids, last_min).unwrap_or(0)),
         }
     }
-}
-
-fn rate(cx: &Ctx, ids: &[SeriesId]) -> Option<Agg> {
-    (!ids.is_empty()).then(|| query::rate_of(cx.store, ids))
 }
 
 fn per_sec(a: Option<Agg>) -> Option<f64> {
@@ -164,7 +160,10 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         let d = &mine[ix as usize];
         let h = Head::of(cx, d);
         let sev = cx.alerts.worst_for(subject);
-        let (cnp, ign) = (rate(cx, &d.cnp), rate(cx, &d.ign));
+        let (cnp, ign) = (
+            query::rate_if_any(cx.store, &d.cnp),
+            query::rate_if_any(cx.store, &d.ign),
+        );
         let ratio = match (per_sec(cnp), per_sec(h.ecn)) {
             (Some(c), Some(e)) if e > 0.0 => Some(c / e),
             _ => None,
@@ -180,7 +179,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
             cnp,
             cx.increase_of(&d.cnp, last_min),
         )));
-        c.push(Cell::new(Val::Rate(rate(cx, &d.hdl))));
+        c.push(Cell::new(Val::Rate(query::rate_if_any(cx.store, &d.hdl))));
         c.push(Cell::warn_if(
             Val::Rate(ign),
             per_sec(ign).is_some_and(|v| v > 0.0),

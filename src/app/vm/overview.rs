@@ -193,13 +193,9 @@ impl Head {
             state: cx.src_of(n.src),
             sev,
             pf: query::pause_fraction_of(cx.store, &n.paused),
-            ecn: rate(cx.store, &n.ecn),
+            ecn: query::rate_if_any(cx.store, &n.ecn),
         }
     }
-}
-
-fn rate(st: &Store, ids: &[SeriesId]) -> Option<Agg> {
-    (!ids.is_empty()).then(|| query::rate_of(st, ids))
 }
 
 /// One row per node, sorted and filtered; the cells only of rows drawn or read ([`fill`]).
@@ -247,11 +243,11 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
             cx.increase_of(&n.ecn, last_min),
         )));
         c.push(Cell::new(Val::Sparse(
-            rate(st, &n.cnp),
+            query::rate_if_any(st, &n.cnp),
             cx.increase_of(&n.cnp, last_min),
         )));
-        c.push(Cell::new(Val::Rate(rate(st, &n.hdl))));
-        c.push(Cell::new(Val::Rate(rate(st, &n.pause))));
+        c.push(Cell::new(Val::Rate(query::rate_if_any(st, &n.hdl))));
+        c.push(Cell::new(Val::Rate(query::rate_if_any(st, &n.pause))));
         c.push(Cell::warn_if(
             Val::Percent(h.pf),
             h.pf.is_some_and(|p| p * 100.0 > warn_pct),

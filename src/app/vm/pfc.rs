@@ -372,7 +372,7 @@ fn port_cells(cx: &Ctx, p: &PortRow, nm: &Named, row: &mut Row) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     };
-    let lp = (!p.link_pause.is_empty()).then(|| query::rate_of(st, &p.link_pause));
+    let lp = query::rate_if_any(st, &p.link_pause);
     let wrong = !row.notes.is_empty();
     let mut c = CellsIn::new(&mut row.cells);
     c.text(port, Some(Tone::of(h.sev)));
@@ -502,7 +502,7 @@ impl HostHead {
         };
         HostHead {
             pf,
-            rx: (!h.rx.is_empty()).then(|| query::rate_of(st, &h.rx)),
+            rx: query::rate_if_any(st, &h.rx),
         }
     }
 }
@@ -514,7 +514,7 @@ fn host_cells(cx: &Ctx, name: &str, h: &HostRow, row: &mut Row) {
     let head = HostHead::of(cx, h);
     let storm = cx.increase_of(&h.storms, cx.base);
     let wrong = !row.notes.is_empty();
-    let tx = (!h.tx.is_empty()).then(|| query::rate_of(st, &h.tx));
+    let tx = query::rate_if_any(st, &h.tx);
     let mut c = CellsIn::new(&mut row.cells);
     c.text(name, None);
     c.text(&h.netdev, None);

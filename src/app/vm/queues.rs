@@ -134,7 +134,7 @@ pub fn view(cx: &Ctx) -> TabView {
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
     let named = lay.named(cx);
-    let rate = |ids: &[SeriesId]| (!ids.is_empty()).then(|| query::rate_of(st, ids));
+    let rate = |ids: &[SeriesId]| query::rate_if_any(st, ids);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for sw in &cx.cfg.switches {
