@@ -94,6 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         got += c
             .raw
             .iter()
+            .flatten()
             .map(|(_, t)| t.split('\n').count() as u64)
             .sum::<u64>();
     }
@@ -135,6 +136,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 got_new += c
                     .raw
                     .iter()
+                    .flatten()
                     .map(|(_, t)| t.split('\n').count() as u64)
                     .sum::<u64>();
             }

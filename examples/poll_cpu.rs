@@ -94,7 +94,7 @@ fn main() {
                 source: src.id,
                 at,
                 parsed,
-                raw: Vec::new(),
+                raw: Some(Vec::new()),
                 error: None,
                 history: Default::default(),
             };

@@ -494,7 +494,7 @@ impl App {
                         lines,
                     });
                 }
-                c.raw.clear();
+                c.raw = None;
                 Event::Collected(c)
             }
             ev => ev,
@@ -654,6 +654,7 @@ impl App {
 fn log_lines(c: &Collected) -> Vec<String> {
     c.raw
         .iter()
+        .flatten()
         .filter(|(k, t)| *k == crate::parse::ParseKind::TrainingLog && !t.is_empty())
         .flat_map(|(_, t)| t.lines().map(str::to_string))
         .collect()

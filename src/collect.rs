@@ -15,6 +15,6 @@ pub mod ssh;
 pub mod stream;
 pub mod transport;
 
-pub use collected::Collected;
+pub use collected::{Collected, KeepRaw};
 pub use source::{Source, SourceKind};
 pub use transport::{Answers, CollectError, Request, StreamEvent, Transport};

@@ -90,6 +90,8 @@ enum Feed {
         rx: mpsc::Receiver<Collected>,
         sources: Vec<Arc<Source>>,
         _collectors: tokio::task::JoinSet<()>,
+        /// On while recording: the collectors keep their polls' raw outputs.
+        keep_raw: poll::KeepRaw,
         /// The config as written: a focus is built from it (the fleet polls `fleet_config`'s).
         cfg: Box<Config>,
     },
@@ -106,7 +108,8 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
         .map(Arc::new)
         .collect();
     let (tx, rx) = mpsc::channel::<Collected>(1024);
-    let collectors = poll::spawn_all(sources.clone(), tx);
+    let keep_raw = poll::KeepRaw::default();
+    let collectors = poll::spawn_all(sources.clone(), tx, keep_raw.clone());
     let _heap = crate::heap::spawn_give_back();
     let mut app = App::new(fleet, store, theme, now_ms());
     app.reach = focus::Reach::load(&cfg);
@@ -116,6 +119,7 @@ async fn live(cfg: Config, theme: Theme) -> ExitCode {
             rx,
             sources,
             _collectors: collectors,
+            keep_raw,
             cfg: Box::new(cfg),
         },
     )
@@ -455,8 +459,14 @@ fn act(
                 tokio::spawn(f.stop());
             }
         }
-        (Action::ToggleRecord, Feed::Live { sources, .. }) => match recorder.take() {
+        (
+            Action::ToggleRecord,
+            Feed::Live {
+                sources, keep_raw, ..
+            },
+        ) => match recorder.take() {
             Some(w) => {
+                keep_raw.set(false);
                 let path = w.path().display().to_string();
                 match w.finish(now_ms()) {
                     Ok(s) => app.say(format!("recorded {} polls to {path}", s.polls)),
@@ -472,6 +482,8 @@ fn act(
                 let path = std::path::PathBuf::from(name);
                 match crate::record::Writer::create(&path, &app.cfg, sources.iter().map(|s| &**s)) {
                     Ok(w) => {
+                        // Polls already on their way without raw outputs are not recorded.
+                        keep_raw.set(true);
                         app.say(format!("recording to {} (r stops)", path.display()));
                         app.recording = Some(path.display().to_string());
                         *recorder = Some(w);

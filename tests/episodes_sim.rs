@@ -118,7 +118,7 @@ fn a_recording_replays_to_the_same_episodes() {
                 source: lab.id(&name),
                 at,
                 parsed,
-                raw,
+                raw: Some(raw),
                 error: None,
                 history: Default::default(),
             };

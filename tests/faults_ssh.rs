@@ -7,7 +7,7 @@ mod sshd;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use rocetop::app::{App, Event, Tab};
-use rocetop::collect::poll::{Collected, spawn_all};
+use rocetop::collect::poll::{Collected, KeepRaw, spawn_all};
 use rocetop::collect::source::{Source, SourceKind, build};
 use rocetop::config::Config;
 use rocetop::metrics::rate::Rate;
@@ -186,7 +186,7 @@ async fn a_failed_topology_read_is_retried_within_seconds() {
     assert_eq!(topo[0].interval, Duration::from_secs(300));
     a.kill();
     let (tx, mut rx) = mpsc::channel(64);
-    let _tasks = spawn_all(topo, tx);
+    let _tasks = spawn_all(topo, tx, KeepRaw::default());
     let first = next(&mut rx).await;
     assert!(first.error.is_some(), "sshd is down: {:?}", first.error);
     a.restart();
@@ -222,7 +222,7 @@ async fn killed_sshd(mode: &str) {
     let mut c = cluster(&[&a, &b], "1s", mode);
     let (n1, n2) = (SourceId(0), SourceId(1));
     let (tx, mut rx) = mpsc::channel(64);
-    let _tasks = spawn_all(c.sources.clone(), tx);
+    let _tasks = spawn_all(c.sources.clone(), tx, KeepRaw::default());
 
     // Both up, with rates (a first connect on a loaded machine may time out: not counted).
     let mut ok = [0, 0];
@@ -368,7 +368,7 @@ async fn hung_node(mode: &str) {
     let (n1, n2) = (SourceId(0), SourceId(1));
     let root1: PathBuf = c._roots[0].path().to_path_buf();
     let (tx, mut rx) = mpsc::channel(64);
-    let _tasks = spawn_all(c.sources.clone(), tx);
+    let _tasks = spawn_all(c.sources.clone(), tx, KeepRaw::default());
     let theme = Theme::named("dark").expect("theme");
     let store = std::mem::replace(&mut c.store, Store::new(1, 2));
     let mut app = App::new(c.cfg.clone(), store, theme, now_ms());

@@ -300,7 +300,7 @@ async fn focus_a_node_of_a_fleet_store_over_ssh_and_leave() {
             samples: vec![sample(NODE), sample("gpu0002")],
             ..Default::default()
         },
-        raw: Vec::new(),
+        raw: Some(Vec::new()),
         error: None,
         history: Default::default(),
     };

@@ -110,7 +110,7 @@ fn raw_lines(sends: &Sends) -> Vec<String> {
     let sends = sends.lock().expect("lock");
     sends
         .iter()
-        .flat_map(|c| c.raw.iter())
+        .flat_map(|c| c.raw.iter().flatten())
         .flat_map(|(_, t)| t.lines().map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
@@ -279,7 +279,7 @@ async fn hf_trainer_and_ddp_logs_read_live_equal_the_frameworks_own_record() {
         let sends = log.lock().expect("lock");
         let carrying: Vec<usize> = sends
             .iter()
-            .map(|c| c.raw.iter().map(|(_, t)| t.lines().count()).sum())
+            .map(|c| c.raw.iter().flatten().map(|(_, t)| t.lines().count()).sum())
             .filter(|&n| n > 0)
             .collect();
         eprintln!(

@@ -2,7 +2,7 @@
 //! replayed through the same parsers into a store equal to the live one; cut files; pacing and
 //! the replay controls.
 
-use rocetop::collect::poll::{Collected, spawn_all};
+use rocetop::collect::poll::{Collected, KeepRaw, spawn_all};
 use rocetop::collect::source::{Source, build};
 use rocetop::config::Config;
 use rocetop::metrics::{Store, now_ms};
@@ -42,7 +42,7 @@ async fn record_demo_with(
     }
     let mut ends = vec![w.stats().bytes];
     let (tx, mut rx) = mpsc::channel(256);
-    let tasks = spawn_all(sources, tx);
+    let tasks = spawn_all(sources, tx, KeepRaw::always());
     let until = Instant::now() + Duration::from_secs_f64(secs);
     let mut live = Vec::new();
     while let Ok(Some(c)) = tokio::time::timeout_at(until.into(), rx.recv()).await {
@@ -151,6 +151,62 @@ async fn demo_recorded_and_replayed_gives_the_same_store() {
     assert_eq!(r.by_ref().count(), live.len());
     assert!(r.end().is_some(), "a clean stop writes an end record");
     assert_eq!(r.cut(), None);
+}
+
+/// The TUI's `r`: collectors that dropped their raw outputs start keeping them mid-run. Polls
+/// that finished before are left out of the file; from each source's first kept poll on, the
+/// recording replays to exactly what those polls gave live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_started_mid_run_replays_to_the_live_polls_from_its_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mid.rec");
+    let cfg = Config::reference();
+    // The live store from the recording's start: only the recorded polls go in.
+    let mut recorded_store = Store::new(cfg.poll.retention.as_millis() as i64, 1000);
+    let sources: Vec<Arc<Source>> = build(&cfg, &mut recorded_store, remote())
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let keep = KeepRaw::default();
+    let (tx, mut rx) = mpsc::channel(256);
+    let tasks = spawn_all(sources.clone(), tx, keep.clone());
+    let mut w = Writer::create(&path, &cfg, sources.iter().map(|s| &**s)).expect("create");
+    let (mut before, mut recorded) = (Vec::new(), Vec::new());
+    let (start, end) = (
+        Instant::now() + Duration::from_millis(1500),
+        Instant::now() + Duration::from_millis(4000),
+    );
+    while let Ok(Some(c)) = tokio::time::timeout_at(end.into(), rx.recv()).await {
+        if !keep.is_on() && Instant::now() >= start {
+            keep.set(true);
+        }
+        w.write(&c).expect("write");
+        match c.raw {
+            Some(_) => {
+                c.apply(&mut recorded_store);
+                recorded.push(c);
+            }
+            None => {
+                // Once a source's polls are kept, every later one is.
+                assert!(recorded.iter().all(|r| r.source != c.source));
+                before.push(c);
+            }
+        }
+    }
+    drop(tasks);
+    let stats = w.finish(now_ms()).expect("finish");
+    assert!(before.len() >= 10, "{} polls without raw", before.len());
+    assert!(recorded.len() >= 10, "{} polls with raw", recorded.len());
+    assert!(
+        before.iter().all(|c| c.error.is_none()),
+        "the demo answers every poll"
+    );
+    assert_eq!(stats.polls as usize, recorded.len());
+
+    let (replayed, store, cut) = drain(&path).await;
+    assert_eq!(cut, None);
+    same_polls(&recorded, &replayed);
+    assert_eq!(dump(&store), dump(&recorded_store));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

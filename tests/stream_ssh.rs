@@ -6,7 +6,7 @@
 #[path = "common/sshd.rs"]
 mod sshd;
 
-use rocetop::collect::poll::{Collected, poll_once, spawn_all};
+use rocetop::collect::poll::{Collected, KeepRaw, poll_once, spawn_all};
 use rocetop::collect::source::{Source, SourceKind, build};
 use rocetop::collect::ssh::{SshTarget, SshTransport};
 use rocetop::collect::transport::{ByteEvent, Transport};
@@ -108,6 +108,7 @@ fn has_netdev(c: &Collected) -> bool {
     c.error.is_none()
         && c.raw
             .iter()
+            .flatten()
             .any(|(_, t)| t.contains("class/net/lo/statistics"))
 }
 
@@ -124,7 +125,7 @@ async fn same_as_exec(s: &Sshd, root: &Path) -> Collected {
     let stream = sources(s, root, "stream");
     assert!(stream[0].transport.streams_polls());
     let (tx, mut rx) = mpsc::channel(4);
-    let _tasks = spawn_all(stream, tx);
+    let tasks = spawn_all(stream, tx, KeepRaw::always());
     let got = until(&mut rx, has_netdev).await;
     // And the next frame (a delta with nothing changed) still rebuilds the same dump.
     let again = next(&mut rx).await;
@@ -132,6 +133,14 @@ async fn same_as_exec(s: &Sshd, root: &Path) -> Collected {
     assert_eq!(got.parsed, want.parsed);
     assert_eq!(again.raw, want.raw);
     assert_eq!(again.parsed, want.parsed);
+
+    drop(tasks);
+
+    // Not recording: the same parse, the text dropped in the collector.
+    let (tx, mut rx) = mpsc::channel(4);
+    let _tasks = spawn_all(sources(s, root, "stream"), tx, KeepRaw::default());
+    let bare = until(&mut rx, |c| c.error.is_none() && c.parsed == want.parsed).await;
+    assert_eq!(bare.raw, None);
     want
 }
 
@@ -158,7 +167,7 @@ async fn a_megabyte_frame_comes_back_exact() {
         );
     }
     let want = same_as_exec(&s, dir.path()).await;
-    let bytes: usize = want.raw.iter().map(|(_, t)| t.len()).sum();
+    let bytes: usize = want.raw.iter().flatten().map(|(_, t)| t.len()).sum();
     assert!(bytes > 1_000_000, "the dump is {bytes} bytes");
 }
 
@@ -168,7 +177,7 @@ async fn a_counter_reset_and_a_new_device_mid_stream() {
     let dir = tempfile::tempdir().expect("root");
     tree(dir.path(), 5_000);
     let (tx, mut rx) = mpsc::channel(4);
-    let _tasks = spawn_all(sources(&s, dir.path(), "stream"), tx);
+    let _tasks = spawn_all(sources(&s, dir.path(), "stream"), tx, KeepRaw::always());
     let c = until(&mut rx, |c| c.error.is_none()).await;
     assert_eq!(value(&c, "np_cnp_sent_total", "mlx5_0"), Some(5_000.0));
 
@@ -218,7 +227,7 @@ async fn loop_killed_on_the_node_is_down_then_back() {
     tree(dir.path(), 1);
     let root = dir.path().to_string_lossy().to_string();
     let (tx, mut rx) = mpsc::channel(4);
-    let _tasks = spawn_all(sources(&s, dir.path(), "stream"), tx);
+    let _tasks = spawn_all(sources(&s, dir.path(), "stream"), tx, KeepRaw::always());
     // After discovery's restart (the netdev learned), the stream that stays.
     until(&mut rx, has_netdev).await;
     until(&mut rx, has_netdev).await;

@@ -408,10 +408,10 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
         at: T0,
         parsed: Parsed::default(),
         // A text segment and an empty one (a parser flush, not a line).
-        raw: vec![
+        raw: Some(vec![
             (ParseKind::TrainingLog, text.to_string()),
             (ParseKind::TrainingLog, String::new()),
-        ],
+        ]),
         error: None,
         history: Default::default(),
     };

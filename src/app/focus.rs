@@ -180,7 +180,7 @@ mod tests {
                 samples,
                 ..Parsed::default()
             },
-            raw: Vec::new(),
+            raw: Some(Vec::new()),
             error: None,
             history: Default::default(),
         }

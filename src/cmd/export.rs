@@ -3,7 +3,7 @@
 
 pub mod http;
 
-use crate::collect::poll::spawn_all;
+use crate::collect::poll::{KeepRaw, spawn_all};
 use crate::config::Config;
 use crate::metrics::Store;
 use crate::output::prom;
@@ -142,7 +142,7 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
     let store = Arc::new(Mutex::new(store));
     super::warm_up(cfg, &sources).await;
     let (tx, mut rx) = mpsc::channel(256);
-    let mut tasks = spawn_all(sources, tx);
+    let mut tasks = spawn_all(sources, tx, KeepRaw::default());
     let st = store.clone();
     tasks.spawn(async move {
         while let Some(c) = rx.recv().await {

@@ -2,7 +2,7 @@
 //! the duration ends or SIGINT/SIGTERM; and `rocetop replay --format`: a recording replayed
 //! headless, printing the final state as `snapshot` does.
 
-use crate::collect::poll::spawn_all;
+use crate::collect::poll::{KeepRaw, spawn_all};
 use crate::config::Config;
 use crate::metrics::{Store, now_ms};
 use crate::output::{Format, json, prom, table};
@@ -118,7 +118,7 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
     );
     let (tx, mut rx) = mpsc::channel(256);
     let t0 = Instant::now();
-    let tasks = spawn_all(sources, tx);
+    let tasks = spawn_all(sources, tx, KeepRaw::always());
     let _heap = crate::heap::spawn_give_back();
     let deadline = async {
         match duration {

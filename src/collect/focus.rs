@@ -8,7 +8,7 @@
 //! order, rates across two clocks). Kept apart by store, the tabs show the SSH series while
 //! focused and the fleet keeps collecting behind them.
 
-use super::poll::{Collected, spawn_all};
+use super::poll::{Collected, KeepRaw, spawn_all};
 use super::source::{RemoteFactory, Source, build};
 use super::ssh::{host_lines, names_host};
 use crate::config::{Config, Node, is_safe_name};
@@ -184,7 +184,8 @@ pub fn start(
         .map(Arc::new)
         .collect();
     let (tx, rx) = mpsc::channel(256);
-    let collectors = spawn_all(sources.clone(), tx);
+    // A focus's polls are not recorded.
+    let collectors = spawn_all(sources.clone(), tx, KeepRaw::default());
     Ok((
         FocusFeed {
             node: node.to_string(),

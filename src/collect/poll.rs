@@ -18,7 +18,7 @@ pub mod timing;
 use memo::Memo;
 use retry::Retry;
 
-pub use super::collected::Collected;
+pub use super::collected::{Collected, KeepRaw};
 
 /// Parse raw outputs of a source as a poll would: used by polls and by replay.
 pub fn parse_outputs(src: &Source, outputs: &[(ParseKind, String)]) -> Parsed {
@@ -225,16 +225,20 @@ pub(crate) fn collected_with(
         source: src.id,
         at,
         parsed,
-        raw,
+        raw: Some(raw),
         error,
         history,
     }
 }
 
-/// Start one polling task per source; results flow into `tx` (bounded: backpressure, not memory).
-/// Log sources are followed, not polled (`logtail::follow`). Tasks end when the receiver is dropped
-/// or the set is dropped.
-pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> JoinSet<()> {
+/// Start one polling task per source; results flow into `tx` (bounded: backpressure, not memory),
+/// with their raw outputs where `keep` says so. Log sources are followed, not polled
+/// (`logtail::follow`). Tasks end when the receiver is dropped or the set is dropped.
+pub fn spawn_all(
+    sources: Vec<Arc<Source>>,
+    tx: mpsc::Sender<Collected>,
+    keep: KeepRaw,
+) -> JoinSet<()> {
     let mut set = JoinSet::new();
     let n = sources.len().max(1) as u64;
     let streamed = |s: &Source| s.kind == SourceKind::Node && s.transport.streams_polls();
@@ -249,10 +253,11 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
         if streamed(&src) {
             let ticks = Ticks::of(origin, src.interval, i_streamed, n_streamed);
             i_streamed += 1;
-            set.spawn(crate::collect::stream::run(src, tx, ticks));
+            set.spawn(crate::collect::stream::run(src, tx, ticks, keep.clone()));
             continue;
         }
         let phase = first_poll_after(src.kind, src.interval, i as u64, n);
+        let keep = keep.clone();
         set.spawn(async move {
             tokio::time::sleep(phase).await;
             let mut tick = tokio::time::interval(src.interval);
@@ -261,7 +266,7 @@ pub fn spawn_all(sources: Vec<Arc<Source>>, tx: mpsc::Sender<Collected>) -> Join
             let mut retry = Retry::of(&src.name);
             loop {
                 tick.tick().await;
-                let c = poll_once_memo(&src, memo.as_mut()).await;
+                let c = keep.apply(poll_once_memo(&src, memo.as_mut()).await);
                 let failed = c.error.is_some();
                 if tx.send(c).await.is_err() {
                     return;

@@ -12,7 +12,7 @@ mod delta;
 pub mod frame;
 pub mod ticks;
 
-use super::poll::{self, Collected};
+use super::poll::{self, Collected, KeepRaw};
 use super::source::Source;
 use super::ssh::batch;
 use super::transport::{ByteEvent, Request, ShellStream};
@@ -39,7 +39,7 @@ enum Ended {
 /// Collect one node over streams until `tx` is dropped. The first dump is asked for as soon as
 /// the channel opens, later ones every interval from there (`ticks`: above 64 nodes, on slots'
 /// grids spread over the interval).
-pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks) {
+pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks, keep: KeepRaw) {
     loop {
         let probes = src.probes_now();
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
@@ -47,7 +47,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks) {
         let nonce = batch::nonce();
         let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, &tx, ticks).await,
+            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, (&tx, &keep), ticks).await,
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -58,7 +58,7 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks) {
                     source: src.id,
                     at: now_ms(),
                     parsed: Default::default(),
-                    raw: Vec::new(),
+                    raw: Some(Vec::new()),
                     error: Some(why),
                     history: Default::default(),
                 };
@@ -78,7 +78,7 @@ async fn follow(
     reqs: &[Request],
     nonce: &str,
     stream: ShellStream,
-    tx: &mpsc::Sender<Collected>,
+    (tx, keep): (&mpsc::Sender<Collected>, &KeepRaw),
     grid: Ticks,
 ) -> Ended {
     let ShellStream { mut rx, ticks } = stream;
@@ -120,7 +120,7 @@ async fn follow(
             )
         });
         poll::timing::POLLS.observe(started.elapsed());
-        if tx.send(c).await.is_err() {
+        if tx.send(keep.apply(c)).await.is_err() {
             return Ended::Stop;
         }
         let now: Vec<Request> = src.probes_now().into_iter().map(|p| p.request).collect();

@@ -330,10 +330,10 @@ mod tests {
                 source: SourceId((i % 3) as u32),
                 at: 1_000_000 + i * 1000,
                 parsed: Parsed::default(),
-                raw: vec![(
+                raw: Some(vec![(
                     ParseKind::Ethtool,
                     format!("     rx_prio3_pause: {}\n", i * 7),
-                )],
+                )]),
                 error: (i == 7).then(|| "timed out after 5 s".to_string()),
                 history: Default::default(),
             };

@@ -339,7 +339,7 @@ pub fn collected_of(p: Poll, src: &Source, log: Option<&mut Batch>) -> Collected
         source: src.id,
         at: p.at,
         parsed,
-        raw,
+        raw: Some(raw),
         error: p.error,
         history,
     }

@@ -152,8 +152,13 @@ impl Writer {
         r.map_err(|e| self.io(e))
     }
 
-    /// Append one poll: its raw outputs (replay parses them again), or its error.
+    /// Append one poll: its raw outputs (replay parses them again), or its error. A poll whose
+    /// collector dropped its raw outputs (it finished before the recording began: `KeepRaw`) is
+    /// left out, so that every poll recorded replays to what it gave live.
     pub fn write(&mut self, c: &Collected) -> Result<(), RecordError> {
+        let Some(raw) = &c.raw else {
+            return Ok(());
+        };
         let (name, kind, ctx_name, ctx_log) = match self.sources.get(&c.source.0) {
             Some(s) => (
                 s.name.clone(),
@@ -168,8 +173,7 @@ impl Writer {
                 String::new(),
             ),
         };
-        let outputs: Vec<Output> = c
-            .raw
+        let outputs: Vec<Output> = raw
             .iter()
             .map(|(k, t)| Output {
                 kind: k.name().to_string(),

@@ -53,7 +53,7 @@ pub fn poll(kind: ParseKind, text: &str, at: i64) -> Collected {
         source: SourceId(0),
         at,
         parsed: parse_outputs(&source(kind), &raw),
-        raw,
+        raw: Some(raw),
         error: None,
         history: Default::default(),
     }
@@ -91,7 +91,7 @@ pub async fn good_outputs() -> Vec<(ParseKind, String)> {
             continue;
         }
         let c = poll_once(s).await;
-        demo.extend(c.raw);
+        demo.extend(c.raw.into_iter().flatten());
     }
     let from_demo = |k: ParseKind| {
         demo.iter()

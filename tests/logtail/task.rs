@@ -74,7 +74,7 @@ pub(crate) async fn collect_until(
 
 pub(crate) fn raw_lines(got: &[Collected]) -> Vec<String> {
     got.iter()
-        .flat_map(|c| c.raw.iter())
+        .flat_map(|c| c.raw.iter().flatten())
         .flat_map(|(k, t)| {
             assert_eq!(*k, ParseKind::TrainingLog);
             // Every line ends with '\n'; an empty segment marks a parser flush, not a line.

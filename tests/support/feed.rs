@@ -124,7 +124,7 @@ impl Lab {
                     source,
                     at,
                     parsed,
-                    raw: Vec::new(),
+                    raw: Some(Vec::new()),
                     error: None,
                     history: Default::default(),
                 };
@@ -165,7 +165,7 @@ impl Lab {
             source,
             at,
             parsed,
-            raw: Vec::new(),
+            raw: Some(Vec::new()),
             error: error.map(str::to_string),
             history: Default::default(),
         };

@@ -136,7 +136,7 @@ impl State {
             source: self.src.id,
             at: now_ms(),
             parsed: Default::default(),
-            raw: Vec::new(),
+            raw: Some(Vec::new()),
             error: Some(reason.to_string()),
             history: Default::default(),
         }
