@@ -114,10 +114,23 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
     }
 }
 
-/// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII,
-/// box drawing (U+2500..U+257F) and block elements (U+2580..U+259F, the sparklines' bars).
+/// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII
+/// and Latin-1 (but the soft hyphen), Greek letters, the dashes, quotes, bullets and ellipsis
+/// of general punctuation, arrows, mathematical operators, box drawing, block elements (the
+/// sparklines' bars) and geometric shapes but the two wide ones. The Overview's episode and
+/// alert lines (`→`, `·`, `…`, `µ`, `×`) took the clusters' path over ~300 cells a frame.
 fn one_cell(c: char) -> bool {
-    matches!(c, ' '..='~' | '\u{2500}'..='\u{259f}')
+    matches!(c,
+        ' '..='~'
+        | '\u{a1}'..='\u{ac}'
+        | '\u{ae}'..='\u{ff}'
+        | '\u{391}'..='\u{3a1}'
+        | '\u{3a3}'..='\u{3c9}'
+        | '\u{2010}'..='\u{2027}'
+        | '\u{2190}'..='\u{21ff}'
+        | '\u{2200}'..='\u{22ff}'
+        | '\u{2500}'..='\u{25fc}'
+        | '\u{25ff}')
 }
 
 #[cfg(test)]
@@ -177,6 +190,26 @@ mod tests {
         assert_eq!(a[(0, 0)].symbol(), "s");
         assert_eq!(a[(8, 0)].symbol(), "▁");
         assert_eq!(a[(0, 0)].fg, Color::Red);
+    }
+
+    /// Every character taken a cell at a time is one cell and its own cluster: written next to
+    /// ASCII (and to each other) the cells equal `Paragraph`'s.
+    #[test]
+    fn one_cell_characters_equal_paragraphs() {
+        let all: Vec<char> = (0..=0x2fffu32)
+            .filter_map(char::from_u32)
+            .filter(|c| one_cell(*c))
+            .collect();
+        assert!(all.len() > 850, "{}", all.len());
+        for chunk in all.chunks(10) {
+            let text: String = chunk.iter().flat_map(|c| [*c, 'x']).collect();
+            let lines = vec![
+                Line::from(text.clone()),
+                Line::from(format!("{text}{text}")),
+            ];
+            let (a, b) = both(&lines, Rect::new(1, 1, 22, 3));
+            assert_eq!(a, b, "{chunk:?}");
+        }
     }
 
     /// Alignment other than left is `Paragraph`'s own.
