@@ -71,18 +71,25 @@ impl Widget for Lines<'_> {
 }
 
 /// One line at (`x`, `y`), at most `width` cells.
+///
+/// The row's cells are taken as one slice and each span's style patched once: indexing the
+/// buffer by position cell by cell (a bounds check and a multiply each) was most of this
+/// function's cost, ~3000 cells a frame on the Overview (issue #20).
 fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
     let base = Style::default().patch(line.style);
-    let mut used = 0u16;
+    let start = buf.index_of(x, y);
+    let row = &mut buf.content[start..start + usize::from(width)];
+    let mut used = 0usize;
     for span in &line.spans {
         let style = base.patch(span.style);
         let text: &str = span.content.as_ref();
         if text.chars().all(one_cell) {
+            let mut cells = row[used..].iter_mut();
             for c in text.chars() {
-                if used >= width {
+                let Some(cell) = cells.next() else {
                     return;
-                }
-                buf[(x + used, y)].set_char(c).set_style(style);
+                };
+                cell.set_char(c).set_style(style);
                 used += 1;
             }
             continue;
@@ -91,26 +98,39 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
         // than the whole area skipped, the line ends at the first that does not fit, and
         // zero-width ones take no cell.
         for g in span.styled_graphemes(base) {
-            let w = g.symbol.cell_width();
-            if w > width {
+            let w = usize::from(g.symbol.cell_width());
+            if w > row.len() {
                 continue;
             }
-            if used + w > width {
+            if used + w > row.len() {
                 return;
             }
             if w == 0 {
                 continue;
             }
-            buf[(x + used, y)].set_symbol(g.symbol).set_style(g.style);
+            row[used].set_symbol(g.symbol).set_style(g.style);
             used += w;
         }
     }
 }
 
-/// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII,
-/// box drawing (U+2500..U+257F) and block elements (U+2580..U+259F, the sparklines' bars).
+/// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII
+/// and Latin-1 (but the soft hyphen), Greek letters, the dashes, quotes, bullets and ellipsis
+/// of general punctuation, arrows, mathematical operators, box drawing, block elements (the
+/// sparklines' bars) and geometric shapes but the two wide ones. The Overview's episode and
+/// alert lines (`→`, `·`, `…`, `µ`, `×`) took the clusters' path over ~300 cells a frame.
 fn one_cell(c: char) -> bool {
-    matches!(c, ' '..='~' | '\u{2500}'..='\u{259f}')
+    matches!(c,
+        ' '..='~'
+        | '\u{a1}'..='\u{ac}'
+        | '\u{ae}'..='\u{ff}'
+        | '\u{391}'..='\u{3a1}'
+        | '\u{3a3}'..='\u{3c9}'
+        | '\u{2010}'..='\u{2027}'
+        | '\u{2190}'..='\u{21ff}'
+        | '\u{2200}'..='\u{22ff}'
+        | '\u{2500}'..='\u{25fc}'
+        | '\u{25ff}')
 }
 
 #[cfg(test)]
@@ -170,6 +190,26 @@ mod tests {
         assert_eq!(a[(0, 0)].symbol(), "s");
         assert_eq!(a[(8, 0)].symbol(), "▁");
         assert_eq!(a[(0, 0)].fg, Color::Red);
+    }
+
+    /// Every character taken a cell at a time is one cell and its own cluster: written next to
+    /// ASCII (and to each other) the cells equal `Paragraph`'s.
+    #[test]
+    fn one_cell_characters_equal_paragraphs() {
+        let all: Vec<char> = (0..=0x2fffu32)
+            .filter_map(char::from_u32)
+            .filter(|c| one_cell(*c))
+            .collect();
+        assert!(all.len() > 850, "{}", all.len());
+        for chunk in all.chunks(10) {
+            let text: String = chunk.iter().flat_map(|c| [*c, 'x']).collect();
+            let lines = vec![
+                Line::from(text.clone()),
+                Line::from(format!("{text}{text}")),
+            ];
+            let (a, b) = both(&lines, Rect::new(1, 1, 22, 3));
+            assert_eq!(a, b, "{chunk:?}");
+        }
     }
 
     /// Alignment other than left is `Paragraph`'s own.
