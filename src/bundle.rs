@@ -397,10 +397,7 @@ mod tests {
                     &[("node", node.as_str())],
                     2.0 - p as f64 / 1e4,
                 ));
-                let p2 = Parsed {
-                    samples,
-                    ..Default::default()
-                };
+                let p2 = Parsed::from(samples);
                 // Polls are a few ms late or early, differently per source.
                 st.ingest(*src, t0 + p * 1000 + (p * 7 + i as i64) % 5, &p2);
             }

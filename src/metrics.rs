@@ -295,6 +295,16 @@ impl History {
     }
 }
 
+/// A parse of these samples with nothing unknown and no notes: what tests feed the store.
+impl From<Vec<Sample>> for Parsed {
+    fn from(samples: Vec<Sample>) -> Self {
+        Self {
+            samples,
+            ..Self::default()
+        }
+    }
+}
+
 impl Parsed {
     pub const MAX_EXAMPLES: usize = 5;
 

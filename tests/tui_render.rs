@@ -80,7 +80,7 @@ fn reset() -> Lab {
         ("device", "rocep11s0"),
         ("rdma_port", "1"),
     ];
-    let samples = [
+    let samples: Vec<Sample> = [
         "np_ecn_marked_roce_packets",
         "np_cnp_sent",
         "rp_cnp_handled",
@@ -88,15 +88,7 @@ fn reset() -> Lab {
     .iter()
     .map(|c| Sample::counter(rdma_counter(c), &l, 7))
     .collect();
-    lab.collected(
-        id,
-        at,
-        Parsed {
-            samples,
-            ..Default::default()
-        },
-        None,
-    );
+    lab.collected(id, at, Parsed::from(samples), None);
     lab
 }
 
@@ -783,7 +775,7 @@ fn kept_intervals_follow_new_data_and_new_series() {
 fn restart_counters(lab: &mut Lab, name: &str) {
     use rocetop::metrics::Value;
     let id = lab.id(name);
-    let samples = lab
+    let samples: Vec<Sample> = lab
         .app
         .store
         .all()
@@ -802,15 +794,7 @@ fn restart_counters(lab: &mut Lab, name: &str) {
         })
         .collect();
     let at = lab.now() + 500;
-    lab.collected(
-        id,
-        at,
-        Parsed {
-            samples,
-            ..Default::default()
-        },
-        None,
-    );
+    lab.collected(id, at, Parsed::from(samples), None);
 }
 
 /// The rows kept between frames (`vm::Ctx::layout`: which rows there are, their names and

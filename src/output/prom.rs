@@ -323,14 +323,7 @@ mod tests {
             Sample::gauge(names::PING_RTT_SECONDS, &peer, 20e-6),
             Sample::gauge(names::PING_WINDOW_PROBES, &[("peer", "n2")], 10.0),
         ];
-        st.ingest(
-            src,
-            0,
-            &Parsed {
-                samples: samples.clone(),
-                ..Default::default()
-            },
-        );
+        st.ingest(src, 0, &Parsed::from(samples.clone()));
         let out = render(&st, false, false);
         assert!(
             out.contains("# TYPE rocetop_ping_rtt_seconds summary"),
@@ -345,14 +338,7 @@ mod tests {
             &[("peer", "n2")],
             15e-6,
         ));
-        st.ingest(
-            src,
-            1000,
-            &Parsed {
-                samples,
-                ..Default::default()
-            },
-        );
+        st.ingest(src, 1000, &Parsed::from(samples));
         let out = render(&st, false, false);
         assert!(
             out.contains("rocetop_ping_rtt_seconds_sum{peer=\"n2\"} 0.00015"),

@@ -24,10 +24,7 @@ fn leaf_drops(v: u64) -> Parsed {
 }
 
 fn poll(samples: Vec<Sample>) -> Parsed {
-    Parsed {
-        samples,
-        ..Default::default()
-    }
+    Parsed::from(samples)
 }
 
 #[test]

@@ -144,14 +144,7 @@ mod tests {
             Sample::gauge(PING_BUCKET_LE, &b("n2", "1"), 9.0),
             Sample::gauge(PING_BUCKET_PROBES, &b("n2", "1"), 1.0),
         ];
-        st.ingest(
-            src,
-            1_000,
-            &Parsed {
-                samples,
-                ..Default::default()
-            },
-        );
+        st.ingest(src, 1_000, &Parsed::from(samples));
         assert_eq!(
             rtt_buckets(&st, "n1", "tcp"),
             [(50e-6, 97.0), (400e-6, 3.0)]

@@ -176,14 +176,7 @@ mod tests {
                 ),
             ];
             let at = t0 + k as i64 * 1000;
-            st.ingest(
-                src,
-                at,
-                &Parsed {
-                    samples,
-                    ..Default::default()
-                },
-            );
+            st.ingest(src, at, &Parsed::from(samples));
         }
         let mut w = Windows::default();
         let a = switch(&st, &mut w, "a", t0 + 5_000, t0);
@@ -225,14 +218,7 @@ mod tests {
                 }
             }
             let at = t0 + k as i64 * 1000;
-            st.ingest(
-                src,
-                at,
-                &Parsed {
-                    samples,
-                    ..Default::default()
-                },
-            );
+            st.ingest(src, at, &Parsed::from(samples));
             ingested += 1;
             if kept.is_empty() {
                 kept = ["a", "b", "c"].map(|sw| SwitchIds::of(&st, sw)).to_vec();

@@ -297,14 +297,7 @@ mod tests {
             if k % 2 == 0 {
                 samples.push(Sample::gauge(TRAIN_STEP_SECONDS, &[("node", "n1")], 0.157));
             }
-            st.ingest(
-                src,
-                at,
-                &Parsed {
-                    samples,
-                    ..Default::default()
-                },
-            );
+            st.ingest(src, at, &Parsed::from(samples));
         }
         let now = t0 + 9_000;
         let windows = RefCell::new(Windows::default());
@@ -407,10 +400,7 @@ mod tests {
                         3 * k as u64,
                     ));
                 }
-                Parsed {
-                    samples,
-                    ..Default::default()
-                }
+                Parsed::from(samples)
             };
             if k % 2 == 0 {
                 last_node = now - 90;
@@ -430,14 +420,7 @@ mod tests {
                         pfc("ii1/1/1", v / 3),
                         Sample::counter(SW_QUEUE_DROPPED, &[("switch", "a")], (k / 20) as u64),
                     ];
-                    st.ingest(
-                        slow,
-                        at,
-                        &Parsed {
-                            samples,
-                            ..Default::default()
-                        },
-                    );
+                    st.ingest(slow, at, &Parsed::from(samples));
                 }
             }
             if k % 3 == 1 {
@@ -446,14 +429,7 @@ mod tests {
                     &[("node", "n1")],
                     0.1 + k as f64 / 1000.0,
                 )];
-                st.ingest(
-                    logs,
-                    now - 300,
-                    &Parsed {
-                        samples,
-                        ..Default::default()
-                    },
-                );
+                st.ingest(logs, now - 300, &Parsed::from(samples));
             }
             // Frames: most after data, some with nothing new, some skipped (two polls of a
             // source between frames), one jump of the clock.

@@ -161,10 +161,7 @@ fn a_split_timeline_is_the_two_filtered_ones() {
         if k > 4 {
             samples.push(Sample::counter("pfc_total", &[("port", "late")], 3 * k));
         }
-        let poll = Parsed {
-            samples,
-            ..Default::default()
-        };
+        let poll = Parsed::from(samples);
         st.ingest(src, k as i64 * 1000, &poll);
     }
     let odd = |k: &SeriesKey| {
@@ -254,10 +251,7 @@ fn kept_resolutions_answer_as_from_nothing() {
         Sample::counter("c_total", &[("node", node), ("device", dev)], v)
     };
     let d = |node: &str, v: u64| Sample::counter_micros("d_seconds_total", &[("node", node)], v);
-    let poll = |s: Vec<Sample>| Parsed {
-        samples: s,
-        ..Default::default()
-    };
+    let poll = |s: Vec<Sample>| Parsed::from(s);
     st.ingest(n1, 0, &poll(vec![c("n1", "a", 0), d("n1", 0)]));
     check(&st, 0, "one point");
     st.ingest(n1, 1000, &poll(vec![c("n1", "a", 5), d("n1", 300_000)]));

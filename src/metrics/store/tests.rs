@@ -2,10 +2,7 @@ use super::*;
 use crate::metrics::Sample;
 
 fn poll(samples: Vec<Sample>) -> Parsed {
-    Parsed {
-        samples,
-        ..Default::default()
-    }
+    Parsed::from(samples)
 }
 
 fn c(v: u64) -> Parsed {

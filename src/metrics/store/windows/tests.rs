@@ -71,10 +71,7 @@ fn kept_intervals_answer_what_the_store_answers() {
         if step >= 20 {
             samples.push(Sample::counter("c_total", &[("dev", "late")], v[2]));
         }
-        let poll = Parsed {
-            samples,
-            ..Default::default()
-        };
+        let poll = Parsed::from(samples);
         st.ingest(src, at, &poll);
         if step == 25 {
             // The same instant again: the newest value is replaced.
@@ -134,13 +131,10 @@ fn only_series_asked_about_hold_entries() {
     let src = st.add_source("n1", 1000);
     let mut w = Windows::default();
     for step in 0..30i64 {
-        let samples = (0..40u64)
+        let samples: Vec<Sample> = (0..40u64)
             .map(|d| Sample::counter("c_total", &[("dev", &d.to_string())], d * step as u64))
             .collect();
-        let poll = Parsed {
-            samples,
-            ..Default::default()
-        };
+        let poll = Parsed::from(samples);
         st.ingest(src, step * 1000, &poll);
         let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
         // The newest series first, then a few older ones; never most of them.
@@ -192,14 +186,7 @@ fn runs_of_older_intervals_answer_what_the_store_answers() {
                 step as u64 * 3,
             ));
         }
-        st.ingest(
-            src,
-            at,
-            &Parsed {
-                samples,
-                ..Default::default()
-            },
-        );
+        st.ingest(src, at, &Parsed::from(samples));
         if step == 120 {
             st.ingest(
                 src,
