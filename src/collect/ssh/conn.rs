@@ -456,14 +456,18 @@ fn aes_in_hardware() -> bool {
 }
 
 /// The most data one SSH packet to a node may carry (russh: 32 KiB). The session keeps a read
-/// buffer as large as the largest packet it has read, for as long as it lives: a node's first
-/// stream frame (~30 KB) left 32-64 KiB per connection, 26 KB a node in massif at N=64. Under
-/// 16 KiB with room for the packet's header, padding and MAC, the whole packet fits in 16 KiB
-/// (16 KB a node). Switches keep russh's size: their ~200 KB answers every poll came in half
-/// again as many TCP segments with this one and took ~1 ms more client CPU a poll (N=8). (The
-/// channel window stays russh's 2 MiB: russh opens it again as data arrives, not as it is read,
-/// so it bounds nothing in memory; the 100-message queue per channel does.)
-pub const NODE_MAX_PACKET: u32 = (16 << 10) - 256;
+/// buffer as large as the largest packet it has read, for as long as it lives (russh 0.65.1
+/// client/mod.rs:1403 one per session, cipher/mod.rs:334 grown to the packet, start_reading
+/// only clears it): a node's first stream frame (~30 KB) left 32-64 KiB per connection. Under
+/// 8 KiB with room for the packet's header, padding and MAC, the whole packet fits in 8 KiB:
+/// glibc's in-use heap at N=64 (stream, 60 s) 18.55 MB at 16 KiB, 17.74 at 8, 17.68 at 4
+/// (~12.7 KB less a node at 8, nothing measurable more at 4); export's instructions at N=8
+/// 7.00-7.44 M a second at 16, 6.91 at 8, 7.36 at 4 (callgrind). Switches keep russh's size:
+/// their ~200 KB answers every poll came in half again as many TCP segments with 16 KiB and
+/// took ~1 ms more client CPU a poll (N=8). (The channel window stays russh's 2 MiB: russh
+/// opens it again as data arrives, not as it is read, so it bounds nothing in memory; the
+/// 100-message queue per channel does.)
+pub const NODE_MAX_PACKET: u32 = (8 << 10) - 256;
 
 /// Read buffers of a direct connection (held as long as it lives: 512 nodes hold 2 MiB).
 const NODE_READ_BUFFER: usize = 4 << 10;
