@@ -321,6 +321,12 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
                 act(a, &mut app, &feed, &mut recorder, &mut focused);
             }
         }
+        if let Feed::Live { keep_raw, .. } = &feed {
+            // The collectors keep raw outputs exactly while a recording is open (started or
+            // stopped by a key, or stopped by a write error); polls already on their way without
+            // them are not recorded.
+            keep_raw.set(recorder.is_some());
+        }
         if app.quit {
             break;
         }
@@ -459,14 +465,8 @@ fn act(
                 tokio::spawn(f.stop());
             }
         }
-        (
-            Action::ToggleRecord,
-            Feed::Live {
-                sources, keep_raw, ..
-            },
-        ) => match recorder.take() {
+        (Action::ToggleRecord, Feed::Live { sources, .. }) => match recorder.take() {
             Some(w) => {
-                keep_raw.set(false);
                 let path = w.path().display().to_string();
                 match w.finish(now_ms()) {
                     Ok(s) => app.say(format!("recorded {} polls to {path}", s.polls)),
@@ -482,8 +482,6 @@ fn act(
                 let path = std::path::PathBuf::from(name);
                 match crate::record::Writer::create(&path, &app.cfg, sources.iter().map(|s| &**s)) {
                     Ok(w) => {
-                        // Polls already on their way without raw outputs are not recorded.
-                        keep_raw.set(true);
                         app.say(format!("recording to {} (r stops)", path.display()));
                         app.recording = Some(path.display().to_string());
                         *recorder = Some(w);
