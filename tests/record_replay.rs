@@ -207,6 +207,30 @@ async fn a_recording_started_mid_run_replays_to_the_live_polls_from_its_start() 
     assert_eq!(cut, None);
     same_polls(&recorded, &replayed);
     assert_eq!(dump(&store), dump(&recorded_store));
+
+    // Sources whose polls all came before `r` are not down in the replay's table: the recording
+    // just holds none of their polls.
+    let unrecorded: Vec<&str> = store
+        .sources()
+        .filter(|(_, h)| h.up.is_none())
+        .map(|(_, h)| h.name.as_str())
+        .collect();
+    let table = rocetop::cmd::record::replay_print(&path, rocetop::output::Format::Table)
+        .await
+        .expect("table");
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("Sources:"))
+        .expect("sources line");
+    assert!(!line.contains("no answer"), "{line}");
+    assert_eq!(
+        line.contains("not polled in the recording"),
+        !unrecorded.is_empty(),
+        "{line} ({unrecorded:?})"
+    );
+    for name in unrecorded {
+        assert!(line.contains(name), "{line}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -234,7 +234,7 @@ fn rendered(parsed: &Parsed, format: Format, name: &str) -> String {
     let mut out = if format == Format::Prom {
         prom::render(&store, false, false)
     } else {
-        table::render(&store)
+        table::render(&store, table::Silent::NoAnswer)
     };
     let notes = notes(parsed);
     if format == Format::Prom {

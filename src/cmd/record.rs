@@ -225,6 +225,6 @@ pub async fn replay_print(path: &Path, format: Format) -> Result<String, String>
     Ok(match format {
         Format::Prom => prom::render(&r.store, true, true),
         Format::Json => json::render(&r.store),
-        Format::Table => table::render(&r.store),
+        Format::Table => table::render(&r.store, table::Silent::NotRecorded),
     })
 }

@@ -61,7 +61,7 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
             &episodes,
             &crate::app::pairing::Links::of(cfg, &store),
         ),
-        Format::Table => table::render(&store),
+        Format::Table => table::render(&store, table::Silent::NoAnswer),
     };
     Outcome { text, failed }
 }

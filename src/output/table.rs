@@ -3,6 +3,7 @@
 
 use crate::metrics::human::{self, name};
 use crate::metrics::query::{Agg, latest, pause_fraction_by, rate_by};
+use crate::metrics::store::SourceHealth;
 use crate::metrics::{Store, Value, names};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,9 +13,18 @@ fn rate(v: Option<f64>) -> String {
     human::num(v)
 }
 
+/// What a source that never answered means where the table is printed: `snapshot` waited for it
+/// ("no answer"); a replay only holds the polls inside the recording, so a source whose polls fell
+/// outside it was simply not recorded, and is not down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Silent {
+    NoAnswer,
+    NotRecorded,
+}
+
 /// One pass per metric (grouped rates), so the table costs O(series log series): 20k ports are
 /// as cheap per row as 20.
-pub fn render(store: &Store) -> String {
+pub fn render(store: &Store, silent: Silent) -> String {
     let mut out = String::new();
     let ecn = names::rdma_counter("np_ecn_marked_roce_packets");
     let cnp = names::rdma_counter("np_cnp_sent");
@@ -73,28 +83,7 @@ pub fn render(store: &Store) -> String {
             name::PFC_TX
         );
     }
-    let down: Vec<String> = store
-        .sources()
-        .filter(|(_, h)| h.up != Some(true))
-        .map(|(_, h)| {
-            format!(
-                "{} ({})",
-                h.name,
-                h.last_error.as_deref().unwrap_or("no answer")
-            )
-        })
-        .collect();
-    let total = store.sources().count();
-    let _ = writeln!(
-        out,
-        "Sources:          {} of {total} up{}",
-        total - down.len(),
-        if down.is_empty() {
-            String::new()
-        } else {
-            format!("; down: {}", down.join(", "))
-        }
-    );
+    sources_line(&mut out, store, silent);
 
     if !nodes.is_empty() {
         let _ = writeln!(
@@ -218,4 +207,81 @@ pub fn render(store: &Store) -> String {
         }
     }
     out
+}
+
+/// "Sources: 11 of 20 up; down: a (why), …", and, in a replay, the sources the recording holds no
+/// poll of apart from the down ones.
+fn sources_line(out: &mut String, store: &Store, silent: Silent) {
+    let unpolled = |h: &SourceHealth| h.up.is_none();
+    let not_recorded: Vec<&str> = store
+        .sources()
+        .filter(|(_, h)| silent == Silent::NotRecorded && unpolled(h))
+        .map(|(_, h)| h.name.as_str())
+        .collect();
+    let down: Vec<String> = store
+        .sources()
+        .filter(|(_, h)| h.up != Some(true))
+        .filter(|(_, h)| silent == Silent::NoAnswer || !unpolled(h))
+        .map(|(_, h)| {
+            format!(
+                "{} ({})",
+                h.name,
+                h.last_error.as_deref().unwrap_or("no answer")
+            )
+        })
+        .collect();
+    let total = store.sources().count() - not_recorded.len();
+    let _ = write!(
+        out,
+        "Sources:          {} of {total} up",
+        total - down.len()
+    );
+    if !down.is_empty() {
+        let _ = write!(out, "; down: {}", down.join(", "));
+    }
+    if !not_recorded.is_empty() {
+        let _ = write!(
+            out,
+            "; not polled in the recording: {}",
+            not_recorded.join(", ")
+        );
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Parsed;
+
+    /// One source up, one failed, one never polled: `snapshot` calls the silent one down, a
+    /// replay says the recording holds no poll of it.
+    #[test]
+    fn a_source_never_polled_is_down_in_a_snapshot_and_not_recorded_in_a_replay() {
+        let mut st = Store::new(60_000, 100);
+        let (up, failed, _silent) = (
+            st.add_source("n1", 1000),
+            st.add_source("n2", 1000),
+            st.add_source("topology", 60_000),
+        );
+        st.ingest(up, 1_000, &Parsed::default());
+        st.fail(failed, 1_000, "timed out");
+        let line = |s: Silent| {
+            let t = render(&st, s);
+            t.lines()
+                .find(|l| l.starts_with("Sources:"))
+                .map(str::to_string)
+        };
+        assert_eq!(
+            line(Silent::NoAnswer).as_deref(),
+            Some("Sources:          1 of 3 up; down: n2 (timed out), topology (no answer)")
+        );
+        assert_eq!(
+            line(Silent::NotRecorded).as_deref(),
+            Some(
+                "Sources:          1 of 2 up; down: n2 (timed out); \
+                 not polled in the recording: topology"
+            )
+        );
+    }
 }
