@@ -5,12 +5,14 @@
 pub mod alerts;
 pub mod episodes;
 pub mod focus;
+mod hold;
 mod keys;
 pub mod lossless;
 mod lossless_switch;
 pub mod pairing;
 pub mod ports;
 pub mod source;
+pub mod tab;
 pub mod table;
 pub mod travel;
 pub mod view;
@@ -25,46 +27,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tab {
-    Overview,
-    Queues,
-    Pfc,
-    Congestion,
-    Latency,
-    Log,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 6] = [
-        Tab::Overview,
-        Tab::Queues,
-        Tab::Pfc,
-        Tab::Congestion,
-        Tab::Latency,
-        Tab::Log,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Overview => "Overview",
-            Tab::Queues => "Queues",
-            Tab::Pfc => "PFC",
-            Tab::Congestion => "ECN/CNP",
-            Tab::Latency => "Latency",
-            Tab::Log => "Log",
-        }
-    }
-
-    pub fn index(self) -> usize {
-        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
-    }
-
-    fn step(self, by: isize) -> Tab {
-        let n = Tab::ALL.len() as isize;
-        Tab::ALL[((self.index() as isize + by).rem_euclid(n)) as usize]
-    }
-}
+pub use tab::Tab;
 
 /// Everything that can change the screen's state.
 #[derive(Debug)]
@@ -481,60 +444,6 @@ impl App {
             // Taken by `focus_first`.
             Event::Focused { .. } | Event::FocusRefused { .. } | Event::FocusCollected(_) => false,
         }
-    }
-
-    fn hold(&mut self, ev: Event) {
-        let ev = match ev {
-            // Raw outputs are for recordings; the screen keeps only the log lines while held.
-            Event::Collected(mut c) => {
-                let lines = log_lines(&c);
-                if !lines.is_empty() {
-                    self.held.push_back(Event::LogLines {
-                        source: c.source,
-                        lines,
-                    });
-                }
-                c.raw = None;
-                Event::Collected(c)
-            }
-            ev => ev,
-        };
-        self.held.push_back(ev);
-        if self.held.len() > FROZEN_MAX {
-            if let Some(old) = self.held.pop_front() {
-                self.apply_held(old);
-            }
-        }
-    }
-
-    fn apply_held(&mut self, ev: Event) {
-        match ev {
-            Event::Collected(c) => {
-                c.apply(self.live_mut());
-                self.topology_arrived(&c);
-            }
-            Event::LogLines { lines, .. } => self.push_log(lines),
-            _ => {}
-        }
-    }
-
-    /// `f`: freeze the view (collection goes on, held back), or catch up with everything held.
-    pub fn toggle_freeze(&mut self) {
-        match self.frozen {
-            None => self.frozen = Some(self.now),
-            Some(_) => {
-                self.frozen = None;
-                while let Some(ev) = self.held.pop_front() {
-                    self.apply_held(ev);
-                }
-                self.eval_alerts();
-            }
-        }
-    }
-
-    /// Polls waiting for the view to unfreeze.
-    pub fn held_count(&self) -> usize {
-        self.held.len()
     }
 
     fn push_log(&mut self, lines: Vec<String>) {
