@@ -6,6 +6,9 @@ use crate::metrics::rate::Width;
 use crate::metrics::{Scale, SeriesKey, Ts, Value};
 use std::collections::VecDeque;
 
+/// The two newest points of a series with their times, older first ([`Series::two`]).
+pub(super) type TwoAt = ((hist::At, Ts), (hist::At, Ts));
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Counter(Width),
@@ -175,7 +178,7 @@ impl Series {
     }
 
     /// The two newest points with their times, undecoded, older first.
-    pub(super) fn two(&self, st: &Store) -> Option<((hist::At, Ts), (hist::At, Ts))> {
+    pub(super) fn two(&self, st: &Store) -> Option<TwoAt> {
         let (a, b) = self.points.last_two(&st.slab)?;
         let clock = self.clock(st)?;
         Some(((a, clock.time(a.seq)?), (b, clock.time(b.seq)?)))

@@ -2,6 +2,7 @@
 //! intervals.
 
 use super::Windows;
+use super::entry::Tip;
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate};
 use crate::metrics::store::{Kind, SeriesId, Store, Ts};
@@ -68,10 +69,13 @@ impl Windows {
             }
             return;
         }
-        let two = s.two(st);
-        let Some((e, width)) = self.sync(st, id) else {
+        let Kind::Counter(width) = s.kind() else {
             return;
         };
+        // The two newest points read once: for the sync and for the newest interval.
+        let two = s.two(st);
+        let i = self.sync_tip(st, id, s, width, Tip::of(st, s, two));
+        let e = &self.per[i];
         if !e.covers(since, true) {
             for (t, r) in st.rates(id, since) {
                 f(t, r);

@@ -4,7 +4,8 @@
 use super::{Windows, far};
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
-use crate::metrics::store::{Kind, SeriesId, Store, Ts};
+use crate::metrics::store::series::TwoAt;
+use crate::metrics::store::{Kind, Series, SeriesId, Store, Ts};
 use std::collections::VecDeque;
 
 /// The interval from `(a, araw)` to `(b, braw)`, its steps from `rate.rs`.
@@ -31,11 +32,17 @@ impl Entry {
         if self.ivs.front().is_none_or(after) {
             return 0;
         }
+        // The timeline asks for its newest seconds: the last interval or the one before.
+        let len = self.ivs.len();
+        for back in 1..=2.min(len) {
+            if !after(&self.ivs[len - back]) {
+                return len - back + 1;
+            }
+        }
         // A frame asks for the same window a second later than the last one: the answer is the
         // last one's or a step or two on. Walking from it reads one or two intervals where a
         // binary search over thousands of series' deques missed the cache at every step.
         let hint = &self.hints[usize::from(or_at)];
-        let len = self.ivs.len();
         let mut i = (hint.get().saturating_sub(self.popped) as usize).min(len);
         let mut steps = 0;
         while i < len && !after(&self.ivs[i]) && steps < HINT_STEPS {
@@ -143,21 +150,36 @@ impl Windows {
     /// Bring `id`'s entry up to date with the store: drop intervals whose start expired, add the
     /// points that arrived since (all but the newest). `None` for a series that is not a counter.
     pub(super) fn sync(&mut self, st: &Store, id: SeriesId) -> Option<(&Entry, Width)> {
+        let s = st.get(id)?;
+        let Kind::Counter(width) = s.kind() else {
+            return None;
+        };
+        let i = self.sync_tip(st, id, s, width, Tip::of(st, s, s.two(st)));
+        Some((&self.per[i], width))
+    }
+
+    /// [`Windows::sync`] of counter `s` (`id`) whose newest points `tip` the caller has read
+    /// (the timeline reads them for the newest interval too: read once, not twice a series).
+    /// Returns the index of its entry in `per`.
+    pub(super) fn sync_tip(
+        &mut self,
+        st: &Store,
+        id: SeriesId,
+        s: &Series,
+        width: Width,
+        tip: Option<Tip>,
+    ) -> usize {
         if self.store != st.uid() {
             self.per.clear();
             self.slot.clear();
             self.store = st.uid();
         }
-        let s = st.get(id)?;
-        let Kind::Counter(width) = s.kind() else {
-            return None;
-        };
         let scale = s.scale();
         let i = self.entry_of(id);
         let e = &mut self.per[i];
-        let Some((_, newest)) = s.last(st) else {
+        let Some(Tip { newest, second }) = tip else {
             *e = Entry::default();
-            return Some((&self.per[i], width));
+            return i;
         };
         // Expired at the front (retention, or the per-series point limit).
         let first = s
@@ -177,7 +199,6 @@ impl Windows {
         if e.end.is_some_and(|(t, _)| first.is_none_or(|f| t < f)) {
             *e = Entry::default();
         }
-        let second = s.two(st).map(|((a, ta), _)| (ta, a.raw));
         if e.newest == Some(newest) {
             // Nothing arrived since.
         } else if let (Some(n), Some((t, raw))) = (e.newest, second)
@@ -209,7 +230,7 @@ impl Windows {
                     Some((t, _)) if p.t == t => {
                         // Never expected (decoded points do not change): start afresh.
                         *e = Entry::default();
-                        return self.sync(st, id);
+                        return self.sync_tip(st, id, s, width, tip);
                     }
                     Some((t, raw)) => e.push(iv(t, raw, p.t, p.raw, width, scale)),
                     None => {}
@@ -232,6 +253,30 @@ impl Windows {
             // A first decoding held more than is kept.
             e.ivs.shrink_to_fit();
         }
-        Some((&self.per[i], width))
+        i
+    }
+}
+
+/// A series' newest point's time and the one before it (time, raw value), as
+/// [`Windows::sync_tip`] reads them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tip {
+    pub(super) newest: Ts,
+    pub(super) second: Option<(Ts, u64)>,
+}
+
+impl Tip {
+    /// From the two newest points `two` of `s` if read, else its newest alone (`None`: no point).
+    pub(super) fn of(st: &Store, s: &Series, two: Option<TwoAt>) -> Option<Tip> {
+        match two {
+            Some(((a, ta), (_, tb))) => Some(Tip {
+                newest: tb,
+                second: Some((ta, a.raw)),
+            }),
+            None => s.last(st).map(|(_, newest)| Tip {
+                newest,
+                second: None,
+            }),
+        }
     }
 }

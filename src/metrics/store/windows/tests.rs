@@ -252,3 +252,49 @@ fn a_late_memo_answers_long_windows_from_the_store() {
         assert_eq!(got, st.rates(id, since), "since {since}");
     }
 }
+
+/// The timeline's way of asking: once a poll, for the seconds from the previous newest point on
+/// (so each ask finds one point arrived, the intervals read from the newest end), through a
+/// failed poll (a gap), a counter reset, a replaced newest point and expiry of the store's
+/// oldest points; every answer is the store's own, decoded from scratch.
+#[test]
+fn the_timelines_newest_seconds_are_the_stores_own() {
+    // Retention 8 s: points expire from the front while intervals are kept (keep 180 s).
+    let mut st = Store::new(8_000, 1000);
+    let src = st.add_source("n1", 1000);
+    let poll = |v: u64| Parsed::from(vec![Sample::counter("c_total", &[], v)]);
+    let mut w = Windows::default();
+    let mut v = 0u64;
+    let mut asked = 0;
+    for step in 0..60i64 {
+        let at = step * 1000;
+        if step % 17 == 9 {
+            st.fail(src, at, "timeout");
+            continue;
+        }
+        v = if step == 31 {
+            4
+        } else {
+            v + 10 + step as u64 % 3
+        };
+        st.ingest(src, at, &poll(v));
+        // At step 40 the newest point is replaced after it was asked about (a second answer
+        // stamped at the same time), and asked about again.
+        for again in 0..=usize::from(step == 40) {
+            if again == 1 {
+                v += 7;
+                st.ingest(src, at, &poll(v));
+            }
+            let id = st.all().next().map(|(id, _)| id).expect("a series");
+            // The column of the previous poll, and the one a second before it.
+            for since in [at - 1_000, at - 1_500] {
+                let mut got = Vec::new();
+                w.rates_each(&st, id, since, |t, r| got.push((t, r)));
+                assert_eq!(got, st.rates(id, since), "step {step}, since {since}");
+                asked += got.len();
+            }
+        }
+    }
+    // Every ask after the first had intervals to compare.
+    assert!(asked > 150, "{asked}");
+}
