@@ -362,7 +362,7 @@ mod tests {
         ];
         let t = |s: &str| Cell::new(Val::Text(s.into()));
         let warn = |s: &str| Cell::tone(Val::Text(s.into()), Tone::Warn);
-        let rows = vec![
+        let rows = [
             row(
                 vec![t("gpu1"), t("12.3k"), t("ens1"), t("0"), t("x")],
                 Tone::Normal,
