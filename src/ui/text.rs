@@ -83,13 +83,18 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
     for span in &line.spans {
         let style = base.patch(span.style);
         let text: &str = span.content.as_ref();
-        if text.chars().all(one_cell) {
+        if text.bytes().all(|b| matches!(b, b' '..=b'~')) || text.chars().all(one_cell) {
             let mut cells = row[used..].iter_mut();
             for c in text.chars() {
                 let Some(cell) = cells.next() else {
                     return;
                 };
-                cell.set_char(c).set_style(style);
+                // A cleared cell reads as a space already (`Cell::EMPTY` has no symbol, equal
+                // to " "): a table's padding, about half its cells, made a new symbol each.
+                if c != ' ' || cell.symbol() != " " {
+                    cell.set_char(c);
+                }
+                cell.set_style(style);
                 used += 1;
             }
             continue;
@@ -119,7 +124,7 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
 /// of general punctuation, arrows, mathematical operators, box drawing, block elements (the
 /// sparklines' bars) and geometric shapes but the two wide ones. The Overview's episode and
 /// alert lines (`→`, `·`, `…`, `µ`, `×`) took the clusters' path over ~300 cells a frame.
-fn one_cell(c: char) -> bool {
+pub(super) fn one_cell(c: char) -> bool {
     matches!(c,
         ' '..='~'
         | '\u{a1}'..='\u{ac}'
