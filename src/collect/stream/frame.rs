@@ -140,6 +140,9 @@ pub struct Reassembler {
     state: State,
     /// The last dump between frames, after [`Self::pack`] (`text` and `starts` are empty then).
     packed: Option<pack::Packed>,
+    /// In a frame after one packed: the dump before the frame, packed; the next [`Self::pack`]
+    /// builds from it (only the lines the frame set are compared with the template again).
+    before: Option<pack::Packed>,
 }
 
 impl Default for Reassembler {
@@ -162,6 +165,7 @@ impl Reassembler {
             next_seq: 0,
             state: State::Idle,
             packed: None,
+            before: None,
         }
     }
 
@@ -172,7 +176,12 @@ impl Reassembler {
         if self.packed.is_some() || !matches!(self.state, State::Idle) {
             return;
         }
-        self.packed = Some(pack::Packed::new(&self.text, &self.starts));
+        self.packed = Some(match self.before.take() {
+            // `text` is `before`'s dump but for the lines `set` marks (or, if the frame failed,
+            // `before`'s own): lines not set are taken as they were packed.
+            Some(b) => b.update(&self.text, &self.starts, &self.set),
+            None => pack::Packed::new(&self.text, &self.starts),
+        });
         self.text = String::new();
         self.starts = Vec::new();
         self.changes = Vec::new();
@@ -181,11 +190,12 @@ impl Reassembler {
         self.set = Vec::new();
     }
 
-    /// The last dump's text back from [`Self::pack`].
+    /// The last dump's text back from [`Self::pack`], kept packed too for the next `pack`
+    /// (a dump not packed since the frame before has none: it is packed anew).
     fn unpack(&mut self) {
-        if let Some(p) = self.packed.take() {
+        self.before = self.packed.take().inspect(|p| {
             (self.text, self.starts) = p.unpack();
-        }
+        });
     }
 
     /// Feed one line (without its `\n`); a complete dump (a copy of [`Self::dump`]) when it

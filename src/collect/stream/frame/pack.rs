@@ -35,16 +35,27 @@ fn template(text: &str, starts: &[u32]) -> Arc<Template> {
     .clone()
 }
 
-/// A dump's lines, each the template's same line up to `keep` bytes, then its tail.
+/// A dump as its differences from the template: the lines that are not the template's same
+/// line, each as how many first bytes it shares with it (`keep`) and its own rest (its tail).
+/// A line the same as the template's is not kept at all (most of a node's `ethtool -S` lines:
+/// counters that do not move print the same on every node).
 #[derive(Debug)]
 pub(super) struct Packed {
     tpl: Arc<Template>,
-    /// Per line: the bytes taken from the template's line (at most `u16::MAX`: the tail holds
-    /// the rest of a longer shared start).
-    keep: Box<[u16]>,
-    /// Per line: where its tail ends in `tails` (it starts where the line before's ends).
-    ends: Box<[u32]>,
+    /// Lines in the dump.
+    n: u32,
+    /// The lines that differ, in order.
+    diffs: Box<[Diff]>,
     tails: Box<str>,
+}
+
+/// Line `line` (from 0): the template's same line up to `keep` bytes (none past the template's
+/// end), then its tail, which ends at `end` in `tails` (and starts where the diff before's ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Diff {
+    line: u32,
+    keep: u32,
+    end: u32,
 }
 
 impl Packed {
@@ -55,46 +66,172 @@ impl Packed {
 
     fn against(tpl: Arc<Template>, text: &str, starts: &[u32]) -> Packed {
         let n = starts.len() - 1;
-        let (mut keep, mut ends) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut tails = String::new();
+        let (mut diffs, mut tails) = (Vec::new(), String::new());
         for i in 0..n {
-            let line = super::line_in(text, starts, i).unwrap_or("");
-            let k = shared(line, tpl.line(i));
-            keep.push(k as u16);
-            tails.push_str(&line[k..]);
-            // Below 4 GiB: the dump's own length is (checked in `apply`).
-            ends.push(tails.len() as u32);
+            diff(&tpl, text, starts, i, &mut diffs, &mut tails);
         }
         Packed {
             tpl,
-            keep: keep.into(),
-            ends: ends.into(),
+            // Below 4 GiB: the dump's own length is (checked in `apply`), and so its lines.
+            n: n as u32,
+            diffs: diffs.into(),
             tails: tails.into(),
         }
     }
 
     pub(super) fn line_count(&self) -> usize {
-        self.keep.len()
+        self.n as usize
+    }
+
+    /// Where diff `j`'s tail starts in `tails`.
+    fn tail_from(&self, j: usize) -> usize {
+        j.checked_sub(1).map_or(0, |j| self.diffs[j].end as usize)
+    }
+
+    /// The dump `text` (lines at `starts`) where it is this one's but for the lines `set` marks
+    /// (one a line): built from this one, the diffs of unset lines and their tails copied in
+    /// runs (a frame sets a few dozen of ~840 lines, and packing every line again was most of a
+    /// node's frame), the set lines compared with the template. Another line count: packed anew.
+    pub(super) fn update(&self, text: &str, starts: &[u32], set: &[bool]) -> Packed {
+        let n = starts.len() - 1;
+        if self.line_count() != n || set.len() != n {
+            return Self::against(self.tpl.clone(), text, starts);
+        }
+        let mut diffs = Vec::with_capacity(self.diffs.len() + 8);
+        let mut tails = String::with_capacity(self.tails.len() + 64);
+        let old = &self.diffs[..];
+        let mut j = 0;
+        let copy = |a: usize, b: usize, diffs: &mut Vec<Diff>, tails: &mut String| {
+            if a < b {
+                let (from, to) = (self.tail_from(a), old[b - 1].end as usize);
+                let shift = (tails.len() as u32).wrapping_sub(from as u32);
+                diffs.extend(old[a..b].iter().map(|d| Diff {
+                    end: d.end.wrapping_add(shift),
+                    ..*d
+                }));
+                tails.push_str(&self.tails[from..to]);
+            }
+        };
+        for (i, _) in set.iter().enumerate().filter(|(_, s)| **s) {
+            let a = j;
+            while j < old.len() && (old[j].line as usize) < i {
+                j += 1;
+            }
+            copy(a, j, &mut diffs, &mut tails);
+            if j < old.len() && old[j].line as usize == i {
+                j += 1;
+            }
+            diff(&self.tpl, text, starts, i, &mut diffs, &mut tails);
+        }
+        copy(j, old.len(), &mut diffs, &mut tails);
+        Packed {
+            tpl: self.tpl.clone(),
+            n: self.n,
+            diffs: diffs.into(),
+            tails: tails.into(),
+        }
     }
 
     /// The dump back: its text and line starts.
+    ///
+    /// In copies of runs of the template between the lines that differ, not line by line;
+    /// the starts of a run's lines are the template's, shifted.
     pub(super) fn unpack(&self) -> (String, Vec<u32>) {
         let n = self.line_count();
-        let len = self.keep.iter().map(|&k| k as usize + 1).sum::<usize>() + self.tails.len();
-        let mut text = String::with_capacity(len);
-        let mut starts = Vec::with_capacity(n + 1);
+        let (tpl, ts) = (&self.tpl.text[..], &self.tpl.starts[..]);
+        let nt = ts.len() - 1;
+        let both = n.min(nt);
+        // The exact length: the template's lines, less and more for the lines that differ.
+        let mut len = ts[both] as isize;
+        for (j, d) in self.diffs.iter().enumerate() {
+            let (i, tail) = (d.line as usize, d.end as usize - self.tail_from(j));
+            len += match i < nt {
+                true => (d.keep as usize + tail) as isize - (ts[i + 1] - ts[i] - 1) as isize,
+                false => tail as isize + 1,
+            };
+        }
+        let mut o = Out {
+            text: String::with_capacity(len.max(0) as usize),
+            starts: Vec::with_capacity(n + 1),
+            line_from: 0,
+            run_from: 0,
+            shift: 0,
+        };
         let mut from = 0;
-        for i in 0..n {
-            starts.push(text.len() as u32);
-            let end = self.ends[i] as usize;
-            text.push_str(&self.tpl.line(i)[..self.keep[i] as usize]);
-            text.push_str(&self.tails[from..end]);
-            text.push('\n');
+        for d in &self.diffs[..] {
+            let (i, k, end) = (d.line as usize, d.keep as usize, d.end as usize);
+            o.flush(tpl, ts, i.min(nt));
+            o.starts.push(o.text.len() as u32);
+            if i < nt {
+                let t = ts[i] as usize;
+                o.text.push_str(&tpl[t..t + k]);
+                o.text.push_str(&self.tails[from..end]);
+                // Its `\n`: the template's, which the run from here starts with.
+                o.run_from = ts[i + 1] as usize - 1;
+                o.shift = (o.text.len() as u32).wrapping_sub(o.run_from as u32);
+            } else {
+                o.text.push_str(&self.tails[from..end]);
+                o.text.push('\n');
+            }
+            o.line_from = i + 1;
             from = end;
         }
-        starts.push(text.len() as u32);
-        (text, starts)
+        o.flush(tpl, ts, both);
+        o.starts.push(o.text.len() as u32);
+        (o.text, o.starts)
     }
+}
+
+/// A dump being unpacked: lines `line_from..` are the template's, from its byte `run_from`,
+/// which is `shift` bytes on in `text`.
+struct Out {
+    text: String,
+    starts: Vec<u32>,
+    line_from: usize,
+    run_from: usize,
+    shift: u32,
+}
+
+impl Out {
+    /// The template's lines up to `to` (not past its end), in one copy.
+    fn flush(&mut self, tpl: &str, ts: &[u32], to: usize) {
+        if self.line_from <= to {
+            // Copied, then shifted in place (a loop the compiler makes wide: ~840 lines).
+            let (at, shift) = (self.starts.len(), self.shift);
+            self.starts.extend_from_slice(&ts[self.line_from..to]);
+            for s in &mut self.starts[at..] {
+                *s = s.wrapping_add(shift);
+            }
+            self.text.push_str(&tpl[self.run_from..ts[to] as usize]);
+            (self.line_from, self.run_from) = (to, ts[to] as usize);
+        }
+    }
+}
+
+/// Line `i` of `text` (lines at `starts`) as a diff against `tpl`, pushed unless it is the
+/// template's same line.
+fn diff(
+    tpl: &Template,
+    text: &str,
+    starts: &[u32],
+    i: usize,
+    diffs: &mut Vec<Diff>,
+    tails: &mut String,
+) {
+    let line = super::line_in(text, starts, i).unwrap_or("");
+    let past = i + 1 >= tpl.starts.len();
+    let t = tpl.line(i);
+    let k = shared(line, t);
+    if !past && k == line.len() && k == t.len() {
+        return;
+    }
+    tails.push_str(&line[k..]);
+    diffs.push(Diff {
+        line: i as u32,
+        keep: k as u32,
+        // Below 4 GiB: the dump's own length is.
+        end: tails.len() as u32,
+    });
 }
 
 /// How many first bytes `line` shares with `tpl`, at a character boundary of both (equal bytes
@@ -166,7 +303,13 @@ mod tests {
         let (t2, s2) = dump(&[&format!("{path}456"), "rx_bytes: 71", "same", "new"]);
         let q = Packed::against(tpl, &t2, &s2);
         assert_eq!(q.tails.as_ref(), "4561new");
-        assert_eq!(&q.keep[..], &[path.len() as u16, 11, 4, 0]);
+        let d = |line, keep, end| Diff { line, keep, end };
+        let want = [d(0, path.len() as u32, 3), d(1, 11, 4), d(3, 0, 7)];
+        assert_eq!(
+            &q.diffs[..],
+            &want[..],
+            "the line that is the template's is not kept"
+        );
         assert_eq!(q.unpack(), (t2, s2));
     }
 
@@ -188,5 +331,66 @@ mod tests {
         assert_eq!(shared("0123456789λ", "0123456789μ"), 10);
         let long = "a".repeat(70_000);
         assert_eq!(shared(&long, &long), u16::MAX as usize);
+    }
+
+    #[test]
+    fn a_dump_packed_from_the_last_over_many_frames_is_the_dump() {
+        // A small deterministic generator: no dependency on the order tests run in.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let words = ["rx_bytes: ", "tx_bytes: ", "λμ: ", "/sys/x/y: ", "", "ñ"];
+        let mut lines: Vec<String> = (0..40)
+            .map(|i| format!("{}{i}", words[i % words.len()]))
+            .collect();
+        let tpl = {
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let (t, s) = dump(&refs);
+            Arc::new(Template {
+                text: t.into(),
+                starts: s.into(),
+            })
+        };
+        let pack = |lines: &[String]| {
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            dump(&refs)
+        };
+        let (t, s) = pack(&lines);
+        let mut p = Packed::against(tpl.clone(), &t, &s);
+        for frame in 0..300 {
+            let mut set = vec![false; lines.len()];
+            if frame % 37 == 36 {
+                // A resize: lines added or removed (past the template's end too).
+                let n = 1 + rnd(70) as usize;
+                lines.resize_with(n, || format!("new λ{}", rnd(1000)));
+                set = vec![true; n];
+            } else {
+                for _ in 0..rnd(6) {
+                    let i = rnd(lines.len() as u64) as usize;
+                    let w = words[rnd(words.len() as u64) as usize];
+                    lines[i] = format!("{w}{}", rnd(100_000));
+                    set[i] = true;
+                }
+                // A line marked set but the same (a frame may resend a line unchanged).
+                let i = rnd(lines.len() as u64) as usize;
+                set[i] = true;
+            }
+            let (t, s) = pack(&lines);
+            let q = p.update(&t, &s, &set);
+            assert_eq!(q.unpack(), (t.clone(), s.clone()), "frame {frame}");
+            let fresh = Packed::against(tpl.clone(), &t, &s);
+            assert_eq!(q.diffs, fresh.diffs, "frame {frame}");
+            assert_eq!(q.n, fresh.n, "frame {frame}");
+            assert_eq!(q.tails, fresh.tails, "frame {frame}");
+            p = q;
+        }
+        // Every line set: as packed anew.
+        let (t, s) = pack(&lines);
+        let q = p.update(&t, &s, &vec![true; lines.len()]);
+        assert_eq!(q.unpack(), (t, s));
     }
 }
