@@ -120,6 +120,8 @@ async fn follow(
             )
         });
         poll::timing::POLLS.observe(started.elapsed());
+        // Between frames (most of the stream's life) the dump is kept small (frame/pack.rs).
+        reasm.pack();
         if tx.send(keep.apply(c)).await.is_err() {
             return Ended::Stop;
         }

@@ -138,6 +138,11 @@ pub struct Reassembler {
     resized: bool,
     next_seq: u64,
     state: State,
+    /// The last dump between frames, after [`Self::pack`] (`text` and `starts` are empty then).
+    packed: Option<pack::Packed>,
+    /// In a frame after one packed: the dump before the frame, packed; the next [`Self::pack`]
+    /// builds from it (only the lines the frame set are compared with the template again).
+    before: Option<pack::Packed>,
 }
 
 impl Default for Reassembler {
@@ -159,7 +164,38 @@ impl Reassembler {
             resized: true,
             next_seq: 0,
             state: State::Idle,
+            packed: None,
+            before: None,
         }
+    }
+
+    /// Done with the frame's dump until the next frame: keep it small (pack.rs) and drop what
+    /// only a frame uses. [`Self::dump`], `line`, `lines` and `changes` answer only between a
+    /// frame's end and this; the next frame's header unpacks the dump. Nothing mid-frame.
+    pub fn pack(&mut self) {
+        if self.packed.is_some() || !matches!(self.state, State::Idle) {
+            return;
+        }
+        self.packed = Some(match self.before.take() {
+            // `text` is `before`'s dump but for the lines `set` marks (or, if the frame failed,
+            // `before`'s own): lines not set are taken as they were packed.
+            Some(b) => b.update(&self.text, &self.starts, &self.set),
+            None => pack::Packed::new(&self.text, &self.starts),
+        });
+        self.text = String::new();
+        self.starts = Vec::new();
+        self.changes = Vec::new();
+        self.pending = Vec::new();
+        self.pending_text = String::new();
+        self.set = Vec::new();
+    }
+
+    /// The last dump's text back from [`Self::pack`], kept packed too for the next `pack`
+    /// (a dump not packed since the frame before has none: it is packed anew).
+    fn unpack(&mut self) {
+        self.before = self.packed.take().inspect(|p| {
+            (self.text, self.starts) = p.unpack();
+        });
     }
 
     /// Feed one line (without its `\n`); a complete dump (a copy of [`Self::dump`]) when it
@@ -285,6 +321,7 @@ impl Reassembler {
     }
 
     fn header(&mut self, line: &str) -> Result<(), FrameError> {
+        self.unpack();
         let nums: Vec<u64> = line
             .strip_prefix("@@rocetop-stream ")
             .map(|r| r.split(' ').filter_map(|x| x.parse().ok()).collect())
@@ -412,7 +449,10 @@ impl Reassembler {
 
     /// Lines in the last dump.
     pub fn line_count(&self) -> usize {
-        self.starts.len() - 1
+        match &self.packed {
+            Some(p) => p.line_count(),
+            None => self.starts.len() - 1,
+        }
     }
 
     /// Line `i` (from 0) of the last dump, without its `\n`.
@@ -474,6 +514,8 @@ fn indexed(line: &str) -> Option<(usize, Option<usize>, &str)> {
 fn bad(s: String) -> FrameError {
     FrameError(s)
 }
+
+mod pack;
 
 #[cfg(test)]
 mod tests;

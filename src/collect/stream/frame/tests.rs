@@ -24,6 +24,8 @@ fn through_awk(dumps: &[String]) -> (Vec<String>, usize) {
     for line in wire.split_terminator('\n') {
         if let Some(d) = r.push(line).expect("frame") {
             got.push(d);
+            // As the stream does between frames.
+            r.pack();
         }
     }
     (got, wire.len())
@@ -314,6 +316,12 @@ proptest! {
             // And each line where its start says (the delta reads lines by index).
             prop_assert_eq!(r.lines().collect::<Vec<_>>(), d.iter().map(String::as_str).collect::<Vec<_>>());
             prop_assert_eq!(r.line_count(), d.len());
+            // Most dumps kept packed until the next frame (as the stream does each): runs of
+            // packed frames (each built from the last packed), and a frame now and then not.
+            if s % 3 != 0 {
+                r.pack();
+                prop_assert_eq!(r.line_count(), d.len());
+            }
             prev = d.clone();
         }
     }
