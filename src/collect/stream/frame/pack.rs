@@ -1,10 +1,11 @@
 //! A last dump kept between frames as its differences from one shared dump.
 //!
 //! 512 nodes print the same `ethtool -S` names and sysfs paths: a node's ~30 KB dump differs
-//! from any other's mostly in the counters' values. Between frames (most of a node's time) each
-//! line is kept as how many of its first bytes it shares with the same line of one process-wide
-//! template dump (the first one packed), and its own rest. Exact whatever the dumps are: a line
-//! that shares nothing keeps all its text; the template only decides how much is saved.
+//! from any other's mostly in the counters' values. Between frames (most of a node's time) only
+//! the lines that differ from the same line of one process-wide template dump (the first one
+//! packed) are kept, each as how many of its first bytes it shares with that line and its own
+//! rest. Exact whatever the dumps are: a line that shares nothing keeps all its text; the
+//! template only decides how much is saved.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
