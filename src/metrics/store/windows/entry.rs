@@ -32,11 +32,17 @@ impl Entry {
         if self.ivs.front().is_none_or(after) {
             return 0;
         }
+        // The timeline asks for its newest seconds: the last interval or the one before.
+        let len = self.ivs.len();
+        for back in 1..=2.min(len) {
+            if !after(&self.ivs[len - back]) {
+                return len - back + 1;
+            }
+        }
         // A frame asks for the same window a second later than the last one: the answer is the
         // last one's or a step or two on. Walking from it reads one or two intervals where a
         // binary search over thousands of series' deques missed the cache at every step.
         let hint = &self.hints[usize::from(or_at)];
-        let len = self.ivs.len();
         let mut i = (hint.get().saturating_sub(self.popped) as usize).min(len);
         let mut steps = 0;
         while i < len && !after(&self.ivs[i]) && steps < HINT_STEPS {
