@@ -212,10 +212,8 @@ mod tests {
         let r = respond(&st, &req("GET", "/metrics", &[]));
         assert_eq!(r.status, 200);
         let body = String::from_utf8(r.body).expect("utf8");
-        assert!(
-            body.contains("rocetop_source_up{source=\"sw\"} 0\n"),
-            "{body}"
-        );
+        // Never polled: no health line at all (missing, not down).
+        assert!(!body.contains("rocetop_source_up"), "{body}");
         assert_eq!(respond(&st, &req("GET", "/", &[])).status, 404);
         assert_eq!(respond(&st, &req("POST", "/metrics", &[])).status, 405);
         let z = respond(&st, &req("GET", "/metrics", &[("accept-encoding", "gzip")]));

@@ -201,17 +201,13 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
     }
     if with_health {
         for (_, h) in store.sources() {
-            let key = SeriesKey::new(names::SOURCE_UP, &[("source", &h.name)]);
-            add(
-                names::SOURCE_UP,
-                "gauge",
-                &key,
-                if h.up == Some(true) {
-                    "1".into()
-                } else {
-                    "0".into()
-                },
-            );
+            // A source no poll has answered yet (just started, or absent from a recording) has
+            // no line: its health is missing, not down (the JSON says null, the table "not
+            // polled"); `absent(rocetop_source_up{source="…"})` finds it.
+            if let Some(up) = h.up {
+                let key = SeriesKey::new(names::SOURCE_UP, &[("source", &h.name)]);
+                add(names::SOURCE_UP, "gauge", &key, u8::from(up).to_string());
+            }
             if let Some(t) = h.last_success {
                 let key = SeriesKey::new(names::SOURCE_LAST_SUCCESS, &[("source", &h.name)]);
                 add(
@@ -312,6 +308,27 @@ mod tests {
         assert!(out.contains("rocetop_train_loss{node=\"n1\"} 2.5\n"));
         assert!(out.contains("rocetop_source_up{source=\"n1\"} 1\n"));
         assert_eq!(out.matches("# TYPE rocetop_train_loss").count(), 1);
+    }
+
+    #[test]
+    fn source_health_is_one_zero_or_missing() {
+        let mut st = Store::new(60_000, 100);
+        let ok = st.add_source("ok", 1000);
+        let bad = st.add_source("bad", 1000);
+        st.add_source("never", 1000);
+        st.ingest(ok, 0, &Parsed::default());
+        st.fail(bad, 0, "connection refused");
+        let out = render(&st, false, true);
+        assert!(
+            out.contains("rocetop_source_up{source=\"ok\"} 1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("rocetop_source_up{source=\"bad\"} 0\n"),
+            "{out}"
+        );
+        // No poll answered yet: missing, never a 0 that reads as "down".
+        assert!(!out.contains("source=\"never\""), "{out}");
     }
 
     #[test]
