@@ -344,8 +344,10 @@ const HELP: &[(&str, &str)] = &[
     ("q, Ctrl-C", "quit"),
 ];
 
-fn help_popup(f: &mut Frame, area: Rect, app: &App) {
-    let r = centered(area, 72, HELP.len() as u16 + 6);
+/// The keys, as wide as their longest line; over the whole screen where the body is too short
+/// for every line (24 rows), and without the blank line where even that is.
+fn help_popup(f: &mut Frame, body: Rect, app: &App) {
+    const KEY_COL: usize = 25;
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
@@ -356,20 +358,32 @@ fn help_popup(f: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     lines.push(Line::raw(""));
-    lines.push(Line::from(Span::styled(
-        " ↺/R after a number: a counter reset in that interval",
-        app.theme.dim,
-    )));
-    lines.push(Line::from(Span::styled(
-        " '-' no data yet; dimmed rows: stale source (age shown)",
-        app.theme.dim,
-    )));
+    for legend in HELP_LEGEND {
+        lines.push(Line::from(Span::styled(legend, app.theme.dim)));
+    }
+    let widest = HELP.iter().map(|(_, v)| KEY_COL + v.chars().count());
+    let widest = widest
+        .chain(HELP_LEGEND.iter().map(|l| l.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let rows = lines.len() as u16 + 2;
+    let area = if body.height < rows { f.area() } else { body };
+    if area.height < rows {
+        lines.remove(HELP.len());
+    }
+    let r = centered(area, widest as u16 + 3, lines.len() as u16 + 2);
     f.render_widget(Clear, r);
     let block = Block::bordered()
         .title(" keys (any key closes this, and does nothing else) ")
         .border_style(app.theme.border);
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
+
+/// What the tables' marks mean, under the keys.
+const HELP_LEGEND: [&str; 2] = [
+    " ↺/R after a number: a counter reset in that interval",
+    " '-' no data yet; dimmed rows: stale source (age shown)",
+];
 
 fn detail_popup(f: &mut Frame, area: Rect, app: &App, row: &crate::app::table::Row) {
     let (name, charts) = (&row.name, &row.charts);

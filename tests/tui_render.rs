@@ -153,6 +153,27 @@ fn help_and_detail_overlays() {
     insta::assert_snapshot!("overview_detail", screen(&lab.app));
 }
 
+/// At 80x24 the help shows every key's line whole: no cut text, the legend not pushed off.
+#[test]
+fn help_fits_80x24() {
+    let mut lab = busy();
+    lab.key(KeyCode::Char('?'));
+    let shown = text(&render(&lab.app, 80, 24));
+    for want in [
+        "mark a baseline: totals count from now / clear it",
+        "alerts list: a ack, x mute, Enter jumps to the row",
+        "back/forward 10 s / 60 s in history (live too)",
+        "q, Ctrl-C",
+        "counter reset in that interval",
+        "stale source (age shown)",
+    ] {
+        assert!(
+            shown.contains(want),
+            "{want:?} not whole at 80x24:\n{shown}"
+        );
+    }
+}
+
 /// Focus (issue #17 item 4): one node of a fleet looked at over SSH (here the demo's node and its
 /// log and pings), drawn through the fleet's App: the node's own tabs, the tab bar naming the focus.
 #[test]
