@@ -94,7 +94,7 @@ pub struct Alerts {
     generation: u64,
     /// Changes whenever the rolled-up lines may, other than by their members' values: the set
     /// of alerts, a severity, a condition's shape, an acknowledgement or a mute
-    /// ([`Alerts::lines_generation`]).
+    /// ([`Alerts::lines_generation`]); so with every change of `by_subject`.
     lines_generation: u64,
     /// Acknowledged alert ids (dimmed, still counted); forgotten when the alert ends.
     pub acked: HashSet<String>,
@@ -137,7 +137,8 @@ impl Alerts {
     }
 
     /// Changes whenever a rolled-up line may change other than by its members' values (which
-    /// move only the row a port line selects, [`Alerts::rows_again`]).
+    /// move only the row a port line selects, [`Alerts::rows_again`]), and whenever
+    /// [`Alerts::worst_for`] may answer otherwise (the Overview keeps its answers per generation).
     pub fn lines_generation(&self) -> u64 {
         self.lines_generation
     }

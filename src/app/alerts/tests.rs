@@ -310,3 +310,39 @@ fn the_subject_hash_tells_apart_the_names_rows_look_up() {
     hashes.dedup();
     assert_eq!(hashes.len(), subjects.len());
 }
+
+/// The Overview keeps each row's worst alert per `lines_generation`: through an alert raised,
+/// held while its value moves, and ended, a `worst_for` answer changes only with the generation.
+#[test]
+fn worst_for_moves_only_with_the_lines_generation() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("NX_AI_Leaf1", 1000);
+    let mut al = Alerts::default();
+    let port = Subject::Port {
+        switch: "NX_AI_Leaf1".into(),
+        port: "Ethernet1/1/2".into(),
+    };
+    let mut kept = (al.lines_generation(), al.worst_for(&port));
+    let mut seen = Vec::new();
+    for k in 0..100i64 {
+        // Drops grow for a few seconds, then stop: the alert is raised, moves, and ends.
+        let v = if (2..6).contains(&k) {
+            k as u64
+        } else {
+            k.clamp(0, 6) as u64
+        };
+        st.ingest(src, k * 1000, &leaf_drops(v));
+        al.evaluate(&st, &cfg(), &links(), k * 1000);
+        let now = (al.lines_generation(), al.worst_for(&port));
+        if now.0 == kept.0 {
+            assert_eq!(
+                now.1, kept.1,
+                "second {k}: worst_for moved, the generation did not"
+            );
+        }
+        seen.push(now.1);
+        kept = now;
+    }
+    assert!(seen.contains(&Some(Severity::Crit)), "{seen:?}");
+    assert_eq!(seen.last(), Some(&None), "the alert ended: {seen:?}");
+}

@@ -1,6 +1,8 @@
 //! Overview: one row per node (the congestion loop's rates, host pause, RTT, its state).
 
 use super::{Ctx, LinksSlot, sev_rank};
+#[cfg(doc)]
+use crate::app::alerts::Alerts;
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
@@ -9,6 +11,7 @@ use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, human};
+
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -69,6 +72,9 @@ struct NodeRow {
     charts: Rc<[Chart]>,
     /// Its source in the store ([`Ctx::source_id`]).
     src: Option<SourceId>,
+    /// Its worst alert and the [`Alerts::lines_generation`] it was read at (the alerts' worst
+    /// per subject moves only with it): two hash lookups a node a frame otherwise.
+    sev: std::cell::Cell<Option<(u64, Option<Severity>)>>,
 }
 
 struct Layout {
@@ -136,6 +142,7 @@ fn layout(cx: &Ctx) -> Layout {
                     ),
                 ]),
                 src: cx.source_id(&n.source),
+                sev: std::cell::Cell::new(None),
                 name: n.name,
             }
         })
@@ -185,10 +192,18 @@ struct Head {
 
 impl Head {
     fn of(cx: &Ctx, n: &NodeRow) -> Head {
-        let sev = cx
-            .alerts
-            .worst_for(&n.subjects[0])
-            .max(cx.alerts.worst_for(&n.subjects[1]));
+        let at = cx.alerts.lines_generation();
+        let sev = match n.sev.get() {
+            Some((g, sev)) if g == at => sev,
+            _ => {
+                let sev = cx
+                    .alerts
+                    .worst_for(&n.subjects[0])
+                    .max(cx.alerts.worst_for(&n.subjects[1]));
+                n.sev.set(Some((at, sev)));
+                sev
+            }
+        };
         Head {
             state: cx.src_of(n.src),
             sev,
