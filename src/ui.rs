@@ -347,7 +347,6 @@ const HELP: &[(&str, &str)] = &[
 /// The keys, as wide as their longest line; over the whole screen where the body is too short
 /// for every line (24 rows), and without the blank line where even that is.
 fn help_popup(f: &mut Frame, body: Rect, app: &App) {
-    const KEY_COL: usize = 25;
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
@@ -361,16 +360,13 @@ fn help_popup(f: &mut Frame, body: Rect, app: &App) {
     for legend in HELP_LEGEND {
         lines.push(Line::from(Span::styled(legend, app.theme.dim)));
     }
-    let widest = HELP.iter().map(|(_, v)| KEY_COL + v.chars().count());
-    let widest = widest
-        .chain(HELP_LEGEND.iter().map(|l| l.chars().count()))
-        .max()
-        .unwrap_or(0);
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0);
     let rows = lines.len() as u16 + 2;
     let area = if body.height < rows { f.area() } else { body };
     if area.height < rows {
         lines.remove(HELP.len());
     }
+    // The borders and a space after the longest line.
     let r = centered(area, widest as u16 + 3, lines.len() as u16 + 2);
     f.render_widget(Clear, r);
     let block = Block::bordered()

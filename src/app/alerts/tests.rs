@@ -326,11 +326,7 @@ fn worst_for_moves_only_with_the_lines_generation() {
     let mut seen = Vec::new();
     for k in 0..100i64 {
         // Drops grow for a few seconds, then stop: the alert is raised, moves, and ends.
-        let v = if (2..6).contains(&k) {
-            k as u64
-        } else {
-            k.clamp(0, 6) as u64
-        };
+        let v = k.min(6) as u64;
         st.ingest(src, k * 1000, &leaf_drops(v));
         al.evaluate(&st, &cfg(), &links(), k * 1000);
         let now = (al.lines_generation(), al.worst_for(&port));

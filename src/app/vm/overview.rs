@@ -1,8 +1,6 @@
 //! Overview: one row per node (the congestion loop's rates, host pause, RTT, its state).
 
 use super::{Ctx, LinksSlot, sev_rank};
-#[cfg(doc)]
-use crate::app::alerts::Alerts;
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
@@ -11,7 +9,6 @@ use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::{SeriesId, SourceId};
 use crate::metrics::{Store, human};
-
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -72,8 +69,9 @@ struct NodeRow {
     charts: Rc<[Chart]>,
     /// Its source in the store ([`Ctx::source_id`]).
     src: Option<SourceId>,
-    /// Its worst alert and the [`Alerts::lines_generation`] it was read at (the alerts' worst
-    /// per subject moves only with it): two hash lookups a node a frame otherwise.
+    /// Its worst alert and the [`crate::app::alerts::Alerts::lines_generation`] it was read at
+    /// (the alerts' worst per subject moves only with it): two hash lookups a node a frame
+    /// otherwise.
     sev: std::cell::Cell<Option<(u64, Option<Severity>)>>,
 }
 
