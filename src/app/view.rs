@@ -8,6 +8,7 @@
 //! frame whose key matches draws from the kept view and formats only the rows that fit.
 
 use super::alerts::{Rolled, WINDOW_MS};
+use super::episodes::{Episode, text};
 use super::table::{Sort, TabView};
 use super::vm::summary;
 use super::vm::timeline::{self, Timeline};
@@ -69,6 +70,9 @@ pub struct Views {
     /// Per switch, the series its summary line reads, with the (store uid, set of series)
     /// they were selected from (`summary::SwitchIds`).
     switch_ids: RefCell<HashMap<String, KeptIds>>,
+    /// The Overview's episode story ([`text::story`]) with the episode and the pairing's
+    /// generation it was told from: told again only when either moves.
+    story: RefCell<Option<(text::Told, u64, String)>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
@@ -262,6 +266,21 @@ impl App {
             self.view_now() - WINDOW_MS,
             self.baseline(),
         )
+    }
+
+    /// The Overview's sentence for episode `ep` at the view time ([`text::line`]); its story is
+    /// kept while what it tells of the episode and the pairing stay the same (an open episode
+    /// moves its newest abnormal instant every second, its story only while a peak grows).
+    pub fn episode_line(&self, ep: &Episode) -> String {
+        let mut kept = self.views.story.borrow_mut();
+        let story = match &mut *kept {
+            Some((told, g, story)) if told.is(ep) && *g == self.links_gen => story,
+            slot => {
+                let story = text::story(ep, &self.links);
+                &mut slot.insert((text::Told::of(ep), self.links_gen, story)).2
+            }
+        };
+        text::line_of(ep, story, self.view_now())
     }
 
     /// The training line of the log on `node` (any node's where `None`) at the view time.

@@ -27,13 +27,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let now = app.view_now();
     let n_nodes = app.cfg.nodes.len();
     let n_sw = app.cfg.switches.len();
     let lines = app.rolled();
     let shown = lines.iter().filter(|l| !l.muted).count();
     let episode = app.episode_in_view();
-    let ep_text = episode.map(|ep| crate::app::episodes::text::line(ep, &app.links, now));
+    let ep_text = episode.map(|ep| app.episode_line(ep));
     // The sentence wraps onto a second line rather than lose its end (the culprit node).
     let ep_h = ep_text.as_ref().map_or(0, |t| {
         if t.chars().count() + EP_HINT.len() > area.width as usize {
