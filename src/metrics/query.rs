@@ -2,8 +2,9 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
-use super::store::{Series, SeriesId, Windows};
+use super::store::{QuietRun, Series, SeriesId, Windows};
 use super::{SeriesKey, Store, Ts, Value};
+use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
 mod resolved;
@@ -100,7 +101,11 @@ pub fn rate_timeline_in(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
-    let series = store.select(name, labels).map(|(id, _)| id);
+    let mut quiet = Quiet::default();
+    let series = store
+        .select(name, labels)
+        .filter(|(_, s)| !quiet.seen(s))
+        .map(|(id, _)| id);
     timeline(series, Combine::Sum, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
     })
@@ -127,9 +132,10 @@ pub fn rate_timeline_in_where(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
+    let mut quiet = Quiet::default();
     let series = store
         .select(name, &[])
-        .filter(|(_, s)| keep(&s.key))
+        .filter(|(_, s)| keep(&s.key) && !quiet.seen(s))
         .map(|(id, _)| id);
     timeline(series, how, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
@@ -151,12 +157,31 @@ pub fn rate_timelines_in_split(
     buckets: usize,
 ) -> [Vec<Option<f64>>; 2] {
     let mut out: [Vec<Option<f64>>; 2] = [vec![None; buckets], vec![None; buckets]];
+    let mut quiet: [Quiet; 2] = Default::default();
     let step = step_ms.max(1);
     for (id, s) in store.select(name, &[]) {
-        let o = &mut out[usize::from(side(&s.key))];
+        let side = usize::from(side(&s.key));
+        if quiet[side].seen(s) {
+            continue;
+        }
+        let o = &mut out[side];
         w.rates_each(store, id, since, |t, r| bucket(o, how, since, step, t, r));
     }
     out
+}
+
+/// The quiet counters' runs already put in one timeline's buckets. Another series with the same
+/// run would add only zeros where the first put them, which moves neither a sum nor a maximum of
+/// rates (never negative), so it is skipped: most of a big switch's PFC and drop counters are
+/// quiet, and each cost the timeline ~600 instructions a frame (issue #20).
+#[derive(Default)]
+struct Quiet(FxHashSet<QuietRun>);
+
+impl Quiet {
+    /// Whether `s` is quiet with a run already bucketed (else its run is noted).
+    fn seen(&mut self, s: &Series) -> bool {
+        s.quiet_run().is_some_and(|r| !self.0.insert(r))
+    }
 }
 
 /// Rate `r` at `t` combined into its bucket of `out` (none before `since` or past the end).

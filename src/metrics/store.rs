@@ -15,7 +15,7 @@ mod series;
 mod windows;
 
 pub use health::{MAX_SERIES_PER_SOURCE, SourceHealth};
-pub use series::{Clock, Kind, Point, Series};
+pub use series::{Clock, Kind, Point, QuietRun, Series};
 pub use windows::Windows;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.

@@ -289,3 +289,104 @@ fn kept_resolutions_answer_as_from_nothing() {
     check(&other, 1000, "another store");
     check(&st, 4000, "back to the first");
 }
+
+/// Quiet counters with a run already bucketed are skipped: the timelines from the kept windows
+/// equal those read from the store series by series, for sums and maxima, through quiet runs
+/// that start late, stop early, sit on a second source polled half a second apart, span a failed
+/// poll, or are 32-bit or in microseconds, beside a counter that moves.
+#[test]
+fn skipping_quiet_runs_already_bucketed_changes_no_column() {
+    let mut st = Store::new(60_000, 100);
+    let (a, b) = (st.add_source("a", 1000), st.add_source("b", 1000));
+    for k in 0..14i64 {
+        let on_a = |port: &str| [("sw", "a".to_string()), ("port", port.to_string())];
+        let c = |port: &str, v: u64| {
+            let l = on_a(port);
+            Sample::counter("q_total", &[(l[0].0, &l[0].1), (l[1].0, &l[1].1)], v)
+        };
+        if k == 9 {
+            st.fail(a, k * 1000, "timeout");
+        } else {
+            let mut samples: Vec<Sample> = (0..4).map(|p| c(&format!("p{p}"), 7)).collect();
+            // The only series of `r_total`: two quiet runs of one source, one after the other.
+            let r = |port: &str| Sample::counter("r_total", &[("sw", "a"), ("port", port)], 1);
+            if k < 5 {
+                samples.push(c("early", 3));
+                samples.push(r("early"));
+            }
+            if k > 6 {
+                samples.push(c("late", 4));
+                samples.push(r("late"));
+                samples.push(Sample::counter32(
+                    "q_total",
+                    &[("sw", "a"), ("port", "w32")],
+                    9,
+                ));
+                samples.push(Sample::counter_micros(
+                    "q_total",
+                    &[("sw", "a"), ("port", "us")],
+                    11,
+                ));
+            }
+            if k > 10 {
+                samples.push(c("moving", (k * k) as u64));
+            }
+            st.ingest(a, k * 1000, &Parsed::from(samples));
+        }
+        if (3..8).contains(&k) {
+            let quiet_b = vec![Sample::counter(
+                "q_total",
+                &[("sw", "b"), ("port", "b0")],
+                5,
+            )];
+            st.ingest(b, k * 1000 + 500, &Parsed::from(quiet_b));
+        }
+    }
+    // Every series bucketed from the store's own rates, none skipped.
+    let series_by_series = |labels: &[(&str, &str)], how: Combine, step: i64, n: usize| {
+        let ids = st.select("q_total", labels).map(|(id, _)| id);
+        timeline(ids, how, 0, step, n, |id, f| {
+            for (t, r) in st.rates(id, 0) {
+                f(t, r);
+            }
+        })
+    };
+    let on_b = |k: &SeriesKey| k.label("sw") == Some("b");
+    for (step, n) in [(1000, 15), (500, 30)] {
+        for how in [Combine::Sum, Combine::Max] {
+            let mut w = Windows::default();
+            let all = |_: &SeriesKey| true;
+            let kept = rate_timeline_in_where(&st, &mut w, "q_total", all, how, 0, step, n);
+            assert_eq!(
+                kept,
+                series_by_series(&[], how, step, n),
+                "{how:?} step {step}"
+            );
+            assert!(kept.iter().filter(|v| v == &&Some(0.0)).count() > n / 3);
+            assert!(kept.iter().any(|v| v.is_some_and(|v| v > 0.0)));
+            let mut w = Windows::default();
+            let split = rate_timelines_in_split(&st, &mut w, "q_total", on_b, how, 0, step, n);
+            for (side, sw) in ["a", "b"].into_iter().enumerate() {
+                let want = series_by_series(&[("sw", sw)], how, step, n);
+                assert_eq!(split[side], want, "{how:?} step {step} sw {sw}");
+            }
+        }
+        let mut w = Windows::default();
+        let sum = rate_timeline_in(&st, &mut w, "q_total", &[], 0, step, n);
+        assert_eq!(sum, series_by_series(&[], Combine::Sum, step, n));
+        let mut w = Windows::default();
+        let runs = rate_timeline_in(&st, &mut w, "r_total", &[], 0, step, n);
+        let ids = st.select("r_total", &[]).map(|(id, _)| id);
+        let want_r = timeline(ids, Combine::Sum, 0, step, n, |id, f| {
+            for (t, r) in st.rates(id, 0) {
+                f(t, r);
+            }
+        });
+        assert_eq!(runs, want_r, "step {step}");
+        assert!(
+            runs.iter()
+                .skip(8 * 1000 / step as usize)
+                .any(|v| v == &Some(0.0))
+        );
+    }
+}

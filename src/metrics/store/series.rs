@@ -79,6 +79,14 @@ pub struct Series {
     pub(super) points: hist::Hist,
 }
 
+/// A quiet counter's run of polls ([`Series::quiet_run`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QuietRun {
+    source: SourceId,
+    first: i64,
+    last: i64,
+}
+
 /// The kind and scale of a series as its history's tag bits.
 const W32: u32 = 1;
 const GAUGE: u32 = 2;
@@ -127,6 +135,19 @@ impl Series {
             Kind::Counter(Width::W32) => Value::Counter32(p.raw),
             Kind::Gauge => Value::Gauge(f64::from_bits(p.raw)),
         }
+    }
+
+    /// Where every point is one counter value (a quiet counter, kept as a run): its source and
+    /// the run's first and last poll. Its rates are zero at each of those polls but the first,
+    /// as [`Windows::rates_each`](super::Windows::rates_each) hands them, so two series with the
+    /// same run give the same rates.
+    pub fn quiet_run(&self) -> Option<QuietRun> {
+        let (first, last, _) = self.points.run()?;
+        matches!(self.kind(), Kind::Counter(_)).then_some(QuietRun {
+            source: self.source,
+            first,
+            last,
+        })
     }
 
     /// Its source's clock in `st`, the store it is from.
