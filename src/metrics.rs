@@ -130,7 +130,7 @@ pub enum Value {
 }
 
 /// How many of a metric's units one count of a counter is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Scale {
     /// One count is one unit (frames, packets, bytes).
     #[default]

@@ -174,13 +174,31 @@ pub fn rate_timelines_in_split(
 /// run would add only zeros where the first put them, which moves neither a sum nor a maximum of
 /// rates (never negative), so it is skipped: most of a big switch's PFC and drop counters are
 /// quiet, and each cost the timeline ~600 instructions a frame (issue #20).
+/// A sum of newest rates or of increases skips them the same way (their rate and increase are
+/// zero, the same for the same run): a switch's summary line sums ~900 of them every frame.
 #[derive(Default)]
-struct Quiet(FxHashSet<QuietRun>);
+struct Quiet(Option<FxHashSet<QuietRun>>);
+
+/// Fewer series than this are summed without looking for quiet runs (the set costs more).
+const QUIET_FROM: usize = 16;
 
 impl Quiet {
+    fn of_many(ids: &[SeriesId]) -> Quiet {
+        Quiet((ids.len() >= QUIET_FROM).then(FxHashSet::default))
+    }
+
     /// Whether `s` is quiet with a run already bucketed (else its run is noted).
     fn seen(&mut self, s: &Series) -> bool {
-        s.quiet_run().is_some_and(|r| !self.0.insert(r))
+        let set = self.0.get_or_insert_with(FxHashSet::default);
+        s.quiet_run().is_some_and(|r| !set.insert(r))
+    }
+
+    /// [`Quiet::seen`] for `id`, where looking pays ([`Quiet::of_many`]).
+    fn seen_id(&mut self, store: &Store, id: SeriesId) -> bool {
+        match (&mut self.0, store.get(id)) {
+            (Some(set), Some(s)) => s.quiet_run().is_some_and(|r| !set.insert(r)),
+            _ => false,
+        }
     }
 }
 
@@ -337,8 +355,11 @@ pub fn rate_if_any(store: &Store, ids: &[SeriesId]) -> Option<Agg> {
 /// [`rate_by`]'s value for one group of [`groups`].
 pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
     let mut agg = Agg::default();
+    let mut quiet = Quiet::of_many(ids);
     for &id in ids {
-        agg.add(store.rate(id));
+        if !quiet.seen_id(store, id) {
+            agg.add(store.rate(id));
+        }
     }
     agg
 }
@@ -346,7 +367,11 @@ pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
 /// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
 pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
     let mut sum = None;
+    let mut quiet = Quiet::of_many(ids);
     for &id in ids {
+        if quiet.seen_id(store, id) {
+            continue;
+        }
         if let Some(v) = w.increase_since(store, id, since) {
             *sum.get_or_insert(0) += v;
         }

@@ -390,3 +390,75 @@ fn skipping_quiet_runs_already_bucketed_changes_no_column() {
         );
     }
 }
+
+/// Sums of newest rates and of increases over many series skip quiet runs already counted and
+/// answer what summing every series does: through quiet runs in microseconds listed before
+/// quiet counters of events with the same run (no increase is told of the former), runs that
+/// end early or start late, a failed poll, and counters that move.
+#[test]
+fn sums_over_many_series_skip_quiet_runs_and_answer_the_same() {
+    let mut st = Store::new(60_000, 100);
+    let a = st.add_source("a", 1000);
+    for k in 0..12i64 {
+        if k == 6 {
+            st.fail(a, k * 1000, "timeout");
+            continue;
+        }
+        let mut samples = Vec::new();
+        for p in 0..20 {
+            let port = format!("p{p}");
+            let l = [("port", port.as_str())];
+            samples.push(Sample::counter_micros("us_total", &l, 5));
+            if p < 10 || k > 3 {
+                samples.push(Sample::counter("q_total", &l, 7));
+            }
+            if p == 3 {
+                samples.push(Sample::counter(
+                    "q_total",
+                    &[("port", "moving")],
+                    (k * k) as u64,
+                ));
+            }
+            if k == 11 {
+                // One point: no rate yet.
+                samples.push(Sample::counter("new_total", &l, 1));
+            }
+        }
+        st.ingest(a, k * 1000, &Parsed::from(samples));
+    }
+    let mut ids: Vec<SeriesId> = st.select("us_total", &[]).map(|(id, _)| id).collect();
+    ids.extend(st.select("q_total", &[]).map(|(id, _)| id));
+    assert!(ids.len() > 40);
+    for n in [ids.len(), 30, 17] {
+        let ids = &ids[ids.len() - n..];
+        let mut every = Agg::default();
+        for &id in ids {
+            every.add(st.rate(id));
+        }
+        assert_eq!(rate_of(&st, ids), every, "{n} series");
+        for since in [0, 2_500, 5_000, 7_000, 11_000] {
+            let mut w = Windows::default();
+            let each: Vec<Option<u64>> = ids
+                .iter()
+                .map(|&id| Windows::default().increase_since(&st, id, since))
+                .collect();
+            let want = each.iter().flatten().copied().reduce(|x, y| x + y);
+            assert_eq!(
+                increase_of_in(&st, &mut w, ids, since),
+                want,
+                "{n} since {since}"
+            );
+        }
+    }
+    let all_quiet: Vec<SeriesId> = st.select("us_total", &[]).map(|(id, _)| id).collect();
+    let one_in_events = st.select("q_total", &[("port", "p0")]).map(|(id, _)| id);
+    let mixed: Vec<SeriesId> = all_quiet.into_iter().chain(one_in_events).collect();
+    let mut w = Windows::default();
+    assert_eq!(increase_of_in(&st, &mut w, &mixed, 0), Some(0));
+    // Runs that end at the same poll but start at different ones: one point has no rate.
+    let fresh = st.select("new_total", &[]).map(|(id, _)| id);
+    let long = st.select("q_total", &[("port", "p0")]).map(|(id, _)| id);
+    let mixed: Vec<SeriesId> = fresh.chain(long).collect();
+    assert!(mixed.len() > QUIET_FROM);
+    assert_eq!(rate_of(&st, &mixed).rate, Some(0.0));
+}

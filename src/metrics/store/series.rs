@@ -85,6 +85,8 @@ pub struct QuietRun {
     source: SourceId,
     first: i64,
     last: i64,
+    /// An increase is told only of counters of events (`Scale::One`).
+    scale: Scale,
 }
 
 /// The kind and scale of a series as its history's tag bits.
@@ -139,14 +141,15 @@ impl Series {
 
     /// Where every point is one counter value (a quiet counter, kept as a run): its source and
     /// the run's first and last poll. Its rates are zero at each of those polls but the first,
-    /// as [`Windows::rates_each`](super::Windows::rates_each) hands them, so two series with the
-    /// same run give the same rates.
+    /// as [`Windows::rates_each`](super::Windows::rates_each) hands them, and its increase is
+    /// zero, so two series with the same run (and scale) give the same rates and increases.
     pub fn quiet_run(&self) -> Option<QuietRun> {
         let (first, last, _) = self.points.run()?;
         matches!(self.kind(), Kind::Counter(_)).then_some(QuietRun {
             source: self.source,
             first,
             last,
+            scale: self.scale(),
         })
     }
 
