@@ -3,7 +3,7 @@
 
 use super::rate::{Rate, pause_fraction};
 use super::store::{QuietRun, Series, SeriesId, Windows};
-use super::{SeriesKey, Store, Ts, Value};
+use super::{Store, Ts, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
@@ -91,22 +91,24 @@ pub fn rate_timeline(
     })
 }
 
-/// [`rate_timeline`] from the intervals kept in `w`.
-pub fn rate_timeline_in(
+/// [`rate_timeline`] over the series `ids` (selected before), combined by `how`, from the
+/// intervals kept in `w`.
+#[allow(clippy::too_many_arguments)]
+pub fn rate_timeline_of(
     store: &Store,
     w: &mut Windows,
-    name: &str,
-    labels: &[(&str, &str)],
+    ids: &[SeriesId],
+    how: Combine,
     since: Ts,
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
     let mut quiet = Quiet::default();
-    let series = store
-        .select(name, labels)
-        .filter(|(_, s)| !quiet.seen(s))
-        .map(|(id, _)| id);
-    timeline(series, Combine::Sum, since, step_ms, buckets, |id, f| {
+    let series = ids
+        .iter()
+        .copied()
+        .filter(|&id| !store.get(id).is_some_and(|s| quiet.seen(s)));
+    timeline(series, how, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
     })
 }
@@ -117,57 +119,6 @@ pub enum Combine {
     Sum,
     /// The largest (the worst host's pause share).
     Max,
-}
-
-/// [`rate_timeline_in`] over the series of `name` that `keep` selects (edge vs internal ports),
-/// combined by `how`.
-#[allow(clippy::too_many_arguments)]
-pub fn rate_timeline_in_where(
-    store: &Store,
-    w: &mut Windows,
-    name: &str,
-    keep: impl Fn(&SeriesKey) -> bool,
-    how: Combine,
-    since: Ts,
-    step_ms: i64,
-    buckets: usize,
-) -> Vec<Option<f64>> {
-    let mut quiet = Quiet::default();
-    let series = store
-        .select(name, &[])
-        .filter(|(_, s)| keep(&s.key) && !quiet.seen(s))
-        .map(|(id, _)| id);
-    timeline(series, how, since, step_ms, buckets, |id, f| {
-        w.rates_each(store, id, since, f)
-    })
-}
-
-/// [`rate_timeline_in_where`] for both sides of `side` (`[false, true]`: edge and internal
-/// ports) in one pass over the metric's series, each series' label read once: the same sums, in
-/// the same order, as two calls with `side` and its negation.
-#[allow(clippy::too_many_arguments)]
-pub fn rate_timelines_in_split(
-    store: &Store,
-    w: &mut Windows,
-    name: &str,
-    side: impl Fn(&SeriesKey) -> bool,
-    how: Combine,
-    since: Ts,
-    step_ms: i64,
-    buckets: usize,
-) -> [Vec<Option<f64>>; 2] {
-    let mut out: [Vec<Option<f64>>; 2] = [vec![None; buckets], vec![None; buckets]];
-    let mut quiet: [Quiet; 2] = Default::default();
-    let step = step_ms.max(1);
-    for (id, s) in store.select(name, &[]) {
-        let side = usize::from(side(&s.key));
-        if quiet[side].seen(s) {
-            continue;
-        }
-        let o = &mut out[side];
-        w.rates_each(store, id, since, |t, r| bucket(o, how, since, step, t, r));
-    }
-    out
 }
 
 /// The quiet counters' runs already put in one timeline's buckets. Another series with the same
@@ -195,10 +146,13 @@ impl Quiet {
 
     /// [`Quiet::seen`] for `id`, where looking pays ([`Quiet::of_many`]).
     fn seen_id(&mut self, store: &Store, id: SeriesId) -> bool {
-        match (&mut self.0, store.get(id)) {
-            (Some(set), Some(s)) => s.quiet_run().is_some_and(|r| !set.insert(r)),
-            _ => false,
-        }
+        let Some(set) = &mut self.0 else {
+            return false;
+        };
+        store
+            .get(id)
+            .and_then(Series::quiet_run)
+            .is_some_and(|r| !set.insert(r))
     }
 }
 

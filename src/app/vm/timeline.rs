@@ -11,8 +11,8 @@
 use crate::app::table::{axis_start, hold_gaps};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Combine};
-use crate::metrics::store::Windows;
-use crate::metrics::{SeriesKey, Store, Ts, human};
+use crate::metrics::store::{SeriesId, Windows};
+use crate::metrics::{Store, Ts, human};
 use crate::parse::switch::{PortClass, port_class};
 use std::cell::RefCell;
 
@@ -66,6 +66,42 @@ pub struct Kept {
     polls: Vec<(u64, Option<Ts>)>,
     /// Each part's values per column, before gauges are held over their gaps.
     parts: Vec<Vec<Option<f64>>>,
+    /// The rate parts' series, with the (store uid, store shape) they were selected for.
+    ids: Option<((u64, u64), RateIds)>,
+}
+
+/// The series of each rate part, in [`parts`]' order: selected again only when the store's set
+/// of series changes (telling a PFC counter's side by its port's name, every series every
+/// frame, was most of the timeline's cost at N=8).
+type RateIds = [Vec<SeriesId>; 9];
+
+fn rate_ids(live: &Store) -> RateIds {
+    let all = |n: &str| live.select(n, &[]).map(|(id, _)| id).collect::<Vec<_>>();
+    // Edge and internal ports of a PFC counter, each in the store's order.
+    let split = |n: &str| {
+        let [mut edge, mut ii] = [Vec::new(), Vec::new()];
+        for (id, s) in live.select(n, &[]) {
+            let internal = s
+                .key
+                .label("port")
+                .is_some_and(|p| port_class(p) == PortClass::Internal);
+            if internal { &mut ii } else { &mut edge }.push(id);
+        }
+        [edge, ii]
+    };
+    let [rx_edge, rx_ii] = split(SW_PFC_RX);
+    let [tx_edge, tx_ii] = split(SW_PFC_TX);
+    [
+        all(&rdma_counter("np_cnp_sent")),
+        all(&rdma_counter("np_ecn_marked_roce_packets")),
+        rx_edge,
+        tx_edge,
+        rx_ii,
+        tx_ii,
+        all(NIC_PFC_RX_PAUSE_DURATION),
+        all(SW_QUEUE_DROPPED),
+        all(SW_INGRESS_DROPPED),
+    ]
 }
 
 /// The timeline of `live` for `width` columns ending at `now`, with the cursor at `at` if time
@@ -125,8 +161,13 @@ fn kept_parts(
         // A source polled for the first time (its points may be anywhere), or a new shape.
         _ => 0,
     };
+    let shape = (live.uid(), live.shape_generation());
+    let ids = match k.ids.take() {
+        Some((kept, ids)) if kept == shape => ids,
+        _ => rate_ids(live),
+    };
     let fresh = if from < w {
-        parts(live, windows, since + from as i64 * STEP_MS, w - from)
+        parts(live, windows, &ids, since + from as i64 * STEP_MS, w - from)
     } else {
         Default::default()
     };
@@ -148,6 +189,7 @@ fn kept_parts(
         since,
         polls,
         parts: parts.clone(),
+        ids: Some((shape, ids)),
     };
     parts
 }
@@ -155,56 +197,34 @@ fn kept_parts(
 /// What the lines are made of, in this order (`lines` combines them).
 const PARTS: usize = 12;
 
-/// Every part's columns for `buckets` seconds from `since`.
+/// Every part's columns for `buckets` seconds from `since`, the rates' from the series `ids`.
 fn parts(
     live: &Store,
     windows: &RefCell<Windows>,
+    ids: &RateIds,
     since: Ts,
     buckets: usize,
 ) -> [Vec<Option<f64>>; PARTS] {
-    let rt = |n: &str| {
-        let mut w = windows.borrow_mut();
-        query::rate_timeline_in(live, &mut w, n, &[], since, STEP_MS, buckets)
-    };
     let gt =
         |n: &str, l: &[(&str, &str)]| query::gauge_timeline(live, n, l, since, STEP_MS, buckets);
-    let is_ii = |k: &SeriesKey| {
-        k.label("port")
-            .is_some_and(|p| port_class(p) == PortClass::Internal)
+    let mut w = windows.borrow_mut();
+    let mut rt = |i: usize, how: Combine| {
+        query::rate_timeline_of(live, &mut w, &ids[i], how, since, STEP_MS, buckets)
     };
-    let per_bucket = |name: &str, keep: &dyn Fn(&SeriesKey) -> bool, how: Combine| {
-        let mut w = windows.borrow_mut();
-        query::rate_timeline_in_where(live, &mut w, name, keep, how, since, STEP_MS, buckets)
-    };
-    // Edge and internal ports of a PFC counter in one pass over its series ([false, true]).
-    let split = |name: &str| {
-        let mut w = windows.borrow_mut();
-        query::rate_timelines_in_split(
-            live,
-            &mut w,
-            name,
-            is_ii,
-            Combine::Sum,
-            since,
-            STEP_MS,
-            buckets,
-        )
-    };
-    let [rx_edge, rx_ii] = split(SW_PFC_RX);
-    let [tx_edge, tx_ii] = split(SW_PFC_TX);
+    let sum = Combine::Sum;
     [
         gt(TRAIN_STEP_SECONDS, &[]),
         gt(TRAIN_ALLREDUCE_SECONDS, &[]),
-        rt(&rdma_counter("np_cnp_sent")),
-        rt(&rdma_counter("np_ecn_marked_roce_packets")),
-        rx_edge,
-        tx_edge,
-        rx_ii,
-        tx_ii,
+        rt(0, sum),
+        rt(1, sum),
+        rt(2, sum),
+        rt(3, sum),
+        rt(4, sum),
+        rt(5, sum),
         // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-        per_bucket(NIC_PFC_RX_PAUSE_DURATION, &|_| true, Combine::Max),
-        rt(SW_QUEUE_DROPPED),
-        rt(SW_INGRESS_DROPPED),
+        rt(6, Combine::Max),
+        rt(7, sum),
+        rt(8, sum),
         gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
     ]
 }
