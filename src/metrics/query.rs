@@ -104,10 +104,7 @@ pub fn rate_timeline_of(
     buckets: usize,
 ) -> Vec<Option<f64>> {
     let mut quiet = Quiet::default();
-    let series = ids
-        .iter()
-        .copied()
-        .filter(|&id| !store.get(id).is_some_and(|s| quiet.seen(s)));
+    let series = ids.iter().copied().filter(|&id| !quiet.seen_id(store, id));
     timeline(series, how, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
     })
@@ -124,35 +121,24 @@ pub enum Combine {
 /// The quiet counters' runs already put in one timeline's buckets. Another series with the same
 /// run would add only zeros where the first put them, which moves neither a sum nor a maximum of
 /// rates (never negative), so it is skipped: most of a big switch's PFC and drop counters are
-/// quiet, and each cost the timeline ~600 instructions a frame (issue #20).
-/// A sum of newest rates or of increases skips them the same way (their rate and increase are
-/// zero, the same for the same run): a switch's summary line sums ~900 of them every frame.
+/// quiet, and each cost the timeline ~600 instructions a frame (issue #20). A sum of newest rates
+/// or of increases over many series skips them the same way (their rate and increase are zero,
+/// the same for the same run): a switch's summary line sums ~900 of them every frame.
 #[derive(Default)]
-struct Quiet(Option<FxHashSet<QuietRun>>);
+struct Quiet(FxHashSet<QuietRun>);
 
 /// Fewer series than this are summed without looking for quiet runs (the set costs more).
 const QUIET_FROM: usize = 16;
 
 impl Quiet {
-    fn of_many(ids: &[SeriesId]) -> Quiet {
-        Quiet((ids.len() >= QUIET_FROM).then(FxHashSet::default))
-    }
-
-    /// Whether `s` is quiet with a run already bucketed (else its run is noted).
+    /// Whether `s` is quiet with a run already counted (else its run is noted).
     fn seen(&mut self, s: &Series) -> bool {
-        let set = self.0.get_or_insert_with(FxHashSet::default);
-        s.quiet_run().is_some_and(|r| !set.insert(r))
+        s.quiet_run().is_some_and(|r| !self.0.insert(r))
     }
 
-    /// [`Quiet::seen`] for `id`, where looking pays ([`Quiet::of_many`]).
+    /// [`Quiet::seen`] for the series `id` of `store`.
     fn seen_id(&mut self, store: &Store, id: SeriesId) -> bool {
-        let Some(set) = &mut self.0 else {
-            return false;
-        };
-        store
-            .get(id)
-            .and_then(Series::quiet_run)
-            .is_some_and(|r| !set.insert(r))
+        store.get(id).is_some_and(|s| self.seen(s))
     }
 }
 
@@ -309,7 +295,13 @@ pub fn rate_if_any(store: &Store, ids: &[SeriesId]) -> Option<Agg> {
 /// [`rate_by`]'s value for one group of [`groups`].
 pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
     let mut agg = Agg::default();
-    let mut quiet = Quiet::of_many(ids);
+    if ids.len() < QUIET_FROM {
+        for &id in ids {
+            agg.add(store.rate(id));
+        }
+        return agg;
+    }
+    let mut quiet = Quiet::default();
     for &id in ids {
         if !quiet.seen_id(store, id) {
             agg.add(store.rate(id));
@@ -320,10 +312,10 @@ pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
 
 /// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
 pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
+    let mut quiet = (ids.len() >= QUIET_FROM).then(Quiet::default);
     let mut sum = None;
-    let mut quiet = Quiet::of_many(ids);
     for &id in ids {
-        if quiet.seen_id(store, id) {
+        if quiet.as_mut().is_some_and(|q| q.seen_id(store, id)) {
             continue;
         }
         if let Some(v) = w.increase_since(store, id, since) {
