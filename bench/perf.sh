@@ -348,6 +348,7 @@ run_tuicallgrind() {
   local parts; parts=$(callgrind_annotate --inclusive=yes --threshold=100 "$W/cg.$name.out".*1-01 2>/dev/null | awk -v f="$frames" -v secs="$SECS" '
     function n(x) { gsub(",", "", x); return x + 0 }
     / [^ ]*:ratatui_core::terminal::render::<impl ratatui_core::terminal::Terminal<B>>::try_draw \[/ { d = n($1) }
+    / [^ ]*:rocetop::tui::flush::Flusher::draw \[/ { d = n($1) }   # our flush since flush17
     / [^ ]*:rocetop::app::App::eval_alerts \[/ { e = n($1) }
     / [^ ]*:rocetop::collect::collected::Collected::apply \[/ { i = n($1) }
     END { f = f > 0 ? f : 1; printf "draw %d a frame, evaluation %d a frame, storing polls %d a second", d / f, e / f, i / secs }')
