@@ -347,10 +347,13 @@ run_tuicallgrind() {
   # The main thread's parts (inclusive): frames drawn, alert evaluations, polls stored.
   local parts; parts=$(callgrind_annotate --inclusive=yes --threshold=100 "$W/cg.$name.out".*1-01 2>/dev/null | awk -v f="$frames" -v secs="$SECS" '
     function n(x) { gsub(",", "", x); return x + 0 }
-    / [^ ]*:ratatui_core::terminal::render::<impl ratatui_core::terminal::Terminal<B>>::try_draw \[/ { d = n($1) }
-    / [^ ]*:rocetop::tui::flush::Flusher::draw \[/ { d = n($1) }   # our flush since flush17
-    / [^ ]*:rocetop::app::App::eval_alerts \[/ { e = n($1) }
-    / [^ ]*:rocetop::collect::collected::Collected::apply \[/ { i = n($1) }
+    # A function can show on several lines (inlined parts, named by another file): its largest
+    # inclusive count is the whole of it.
+    function top(cur, x) { x = n(x); return x > cur ? x : cur }
+    / [^ ]*:ratatui_core::terminal::render::<impl ratatui_core::terminal::Terminal<B>>::try_draw( \[|$)/ { d = top(d, $1) }
+    / [^ ]*:rocetop::tui::flush::Flusher::draw( \[|$)/ { d = top(d, $1) }   # our flush since flush17
+    / [^ ]*:rocetop::app::App::eval_alerts( \[|$)/ { e = top(e, $1) }
+    / [^ ]*:rocetop::collect::collected::Collected::apply( \[|$)/ { i = top(i, $1) }
     END { f = f > 0 ? f : 1; printf "draw %d a frame, evaluation %d a frame, storing polls %d a second", d / f, e / f, i / secs }')
   # Evaluations can be more than frames (a tick evaluates when no frame did for a second).
   local evals; evals=$(python3 - "$W/cg.$name.out".*1-01 <<'PY'
