@@ -516,9 +516,22 @@ impl App {
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
-        let changed = self
-            .alerts
-            .evaluate_with(live, &self.cfg, &self.links, self.now, &pfc, ids);
+        // The live store's kept intervals, as the Overview timeline picks them (`App::timeline`):
+        // the frame after reads what this decoded.
+        let windows = if self.travel.is_some() {
+            &self.views.live_windows
+        } else {
+            &self.views.windows
+        };
+        let changed = self.alerts.evaluate_with(
+            live,
+            &self.cfg,
+            &self.links,
+            self.now,
+            &pfc,
+            ids,
+            Some(&mut windows.borrow_mut()),
+        );
         if ep {
             // The rolled-up lines put the open episode's alerts first.
             self.alerts.touch();
