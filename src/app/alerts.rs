@@ -21,6 +21,9 @@ use rules::find;
 pub const ROCE_PRIORITY: &str = "3";
 /// "Increasing" means: grew within this window.
 pub const WINDOW_MS: i64 = 60_000;
+/// How far back the evaluation's kept intervals reach (`Windows::keeping`): the window and a
+/// late poll's margin (a window they do not cover is read from older runs, the same numbers).
+pub const KEPT_MS: i64 = WINDOW_MS + 5_000;
 /// An alert whose condition went away stays this long (state changes: [`CHANGE_HOLD_MS`]).
 const HOLD_MS: i64 = 10_000;
 const CHANGE_HOLD_MS: i64 = 60_000;
