@@ -5,6 +5,7 @@
 use super::Tab;
 use super::pairing::Links;
 use crate::config::Config;
+use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -20,6 +21,9 @@ use rules::find;
 pub const ROCE_PRIORITY: &str = "3";
 /// "Increasing" means: grew within this window.
 pub const WINDOW_MS: i64 = 60_000;
+/// How far back the evaluation's kept intervals reach (`Windows::keeping`): the window and a
+/// late poll's margin (a window they do not cover is read from older runs, the same numbers).
+pub const KEPT_MS: i64 = WINDOW_MS + 5_000;
 /// An alert whose condition went away stays this long (state changes: [`CHANGE_HOLD_MS`]).
 const HOLD_MS: i64 = 10_000;
 const CHANGE_HOLD_MS: i64 = 60_000;
@@ -151,12 +155,13 @@ impl Alerts {
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
         let ids = EvalIds::of(store);
         let pfc = super::episodes::port_pfc_in(store, &ids);
-        self.evaluate_with(store, cfg, links, now, &pfc, &ids)
+        self.evaluate_with(store, cfg, links, now, &pfc, &ids, None)
     }
 
     /// [`Alerts::evaluate`] with the series resolved (kept while the store's set of series
     /// stays) and the ports' PFC rates already read (`episodes::port_pfc_in` of the same store;
-    /// the episode detector reads them too).
+    /// the episode detector reads them too); counters' windows from `windows`' kept intervals
+    /// where given (the same numbers as the store's, [`Windows`]), else from the store.
     #[allow(clippy::too_many_arguments)]
     pub fn evaluate_with(
         &mut self,
@@ -166,9 +171,10 @@ impl Alerts {
         now: Ts,
         port_pfc: &super::episodes::PortRates,
         ids: &EvalIds,
+        windows: Option<&mut Windows>,
     ) -> bool {
         self.evaluations += 1;
-        let found = find(store, cfg, links, now, port_pfc, ids);
+        let found = find(store, cfg, links, now, port_pfc, ids, windows);
         let mut changed = false;
         // The set of alerts or a severity moved (what the rows' marks are made of).
         let mut regroup = false;

@@ -18,8 +18,7 @@ pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, por
 use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::Ts;
-use std::collections::{BTreeMap, VecDeque};
-use std::hash::RandomState;
+use std::collections::VecDeque;
 
 /// Calm values kept per signal for its baseline (about two minutes at 1 s polls).
 pub const BASE_KEEP: usize = 120;
@@ -186,7 +185,10 @@ pub struct Episodes {
 }
 
 /// The signals of one layer, by key.
-type Signals = hashbrown::HashMap<String, Signal, RandomState>;
+/// Hashed with Fx (as the alerts' rows are): its order is never read, and SipHash of every
+/// key every second was most of a lookup.
+type Signals =
+    hashbrown::HashMap<String, Signal, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>;
 
 /// One signal's value at an instant.
 struct Val {
@@ -429,6 +431,9 @@ fn record(
     }
 }
 
+/// A (switch, port) borrowed from a part's key.
+type Port<'a> = (&'a str, &'a str);
+
 /// The episode's verdicts: DCQCN, the culprit port and the nodes behind it.
 fn conclude(ep: &mut Episode, links: &Links) {
     let pfc = ep.pfc_total_peak;
@@ -445,15 +450,23 @@ fn conclude(ep: &mut Episode, links: &Links) {
     };
     // Drops name the congestion point; without drops, the port that sends the most pauses.
     // Ports borrowed from the parts' keys: only the culprit's are copied.
-    let mut drops: BTreeMap<(&str, &str), (Ts, f64)> = BTreeMap::new();
-    for p in ep.parts(Layer::Drops) {
-        let mut w = p.key.split(' ').skip(1);
-        let (Some(sw), Some(port)) = (w.next(), w.next()) else {
-            continue;
-        };
-        let e = drops.entry((sw, port)).or_insert((p.first, 0.0));
-        e.0 = e.0.min(p.first);
-        e.1 += p.peak;
+    // The parts sorted stably by port, then summed per port in chain order (as a map by port
+    // summed them; a map's entry for each of ~100 parts a second was most of this, issue #20).
+    let mut parts: Vec<(Port<'_>, Ts, f64)> = ep
+        .parts(Layer::Drops)
+        .filter_map(|p| Some((switch_port(&p.key)?, p.first, p.peak)))
+        .collect();
+    parts.sort_by(|a, b| a.0.cmp(&b.0));
+    // Per port: its first drop and its peaks summed.
+    let mut drops: Vec<(Port<'_>, (Ts, f64))> = Vec::new();
+    for (k, first, peak) in parts {
+        match drops.last_mut() {
+            Some((at, e)) if *at == k => {
+                e.0 = e.0.min(first);
+                e.1 += peak;
+            }
+            _ => drops.push((k, (first, 0.0 + peak))),
+        }
     }
     // The port dropping the most (a stray WRED drop elsewhere is not the congestion point);
     // on a tie, the one that dropped first.
@@ -475,6 +488,14 @@ fn conclude(ep: &mut Episode, links: &Links) {
         .as_ref()
         .map(|(sw, port)| links.behind_names(sw, port))
         .unwrap_or_default();
+}
+
+/// The second and third words of a key (`drop <switch> <port> <reason>`), as
+/// `key.split(' ').skip(1)` gives them.
+fn switch_port(key: &str) -> Option<(&str, &str)> {
+    let (_, rest) = key.split_once(' ')?;
+    let (sw, rest) = rest.split_once(' ')?;
+    Some((sw, rest.split_once(' ').map_or(rest, |(port, _)| port)))
 }
 
 /// The switch of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.

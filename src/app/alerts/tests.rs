@@ -342,3 +342,83 @@ fn worst_for_moves_only_with_the_lines_generation() {
     assert!(seen.contains(&Some(Severity::Crit)), "{seen:?}");
     assert_eq!(seen.last(), Some(&None), "the alert ended: {seen:?}");
 }
+
+/// The drop and error counts' texts joined without the formatter read as it writes them.
+#[test]
+fn counts_read_as_the_formatter_writes_them() {
+    let mut buf = [0u8; 20];
+    for n in [0, 1, 9, 10, 99, 100, 4096, 1_000_000_007, u64::MAX] {
+        assert_eq!(rules::dec(n, &mut buf), n.to_string());
+        let (c, port) = ("packet_seq_err", "mlx5_0");
+        assert_eq!(
+            rules::join(&[c, " +", rules::dec(n, &mut buf), " in 60 s on ", port]),
+            format!("{c} +{n} in 60 s on {port}")
+        );
+    }
+    assert_eq!(rules::join(&[]), "");
+}
+
+/// An evaluation reading its counters' windows from intervals kept between seconds finds what
+/// one from the store finds, every second: through growth, a minute of quiet (the window
+/// empties), a reset, a second series appearing and a gap in the polls. A kept window that went
+/// stale (missed new points, or old ones leaving it) would show as another count in a text.
+#[test]
+fn kept_windows_evaluate_as_the_store() {
+    // As the App keeps them (a late poll reads older runs), and as long as the views do.
+    for (keep, w) in [
+        ("the App's", Windows::keeping(KEPT_MS)),
+        ("the views'", Windows::default()),
+    ] {
+        kept_windows_evaluate_as_the_store_in(keep, w);
+    }
+}
+
+fn kept_windows_evaluate_as_the_store_in(keep: &str, mut w: Windows) {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("NX_AI_Leaf1", 1000);
+    let (cfg, links) = (cfg(), links());
+    let (mut kept, mut fresh) = (Alerts::default(), Alerts::default());
+    let mut ids = EvalIds::default();
+    let queue = |v: u64| {
+        poll(vec![Sample::counter(
+            SW_QUEUE_DROPPED,
+            &[
+                ("switch", "NX_AI_Leaf1"),
+                ("port", "Ethernet1/1/3"),
+                ("qos_group", "3"),
+                ("reason", "wred"),
+            ],
+            v,
+        )])
+    };
+    let (mut v, mut q) = (100u64, 0u64);
+    for t in 0..200i64 {
+        v = match t {
+            0..=29 => v + (t as u64 % 3),
+            30..=99 => v,
+            100 => 4,
+            _ => v + 1,
+        };
+        // Seconds 150-159 are not polled (a gap the window spans).
+        if !(150..160).contains(&t) {
+            st.ingest(src, t * 1000, &leaf_drops(v));
+            if t >= 120 {
+                q += 7;
+                st.ingest(src, t * 1000 + 10, &queue(q));
+            }
+        }
+        let now = t * 1000 + 500;
+        ids.resolve(&st);
+        let pfc = crate::app::episodes::port_pfc_in(&st, &ids);
+        let a = kept.evaluate_with(&st, &cfg, &links, now, &pfc, &ids, Some(&mut w));
+        let b = fresh.evaluate(&st, &cfg, &links, now);
+        assert_eq!(a, b, "second {t}, keeping {keep}");
+        assert_eq!(kept.active(), fresh.active(), "second {t}, keeping {keep}");
+        assert_eq!(kept.history, fresh.history, "second {t}, keeping {keep}");
+    }
+    assert_eq!(kept.active().len(), 2, "both drop alerts at the end");
+    let ended: Vec<&str> = kept.history.iter().map(|a| a.id.as_str()).collect();
+    let first = r#"idrop ["NX_AI_Leaf1", "Ethernet1/1/2", "mmu"]"#;
+    // The quiet minute ended the first; the gap made the switch stale for a while.
+    assert_eq!(ended, [first, "stale NX_AI_Leaf1"]);
+}

@@ -134,7 +134,11 @@ pub fn observe_with<'a>(
     for (g, kind) in [(&ids.ingress_drops, "ingress"), (&ids.queue_drops, "queue")] {
         for (k, a) in g.rate_by(store) {
             if let Some(r) = a.rate.filter(|r| *r > 0.0) {
-                let reason = format!("{kind} {}", k[2]);
+                // `format!("{kind} {}", k[2])` without the formatter (one a dropping port a second).
+                let mut reason = String::with_capacity(kind.len() + 1 + k[2].len());
+                reason.push_str(kind);
+                reason.push(' ');
+                reason.push_str(k[2]);
                 let reason = match reason.trim() {
                     t if t.len() == reason.len() => reason,
                     t => t.to_string(),

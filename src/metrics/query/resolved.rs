@@ -7,6 +7,8 @@
 //! summed in the same order as the `*_by_key` functions.
 
 use super::{Agg, Key, key_of, pause_fraction};
+#[cfg(doc)]
+use crate::metrics::store::Windows;
 use crate::metrics::store::{SeriesId, Store};
 use crate::metrics::{Ts, Value};
 use std::collections::BTreeMap;
@@ -165,10 +167,20 @@ impl<const N: usize> Grouped<N> {
         store: &'a Store,
         since: Ts,
     ) -> impl Iterator<Item = (Key<'a, N>, u64)> + 'a {
+        self.increase_with(store, move |id| store.increase_since(id, since))
+    }
+
+    /// [`Grouped::increase_by`] with each series' increase from `inc` (a [`Windows`]' kept
+    /// intervals give the store's numbers without decoding the window again every second).
+    pub fn increase_with<'a>(
+        &'a self,
+        store: &Store,
+        mut inc: impl FnMut(SeriesId) -> Option<u64>,
+    ) -> impl Iterator<Item = (Key<'a, N>, u64)> {
         self.each(store).filter_map(move |(k, ids)| {
             let mut sum = None;
             for &id in ids {
-                if let Some(v) = store.increase_since(id, since) {
+                if let Some(v) = inc(id) {
                     *sum.get_or_insert(0) += v;
                 }
             }
