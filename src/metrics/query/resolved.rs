@@ -7,8 +7,6 @@
 //! summed in the same order as the `*_by_key` functions.
 
 use super::{Agg, Key, key_of, pause_fraction};
-#[cfg(doc)]
-use crate::metrics::store::Windows;
 use crate::metrics::store::{SeriesId, Store};
 use crate::metrics::{Ts, Value};
 use std::collections::BTreeMap;
@@ -170,8 +168,9 @@ impl<const N: usize> Grouped<N> {
         self.increase_with(store, move |id| store.increase_since(id, since))
     }
 
-    /// [`Grouped::increase_by`] with each series' increase from `inc` (a [`Windows`]' kept
-    /// intervals give the store's numbers without decoding the window again every second).
+    /// [`Grouped::increase_by`] with each series' increase from `inc` (a
+    /// [`Windows`](crate::metrics::store::Windows)' kept intervals give the store's numbers
+    /// without decoding the window again every second).
     pub fn increase_with<'a>(
         &'a self,
         store: &Store,
