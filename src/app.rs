@@ -468,10 +468,11 @@ impl App {
     /// over the live store. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
     /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
     fn topology_arrived(&mut self, c: &Collected) {
-        match lossless::Arrived::of(c.parsed.samples.iter().map(|s| &s.key.name)) {
-            lossless::Arrived::Topology => self.reprove(),
-            lossless::Arrived::SwitchSetting if !self.proof_due => self.proof_due = true,
-            _ => {}
+        let names = || c.parsed.samples.iter().map(|s| s.key.name.as_str());
+        if names().any(lossless::feeds) {
+            self.reprove();
+        } else if !self.proof_due && names().any(lossless::switch_setting) {
+            self.proof_due = true;
         }
     }
 

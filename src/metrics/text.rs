@@ -47,12 +47,6 @@ impl Str {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// Whether `other` is this very text (one allocation shared), not only an equal one: a
-    /// pointer compare, for skipping a text already looked at.
-    pub fn same_text(&self, other: &Str) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
 }
 
 impl From<&str> for Str {
