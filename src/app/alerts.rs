@@ -7,10 +7,11 @@ use super::pairing::Links;
 use crate::config::Config;
 use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 mod ids;
+mod memo;
 mod rollup;
 mod rules;
 pub use ids::EvalIds;
@@ -84,6 +85,8 @@ pub struct Alert {
     /// Set when it ended (history only).
     pub ended: Option<Ts>,
     hold: i64,
+    /// The evaluation that last found it ([`Alerts::evaluations`]).
+    seen_in: u64,
 }
 
 #[derive(Debug, Default)]
@@ -107,6 +110,8 @@ pub struct Alerts {
     /// How many times every condition was evaluated (their cost bounds the TUI's: at most
     /// once a second).
     evaluations: u64,
+    /// The ids of alerts on groups of series, kept between evaluations.
+    ids_memo: memo::IdMemo,
 }
 
 impl Alerts {
@@ -174,7 +179,16 @@ impl Alerts {
         windows: Option<&mut Windows>,
     ) -> bool {
         self.evaluations += 1;
-        let found = find(store, cfg, links, now, port_pfc, ids, windows);
+        let found = find(
+            &mut self.ids_memo,
+            store,
+            cfg,
+            links,
+            now,
+            port_pfc,
+            ids,
+            windows,
+        );
         let mut changed = false;
         // The set of alerts or a severity moved (what the rows' marks are made of).
         let mut regroup = false;
@@ -183,11 +197,11 @@ impl Alerts {
         let mut shown = false;
         // A condition's text moved other than in its numbers (ports group by its shape).
         let mut reshaped = false;
-        // The ids found: moved here once their alert is updated (one copy less each); hashed
-        // as the rows' subjects are (SipHash was most of this set's cost).
-        let mut seen: FxHashSet<String> = FxHashSet::default();
+        // Each alert found is marked with this evaluation (a set of the ids found, hashed and
+        // dropped every second, was ~0.04 M instructions an evaluation at N=8, issue #20).
+        let this = self.evaluations;
         for f in found {
-            match self.active.get_mut(&f.id) {
+            match self.active.get_mut(&*f.id) {
                 Some(a) => {
                     let worse_or_better = a.severity != f.severity;
                     regroup |= worse_or_better;
@@ -200,15 +214,15 @@ impl Alerts {
                     a.what = f.what;
                     a.last_seen = now;
                     a.hold = f.hold;
-                    seen.insert(f.id);
+                    a.seen_in = this;
                 }
                 None => {
                     (changed, regroup) = (true, true);
-                    seen.insert(f.id.clone());
+                    let id = String::from(f.id);
                     self.active.insert(
-                        f.id.clone(),
+                        id.clone(),
                         Alert {
-                            id: f.id,
+                            id,
                             value: f.value,
                             severity: f.severity,
                             tab: f.tab,
@@ -218,6 +232,7 @@ impl Alerts {
                             last_seen: now,
                             ended: None,
                             hold: f.hold,
+                            seen_in: this,
                         },
                     );
                 }
@@ -226,7 +241,7 @@ impl Alerts {
         let gone: Vec<String> = self
             .active
             .iter()
-            .filter(|(id, a)| !seen.contains(*id) && now - a.last_seen >= a.hold)
+            .filter(|(_, a)| a.seen_in != this && now - a.last_seen >= a.hold)
             .map(|(id, _)| id.clone())
             .collect();
         for id in gone {

@@ -9,12 +9,13 @@ use crate::metrics::names::*;
 // The series and their groups come resolved (`ids.rs`): finding them by label was most of an
 // evaluation's cost (issue #20); their keys are borrowed from there.
 use super::ids::EvalIds;
+use super::memo::{Id, IdMemo};
 use crate::metrics::store::Windows;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
 
 pub(super) struct Found<'a> {
-    pub(super) id: String,
+    pub(super) id: Id,
     pub(super) value: Option<f64>,
     pub(super) severity: Severity,
     pub(super) tab: Tab,
@@ -105,7 +106,9 @@ pub(super) fn join(parts: &[&str]) -> String {
     s
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn find<'a>(
+    memo: &mut IdMemo,
     store: &'a Store,
     cfg: &Config,
     links: &Links,
@@ -134,7 +137,7 @@ pub(super) fn find<'a>(
         if n > 0 {
             out.push(
                 found(
-                    id_of("qdrop", &k),
+                    memo.id("qdrop", &k),
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
@@ -157,7 +160,7 @@ pub(super) fn find<'a>(
         if n > 0 {
             out.push(
                 found(
-                    id_of("idrop", &k),
+                    memo.id("idrop", &k),
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
@@ -176,7 +179,7 @@ pub(super) fn find<'a>(
             if f * 100.0 > a.pause_time_percent {
                 out.push(
                     found(
-                        id_of(&prefix, &k),
+                        memo.id(&prefix, &k),
                         Severity::Warn,
                         Tab::Pfc,
                         Who::Node(k[0]),
@@ -206,7 +209,7 @@ pub(super) fn find<'a>(
         if r > a.port_pfc_per_second {
             out.push(
                 found(
-                    id_of("pfc", &k),
+                    memo.id("pfc", &k),
                     Severity::Warn,
                     Tab::Pfc,
                     port(&k),
@@ -230,7 +233,7 @@ pub(super) fn find<'a>(
             if n > 0 {
                 out.push(
                     found(
-                        id_of(&prefix, &k),
+                        memo.id(&prefix, &k),
                         Severity::Warn,
                         Tab::Congestion,
                         Who::Node(k[0]),
@@ -317,7 +320,7 @@ fn training(store: &Store, out: &mut Vec<Found<'_>>) {
 }
 
 fn found(
-    id: String,
+    id: impl Into<Id>,
     severity: Severity,
     tab: Tab,
     subject: Who<'_>,
@@ -325,7 +328,7 @@ fn found(
     hold: i64,
 ) -> Found<'_> {
     Found {
-        id,
+        id: id.into(),
         value: None,
         severity,
         tab,
