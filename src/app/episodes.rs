@@ -182,6 +182,12 @@ pub struct Episodes {
     pub closed: VecDeque<Episode>,
     last_at: Option<Ts>,
     next_id: u32,
+    /// The open episode's chain ordered by key, for (episode id, chain length) it was made for:
+    /// parts are only added (then the chain is sorted again), so it holds until one is.
+    by_key: (Option<(u32, usize)>, Vec<usize>),
+    /// (episode id, pairing generation) of the last [`conclude`]: its verdicts stand while the
+    /// chain's parts and peaks do not move.
+    concluded: Option<(u32, u64)>,
 }
 
 /// The signals of one layer, by key.
@@ -284,6 +290,20 @@ impl Episodes {
 
     /// Judge the fabric at `o.at`; returns whether an episode opened, changed or closed.
     pub fn update(&mut self, o: &Obs, rules: &Rules, links: &Links) -> bool {
+        self.update_in(o, rules, links, None)
+    }
+
+    /// [`Episodes::update`] with the pairing's generation (`App::links_gen`): the open
+    /// episode's verdicts are concluded again only when its chain moved or the pairing did (a
+    /// storm's ~100 parts concluded every second were ~0.08 M instructions, issue #20). `None`
+    /// concludes every time.
+    pub fn update_in(
+        &mut self,
+        o: &Obs,
+        rules: &Rules,
+        links: &Links,
+        links_gen: Option<u64>,
+    ) -> bool {
         let at = o.at;
         let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
@@ -349,8 +369,20 @@ impl Episodes {
         let Some(ep) = self.open.as_mut() else {
             return false;
         };
-        record(ep, (&abnormal, &keys), o, dt, at, &self.signals);
-        conclude(ep, links);
+        let moved = record(
+            ep,
+            (&abnormal, &keys),
+            o,
+            dt,
+            at,
+            &self.signals,
+            &mut self.by_key,
+        );
+        let with = links_gen.map(|g| (ep.id, g));
+        if moved || with.is_none() || self.concluded != with {
+            conclude(ep, links);
+            self.concluded = with;
+        }
         if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
             let mut ep = self.open.take().expect("open");
             ep.end = Some(ep.last_abnormal);
@@ -363,7 +395,9 @@ impl Episodes {
     }
 }
 
-/// Fold one instant's abnormal signals (and the buffer their keys are in) into the open episode.
+/// Fold one instant's abnormal signals (and the buffer their keys are in) into the open
+/// episode; whether a part came or a peak moved (what [`conclude`] reads). `by_key`: the chain
+/// ordered by key, kept between instants for the episode and chain length it was made for.
 fn record(
     ep: &mut Episode,
     (abnormal, keys): (&[(Val, Ts, f64)], &str),
@@ -371,7 +405,8 @@ fn record(
     dt: i64,
     at: Ts,
     signals: &[Signals; LAYERS],
-) {
+    (by_key_of, by_key): &mut (Option<(u32, usize)>, Vec<usize>),
+) -> bool {
     if !abnormal.is_empty() {
         ep.last_abnormal = at;
     }
@@ -382,11 +417,13 @@ fn record(
     let mut pfc_total = 0.0;
     // The chain's parts ordered by key (keys are unique in it): a storm at 512 nodes has
     // hundreds of parts, and a linear search for each abnormal signal was quadratic.
-    let mut by_key: Vec<usize> = Vec::new();
-    if !abnormal.is_empty() {
+    if *by_key_of != Some((ep.id, ep.chain.len())) {
+        by_key.clear();
         by_key.extend(0..ep.chain.len());
         by_key.sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
     }
+    let mut moved = false;
+    let parts = ep.chain.len();
     for (v, since, base) in abnormal {
         if v.layer == Layer::Pfc {
             pfc_total += v.v;
@@ -398,9 +435,13 @@ fn record(
                 if v.v > p.peak {
                     p.peak = v.v;
                     p.peak_at = at;
+                    moved = true;
                 }
-                p.rx_peak = p.rx_peak.max(v.rx);
-                p.tx_peak = p.tx_peak.max(v.tx);
+                if v.rx > p.rx_peak || v.tx > p.tx_peak {
+                    p.rx_peak = p.rx_peak.max(v.rx);
+                    p.tx_peak = p.tx_peak.max(v.tx);
+                    moved = true;
+                }
             }
             Err(j) => {
                 by_key.insert(j, ep.chain.len());
@@ -417,9 +458,20 @@ fn record(
             }
         }
     }
-    ep.pfc_total_peak = ep.pfc_total_peak.max(pfc_total);
-    ep.chain
-        .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
+    if pfc_total > ep.pfc_total_peak {
+        ep.pfc_total_peak = pfc_total;
+        moved = true;
+    }
+    // Only a new part moves a part's place (first, layer and key never change).
+    if ep.chain.len() > parts {
+        moved = true;
+        ep.chain
+            .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
+        // The new parts' places in the key order are not known: made again next time.
+        *by_key_of = None;
+    } else {
+        *by_key_of = Some((ep.id, ep.chain.len()));
+    }
     // Training cost: how much slower each second of the episode ran than the baseline.
     let base = signals[Layer::Training as usize]
         .get("step")
@@ -429,6 +481,7 @@ fn record(
             ep.lost_s += (1.0 - b / s) * dt as f64 / 1000.0;
         }
     }
+    moved
 }
 
 /// A (switch, port) borrowed from a part's key.

@@ -196,16 +196,14 @@ pub(super) fn find<'a>(
         }
     }
 
-    // A port's PFC frame rate.
-    let mut pfc: BTreeMap<[&'a str; 2], f64> = BTreeMap::new();
-    for dir in port_pfc {
-        for (k, agg) in dir {
-            if let Some(r) = agg.rate {
-                *pfc.entry(*k).or_default() += r;
-            }
+    // A port's PFC frame rate: received and sent, where either is known.
+    for p in port_pfc {
+        let k = p.key;
+        let mut sum: Option<f64> = None;
+        for r in [p.rx, p.tx].into_iter().flatten().filter_map(|a| a.rate) {
+            *sum.get_or_insert(0.0) += r;
         }
-    }
-    for (k, r) in pfc {
+        let Some(r) = sum else { continue };
         if r > a.port_pfc_per_second {
             out.push(
                 found(

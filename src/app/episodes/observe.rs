@@ -5,7 +5,7 @@ use crate::app::alerts::EvalIds;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 
 /// A switch port's PFC frames per second, by direction (switch's view).
 #[derive(Clone, Debug, PartialEq)]
@@ -61,14 +61,45 @@ fn join<'a>(k: &[&'a str]) -> Cow<'a, str> {
 }
 
 /// Switch ports' PFC frames per second, received and sent, keyed by (switch, port) borrowed
-/// from the resolved series ([`EvalIds`]). The alerts' per-port PFC rule reads the same two
-/// maps: `App::eval_alerts` computes them once for both (each is a rate of every PFC series of
-/// the fabric).
-pub type PortRates<'a> = [BTreeMap<[&'a str; 2], query::Agg>; 2];
+/// from the resolved series ([`EvalIds`]), ascending by key. The alerts' per-port PFC rule reads
+/// the same rates: `App::eval_alerts` computes them once for both (each is a rate of every PFC
+/// series of the fabric).
+pub type PortRates<'a> = Vec<PortRate<'a>>;
 
-/// [`PortRates`] of `store`, its series resolved in `ids`.
+/// One port's [`PortRates`]: each direction's rates where the port has counters of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortRate<'a> {
+    pub key: [&'a str; 2],
+    pub rx: Option<query::Agg>,
+    pub tx: Option<query::Agg>,
+}
+
+/// [`PortRates`] of `store`, its series resolved in `ids`: the two directions' groups (each
+/// ascending by key) merged in one walk. Two maps collected, looked up and merged again every
+/// second were ~0.1 M instructions an evaluation at N=8 (issue #20).
 pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIds) -> PortRates<'a> {
-    ids.pfc.each_ref().map(|g| g.rate_by(store).collect())
+    let [rx, tx] = ids.pfc.each_ref().map(|g| g.rate_by(store));
+    let (mut rx, mut tx) = (rx.peekable(), tx.peekable());
+    let mut out = Vec::new();
+    loop {
+        let order = match (rx.peek(), tx.peek()) {
+            (None, None) => return out,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((r, _)), Some((t, _))) => r.cmp(t),
+        };
+        let (r, t) = match order {
+            Ordering::Less => (rx.next(), None),
+            Ordering::Greater => (None, tx.next()),
+            Ordering::Equal => (rx.next(), tx.next()),
+        };
+        let key = r.or(t).map(|(k, _)| k).unwrap_or_default();
+        out.push(PortRate {
+            key,
+            rx: r.map(|(_, a)| a),
+            tx: t.map(|(_, a)| a),
+        });
+    }
 }
 
 /// Read the newest state of the fabric from `store`.
@@ -116,16 +147,17 @@ pub fn observe_with<'a>(
     port_pfc: &PortRates<'a>,
     ids: &'a EvalIds,
 ) -> Obs<'a> {
-    let [rx, tx] = port_pfc;
-    let mut pfc = Vec::with_capacity(rx.len());
-    for (k, a) in rx {
-        let t = tx.get(k).and_then(|a| a.rate);
+    let mut pfc = Vec::with_capacity(port_pfc.len());
+    // The ports with received-PFC counters, as they come.
+    for p in port_pfc {
+        let Some(a) = p.rx else { continue };
+        let t = p.tx.and_then(|a| a.rate);
         if a.rate.is_none() && t.is_none() {
             continue;
         }
         pfc.push(PortPfc {
-            switch: Cow::Borrowed(k[0]),
-            port: Cow::Borrowed(k[1]),
+            switch: Cow::Borrowed(p.key[0]),
+            port: Cow::Borrowed(p.key[1]),
             rx: a.rate.unwrap_or(0.0),
             tx: t.unwrap_or(0.0),
         });

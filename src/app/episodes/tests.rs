@@ -208,12 +208,14 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
         store.ingest(leaf, s * 1000, &poll(s as u64 * 10));
     }
     let ids = crate::app::alerts::EvalIds::of(&store);
-    let [rx, tx] = port_pfc_in(&store, &ids);
-    for (list, name) in [(&rx, SW_PFC_RX), (&tx, SW_PFC_TX)] {
+    let ports = port_pfc_in(&store, &ids);
+    // Ascending by key, each port once, each direction as its own map gives it.
+    assert!(ports.windows(2).all(|w| w[0].key < w[1].key), "{ports:?}");
+    for (dir, name) in [0, 1].into_iter().zip([SW_PFC_RX, SW_PFC_TX]) {
         let want = query::rate_by_key(&store, name, &[], &["switch", "port"]);
-        let got: Vec<_> = list
+        let got: Vec<_> = ports
             .iter()
-            .map(|(k, a)| (k.map(String::from), a.rate))
+            .filter_map(|p| Some((p.key.map(String::from), [p.rx, p.tx][dir]?.rate)))
             .collect();
         let want: Vec<_> = want
             .iter()
@@ -221,6 +223,11 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
             .collect();
         assert_eq!(got, want, "{name}");
     }
+    assert_eq!(
+        ports.len(),
+        4,
+        "Eth1/10, Eth1/2 (both), Eth1/30 (sent only), Eth1/9"
+    );
     let o = observe(&store, 3000);
     let ports: Vec<_> = o.pfc.iter().map(|p| (&*p.port, p.rx, p.tx)).collect();
     // rx ports only, in order, each with its own sent rate where it has one (else 0).
@@ -232,4 +239,75 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
             ("Eth1/9", 10.0, 0.0)
         ]
     );
+}
+
+/// A detector that keeps its chain's key order and its verdicts between instants judges as one
+/// that orders and concludes afresh every instant: through a storm whose ports come one by one,
+/// whose rates rise, fall and rise past their peaks, whose drops move to another port, which
+/// settles and opens again, and whose pairing changes in the middle (LLDP puts a node behind
+/// the dropping port).
+#[test]
+fn kept_order_and_verdicts_equal_fresh_ones() {
+    let text = crate::config::REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
+    let cfg = Config::from_str(&text, "t.toml", None).expect("config");
+    let rules = Rules::of(&cfg);
+    let mut store = crate::metrics::Store::new(600_000, 16);
+    let id = store.add_source("ubunturdma6 topology", 300_000);
+    let lldp = "lldp.ens192.chassis.name=NX_AI_Leaf1\nlldp.ens192.port.ifname=Eth1/1/2\n";
+    let ctx = crate::parse::Ctx::named("ubunturdma6");
+    store.ingest(
+        id,
+        1,
+        &crate::parse::parse(crate::parse::ParseKind::Lldpctl, lldp, &ctx),
+    );
+    let pairings = [Links::from_config(&cfg), Links::of(&cfg, &store)];
+    let (mut kept, mut fresh) = (Episodes::default(), Episodes::default());
+    let mut concluded_again = 0;
+    for k in 0..160i64 {
+        let t = 1000 * (k + 1);
+        let storm = (30..90).contains(&k) || (110..140).contains(&k);
+        let mut o = obs(t, if storm { 0.36 } else { 0.156 }, 2.0, 0.0);
+        if storm {
+            // Ports join one by one; their rates move up and down around a rising trend.
+            for (i, p) in o.pfc.iter_mut().enumerate() {
+                let on = k - 30 >= 3 * i as i64 || k >= 110;
+                p.rx = if on {
+                    20_000.0 + 500.0 * ((k * 7 + i as i64) % 11) as f64
+                } else {
+                    2.0
+                };
+                p.tx = p.rx / 4.0 + (k % 5) as f64;
+            }
+            let port = if k < 60 {
+                "Ethernet1/1/2"
+            } else {
+                "Ethernet1/1/7"
+            };
+            o.drops.push(PortDrops {
+                switch: "NX_AI_Leaf1".into(),
+                port: port.into(),
+                reason: "ingress mmu".into(),
+                per_s: 30.0 + (k % 4) as f64,
+            });
+        }
+        let links_gen = if k < 70 { 1 } else { 2 };
+        let links = &pairings[links_gen as usize - 1];
+        let a = kept.update_in(&o, &rules, links, Some(links_gen));
+        // The other orders its chain and concludes afresh every instant.
+        fresh.by_key.0 = None;
+        let b = fresh.update(&o, &rules, links);
+        assert_eq!(a, b, "second {k}");
+        assert_eq!(kept.all(), fresh.all(), "second {k}");
+        concluded_again += usize::from(kept.concluded.is_some_and(|(_, g)| g == links_gen));
+        if let Some(ep) = &kept.open {
+            let mut keys: Vec<_> = ep.chain.iter().map(|p| &p.key).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), ep.chain.len(), "second {k}: a key twice");
+        }
+    }
+    // Both storms opened an episode, the first named the node once LLDP paired it.
+    assert_eq!(kept.closed.len() + usize::from(kept.open.is_some()), 2);
+    assert!(kept.all().iter().any(|e| !e.culprit_nodes.is_empty()));
+    assert!(concluded_again > 50, "{concluded_again}");
 }
