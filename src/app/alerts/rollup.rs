@@ -10,6 +10,7 @@ use crate::app::episodes::{Episode, text::si};
 use crate::app::pairing::Links;
 use crate::app::ports::compress;
 use crate::metrics::Ts;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 mod touched;
@@ -36,6 +37,20 @@ pub struct Rolled {
     pub episode: bool,
     /// The row name Enter selects on `tab`.
     pub row: String,
+    /// A port line's ports as [`Rolled::text`] writes them, made once for the line.
+    ports: PortsText,
+}
+
+/// A port line's members' ports compressed (`Ethernet1/1-8`), with how many members they were
+/// made from: a line's members are fixed, and compressing them again for every frame was ~9 K
+/// instructions a line (issue #20). A memo: it takes no part in comparing lines.
+#[derive(Clone, Debug, Default)]
+struct PortsText(OnceCell<(usize, String)>);
+
+impl PartialEq for PortsText {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// `PFC 25000 frames/s (> 1000)` → `PFC # frames/s (> #)`: alerts differing only in numbers
@@ -207,6 +222,7 @@ fn line_of(key: String, members: &[&Alert], al: &Alerts) -> Rolled {
         acked: members.iter().all(|a| al.acked.contains(&a.id)),
         episode: false,
         row,
+        ports: PortsText::default(),
     }
 }
 
@@ -230,7 +246,13 @@ fn row_of<'a>(members: &[&'a Alert]) -> &'a str {
 /// A line's text from its members (`members[0]` first, as grouped): ports as ranges with the
 /// worst one's condition and the total, a node's RDMA counters summed per counter, else the
 /// alert's own subject and condition.
+#[cfg(test)]
 fn text_of(members: &[&Alert]) -> String {
+    text_with(members, &PortsText::default())
+}
+
+/// [`text_of`], a port line's ports taken from `kept` when made from as many members.
+fn text_with(members: &[&Alert], kept: &PortsText) -> String {
     let Some(first) = members.first() else {
         return String::new();
     };
@@ -241,17 +263,28 @@ fn text_of(members: &[&Alert]) -> String {
                 .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
                 .copied()
                 .unwrap_or(first);
-            let ports: Vec<&str> = members
-                .iter()
-                .filter_map(|a| match &a.subject {
-                    Subject::Port { port, .. } => Some(port.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let compressed = || {
+                let ports: Vec<&str> = members
+                    .iter()
+                    .filter_map(|a| match &a.subject {
+                        Subject::Port { port, .. } => Some(port.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                (members.len(), compress(&ports))
+            };
+            let made = kept.0.get_or_init(compressed);
+            let fresh;
+            let ports = if made.0 == members.len() {
+                &made.1
+            } else {
+                fresh = compressed();
+                &fresh.1
+            };
             let total: f64 = members.iter().filter_map(|a| a.value).sum();
             format!(
                 "{switch} {}  {} · {} ports, total {}",
-                compress(&ports),
+                ports,
                 worst.what,
                 members.len(),
                 si(total)
@@ -281,7 +314,7 @@ impl Rolled {
     /// every one was a third of a rollup.
     pub fn text(&self, al: &Alerts) -> String {
         let members: Vec<&Alert> = self.members.iter().filter_map(|id| al.get(id)).collect();
-        text_of(&members)
+        text_with(&members, &self.ports)
     }
 }
 
@@ -385,260 +418,4 @@ impl Alerts {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{
-        Alert, Alerts, Group, Severity, Shape, Subject, same_shape, shape, text_of, trim_prefixes,
-    };
-    use crate::app::Tab;
-    use crate::app::pairing::Links;
-
-    fn alert(id: &str, subject: Subject, what: &str, value: f64, sev: Severity) -> Alert {
-        Alert {
-            id: id.into(),
-            value: Some(value),
-            severity: sev,
-            tab: Tab::Pfc,
-            subject,
-            what: what.into(),
-            since: 1_000,
-            last_seen: 1_000,
-            ended: None,
-            hold: 0,
-            seen_in: 0,
-        }
-    }
-
-    fn port(sw: &str, p: &str) -> Subject {
-        Subject::Port {
-            switch: sw.into(),
-            port: p.into(),
-        }
-    }
-
-    fn add(al: &mut Alerts, a: Alert) {
-        al.active.insert(a.id.clone(), a);
-        al.touch();
-    }
-
-    /// Every line's text, made on demand from its member ids, as the eager rollup made it from
-    /// its group: `text_of` the group's alerts as grouped. Checked on lines of every kind, then
-    /// after a value moves, an alert joins a group, a line is acknowledged and one muted.
-    #[test]
-    fn text_on_demand_equals_the_grouped_text() {
-        let w = Severity::Warn;
-        let mut al = Alerts::default();
-        for (i, v) in [(1, 2000.0), (2, 25000.0), (3, 3000.0)] {
-            let p = format!("Ethernet1/1/{i}");
-            let what = format!("PFC {v} frames/s (> 1000)");
-            add(
-                &mut al,
-                alert(&format!("pfc {p}"), port("leaf1", &p), &what, v, w),
-            );
-        }
-        for (id, v) in [
-            ("rdma out_of_buffer [n1, mlx5_0]", 3.0),
-            ("rdma out_of_buffer [n1, mlx5_1]", 4.0),
-            ("rdma rnr_nak [n1, mlx5_0]", 1.0),
-        ] {
-            add(
-                &mut al,
-                alert(id, Subject::Node("n1".into()), "errors", v, w),
-            );
-        }
-        add(
-            &mut al,
-            alert(
-                "drops Ethernet1/2/1",
-                port("leaf2", "Ethernet1/2/1"),
-                "mmu drops: 3 in 60 s",
-                3.0,
-                Severity::Crit,
-            ),
-        );
-        add(
-            &mut al,
-            alert(
-                "down s1",
-                Subject::Source("s1".into()),
-                "unreachable",
-                0.0,
-                Severity::Crit,
-            ),
-        );
-        let peer = Subject::Peer {
-            peer: "n2".into(),
-            transport: "rdma".into(),
-        };
-        add(&mut al, alert("lat n2", peer, "RTT p99 2 ms", 0.002, w));
-        let links = Links::default();
-        let check = |al: &Alerts, want: &[&str]| {
-            let lines = al.rolled(None, &links);
-            let mut texts: Vec<String> = lines.iter().map(|l| l.text(al)).collect();
-            let mut groups: std::collections::BTreeMap<Group, Vec<&Alert>> = Default::default();
-            for a in al.active.values() {
-                groups.entry(Group::of(a)).or_default().push(a);
-            }
-            let mut grouped: Vec<String> = groups.values().map(|m| text_of(m)).collect();
-            texts.sort();
-            grouped.sort();
-            assert_eq!(texts, grouped);
-            let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
-            want.sort();
-            assert_eq!(texts, want);
-        };
-        check(
-            &al,
-            &[
-                "leaf1 Ethernet1/1/1-3  PFC 25000 frames/s (> 1000) · 3 ports, total 30.0k",
-                "leaf2 Ethernet1/2/1  mmu drops: 3 in 60 s",
-                "n1  RDMA errors in 60 s: out_of_buffer +7, rnr_nak +1 (3 device counters)",
-                "n2 (rdma)  RTT p99 2 ms",
-                "s1  unreachable",
-            ],
-        );
-        // A value moves, a port joins, a line is acknowledged and another muted.
-        add(
-            &mut al,
-            alert(
-                "pfc Ethernet1/1/1",
-                port("leaf1", "Ethernet1/1/1"),
-                "PFC 90000 frames/s (> 1000)",
-                90000.0,
-                w,
-            ),
-        );
-        add(
-            &mut al,
-            alert(
-                "pfc Ethernet1/1/4",
-                port("leaf1", "Ethernet1/1/4"),
-                "PFC 1000 frames/s (> 1000)",
-                1000.0,
-                w,
-            ),
-        );
-        let lines = al.rolled(None, &links);
-        let acked = lines
-            .iter()
-            .find(|l| l.key == "rdma n1")
-            .expect("rdma line")
-            .clone();
-        al.toggle_ack(&acked);
-        let muted = lines
-            .iter()
-            .find(|l| l.key == "lat n2")
-            .expect("peer line")
-            .clone();
-        al.toggle_mute(&muted);
-        check(
-            &al,
-            &[
-                "leaf1 Ethernet1/1/1-4  PFC 90000 frames/s (> 1000) · 4 ports, total 119k",
-                "leaf2 Ethernet1/2/1  mmu drops: 3 in 60 s",
-                "n1  RDMA errors in 60 s: out_of_buffer +7, rnr_nak +1 (3 device counters)",
-                "n2 (rdma)  RTT p99 2 ms",
-                "s1  unreachable",
-            ],
-        );
-        let lines = al.rolled(None, &links);
-        assert!(lines.iter().any(|l| l.key == "rdma n1" && l.acked));
-        assert!(lines.iter().any(|l| l.key == "lat n2" && l.muted));
-    }
-
-    #[test]
-    fn prefixes_trim_as_trim_start_matches() {
-        for s in [
-            "pause n1",
-            "pause pause n1",
-            "n1",
-            "",
-            "pause ",
-            "pausen1",
-            "rtt n2 rdma",
-        ] {
-            for p in ["pause ", "rtt "] {
-                assert_eq!(trim_prefixes(s, p), s.trim_start_matches(p), "{s:?} {p:?}");
-            }
-        }
-    }
-
-    /// Conditions group by their shape: equal exactly when the shaped texts are, and the key
-    /// mute refers to is the shaped text.
-    #[test]
-    fn shapes_compare_as_their_text() {
-        let cases = [
-            (
-                "PFC 25000 frames/s (> 1000)",
-                "PFC 3 frames/s (> 1000)",
-                true,
-            ),
-            (
-                "PFC 25000 frames/s (> 1000)",
-                "PFC 3 frames/s (> 10.5)",
-                true,
-            ),
-            ("drops 1.5 /s", "drops 2 /s", true),
-            ("drops 2 /s", "drops 2 /min", false),
-            ("pause 40 %", "pause 40%", false),
-            ("a1b", "a22b", true),
-            ("a1.b", "a2b", true),
-            ("a.1", "a1", false),
-            ("", "0", false),
-            ("RTT 1.2 µs · 3", "RTT 40 µs · 3.5", true),
-            ("RTT 1.2 µs · 3", "RTT 1.2 ms · 3", false),
-            // A literal '#' is a number's mark; a '.' ends a number only after it.
-            ("a#b", "a9.5b", true),
-            ("1.", "2", true),
-            (".1", "1", false),
-            ("1 .", "1.", false),
-            ("x1", "x", false),
-        ];
-        for (a, b, same) in cases {
-            let by_text = shape(a).cmp(&shape(b));
-            assert_eq!(Shape(a).cmp(&Shape(b)), by_text, "{a:?} vs {b:?}");
-            assert_eq!(by_text.is_eq(), same, "{a:?} vs {b:?}");
-            // The bytewise comparison an evaluation uses answers as the shaped texts do.
-            assert_eq!(same_shape(a, b), same, "{a:?} vs {b:?}");
-        }
-        let g = Group::Port {
-            switch: "leaf1",
-            severity: Severity::Warn,
-            what: Shape("PFC 25000 frames/s (> 1000)"),
-        };
-        assert_eq!(g.key(), "port leaf1 Warn PFC # frames/s (> #)");
-        // The key as it was `format!`ed, for either severity.
-        for severity in [Severity::Warn, Severity::Crit] {
-            let what = "drops 2.5 /s";
-            let g = Group::Port {
-                switch: "leaf1",
-                severity,
-                what: Shape(what),
-            };
-            assert_eq!(g.key(), format!("port leaf1 {severity:?} {}", shape(what)));
-        }
-        assert_eq!(Group::Rdma("gpu1").key(), "rdma gpu1");
-        assert_eq!(Group::Alone("lat gpu1").key(), "lat gpu1");
-    }
-
-    proptest::proptest! {
-        /// The trimmed comparison answers as the shaped texts do, for texts made of digits,
-        /// dots, '#', letters and a two-byte character, one derived from the other by a few
-        /// edits (as an alert's text a second later is).
-        #[test]
-        fn same_shape_is_shape_equality(
-            a in "[0-9.#a µ]{0,24}",
-            edits in proptest::collection::vec((0usize..32, "[0-9.#b µ]{0,3}"), 0..4),
-        ) {
-            let mut b = a.clone();
-            for (at, put) in edits {
-                let mut at = at.min(b.len());
-                while !b.is_char_boundary(at) {
-                    at -= 1;
-                }
-                b.insert_str(at, &put);
-            }
-            proptest::prop_assert_eq!(same_shape(&a, &b), shape(&a) == shape(&b), "{:?} vs {:?}", a, b);
-            proptest::prop_assert_eq!(same_shape(&b, &a), shape(&a) == shape(&b));
-        }
-    }
-}
+mod tests;
