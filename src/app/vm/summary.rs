@@ -79,14 +79,12 @@ pub fn switch_in(
     window_from: Ts,
     baseline: Ts,
 ) -> Switch {
-    let mut count = |since: Ts| {
-        sum(ids
-            .drops
-            .each_ref()
-            .map(|d| query::increase_of_in(st, w, d, since)))
-    };
-    let drops_window = count(window_from);
-    let drops_since_baseline = count(baseline);
+    let [a, b] = ids
+        .drops
+        .each_ref()
+        .map(|d| query::increases_of_in(st, w, d, [window_from, baseline]));
+    let drops_window = sum([a[0], b[0]]);
+    let drops_since_baseline = sum([a[1], b[1]]);
     Switch {
         drops: sum(ids.drops.each_ref().map(|d| query::rate_of(st, d).rate)),
         drops_window,

@@ -445,6 +445,16 @@ fn sums_over_many_series_skip_quiet_runs_and_answer_the_same() {
                 "{n} since {since}"
             );
         }
+        // Two windows in one walk, over one kept `Windows`, answer as each alone.
+        let mut w = Windows::default();
+        for since in [[0, 7_000], [11_000, 2_500], [5_000, 5_000]] {
+            let alone = since.map(|t| increase_of_in(&st, &mut Windows::default(), ids, t));
+            assert_eq!(
+                increases_of_in(&st, &mut w, ids, since),
+                alone,
+                "{n} {since:?}"
+            );
+        }
     }
     let all_quiet: Vec<SeriesId> = st.select("us_total", &[]).map(|(id, _)| id).collect();
     let one_in_events = st.select("q_total", &[("port", "p0")]).map(|(id, _)| id);
