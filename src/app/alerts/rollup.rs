@@ -83,21 +83,44 @@ pub(super) fn same_shape(a: &str, b: &str) -> bool {
     // both (after / at a byte that is no digit and no '.'), and only the middles shaped.
     // Shaping the whole texts was ~900 instructions an alert, every second (issue #20).
     let num = |c: &u8| c.is_ascii_digit() || *c == b'.';
-    let mut head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let mut head = common_head(a, b);
     while head > 0 && num(&a[head - 1]) {
         head -= 1;
     }
     let (a, b) = (&a[head..], &b[head..]);
-    let mut tail = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let mut tail = common_tail(a, b);
     while tail > 0 && num(&a[a.len() - tail]) {
         tail -= 1;
     }
     same_tokens(&a[..a.len() - tail], &b[..b.len() - tail])
+}
+
+/// How many bytes `a` and `b` start with alike: eight at a time, then one by one (a byte
+/// iterator's zip was ~4 instructions a byte, twice a text).
+fn common_head(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// How many bytes `a` and `b` end with alike, as [`common_head`] counts them.
+fn common_tail(a: &[u8], b: &[u8]) -> usize {
+    let (la, lb) = (a.len(), b.len());
+    let n = la.min(lb);
+    let mut i = 0;
+    while i + 8 <= n && a[la - i - 8..la - i] == b[lb - i - 8..lb - i] {
+        i += 8;
+    }
+    while i < n && a[la - i - 1] == b[lb - i - 1] {
+        i += 1;
+    }
+    i
 }
 
 /// Whether `a` and `b` shape alike, token by token. By bytes, a number's run skipped at once:

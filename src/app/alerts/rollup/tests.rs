@@ -280,7 +280,7 @@ proptest::proptest! {
     /// edits (as an alert's text a second later is).
     #[test]
     fn same_shape_is_shape_equality(
-        a in "[0-9.#a µ]{0,24}",
+        a in "[0-9.#a µ]{0,40}",
         edits in proptest::collection::vec((0usize..32, "[0-9.#b µ]{0,3}"), 0..4),
     ) {
         let mut b = a.clone();
