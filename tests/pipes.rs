@@ -9,14 +9,17 @@ use std::process::{Command, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
 
 /// The write end of a pipe whose read end is already closed (`std::io::pipe` is newer than the
-/// MSRV, and no safe wrapper of `pipe(2)` is in the tree).
+/// MSRV, and no safe wrapper of `pipe(2)` is in the tree). Both ends close on exec: with plain
+/// `pipe`, a command another test thread spawned between the `pipe` and the `drop` inherited the
+/// read end, kept it open, and this test's command wrote its answer whole and ended 0 (seen once
+/// in scripts/test.sh).
 #[allow(unsafe_code)]
 fn pipe_without_reader() -> Stdio {
     use std::os::fd::{FromRawFd, OwnedFd};
     let mut fds = [0; 2];
-    // SAFETY: `pipe` fills both descriptors on success; each is owned once below.
+    // SAFETY: `pipe2` fills both descriptors on success; each is owned once below.
     let (read_end, write_end) = unsafe {
-        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0, "pipe");
+        assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0, "pipe2");
         (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
     };
     drop(read_end);
