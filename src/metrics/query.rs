@@ -312,16 +312,7 @@ pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
 
 /// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
 pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
-    let mut quiet = (ids.len() >= QUIET_FROM).then(Quiet::default);
-    let mut sum = None;
-    for &id in ids {
-        if quiet.as_mut().is_some_and(|q| q.seen_id(store, id)) {
-            continue;
-        }
-        if let Some(v) = w.increase_since(store, id, since) {
-            *sum.get_or_insert(0) += v;
-        }
-    }
+    let [sum] = increases_of_in(store, w, ids, [since]);
     sum
 }
 

@@ -113,9 +113,9 @@ fn one_odd_second_opens_nothing_and_no_judgement_before_a_baseline() {
     assert!(d.open.is_none() && d.closed.is_empty());
 }
 
-/// The nodes behind the dropping port come from LLDP where the config names no `switch_port`.
-#[test]
-fn the_chain_names_the_node_lldp_puts_behind_the_port() {
+/// The reference config without ubunturdma6's `switch_port`, its rules, and its pairings: from
+/// the config alone, and with LLDP putting ubunturdma6 behind NX_AI_Leaf1 Eth1/1/2.
+fn lldp_pairing() -> (Rules, [Links; 2]) {
     let text = crate::config::REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
     let cfg = Config::from_str(&text, "t.toml", None).expect("config");
     let rules = Rules::of(&cfg);
@@ -128,9 +128,16 @@ fn the_chain_names_the_node_lldp_puts_behind_the_port() {
         1,
         &crate::parse::parse(crate::parse::ParseKind::Lldpctl, lldp, &ctx),
     );
+    (rules, [Links::from_config(&cfg), Links::of(&cfg, &store)])
+}
+
+/// The nodes behind the dropping port come from LLDP where the config names no `switch_port`.
+#[test]
+fn the_chain_names_the_node_lldp_puts_behind_the_port() {
+    let (rules, [by_config, by_lldp]) = lldp_pairing();
     for (links, want) in [
-        (Links::from_config(&cfg), Vec::<String>::new()),
-        (Links::of(&cfg, &store), vec!["ubunturdma6".to_string()]),
+        (by_config, Vec::<String>::new()),
+        (by_lldp, vec!["ubunturdma6".to_string()]),
     ] {
         let mut d = Episodes::default();
         let mut t = 0;
@@ -248,19 +255,7 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
 /// the dropping port).
 #[test]
 fn kept_order_and_verdicts_equal_fresh_ones() {
-    let text = crate::config::REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
-    let cfg = Config::from_str(&text, "t.toml", None).expect("config");
-    let rules = Rules::of(&cfg);
-    let mut store = crate::metrics::Store::new(600_000, 16);
-    let id = store.add_source("ubunturdma6 topology", 300_000);
-    let lldp = "lldp.ens192.chassis.name=NX_AI_Leaf1\nlldp.ens192.port.ifname=Eth1/1/2\n";
-    let ctx = crate::parse::Ctx::named("ubunturdma6");
-    store.ingest(
-        id,
-        1,
-        &crate::parse::parse(crate::parse::ParseKind::Lldpctl, lldp, &ctx),
-    );
-    let pairings = [Links::from_config(&cfg), Links::of(&cfg, &store)];
+    let (rules, pairings) = lldp_pairing();
     let (mut kept, mut fresh) = (Episodes::default(), Episodes::default());
     let mut concluded_again = 0;
     for k in 0..160i64 {
