@@ -178,18 +178,32 @@ impl<'a> Iterator for Diff<'a> {
             return Some(self.item(j));
         }
         while self.pos < self.len {
-            let i = self.pos;
-            if let Some(step) = unchanged_step(&self.prev[i], &self.next[i]) {
-                self.pos += step;
-                continue;
+            let i = skip_unchanged(self.prev, self.next, self.pos, self.len);
+            if i >= self.len {
+                self.pos = i;
+                break;
             }
-            self.pos += 1;
+            self.pos = i + 1;
             if self.changed(i) {
                 return Some(self.item(i));
             }
         }
         None
     }
+}
+
+/// The first cell from `from` that is not a plain cell equal to its old one (`len` or past it
+/// when every one is): the loop over mostly equal cells, kept free of the iterator's state.
+fn skip_unchanged(prev: &[Cell], next: &[Cell], from: usize, len: usize) -> usize {
+    let (prev, next) = (&prev[..len], &next[..len]);
+    let mut i = from;
+    while let (Some(p), Some(n)) = (prev.get(i), next.get(i)) {
+        match unchanged_step(p, n) {
+            Some(step) => i += step,
+            None => break,
+        }
+    }
+    i
 }
 
 /// The cells to step over when `next` is a plain cell equal to `prev` (the common case, and
