@@ -103,7 +103,7 @@ pub fn rate_timeline_of(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
-    let mut quiet = Quiet::default();
+    let mut quiet = Quiet::of_len(ids.len());
     let series = ids.iter().copied().filter(|&id| !quiet.seen_id(store, id));
     timeline(series, how, since, step_ms, buckets, |id, f| {
         w.rates_each(store, id, since, f)
@@ -124,16 +124,38 @@ pub enum Combine {
 /// quiet, and each cost the timeline ~600 instructions a frame (issue #20). A sum of newest rates
 /// or of increases over many series skips them the same way (their rate and increase are zero,
 /// the same for the same run): a switch's summary line sums ~900 of them every frame.
-#[derive(Default)]
-struct Quiet(FxHashSet<QuietRun>);
+struct Quiet {
+    /// Every run counted; none for a small group, where only `last` is looked at.
+    runs: Option<FxHashSet<QuietRun>>,
+    /// The run counted last: a switch's quiet counters share one run (polled together since
+    /// their source came up), so most are told by one compare, not a hash (issue #20).
+    last: Option<QuietRun>,
+}
 
-/// Fewer series than this are summed without looking for quiet runs (the set costs more).
+/// From this many series on, a group keeps every quiet run it counted; a smaller one (a port's
+/// eight priorities) only the last one (the set costs more than it saves).
 const QUIET_FROM: usize = 16;
 
 impl Quiet {
-    /// Whether `s` is quiet with a run already counted (else its run is noted).
+    /// For a group of `len` series.
+    fn of_len(len: usize) -> Quiet {
+        Quiet {
+            runs: (len >= QUIET_FROM).then(FxHashSet::default),
+            last: None,
+        }
+    }
+
+    /// Whether `s` is quiet with a run already counted (else its run is noted). Telling a
+    /// counted run as new only costs its zeros added again.
     fn seen(&mut self, s: &Series) -> bool {
-        s.quiet_run().is_some_and(|r| !self.0.insert(r))
+        let Some(r) = s.quiet_run() else {
+            return false;
+        };
+        if self.last == Some(r) {
+            return true;
+        }
+        self.last = Some(r);
+        self.runs.as_mut().is_some_and(|runs| !runs.insert(r))
     }
 
     /// [`Quiet::seen`] for the series `id` of `store`.
@@ -295,13 +317,7 @@ pub fn rate_if_any(store: &Store, ids: &[SeriesId]) -> Option<Agg> {
 /// [`rate_by`]'s value for one group of [`groups`].
 pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
     let mut agg = Agg::default();
-    if ids.len() < QUIET_FROM {
-        for &id in ids {
-            agg.add(store.rate(id));
-        }
-        return agg;
-    }
-    let mut quiet = Quiet::default();
+    let mut quiet = Quiet::of_len(ids.len());
     for &id in ids {
         if !quiet.seen_id(store, id) {
             agg.add(store.rate(id));
@@ -325,7 +341,8 @@ pub fn increases_of_in<const K: usize>(
     ids: &[SeriesId],
     since: [Ts; K],
 ) -> [Option<u64>; K] {
-    let mut quiet = (ids.len() >= QUIET_FROM).then(Quiet::default);
+    // A small group's quiet counters are told by `increase_since` as cheaply as by a run.
+    let mut quiet = (ids.len() >= QUIET_FROM).then(|| Quiet::of_len(ids.len()));
     let mut sums = [None; K];
     for &id in ids {
         if quiet.as_mut().is_some_and(|q| q.seen_id(store, id)) {
