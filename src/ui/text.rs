@@ -12,7 +12,7 @@
 //! so the cells come out the same (a unit test compares the two on such text).
 
 use ratatui::Frame;
-use ratatui::buffer::{Buffer, CellWidth};
+use ratatui::buffer::{Buffer, Cell, CellWidth};
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -83,21 +83,23 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
     for span in &line.spans {
         let style = base.patch(span.style);
         let text: &str = span.content.as_ref();
-        if text.bytes().all(|b| matches!(b, b' '..=b'~')) || text.chars().all(one_cell) {
-            let mut cells = row[used..].iter_mut();
-            for c in text.chars() {
-                let Some(cell) = cells.next() else {
-                    return;
-                };
-                // A cleared cell reads as a space already (`Cell::EMPTY` has no symbol, equal
-                // to " "): a table's padding, about half its cells, made a new symbol each.
-                if c != ' ' || cell.symbol() != " " {
-                    cell.set_char(c);
-                }
-                cell.set_style(style);
-                used += 1;
+        let cells = &mut row[used..];
+        // Printable ASCII read a byte at a time: no UTF-8 decoding.
+        let one_cell_each = if text.bytes().all(|b| matches!(b, b' '..=b'~')) {
+            Some(put_chars(cells, text.bytes().map(char::from), style))
+        } else if text.chars().all(one_cell) {
+            Some(put_chars(cells, text.chars(), style))
+        } else {
+            None
+        };
+        match one_cell_each {
+            Some(Some(n)) => {
+                used += n;
+                continue;
             }
-            continue;
+            // It ran past the line's end.
+            Some(None) => return,
+            None => {}
         }
         // What `Paragraph` does: clusters holding a control character are dropped, those wider
         // than the whole area skipped, the line ends at the first that does not fit, and
@@ -117,6 +119,24 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
             used += w;
         }
     }
+}
+
+/// `chars`, each one cell, written from the first of `cells` in `style`: how many (`None` when
+/// they ran past the last cell, the line's end).
+fn put_chars(cells: &mut [Cell], chars: impl Iterator<Item = char>, style: Style) -> Option<usize> {
+    let mut cells = cells.iter_mut();
+    let mut n = 0;
+    for c in chars {
+        let cell = cells.next()?;
+        // A cleared cell reads as a space already (`Cell::EMPTY` has no symbol, equal to " "):
+        // a table's padding, about half its cells, made a new symbol each.
+        if c != ' ' || cell.symbol() != " " {
+            cell.set_char(c);
+        }
+        cell.set_style(style);
+        n += 1;
+    }
+    Some(n)
 }
 
 /// A character that is always a grapheme cluster of its own and one cell wide: printable ASCII
