@@ -2,7 +2,7 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
-use super::store::{QuietRun, Series, SeriesId, Windows};
+use super::store::{QuietRun, Series, SeriesId, Tips, Windows};
 use super::{Store, Ts, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -103,10 +103,36 @@ pub fn rate_timeline_of(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
+    rate_timeline_tips(
+        store,
+        w,
+        &mut Tips::default(),
+        ids,
+        how,
+        since,
+        step_ms,
+        buckets,
+    )
+}
+
+/// [`rate_timeline_of`] with the newest points of `ids` remembered in `tips` from the last call
+/// (for these `ids`): a timeline recomputing its newest seconds every frame reads each series'
+/// newest intervals from them rather than syncing its kept intervals (see [`Tips`]).
+#[allow(clippy::too_many_arguments)]
+pub fn rate_timeline_tips(
+    store: &Store,
+    w: &mut Windows,
+    tips: &mut Tips,
+    ids: &[SeriesId],
+    how: Combine,
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
     let mut quiet = Quiet::of_len(ids.len());
-    let series = ids.iter().copied().filter(|&id| !quiet.seen_id(store, id));
-    timeline(series, how, since, step_ms, buckets, |id, f| {
-        w.rates_each(store, id, since, f)
+    let series = (ids.iter().copied().enumerate()).filter(|&(_, id)| !quiet.seen_id(store, id));
+    timeline(series, how, since, step_ms, buckets, |(slot, id), f| {
+        tips.rates_each(w, store, slot, id, since, f);
     })
 }
 
@@ -177,13 +203,13 @@ fn bucket(out: &mut [Option<f64>], how: Combine, since: Ts, step: i64, t: Ts, r:
     }
 }
 
-fn timeline(
-    series: impl Iterator<Item = SeriesId>,
+fn timeline<S>(
+    series: impl Iterator<Item = S>,
     how: Combine,
     since: Ts,
     step_ms: i64,
     buckets: usize,
-    mut rates: impl FnMut(SeriesId, &mut dyn FnMut(Ts, Rate)),
+    mut rates: impl FnMut(S, &mut dyn FnMut(Ts, Rate)),
 ) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);

@@ -12,10 +12,12 @@ mod health;
 mod hist;
 mod ids;
 mod series;
+mod tips;
 mod windows;
 
 pub use health::{MAX_SERIES_PER_SOURCE, SourceHealth};
 pub use series::{Clock, Kind, Point, QuietRun, Series};
+pub use tips::Tips;
 pub use windows::Windows;
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.

@@ -11,7 +11,7 @@
 use crate::app::table::{axis_start, hold_gaps};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Combine};
-use crate::metrics::store::{SeriesId, Windows};
+use crate::metrics::store::{SeriesId, Tips, Windows};
 use crate::metrics::{Store, Ts, human};
 use crate::parse::switch::{PortClass, port_class};
 use std::cell::RefCell;
@@ -68,6 +68,8 @@ pub struct Kept {
     parts: Vec<Vec<Option<f64>>>,
     /// The rate parts' series, with the (store uid, store shape) they were selected for.
     ids: Option<((u64, u64), RateIds)>,
+    /// Per rate part, its series' newest points as of the last frame (by index in `ids`).
+    tips: [Tips; 9],
 }
 
 /// The series of each rate part, in [`parts`]' order: selected again only when the store's set
@@ -164,10 +166,16 @@ fn kept_parts(
     let shape = (live.uid(), live.shape_generation());
     let ids = match k.ids.take() {
         Some((kept, ids)) if kept == shape => ids,
-        _ => rate_ids(live),
+        _ => {
+            // The tips are by position in the lists.
+            k.tips = Default::default();
+            rate_ids(live)
+        }
     };
+    let mut tips = std::mem::take(&mut k.tips);
     let fresh = if from < w {
-        parts(live, windows, &ids, since + from as i64 * STEP_MS, w - from)
+        let from_t = since + from as i64 * STEP_MS;
+        parts(live, windows, &ids, &mut tips, from_t, w - from)
     } else {
         Default::default()
     };
@@ -190,6 +198,7 @@ fn kept_parts(
         polls,
         parts: parts.clone(),
         ids: Some((shape, ids)),
+        tips,
     };
     parts
 }
@@ -202,6 +211,7 @@ fn parts(
     live: &Store,
     windows: &RefCell<Windows>,
     ids: &RateIds,
+    tips: &mut [Tips; 9],
     since: Ts,
     buckets: usize,
 ) -> [Vec<Option<f64>>; PARTS] {
@@ -209,7 +219,8 @@ fn parts(
         |n: &str, l: &[(&str, &str)]| query::gauge_timeline(live, n, l, since, STEP_MS, buckets);
     let mut w = windows.borrow_mut();
     let mut rt = |i: usize, how: Combine| {
-        query::rate_timeline_of(live, &mut w, &ids[i], how, since, STEP_MS, buckets)
+        let (w, tips) = (&mut w, &mut tips[i]);
+        query::rate_timeline_tips(live, w, tips, &ids[i], how, since, STEP_MS, buckets)
     };
     let sum = Combine::Sum;
     [
