@@ -374,8 +374,8 @@ pub fn increases_of_in<const K: usize>(
         if quiet.as_mut().is_some_and(|q| q.seen_id(store, id)) {
             continue;
         }
-        for (sum, &since) in sums.iter_mut().zip(&since) {
-            if let Some(v) = w.increase_since(store, id, since) {
+        for (sum, v) in sums.iter_mut().zip(w.increases_since(store, id, since)) {
+            if let Some(v) = v {
                 *sum.get_or_insert(0) += v;
             }
         }

@@ -10,44 +10,65 @@ use crate::metrics::store::{Kind, SeriesId, Store, Ts};
 impl Windows {
     /// [`Store::increase_since`], from the kept intervals.
     pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
-        let s = st.get(id)?;
-        if !matches!(s.kind(), Kind::Counter(_)) || s.scale() != Scale::One {
-            return None;
+        let [sum] = self.increases_since(st, id, [since]);
+        sum
+    }
+
+    /// [`Windows::increase_since`] since each of `since`, the series read and brought up to date
+    /// once (a switch's drop line asks two windows of each drop counter every frame).
+    pub fn increases_since<const K: usize>(
+        &mut self,
+        st: &Store,
+        id: SeriesId,
+        since: [Ts; K],
+    ) -> [Option<u64>; K] {
+        let Some(s) = st.get(id) else {
+            return [None; K];
+        };
+        let Kind::Counter(width) = s.kind() else {
+            return [None; K];
+        };
+        if s.scale() != Scale::One {
+            return [None; K];
         }
         if s.points.run().is_some() {
             // Every point one value (a quiet counter): nothing grew, told before its two newest
             // points are read (most of a switch's drop counters: ~250 instructions each, ~250
             // of them an evaluation at N=8, issue #20).
-            return Some(0);
+            return [Some(0); K];
         }
-        let ((a, _), (b, tb)) = match s.two(st) {
-            Some(two) => two,
+        let Some(two) = s.two(st) else {
             // One point or none: nothing grew (none: nothing to say).
-            None => return s.points.last().map(|_| 0),
+            return [s.points.last().map(|_| 0); K];
         };
-        if tb < since || s.points.flat_from(since, &st.slab) {
-            // Nothing since, or a counter that did not move: told without decoding, as the store
-            // tells it (and nothing need be kept for it).
-            return Some(0);
-        }
+        let ((a, _), (b, tb)) = two;
         let span = self.span;
-        let (e, width) = self.sync(st, id)?;
-        let mut sum = if e.covers(since, false) {
-            e.sum_from(e.from(since, false))
-        } else {
-            let i = self.entry_of(id);
-            let e = &mut self.per[i];
-            if e.trimmed {
-                Windows::fill_old(e, st, s, width, span);
+        let mut synced = None;
+        since.map(|since| {
+            if tb < since || s.points.flat_from(since, &st.slab) {
+                // Nothing since, or a counter that did not move: told without decoding, as the
+                // store tells it (and nothing need be kept for it).
+                return Some(0);
             }
-            // Every kept interval ends after `since` (it starts before the first one).
-            e.old_since(st, s, since, width)
-                .saturating_add(e.sum_from(0))
-        };
-        if tb > since {
-            sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
-        }
-        Some(sum)
+            // The two newest points read above serve the sync too.
+            let i = *synced
+                .get_or_insert_with(|| self.sync_tip(st, id, s, width, Tip::of(st, s, Some(two))));
+            let e = &mut self.per[i];
+            let mut sum = if e.covers(since, false) {
+                e.sum_from(e.from(since, false))
+            } else {
+                if e.trimmed {
+                    Windows::fill_old(e, st, s, width, span);
+                }
+                // Every kept interval ends after `since` (it starts before the first one).
+                e.old_since(st, s, since, width)
+                    .saturating_add(e.sum_from(0))
+            };
+            if tb > since {
+                sum = sum.saturating_add(rate::increase([a.raw, b.raw], width));
+            }
+            Some(sum)
+        })
     }
 
     /// [`Store::rates`], from the kept intervals, each handed to `f` oldest first (no `Vec`).

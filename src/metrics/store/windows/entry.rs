@@ -1,11 +1,11 @@
 //! The kept intervals of one series ([`Entry`]) and the slots that hold them, brought up to date
-//! with the store ([`Windows::sync`]).
+//! with the store ([`Windows::sync_tip`]).
 
 use super::{Windows, far};
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
 use crate::metrics::store::series::TwoAt;
-use crate::metrics::store::{Kind, Series, SeriesId, Store, Ts};
+use crate::metrics::store::{Series, SeriesId, Store, Ts};
 use std::collections::VecDeque;
 
 /// The interval from `(a, araw)` to `(b, braw)`, its steps from `rate.rs`.
@@ -147,20 +147,10 @@ impl Windows {
         self.slot[i] as usize - 1
     }
 
-    /// Bring `id`'s entry up to date with the store: drop intervals whose start expired, add the
-    /// points that arrived since (all but the newest). `None` for a series that is not a counter.
-    pub(super) fn sync(&mut self, st: &Store, id: SeriesId) -> Option<(&Entry, Width)> {
-        let s = st.get(id)?;
-        let Kind::Counter(width) = s.kind() else {
-            return None;
-        };
-        let i = self.sync_tip(st, id, s, width, Tip::of(st, s, s.two(st)));
-        Some((&self.per[i], width))
-    }
-
-    /// [`Windows::sync`] of counter `s` (`id`) whose newest points `tip` the caller has read
-    /// (the timeline reads them for the newest interval too: read once, not twice a series).
-    /// Returns the index of its entry in `per`.
+    /// Bring the entry of counter `s` (`id`) up to date with the store: drop intervals whose
+    /// start expired, add the points that arrived since (all but the newest). `tip` holds its
+    /// newest points as the caller read them (for its newest interval too: read once, not twice
+    /// a series). Returns the index of its entry in `per`.
     pub(super) fn sync_tip(
         &mut self,
         st: &Store,
