@@ -144,12 +144,20 @@ fn kept_parts(
         .collect();
     let shift = (since - k.since) / STEP_MS;
     let same = k.key == Some(key) && k.polls.len() == polls.len() && since >= k.since;
-    // The first column a point that arrived since the last frame can change.
+    // The first column a point that arrived since the last frame can change: one poll's points
+    // are at its newest time (the store drops points older than a source's newest), more polls'
+    // anywhere after the newest then. A source polled every 30 s (a node's topology) recomputed
+    // 30 columns of every line when it answered (issue #20).
     let first_new = polls
         .iter()
         .zip(&k.polls)
         .filter(|(now, then)| now != then)
-        .map(|(_, &(_, newest))| newest)
+        .map(
+            |(&(polls, newest), &(polls_then, newest_then))| match newest_then {
+                Some(_) if polls == polls_then + 1 => newest,
+                _ => newest_then,
+            },
+        )
         .try_fold(i64::MAX, |acc, t| t.map(|t| acc.min(t)));
     let from = match first_new {
         Some(t) if same => {
