@@ -1,4 +1,4 @@
-//! The newest intervals of a fixed list of counters, told from their last three points as seen
+//! The newest intervals of a fixed list of counters, told from their last few points as seen
 //! frame after frame, without bringing a [`Windows`] entry up to date.
 //!
 //! The Overview timeline recomputes only its newest second or two each frame (`app/vm/timeline`),
@@ -13,10 +13,15 @@
 use super::{Kind, SeriesId, Store, Ts, Windows};
 use crate::metrics::rate::{self, Rate};
 
-/// Per series of one list (by its index in the list), its three newest points (time, raw value),
-/// oldest first, as of the last frame: the oldest unknown after a frame answered otherwise.
+/// Per series of one list (by its index in the list), its [`KEPT`] newest points (time, raw
+/// value), oldest first, as of the last frame: the older ones unknown after a frame answered
+/// otherwise, known again as points arrive.
 #[derive(Debug, Default)]
-pub struct Tips(Vec<[Option<(Ts, u64)>; 3]>);
+pub struct Tips(Vec<[Option<(Ts, u64)>; KEPT]>);
+
+/// Points remembered a series: the timeline recomputes from the newest poll of the sources
+/// that polled once since the last frame, so the intervals it asks end within a poll or two.
+const KEPT: usize = 4;
 
 impl Tips {
     /// [`Windows::rates_each`] of `id`, the series at index `slot` of the list these tips are
@@ -32,7 +37,7 @@ impl Tips {
         mut f: impl FnMut(Ts, Rate),
     ) -> bool {
         if self.0.len() <= slot {
-            self.0.resize(slot + 1, [None; 3]);
+            self.0.resize(slot + 1, [None; KEPT]);
         }
         let Some(s) = st.get(id) else { return true };
         let Kind::Counter(width) = s.kind() else {
@@ -41,13 +46,24 @@ impl Tips {
         let two = s
             .two(st)
             .map(|((a, ta), (b, tb))| [(ta, a.raw), (tb, b.raw)]);
-        let kept = &mut self.0[slot];
-        let known = match (two, *kept) {
-            (Some(now), [_, Some(x), Some(y)]) if now == [x, y] => *kept,
-            (Some([x, y]), [_, _, Some(z)]) if x == z => [kept[1], Some(x), Some(y)],
-            _ => [None, two.map(|t| t[0]), two.map(|t| t[1])],
-        };
-        *kept = known;
+        let known = &mut self.0[slot];
+        let [.., y, z] = *known;
+        match two {
+            // Nothing arrived since.
+            Some(now) if [y, z] == now.map(Some) => {}
+            // One point: the newest of the last frame is the one before the newest now.
+            Some([x, new]) if z == Some(x) => {
+                // Not `rotate_left`: ~90 instructions for these few.
+                known.copy_within(1.., 0);
+                known[KEPT - 1] = Some(new);
+            }
+            // More, none, or a value replaced at its time: only the two newest are known.
+            _ => {
+                *known = [None; KEPT];
+                known[KEPT - 2] = two.map(|t| t[0]);
+                known[KEPT - 1] = two.map(|t| t[1]);
+            }
+        }
         // Every interval ending at or after `since` must be between two known points: the one
         // ending at the oldest known point is not.
         let oldest = known.iter().flatten().next();
@@ -137,7 +153,7 @@ mod tests {
                 )];
                 st.ingest(src, t, &Parsed::from(s));
             }
-            for since in [0, t - 3000, t - 1500, t - 1000, t - 999, t, t + 1] {
+            for since in [0, t - 4500, t - 3000, t - 1500, t - 1000, t - 999, t, t + 1] {
                 for (slot, name) in names.iter().enumerate() {
                     let Some((id, _)) = st.select(name, &[]).next() else {
                         continue;
