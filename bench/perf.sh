@@ -353,7 +353,9 @@ run_tuicallgrind() {
     / [^ ]*:ratatui_core::terminal::render::<impl ratatui_core::terminal::Terminal<B>>::try_draw( \[|$)/ { d = top(d, $1) }
     / [^ ]*:rocetop::tui::flush::Flusher::draw( \[|$)/ { d = top(d, $1) }   # our flush since flush17
     / [^ ]*:rocetop::app::App::eval_alerts( \[|$)/ { e = top(e, $1) }
+    # Collected::apply is inlined into App::take_poll since lead19 (its own part ~40 a poll)
     / [^ ]*:rocetop::collect::collected::Collected::apply( \[|$)/ { i = top(i, $1) }
+    / [^ ]*:rocetop::app::App::take_poll( \[|$)/ { i = top(i, $1) }
     END { f = f > 0 ? f : 1; printf "draw %d a frame, evaluation %d a frame, storing polls %d a second", d / f, e / f, i / secs }')
   # Evaluations can be more than frames (a tick evaluates when no frame did for a second).
   local evals; evals=$(python3 - "$W/cg.$name.out".*1-01 <<'PY'

@@ -238,6 +238,8 @@ pub struct App {
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
+    /// Per source, what its last poll brought the proof (told again only when its series change).
+    arrived: lossless::ArrivedMemo,
 }
 
 impl App {
@@ -291,6 +293,7 @@ impl App {
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
+            arrived: Default::default(),
             focus: None,
             focused: None,
             reach: crate::collect::focus::Reach::of_nodes(&cfg),
@@ -377,8 +380,7 @@ impl App {
             }
             Event::Collected(c) if self.rewinding.is_some() => {
                 self.push_log(log_lines(&c));
-                c.apply(&mut self.store);
-                self.topology_arrived(&c);
+                self.take_poll(&c, false);
                 true
             }
             Event::Collected(_) | Event::LogLines { .. } if self.frozen.is_some() => {
@@ -388,8 +390,7 @@ impl App {
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
                 let was_up = self.live().source(c.source).and_then(|h| h.up);
-                c.apply(self.live_mut());
-                self.topology_arrived(&c);
+                self.take_poll(&c, true);
                 // Evaluated before the next frame that shows this poll (Event::Frame); a source
                 // that went down or came back, at once (its row says so in that frame).
                 self.alerts_due = true;
@@ -467,12 +468,25 @@ impl App {
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
     /// over the live store. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
     /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
-    fn topology_arrived(&mut self, c: &Collected) {
-        let names = || c.parsed.samples.iter().map(|s| s.key.name.as_str());
-        if names().any(lossless::feeds) {
-            self.reprove();
-        } else if !self.proof_due && names().any(lossless::switch_setting) {
-            self.proof_due = true;
+    /// `c` put into the live store (else the tables' one, rewinding), then [`App::topology_arrived`].
+    fn take_poll(&mut self, c: &Collected, into_live: bool) {
+        let st = if into_live {
+            self.live_mut()
+        } else {
+            &mut self.store
+        };
+        let repeated = c.apply(st);
+        let uid = st.uid();
+        if c.error.is_none() {
+            self.topology_arrived(c, uid, repeated);
+        }
+    }
+
+    fn topology_arrived(&mut self, c: &Collected, uid: u64, repeated: bool) {
+        match self.arrived.of(uid, c.source, repeated, &c.parsed.samples) {
+            lossless::Arrived::Topology => self.reprove(),
+            lossless::Arrived::SwitchSetting => self.proof_due = true,
+            lossless::Arrived::Nothing => {}
         }
     }
 

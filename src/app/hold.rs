@@ -31,8 +31,7 @@ impl App {
     fn apply_held(&mut self, ev: Event) {
         match ev {
             Event::Collected(c) => {
-                c.apply(self.live_mut());
-                self.topology_arrived(&c);
+                self.take_poll(&c, true);
             }
             Event::LogLines { lines, .. } => self.push_log(lines),
             _ => {}

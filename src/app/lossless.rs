@@ -40,22 +40,8 @@ pub struct Proof {
     pub notes: Vec<String>,
 }
 
-/// Whether a series is one of the topology reads the pairing and this proof stand on (LLDP, host
-/// QoS, 802.3x and MTU of a host): a poll carrying one calls for a new proof. (A switch port's MTU
-/// is not one: EOS prints it every poll; it is read when the next topology answer comes.)
-pub fn feeds(name: &str) -> bool {
-    name == LINK_NEIGHBOR_INFO
-        || name.starts_with("rocetop_nic_qos_")
-        || name == NIC_FLOWCONTROL_ENABLED
-        || name == NIC_MTU_BYTES
-        || name.starts_with("rocetop_switch_qos_")
-}
-
-/// A switch port's setting the proof compares (PFC priorities, 802.3x, MTU), which the counter
-/// polls bring every interval.
-pub fn switch_setting(name: &str) -> bool {
-    name == SW_PFC_ENABLED || name == SW_FLOWCONTROL_ENABLED || name == SW_PORT_MTU_BYTES
-}
+mod arrived;
+pub use arrived::{Arrived, ArrivedMemo, feeds, switch_setting};
 
 fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     latest(store, name, labels).map(|(_, v)| v.as_f64())

@@ -187,12 +187,14 @@ impl Store {
         let mut was = last.iter();
         let mut recent = ids::Runs::default();
         let mut over = 0usize;
+        let mut repeated = true;
         for s in &parsed.samples {
             let id = match was.next() {
                 Some(id) if self.series.get(id as usize).is_some_and(|x| x.key == s.key) => {
                     SeriesId(id)
                 }
                 _ => {
+                    repeated = false;
                     let Some(id) = self.series_for(source, s) else {
                         over += 1;
                         recent.push(ids::Runs::NONE);
@@ -204,8 +206,13 @@ impl Store {
             recent.push(id.0);
             self.push(id, source, at, seq, s.value);
         }
+        // A series of the last poll missing from this one's end is a change too.
+        repeated &= was.next().is_none();
         drop(was);
         drop(last);
+        if let Some(h) = self.sources.get_mut(source.0 as usize) {
+            h.keys_repeated = repeated;
+        }
         if over > 0
             && let Some(h) = self.sources.get_mut(source.0 as usize)
         {
