@@ -22,6 +22,9 @@ pub mod name {
     pub const DROPS: &str = "drops/s";
 }
 
+mod fixed;
+use fixed::{fixed, push_fixed};
+
 /// A compact number: 0, 0.40, 9.00, 12, 950, 12.3k, 203.4k, 4.5M, 1.2G.
 pub fn num(v: Option<f64>) -> String {
     let Some(v) = v.filter(|v| v.is_finite()) else {
@@ -31,15 +34,18 @@ pub fn num(v: Option<f64>) -> String {
     if a == 0.0 {
         "0".into()
     } else if a < 10.0 {
-        format!("{v:.2}")
+        fixed(v, 2)
     } else if a < 1000.0 {
-        format!("{v:.0}")
-    } else if a < 1e6 {
-        format!("{:.1}k", v / 1e3)
-    } else if a < 1e9 {
-        format!("{:.1}M", v / 1e6)
+        fixed(v, 0)
     } else {
-        format!("{:.1}G", v / 1e9)
+        let (d, unit) = match a {
+            a if a < 1e6 => (1e3, 'k'),
+            a if a < 1e9 => (1e6, 'M'),
+            _ => (1e9, 'G'),
+        };
+        let mut s = fixed(v / d, 1);
+        s.push(unit);
+        s
     }
 }
 
@@ -62,13 +68,12 @@ pub fn count(v: Option<u64>) -> String {
 
 /// Three significant digits: 5.90, 21.0, 160.
 fn sig3(x: f64) -> String {
-    if x.abs() < 10.0 {
-        format!("{x:.2}")
-    } else if x.abs() < 100.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.0}")
-    }
+    let prec = match x.abs() {
+        a if a < 10.0 => 2,
+        a if a < 100.0 => 1,
+        _ => 0,
+    };
+    fixed(x, prec)
 }
 
 /// A time in seconds (RTT, step, all-reduce), in the unit that keeps it readable: below 1 ms in
@@ -88,8 +93,13 @@ pub fn percent(frac: Option<f64>) -> String {
     match frac.filter(|v| v.is_finite()) {
         None => "-".into(),
         Some(0.0) => "0%".into(),
-        Some(f) if (f * 100.0).abs() < 1.0 => format!("{:.2}%", f * 100.0),
-        Some(f) => format!("{:.1}%", f * 100.0),
+        Some(f) => {
+            let pct = f * 100.0;
+            let mut s = String::with_capacity(8);
+            push_fixed(&mut s, pct, if pct.abs() < 1.0 { 2 } else { 1 });
+            s.push('%');
+            s
+        }
     }
 }
 

@@ -24,7 +24,14 @@ pub fn rate(a: Option<&Agg>, ascii: bool) -> String {
 pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
     let r = rate(a, ascii);
     match last_min {
-        Some(n) if r != "-" => format!("{r} ({})", count(Some(n))),
+        Some(n) if r != "-" => {
+            // Not `format!`: one a sparse cell a frame.
+            let mut s = r;
+            s.push_str(" (");
+            s.push_str(&count(Some(n)));
+            s.push(')');
+            s
+        }
         _ => r,
     }
 }
