@@ -189,7 +189,9 @@ pub struct App {
     eval_ids: alerts::EvalIds,
     /// The live store's counters' intervals the evaluation's 60 s windows are read from, kept
     /// only a little longer than that window: the views' (3 min) held ~16 MB more at 512 nodes.
-    eval_windows: crate::metrics::store::Windows,
+    /// The Overview's switch lines read their drop counters' windows here too while the tables
+    /// show the live store: one sync a new point, not one here and one in the views' (issue #20).
+    pub(crate) eval_windows: std::cell::RefCell<crate::metrics::store::Windows>,
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.
     alerts_due: bool,
@@ -269,7 +271,9 @@ impl App {
             detail: false,
             alerts: alerts::Alerts::default(),
             eval_ids: alerts::EvalIds::default(),
-            eval_windows: crate::metrics::store::Windows::keeping(alerts::KEPT_MS),
+            eval_windows: std::cell::RefCell::new(crate::metrics::store::Windows::keeping(
+                alerts::KEPT_MS,
+            )),
             last_alert_eval: None,
             alerts_due: false,
             log: LogView::default(),
@@ -543,7 +547,7 @@ impl App {
             self.now,
             &pfc,
             ids,
-            Some(&mut self.eval_windows),
+            Some(&mut self.eval_windows.borrow_mut()),
         );
         if ep {
             // The rolled-up lines put the open episode's alerts first.

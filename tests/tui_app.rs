@@ -515,3 +515,42 @@ fn the_kept_episode_sentence_is_the_one_told_afresh() {
         "the story moved while kept: {stories:#?}"
     );
 }
+
+/// The Overview's switch line, whose drop windows are read from the evaluation's kept intervals
+/// while the live store is shown, says what the store says second after second: through the
+/// demo's drop episode and a mark that moves the baseline.
+#[test]
+fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
+    use rocetop::app::vm::summary;
+    use rocetop::metrics::store::Windows;
+    let mut lab = Lab::new();
+    let names: Vec<String> = lab
+        .app
+        .cfg
+        .switches
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(!names.is_empty());
+    let mut drops_seen = 0;
+    for k in 0..45 {
+        lab.run(1);
+        if k == 30 {
+            lab.key(KeyCode::Char('m'));
+        }
+        let (now, base) = (lab.app.view_now(), lab.app.baseline());
+        for name in &names {
+            let got = lab.app.switch_summary(name);
+            let want = summary::switch(
+                &lab.app.store,
+                &mut Windows::default(),
+                name,
+                now - 60_000,
+                base,
+            );
+            assert_eq!(got, want, "{name} at second {k}");
+            drops_seen += usize::from(got.drops_window.is_some_and(|n| n > 0));
+        }
+    }
+    assert!(drops_seen > 5, "the comparison saw drops: {drops_seen}");
+}

@@ -258,10 +258,15 @@ impl App {
             kept.insert(name.to_string(), (key, ids));
         }
         let ids = &kept[name].1;
-        // The tables' intervals.
+        // The evaluation's intervals while the tables show the live store (the same drop
+        // counters, brought up to date once), else the tables' own.
+        let windows = match self.travel {
+            None => &self.eval_windows,
+            Some(_) => &self.views.windows,
+        };
         summary::switch_in(
             &self.store,
-            &mut self.views.windows.borrow_mut(),
+            &mut windows.borrow_mut(),
             ids,
             self.view_now() - WINDOW_MS,
             self.baseline(),
