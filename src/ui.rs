@@ -147,7 +147,8 @@ enum Titles {
 impl Titles {
     fn of(t: Tab, this: Titles) -> String {
         match this {
-            Titles::Full => format!(" {} {}", t.index() + 1, t.title()),
+            // Not `format!`: six a frame.
+            Titles::Full => fmt::cat(&[" ", &(t.index() + 1).to_string(), " ", t.title()]),
             Titles::Short => format!(
                 " {} {}",
                 t.index() + 1,
@@ -286,11 +287,12 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(msg.clone(), app.theme.accent));
         }
     }
-    let mut tail = format!(" | sort {sort}");
+    // Not `format!`: every frame.
+    let mut tail = fmt::cat(&[" | sort ", &sort]);
     if !app.filter.is_empty() {
-        tail.push_str(&format!(" | filter '{}'", app.filter));
+        tail.push_str(&fmt::cat(&[" | filter '", &app.filter, "'"]));
     }
-    tail.push_str(&format!(" | {} | ? help  q quit", fmt::clock(now)));
+    tail.push_str(&fmt::cat(&[" | ", &fmt::clock(now), " | ? help  q quit"]));
     spans.push(Span::styled(tail, app.theme.dim));
     text::put(f, area, Line::from(spans));
 }

@@ -39,7 +39,39 @@ pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
 /// `HH:MM:SS` (UTC) of a timestamp.
 pub fn clock(t: Ts) -> String {
     let s = t.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    // Not `format!`: every alert line shows one, every frame.
+    let mut out = String::with_capacity(8);
+    for (i, n) in [s / 3600, s / 60 % 60, s % 60].into_iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        out.push(char::from(b'0' + (n / 10) as u8));
+        out.push(char::from(b'0' + (n % 10) as u8));
+    }
+    out
+}
+
+/// `parts` joined: `format!` of texts only, without the formatter.
+pub fn cat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.push_str(p);
+    }
+    out
+}
+
+/// `s` onto `out`, padded with spaces to `w` characters on the right (`left`) or the left, never
+/// cut: `format!("{s:<w$}")` / `format!("{s:>w$}")` without the formatter.
+pub fn push_padded(out: &mut String, s: &str, w: usize, left: bool) {
+    let pad = w.saturating_sub(s.chars().count());
+    let spaces = |out: &mut String| out.extend(std::iter::repeat_n(' ', pad));
+    if !left {
+        spaces(out);
+    }
+    out.push_str(s);
+    if left {
+        spaces(out);
+    }
 }
 
 /// An age: "12s", "4m10s", "2h05m".
@@ -98,7 +130,23 @@ mod tests {
         assert_eq!(sparse(None, Some(23), false), "-");
         assert_eq!(secs(Some(45e-6)), "45.0 µs");
         assert_eq!(clock(1_700_000_000_000), "22:13:20");
+        assert_eq!(clock(-1), "23:59:59");
+        assert_eq!(clock(3_723_000), "01:02:03");
         assert_eq!(age(250_000), "4m10s");
+    }
+
+    /// Padding reads as the formatter's: ASCII, wider texts (never cut), multi-byte characters.
+    #[test]
+    fn padding_reads_as_the_formatters() {
+        for s in ["", "ab", "µs·→", "exactly8", "longer than eight"] {
+            for w in [0, 3, 8, 12] {
+                let (mut l, mut r) = (String::new(), String::new());
+                push_padded(&mut l, s, w, true);
+                push_padded(&mut r, s, w, false);
+                assert_eq!(l, format!("{s:<w$}"));
+                assert_eq!(r, format!("{s:>w$}"));
+            }
+        }
     }
 
     #[test]

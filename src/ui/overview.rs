@@ -298,11 +298,13 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         } else {
             app.theme.chart
         };
+        // `format!("{:<17}{:>8} ")` without the formatter (nine a frame).
+        let mut head = String::with_capacity(28);
+        fmt::push_padded(&mut head, &l.label, 17, true);
+        fmt::push_padded(&mut head, &show(last), 8, false);
+        head.push(' ');
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{:<17}{:>8} ", l.label, show(last)),
-                app.theme.normal,
-            ),
+            Span::styled(head, app.theme.normal),
             Span::styled(spark::scaled(&l.values, w, app.ascii, scale), tone),
             Span::styled(
                 spark::range_cell(spark::range(&l.values, w, scale), show),
@@ -371,12 +373,17 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
         };
         lines.push(Line::from(vec![
             Span::styled(lead, app.theme.dim),
-            Span::styled(format!("{} ", l.severity.label()), tone),
+            Span::styled(fmt::cat(&[l.severity.label(), " "]), tone),
             Span::styled(
-                format!("{} ({} ago) ", fmt::clock(l.since), fmt::age(now - l.since)),
+                fmt::cat(&[
+                    &fmt::clock(l.since),
+                    " (",
+                    &fmt::age(now - l.since),
+                    " ago) ",
+                ]),
                 app.theme.dim,
             ),
-            Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
+            Span::styled(fmt::cat(&["[", l.tab.title(), "] "]), app.theme.accent),
             Span::styled(l.text(&app.alerts), body),
         ]));
     }
