@@ -23,7 +23,7 @@ pub mod name {
 }
 
 mod fixed;
-use fixed::{fixed, push_fixed};
+use fixed::{fixed, push_fixed, uint};
 
 /// A compact number: 0, 0.40, 9.00, 12, 950, 12.3k, 203.4k, 4.5M, 1.2G.
 pub fn num(v: Option<f64>) -> String {
@@ -61,7 +61,7 @@ pub fn per_sec(v: Option<f64>) -> String {
 pub fn count(v: Option<u64>) -> String {
     match v {
         None => "-".into(),
-        Some(n) if n < 1_000_000 => n.to_string(),
+        Some(n) if n < 1_000_000 => uint(n),
         Some(n) => num(Some(n as f64)),
     }
 }

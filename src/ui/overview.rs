@@ -175,7 +175,10 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
     for sw in &app.cfg.switches {
         let name = sw.name.as_str();
         let state = src_state(app, name);
-        let mut spans = vec![Span::styled(format!("Switch {name} "), app.theme.header)];
+        let mut spans = vec![Span::styled(
+            fmt::cat(&["Switch ", name, " "]),
+            app.theme.header,
+        )];
         let stale = matches!(state, SrcState::Stale(_));
         match state.span(name) {
             Some(c) => spans.push(Span::styled(
@@ -197,30 +200,32 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
                 } else {
                     base
                 };
-                spans.push(Span::styled(
-                    format!(
-                        "drops/s {} ({} in 60 s, {} since {})",
-                        fmt::num(sw.drops),
-                        fmt::count(sw.drops_window),
-                        fmt::count(sw.drops_since_baseline),
-                        fmt::clock(app.baseline())
-                    ),
-                    dtone,
-                ));
-                spans.push(Span::styled(
-                    format!(
-                        "  PFC/s edge {} internal {}",
-                        fmt::num(sw.pfc_edge),
-                        fmt::num(sw.pfc_ii)
-                    ),
-                    base,
-                ));
+                // Not `format!`: every frame, every switch.
+                let drops = fmt::cat(&[
+                    "drops/s ",
+                    &fmt::num(sw.drops),
+                    " (",
+                    &fmt::count(sw.drops_window),
+                    " in 60 s, ",
+                    &fmt::count(sw.drops_since_baseline),
+                    " since ",
+                    &fmt::clock(app.baseline()),
+                    ")",
+                ]);
+                spans.push(Span::styled(drops, dtone));
+                let pfc = fmt::cat(&[
+                    "  PFC/s edge ",
+                    &fmt::num(sw.pfc_edge),
+                    " internal ",
+                    &fmt::num(sw.pfc_ii),
+                ]);
+                spans.push(Span::styled(pfc, base));
                 let fc = match sw.flowcontrol {
                     Some(true) => "on",
                     Some(false) => "off",
                     None => "-",
                 };
-                spans.push(Span::styled(format!("  802.3x {fc}"), base));
+                spans.push(Span::styled(fmt::cat(&["  802.3x ", fc]), base));
             }
         }
         lines.push(Line::from(spans));

@@ -47,6 +47,13 @@ pub fn fixed(v: f64, prec: usize) -> String {
     s
 }
 
+/// `n.to_string()` without the formatter.
+pub fn uint(n: u64) -> String {
+    let mut s = String::with_capacity(20);
+    push_u64(&mut s, n);
+    s
+}
+
 fn push_u64(out: &mut String, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -122,6 +129,13 @@ mod tests {
             }
         }
         assert!(ours_own > 60, "{ours_own}");
+    }
+
+    #[test]
+    fn integers_read_as_to_string() {
+        for n in [0, 7, 10, 99, 100, 12_345, 999_999, 1_000_000, u64::MAX] {
+            assert_eq!(uint(n), n.to_string());
+        }
     }
 
     proptest! {
