@@ -23,6 +23,7 @@ pub mod name {
 }
 
 mod fixed;
+pub use fixed::digits;
 use fixed::{fixed, push_fixed, uint};
 
 /// A compact number: 0, 0.40, 9.00, 12, 950, 12.3k, 203.4k, 4.5M, 1.2G.

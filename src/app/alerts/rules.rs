@@ -84,18 +84,7 @@ pub(super) fn id_of(prefix: &str, key: &[&str]) -> String {
 }
 
 /// `n` as `{n}` writes it, in `buf`.
-pub(super) fn dec(mut n: u64, buf: &mut [u8; 20]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
-}
+pub(super) use crate::metrics::human::digits as dec;
 
 /// `parts` in one string, allocated once.
 pub(super) fn join(parts: &[&str]) -> String {

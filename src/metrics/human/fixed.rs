@@ -54,8 +54,12 @@ pub fn uint(n: u64) -> String {
     s
 }
 
-fn push_u64(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
+fn push_u64(out: &mut String, n: u64) {
+    out.push_str(digits(n, &mut [0u8; 20]));
+}
+
+/// `n` as `{n}` writes it, in `buf` (the alerts' counts join it into their texts).
+pub fn digits(mut n: u64, buf: &mut [u8; 20]) -> &str {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -66,7 +70,7 @@ fn push_u64(out: &mut String, mut n: u64) {
         }
     }
     // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 #[cfg(test)]
