@@ -503,11 +503,7 @@ impl Store {
         let mut prev: Option<Point> = None;
         for p in s.timed(self, s.points.iter_from(since, &self.slab)) {
             if let Some(a) = prev {
-                let r = if self.gap(s, a.t, p.t) {
-                    Rate::NoTime
-                } else {
-                    rate::rate((a.t, a.raw), (p.t, p.raw), width).scaled(s.scale())
-                };
+                let r = self.interval_rate(s, width, (a.t, a.raw), (p.t, p.raw));
                 if p.t >= since {
                     out.push((p.t, r));
                 }
@@ -562,6 +558,16 @@ impl Store {
         self.sources
             .get(s.source.0 as usize)
             .is_some_and(|h| h.failed_between(a, b))
+    }
+
+    /// The rate of counter `s` (of `width`) between two of its points (time, raw value): none
+    /// where a poll of its source failed between them (a rate never bridges a failure).
+    fn interval_rate(&self, s: &Series, width: Width, a: (Ts, u64), b: (Ts, u64)) -> Rate {
+        if self.gap(s, a.0, b.0) {
+            Rate::NoTime
+        } else {
+            rate::rate(a, b, width).scaled(s.scale())
+        }
     }
 
     pub fn stats(&self) -> StoreStats {

@@ -11,7 +11,7 @@
 //! [`Windows`] as before, and remembered for the next frame.
 
 use super::{Kind, SeriesId, Store, Ts, Windows};
-use crate::metrics::rate::{self, Rate};
+use crate::metrics::rate::Rate;
 
 /// Per series of one list (by its index in the list), its [`KEPT`] newest points (time, raw
 /// value), oldest first, as of the last frame: the older ones unknown after a frame answered
@@ -78,12 +78,7 @@ impl Tips {
             if tb < since {
                 continue;
             }
-            let r = if st.gap(s, ta, tb) {
-                Rate::NoTime
-            } else {
-                rate::rate((ta, araw), (tb, braw), width).scaled(s.scale())
-            };
-            f(tb, r);
+            f(tb, st.interval_rate(s, width, (ta, araw), (tb, braw)));
         }
         true
     }

@@ -85,12 +85,7 @@ impl Windows {
             for q in from..=last {
                 let Some(tb) = clock.time(q) else { continue };
                 if let Some(ta) = prev {
-                    let r = if st.gap(s, ta, tb) {
-                        Rate::NoTime
-                    } else {
-                        rate::rate((ta, raw), (tb, raw), width).scaled(s.scale())
-                    };
-                    f(tb, r);
+                    f(tb, st.interval_rate(s, width, (ta, raw), (tb, raw)));
                 }
                 prev = Some(tb);
             }
@@ -120,12 +115,7 @@ impl Windows {
         if let Some(((a, ta), (b, tb))) = two
             && tb >= since
         {
-            let r = if st.gap(s, ta, tb) {
-                Rate::NoTime
-            } else {
-                rate::rate((ta, a.raw), (tb, b.raw), width).scaled(s.scale())
-            };
-            f(tb, r);
+            f(tb, st.interval_rate(s, width, (ta, a.raw), (tb, b.raw)));
         }
     }
 }
