@@ -148,7 +148,7 @@ impl Titles {
     fn of(t: Tab, this: Titles) -> String {
         match this {
             // Not `format!`: six a frame.
-            Titles::Full => fmt::cat(&[" ", &(t.index() + 1).to_string(), " ", t.title()]),
+            Titles::Full => [" ", &(t.index() + 1).to_string(), " ", t.title()].concat(),
             Titles::Short => format!(
                 " {} {}",
                 t.index() + 1,
@@ -288,11 +288,11 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         }
     }
     // Not `format!`: every frame.
-    let mut tail = fmt::cat(&[" | sort ", &sort]);
+    let mut tail = [" | sort ", &sort].concat();
     if !app.filter.is_empty() {
-        tail.push_str(&fmt::cat(&[" | filter '", &app.filter, "'"]));
+        tail.push_str(&[" | filter '", &app.filter, "'"].concat());
     }
-    tail.push_str(&fmt::cat(&[" | ", &fmt::clock(now), " | ? help  q quit"]));
+    tail.push_str(&[" | ", &fmt::clock(now), " | ? help  q quit"].concat());
     spans.push(Span::styled(tail, app.theme.dim));
     text::put(f, area, Line::from(spans));
 }

@@ -51,15 +51,6 @@ pub fn clock(t: Ts) -> String {
     out
 }
 
-/// `parts` joined: `format!` of texts only, without the formatter.
-pub fn cat(parts: &[&str]) -> String {
-    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for p in parts {
-        out.push_str(p);
-    }
-    out
-}
-
 /// `s` onto `out`, padded with spaces to `w` characters on the right (`left`) or the left, never
 /// cut: `format!("{s:<w$}")` / `format!("{s:>w$}")` without the formatter.
 pub fn push_padded(out: &mut String, s: &str, w: usize, left: bool) {

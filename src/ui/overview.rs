@@ -176,7 +176,7 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
         let name = sw.name.as_str();
         let state = src_state(app, name);
         let mut spans = vec![Span::styled(
-            fmt::cat(&["Switch ", name, " "]),
+            ["Switch ", name, " "].concat(),
             app.theme.header,
         )];
         let stale = matches!(state, SrcState::Stale(_));
@@ -201,7 +201,7 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
                     base
                 };
                 // Not `format!`: every frame, every switch.
-                let drops = fmt::cat(&[
+                let drops = [
                     "drops/s ",
                     &fmt::num(sw.drops),
                     " (",
@@ -211,21 +211,23 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
                     " since ",
                     &fmt::clock(app.baseline()),
                     ")",
-                ]);
+                ]
+                .concat();
                 spans.push(Span::styled(drops, dtone));
-                let pfc = fmt::cat(&[
+                let pfc = [
                     "  PFC/s edge ",
                     &fmt::num(sw.pfc_edge),
                     " internal ",
                     &fmt::num(sw.pfc_ii),
-                ]);
+                ]
+                .concat();
                 spans.push(Span::styled(pfc, base));
                 let fc = match sw.flowcontrol {
                     Some(true) => "on",
                     Some(false) => "off",
                     None => "-",
                 };
-                spans.push(Span::styled(fmt::cat(&["  802.3x ", fc]), base));
+                spans.push(Span::styled(["  802.3x ", fc].concat(), base));
             }
         }
         lines.push(Line::from(spans));
@@ -378,17 +380,18 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
         };
         lines.push(Line::from(vec![
             Span::styled(lead, app.theme.dim),
-            Span::styled(fmt::cat(&[l.severity.label(), " "]), tone),
+            Span::styled([l.severity.label(), " "].concat(), tone),
             Span::styled(
-                fmt::cat(&[
+                [
                     &fmt::clock(l.since),
                     " (",
                     &fmt::age(now - l.since),
                     " ago) ",
-                ]),
+                ]
+                .concat(),
                 app.theme.dim,
             ),
-            Span::styled(fmt::cat(&["[", l.tab.title(), "] "]), app.theme.accent),
+            Span::styled(["[", l.tab.title(), "] "].concat(), app.theme.accent),
             Span::styled(l.text(&app.alerts), body),
         ]));
     }
