@@ -2,6 +2,7 @@
 //! 0.1.2's `BufferDiff` spends ~147 instructions on every cell, mostly equal ones (a full
 //! `Cell::eq` and a unicode width each). Ours settles an equal plain cell with a few compares
 //! and keeps `BufferDiff`'s rules for every other cell, so the terminal gets the same writes.
+//! The cells go to the terminal through our writer (`write.rs`), byte for byte crossterm's.
 
 use std::mem;
 
@@ -10,6 +11,8 @@ use ratatui::buffer::{Buffer, Cell, CellDiffOption, CellWidth};
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier};
 use ratatui::{Frame, Terminal};
+use write::ColorBytes;
+pub use write::DrawCells;
 
 /// What the screen shows, kept beside the `Terminal`, whose own previous buffer goes unused.
 pub struct Flusher {
@@ -17,6 +20,8 @@ pub struct Flusher {
     shown: Buffer,
     /// A blank buffer, handed to the terminal as the one the next frame renders into.
     spare: Buffer,
+    /// The bytes of the colour pairs written so far.
+    colors: ColorBytes,
 }
 
 impl Flusher {
@@ -24,6 +29,7 @@ impl Flusher {
         Self {
             shown: Buffer::empty(Rect::ZERO),
             spare: Buffer::empty(Rect::ZERO),
+            colors: ColorBytes::default(),
         }
     }
 
@@ -31,7 +37,7 @@ impl Flusher {
     /// cursor, flush. `render` returns the cursor to show (`None`: hidden), as `Frame` keeps
     /// the one set on it private. Frame count and last known cursor position are not kept: a
     /// fullscreen viewport and our widgets never read them.
-    pub fn draw<B: Backend>(
+    pub fn draw<B: DrawCells>(
         &mut self,
         term: &mut Terminal<B>,
         render: impl FnOnce(&mut Frame) -> Option<Position>,
@@ -46,7 +52,7 @@ impl Flusher {
         }
         mem::swap(term.current_buffer_mut(), &mut self.spare);
         term.backend_mut()
-            .draw(Diff::new(&self.shown, &self.spare))?;
+            .draw_cells(Diff::new(&self.shown, &self.spare), &mut self.colors)?;
         match cursor {
             None => term.hide_cursor()?,
             Some(at) => {
@@ -241,3 +247,4 @@ fn is_skip(cell: &Cell) -> bool {
 
 #[cfg(test)]
 mod tests;
+mod write;
