@@ -189,6 +189,8 @@ mod tests {
                 Span::raw("▁▂▃▅▇█ ├└─"),
                 Span::styled(" 12.5%", Modifier::BOLD),
             ]),
+            // One-cell characters before a combining mark, a wide one and a control character.
+            Line::from(vec![Span::raw("▁▂▃ xe\u{301}y 東 →\t·"), Span::raw("éé")]),
             Line::from(vec![
                 Span::raw("node 東京-1 "),
                 Span::raw("e\u{301}tat·ok"),
