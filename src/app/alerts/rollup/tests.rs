@@ -295,3 +295,43 @@ proptest::proptest! {
         proptest::prop_assert_eq!(same_shape(&b, &a), shape(&a) == shape(&b));
     }
 }
+
+/// A line's members read in one walk are the ones looked up one by one, in the same order:
+/// ids in order, with members that ended, out of order, repeated, before the first active
+/// one and past the last.
+#[test]
+fn members_read_in_one_walk_are_the_ones_looked_up() {
+    let mut al = Alerts::default();
+    let active = [
+        "pfc a/1", "pfc a/10", "pfc a/2", "pfc a/3", "pfc b/1", "rdma x",
+    ];
+    for id in active {
+        add(&mut al, alert(id, port("a", id), "w", 1.0, Severity::Warn));
+    }
+    let cases: &[&[&str]] = &[
+        &[],
+        &["pfc a/1"],
+        &["pfc a/1", "pfc a/2", "pfc a/3"],
+        &[
+            "pfc a/1", "pfc a/10", "pfc a/2", "pfc a/3", "pfc b/1", "rdma x",
+        ],
+        &["pfc a/1", "pfc a/15", "pfc a/2", "zz"],
+        &["pfc a/0", "pfc a/1", "rdma x"],
+        &["pfc a/3", "pfc a/1", "pfc a/2"],
+        &["pfc a/2", "pfc a/2", "pfc b/1"],
+        &["gone", "pfc a/10"],
+        &["zz", "pfc a/1"],
+    ];
+    let mut walked = Vec::new();
+    for ids in cases {
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let looked_up: Vec<&str> = ids
+            .iter()
+            .filter_map(|id| al.get(id))
+            .map(|a| &*a.id)
+            .collect();
+        al.members_of(&ids, &mut walked);
+        let got: Vec<&str> = walked.iter().map(|a| &*a.id).collect();
+        assert_eq!(got, looked_up, "{ids:?}");
+    }
+}
