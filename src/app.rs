@@ -192,6 +192,9 @@ pub struct App {
     /// The Overview's switch lines read their drop counters' windows here too while the tables
     /// show the live store: one sync a new point, not one here and one in the views' (issue #20).
     pub(crate) eval_windows: std::cell::RefCell<crate::metrics::store::Windows>,
+    /// Each switch's PFC rates from the evaluation's per-port rates of the live store, read by
+    /// the Overview's switch lines while the tables show that store at that generation.
+    pub(crate) pfc_sums: vm::summary::PfcSums,
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.
     alerts_due: bool,
@@ -274,6 +277,7 @@ impl App {
             eval_windows: std::cell::RefCell::new(crate::metrics::store::Windows::keeping(
                 alerts::KEPT_MS,
             )),
+            pfc_sums: vm::summary::PfcSums::default(),
             last_alert_eval: None,
             alerts_due: false,
             log: LogView::default(),
@@ -535,6 +539,9 @@ impl App {
         let ids = &self.eval_ids;
         // Both read every switch port's PFC rates: once, for both.
         let pfc = episodes::port_pfc_in(live, ids);
+        if self.travel.is_none() {
+            self.pfc_sums = vm::summary::PfcSums::of(live.generation(), &pfc);
+        }
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self

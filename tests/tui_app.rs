@@ -517,8 +517,9 @@ fn the_kept_episode_sentence_is_the_one_told_afresh() {
 }
 
 /// The Overview's switch line, whose drop windows are read from the evaluation's kept intervals
-/// while the live store is shown, says what the store says second after second: through the
-/// demo's drop episode and a mark that moves the baseline.
+/// and whose PFC rates are summed from the evaluation's per-port rates while the live store is
+/// shown, says what the store says second after second: through the demo's drop episode and a
+/// mark that moves the baseline. The PFC sums are added in another order: equal within 1e-9.
 #[test]
 fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
     use rocetop::app::vm::summary;
@@ -532,7 +533,11 @@ fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
         .map(|s| s.name.clone())
         .collect();
     assert!(!names.is_empty());
-    let mut drops_seen = 0;
+    let (mut drops_seen, mut pfc_seen) = (0, [0, 0]);
+    let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+        (a, b) => a == b,
+    };
     for k in 0..45 {
         lab.run(1);
         if k == 30 {
@@ -548,9 +553,20 @@ fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
                 now - 60_000,
                 base,
             );
-            assert_eq!(got, want, "{name} at second {k}");
+            let pfc = |s: &summary::Switch| [s.pfc_edge, s.pfc_ii];
+            for (i, (g, w)) in pfc(&got).into_iter().zip(pfc(&want)).enumerate() {
+                assert!(close(g, w), "{name} at second {k}: PFC {i} {g:?} {w:?}");
+                pfc_seen[i] += usize::from(g.is_some_and(|v| v > 0.0));
+            }
+            let drops = |s: &summary::Switch| (s.drops, s.drops_window, s.drops_since_baseline);
+            assert_eq!(drops(&got), drops(&want), "{name} at second {k}");
+            assert_eq!(got.flowcontrol, want.flowcontrol, "{name} at second {k}");
             drops_seen += usize::from(got.drops_window.is_some_and(|n| n > 0));
         }
     }
     assert!(drops_seen > 5, "the comparison saw drops: {drops_seen}");
+    assert!(
+        pfc_seen.iter().all(|&n| n > 5),
+        "it saw edge and ii PFC: {pfc_seen:?}"
+    );
 }

@@ -260,9 +260,13 @@ impl App {
         let ids = &kept[name].1;
         // The evaluation's intervals while the tables show the live store (the same drop
         // counters, brought up to date once), else the tables' own.
-        let windows = match self.travel {
-            None => &self.eval_windows,
-            Some(_) => &self.views.windows,
+        // Likewise its PFC rates, summed from the evaluation's per-port rates of this store.
+        let (windows, pfc) = match self.travel {
+            None => (
+                &self.eval_windows,
+                self.pfc_sums.get(self.store.generation(), name),
+            ),
+            Some(_) => (&self.views.windows, None),
         };
         summary::switch_in(
             &self.store,
@@ -270,6 +274,7 @@ impl App {
             ids,
             self.view_now() - WINDOW_MS,
             self.baseline(),
+            pfc,
         )
     }
 
