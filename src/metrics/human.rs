@@ -26,6 +26,21 @@ mod fixed;
 pub use fixed::digits;
 use fixed::{fixed, push_fixed, uint};
 
+/// `HH:MM:SS` (UTC) of a timestamp (milliseconds).
+pub fn clock(t: crate::metrics::Ts) -> String {
+    let s = t.div_euclid(1000).rem_euclid(86_400);
+    // Not `format!`: every alert line shows one, every frame.
+    let mut out = String::with_capacity(8);
+    for (i, n) in [s / 3600, s / 60 % 60, s % 60].into_iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        out.push(char::from(b'0' + (n / 10) as u8));
+        out.push(char::from(b'0' + (n % 10) as u8));
+    }
+    out
+}
+
 /// A compact number: 0, 0.40, 9.00, 12, 950, 12.3k, 203.4k, 4.5M, 1.2G.
 pub fn num(v: Option<f64>) -> String {
     let Some(v) = v.filter(|v| v.is_finite()) else {

@@ -1,10 +1,9 @@
 //! Number and time formatting shared by the tabs. Missing is "-", never 0.
 
-use crate::metrics::Ts;
 use crate::metrics::query::Agg;
 
 // Numbers follow the one rule of `metrics::human` (shared with alerts, snapshot and bundle).
-pub use crate::metrics::human::{count, duration as secs, num, percent};
+pub use crate::metrics::human::{clock, count, duration as secs, num, percent};
 
 /// A rate from an aggregate, with the reset mark when a counter of the group reset.
 pub fn rate(a: Option<&Agg>, ascii: bool) -> String {
@@ -34,21 +33,6 @@ pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
         }
         _ => r,
     }
-}
-
-/// `HH:MM:SS` (UTC) of a timestamp.
-pub fn clock(t: Ts) -> String {
-    let s = t.div_euclid(1000).rem_euclid(86_400);
-    // Not `format!`: every alert line shows one, every frame.
-    let mut out = String::with_capacity(8);
-    for (i, n) in [s / 3600, s / 60 % 60, s % 60].into_iter().enumerate() {
-        if i > 0 {
-            out.push(':');
-        }
-        out.push(char::from(b'0' + (n / 10) as u8));
-        out.push(char::from(b'0' + (n % 10) as u8));
-    }
-    out
 }
 
 /// `s` onto `out`, padded with spaces to `w` characters on the right (`left`) or the left, never

@@ -47,17 +47,9 @@ pub fn text(v: &Val, ascii: bool) -> String {
 /// left: `format!("{:<w$}", fit(s, w))` in one string, without `fit`'s copy or the formatter
 /// (every cell of every drawn row: at 512 nodes a third of a table's drawing).
 fn pad(s: &str, w: usize, left: bool) -> String {
-    let n = s.chars().count();
     let mut out = String::with_capacity(s.len().max(w) + 2);
-    let spaces = |out: &mut String, k: usize| out.extend(std::iter::repeat_n(' ', k));
-    if n <= w {
-        if !left {
-            spaces(&mut out, w - n);
-        }
-        out.push_str(s);
-        if left {
-            spaces(&mut out, w - n);
-        }
+    if s.chars().count() <= w {
+        fmt::push_padded(&mut out, s, w, left);
     } else if w > 0 {
         // Cut: `w - 1` characters and the mark, exactly `w` wide.
         out.extend(s.chars().take(w - 1));

@@ -188,11 +188,7 @@ pub(super) fn find<'a>(
     // A port's PFC frame rate: received and sent, where either is known.
     for p in port_pfc {
         let k = p.key;
-        let mut sum: Option<f64> = None;
-        for r in [p.rx, p.tx].into_iter().flatten().filter_map(|a| a.rate) {
-            *sum.get_or_insert(0.0) += r;
-        }
-        let Some(r) = sum else { continue };
+        let Some(r) = p.rate() else { continue };
         if r > a.port_pfc_per_second {
             out.push(
                 found(

@@ -74,6 +74,21 @@ pub struct PortRate<'a> {
     pub tx: Option<query::Agg>,
 }
 
+impl PortRate<'_> {
+    /// PFC frames per second received and sent, where either is known.
+    pub fn rate(&self) -> Option<f64> {
+        let mut sum = None;
+        for r in [self.rx, self.tx]
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.rate)
+        {
+            *sum.get_or_insert(0.0) += r;
+        }
+        sum
+    }
+}
+
 /// [`PortRates`] of `store`, its series resolved in `ids`: the two directions' groups (each
 /// ascending by key) merged in one walk. Two maps collected, looked up and merged again every
 /// second were ~0.1 M instructions an evaluation at N=8 (issue #20).

@@ -22,11 +22,7 @@ pub fn si(v: f64) -> String {
     }
 }
 
-/// `HH:MM:SS` UTC.
-pub fn clock(t: Ts) -> String {
-    let s = t.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
+pub use crate::metrics::human::clock;
 
 fn secs(ms: i64) -> String {
     let s = ms / 1000;

@@ -125,7 +125,7 @@ impl PfcSums {
                 continue;
             };
             let class = usize::from(port_class(port) == PortClass::Internal);
-            for r in [p.rx, p.tx].into_iter().flatten().filter_map(|a| a.rate) {
+            if let Some(r) = p.rate() {
                 *sums[class].get_or_insert(0.0) += r;
             }
         }
