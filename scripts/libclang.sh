@@ -2,7 +2,7 @@
 #
 # bindgen (clang-sys) loads `libclang.so`, `libclang.so.<N>`, `libclang-<N>.so` or `libclang-<N>.so.<M>`
 # and skips `libclang-cpp.so.<N>` (the C++ library llvm ships beside it, often installed alone).
-# rdma-sys 0.3's bindgen breaks on libclang 16+, so an llvm <= 15 is preferred (DESIGN.md §8).
+# rdma-sys 0.3's bindgen breaks on libclang 16+, so an llvm <= 15 is preferred (docs/latency.md).
 
 # Whether directory $1 holds a libclang that bindgen would load.
 libclang_in() {

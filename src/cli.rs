@@ -1,4 +1,4 @@
-//! The command line (DESIGN.md §5).
+//! The command line (docs/user-guide.md, "Commands").
 
 use crate::output::Format;
 use crate::parse::ParseKind;

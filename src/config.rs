@@ -1,5 +1,5 @@
-//! Configuration (DESIGN.md §6): loaded, expanded (ranges, hostfiles) and validated, with every
-//! problem reported at once by key path. The key names are a contract: add keys, rename none.
+//! Configuration (docs/architecture.md): loaded, expanded (ranges, hostfiles) and validated, with
+//! every problem reported at once by key path. The key names are a contract: add keys, rename none.
 
 pub mod duration;
 pub mod expand;
@@ -80,7 +80,7 @@ pub struct Poll {
 
 /// `[poll] mode`: `exec` runs one batched exec per node per poll; `stream` keeps one channel per
 /// node open with a shell loop that sends only the lines that changed (`collect::stream`). Stream
-/// is the default: it costs about half the CPU of exec on both sides (README, Performance).
+/// is the default: it costs about half the CPU of exec on both sides (docs/performance.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub enum PollMode {
     Exec,
@@ -303,7 +303,7 @@ impl Config {
         })
     }
 
-    /// The reference config (the lab of DESIGN.md §6), demo on.
+    /// The reference config (the lab of docs/architecture.md), demo on.
     pub fn reference() -> Self {
         match Self::from_str(REFERENCE, "built-in config.toml", None) {
             Ok(c) => c,

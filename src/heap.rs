@@ -106,7 +106,7 @@ pub const GIVE_BACK_EVERY: std::time::Duration = std::time::Duration::from_secs(
 /// anywhere in the heap, not only at its top, are dropped with `madvise`). Polls allocate and free
 /// hundreds of KB of text a node; the holes they leave between long-lived blocks stay resident
 /// (512 nodes streaming, a minute: RSS 156 MiB for 120 MiB in use; `malloc_trim(0)` took it to
-/// 134 MiB; bench/results/mem512-2026-11-24.txt). Answers nothing different: only which free
+/// 134 MiB; bench/HISTORY.md, 2026-11-24). Answers nothing different: only which free
 /// pages are resident.
 ///
 /// Only where there is much to give back ([`GIVE_BACK_OVER`] free in the heap): a trim drops

@@ -48,7 +48,7 @@ fn setup_on(
 /// pingers. Its tasks (SSH sessions, their channels, polls, the store) hand work to each other
 /// all the time: on one thread that is a queue push, where tokio's workers wake and park each
 /// other through futexes (N=8 + a switch: 3 → 1 threads, ~29 → ~17 context switches and
-/// ~4.3 → ~3.8 ms CPU a second; README "Performance"). A TCP pinger times an echo when its task
+/// ~4.3 → ~3.8 ms CPU a second; docs/performance.md). A TCP pinger times an echo when its task
 /// runs, so it keeps the worker threads (a switch's parse would count in its RTT).
 fn export_runtime(cfg: &Config) -> std::io::Result<tokio::runtime::Runtime> {
     if cfg.pings.is_empty() && cfg.nodes.len() + cfg.switches.len() <= ONE_THREAD_MAX_HOSTS {

@@ -12,7 +12,7 @@ fn main() -> std::process::ExitCode {
 /// 512 nodes' buffers, each arena kept its own free room. One arena (the threads' tcache still
 /// answers most small allocations without the lock): 128 nodes streaming, malloc's heap 41.5 ->
 /// 39.3 MB for the same 32.8 MB in use, peak RSS 48.3 -> 45.8 MB, no CPU seen
-/// (bench/results/perf-2026-11-24b-n512.txt has 512). Set before any thread exists.
+/// (bench/HISTORY.md has 512). Set before any thread exists.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn one_malloc_arena() {

@@ -1,5 +1,5 @@
 //! The metric vocabulary shared by every parser, the store, the screen and the exporters
-//! (DESIGN.md §4): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
+//! (docs/architecture.md): a [`Sample`] is one value of one series, named by a [`SeriesKey`].
 
 pub mod human;
 pub mod labels;
@@ -27,7 +27,7 @@ pub fn now_ms() -> Ts {
         .unwrap_or(0)
 }
 
-/// Label names are a closed vocabulary (DESIGN.md §4), so they are static strings.
+/// Label names are a closed vocabulary (docs/architecture.md), so they are static strings.
 pub type LabelName = &'static str;
 
 /// A metric name plus its labels, sorted by label name so that equal series compare equal. The

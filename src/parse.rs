@@ -1,5 +1,6 @@
-//! The parse kinds of DESIGN.md §5 and the one dispatch every path uses: live collectors, the demo,
-//! replay and `rocetop parse`. Every parser is pure (`&str` in, [`Parsed`] out) and never panics.
+//! The parse kinds (docs/user-guide.md) and the one dispatch every path uses: live collectors, the
+//! demo, replay and `rocetop parse`. Every parser is pure (`&str` in, [`Parsed`] out) and never
+//! panics.
 
 pub mod capture;
 pub mod host;

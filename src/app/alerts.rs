@@ -18,7 +18,7 @@ pub use ids::EvalIds;
 pub use rollup::{KeptTouched, Rolled};
 use rules::find;
 
-/// RoCE rides PFC priority 3 in this fabric (DESIGN.md §6).
+/// RoCE rides PFC priority 3 in this fabric (the reference lab: docs/architecture.md, "Config").
 pub const ROCE_PRIORITY: &str = "3";
 /// "Increasing" means: grew within this window.
 pub const WINDOW_MS: i64 = 60_000;

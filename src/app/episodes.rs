@@ -8,7 +8,8 @@
 //! near-zero baseline from calling noise a storm); any drop is abnormal. An episode opens when two
 //! layers are abnormal at once or one stays abnormal for two evaluations, starting at the first
 //! abnormal instant; it closes once nothing has been abnormal for `settle`. Baselines learn only
-//! outside episodes, so a long storm does not become the new normal. README "Episodes" has the rules.
+//! outside episodes, so a long storm does not become the new normal. docs/user-guide.md has the
+//! rules.
 
 mod observe;
 pub mod text;

@@ -1,5 +1,5 @@
 //! `rocetop export`: the collectors without a screen, serving `GET /metrics` in the Prometheus
-//! text format (the DESIGN.md §4 vocabulary, `rocetop_source_up` for every source).
+//! text format (the docs/architecture.md vocabulary, `rocetop_source_up` for every source).
 
 pub mod http;
 

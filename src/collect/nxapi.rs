@@ -1,4 +1,4 @@
-//! NX-OS over NX-API (DESIGN.md §8): `cli_show` JSON POSTed to `https://host:port/ins` on one
+//! NX-OS over NX-API: `cli_show` JSON POSTed to `https://host:port/ins` on one
 //! kept-alive TLS connection, with HTTP basic auth. Every command of a poll goes in one request;
 //! each command's `body` comes back as JSON text, which the NX-OS parsers read.
 //!

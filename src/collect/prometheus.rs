@@ -1,4 +1,4 @@
-//! `[[prometheus]]`: a fleet read from an existing Prometheus (DESIGN.md §4 names, issue #17).
+//! `[[prometheus]]`: a fleet read from an existing Prometheus (docs/fleet.md).
 //!
 //! Each poll asks one query per profile the server holds (never one per node), all evaluated at
 //! the same time T, a multiple of `step` (the scrape interval). Each query is a range selector

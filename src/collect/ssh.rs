@@ -1,6 +1,6 @@
 //! The SSH transport: one russh connection per host, opened once (lazily or with
 //! [`SshTransport::connect`]) and reused for every request; each request is an exec channel.
-//! DESIGN.md §8 explains the choices (channel limit, draining tasks, keepalive, host-key
+//! docs/architecture.md explains the choices (channel limit, draining tasks, keepalive, host-key
 //! algorithms, switches that close the connection after an exec).
 
 mod alias;

@@ -1,4 +1,5 @@
-//! Metric names of DESIGN.md §4, in one place so the parsers, the screen and the exporters agree.
+//! Metric names of docs/architecture.md, in one place so the parsers, the screen and the exporters
+//! agree.
 //! Counters end in `_total`; per-counter families (`rocetop_rdma_<hw_counter>_total`) are built by helpers.
 
 pub const PREFIX: &str = "rocetop_";

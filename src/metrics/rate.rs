@@ -1,4 +1,4 @@
-//! The only place counters are subtracted (DESIGN.md §4 "Counter semantics").
+//! The only place counters are subtracted (docs/architecture.md, "Counter semantics").
 //!
 //! A rate needs two successful samples and uses their own timestamps. A decrease is a reset: that
 //! interval has no rate. A counter declared 32-bit wraps at `u32::MAX`, but only a plausible wrap

@@ -1,5 +1,5 @@
 //! Answers of a Prometheus HTTP API (`/api/v1/query`, instant vectors) mapped onto rocetop's
-//! vocabulary (DESIGN.md §4). Pure: the collector (`collect::prometheus`) stores the server's raw
+//! vocabulary. Pure: the collector (`collect::prometheus`) stores the server's raw
 //! answers in one text, so a recording replays through this same mapping.
 //!
 //! The text holds one answer per query, each after a `# query NAME` line (`# error NAME why` for a

@@ -1,4 +1,4 @@
-//! The demo cluster's physics: counters that move the way the lab's did (DESIGN.md §6).
+//! The demo cluster's physics: counters that move the way the lab's did (docs/architecture.md).
 //!
 //! Time advances in fixed 100 ms steps with one seeded RNG drawn in a fixed order, so the same seed and
 //! the same poll times give the same outputs. The story: all-reduce bursts every 0.5 s; sparse ECN

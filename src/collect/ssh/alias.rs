@@ -1,5 +1,5 @@
 //! `~/.ssh/config` host aliases through ssh2-config (it matched `ssh -G` on realistic files;
-//! DESIGN.md §8). ssh2-config stores ProxyJump as an "unsupported" field, read from there.
+//! docs/architecture.md). ssh2-config stores ProxyJump as an "unsupported" field, read from there.
 
 use ssh2_config::{ParseRule, SshConfig};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! One authenticated russh connection (direct, or through a jump host) and its exec channels:
 //! at most `max_channels` open at once, each drained by its own task so a slow reader never
-//! stalls the connection (DESIGN.md §8).
+//! stalls the connection (docs/architecture.md).
 
 use super::hostkey::{Client, SharedRef};
 use super::sizes::AnswerSizes;

@@ -1,7 +1,7 @@
 //! Host keys: checked against known_hosts (hashed entries included) by russh, with messages
 //! that say what to do; `accept-new` records an unknown key. Also the host-key algorithms to
 //! offer: only those recorded for the host, or a host known by its ecdsa key would be offered
-//! ed25519 first and look unknown (DESIGN.md §8).
+//! ed25519 first and look unknown (docs/architecture.md).
 
 use super::{HostKeyPolicy, SshTarget, tilde};
 use crate::collect::CollectError;

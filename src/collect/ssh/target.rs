@@ -67,8 +67,9 @@ pub struct SshTarget {
 }
 
 impl SshTarget {
-    /// A target with the defaults of DESIGN.md §6 (known_hosts `~/.ssh/known_hosts`, strict,
-    /// 5 s connect timeout, keepalive 5 s × 3, 4 channels, agent from `SSH_AUTH_SOCK`).
+    /// A target with the config defaults (docs/architecture.md: known_hosts
+    /// `~/.ssh/known_hosts`, strict, 5 s connect timeout, keepalive 5 s × 3, 4 channels, agent
+    /// from `SSH_AUTH_SOCK`).
     pub fn new(name: &str, host: &str, port: u16, user: &str) -> Self {
         SshTarget {
             name: name.to_string(),

@@ -1,7 +1,7 @@
 //! When a streamed node is asked for its next dump. Up to [`SLOT`] nodes, every interval from its
-//! first dump (nodes that connected together tick together: spreading them had cost 3.1 → 4.7 ms
-//! of CPU a second at N=8, bench/results/lead-n8-2026-11-24.txt; one grid for all made p99 from
-//! tick to answer 20 → 49 ms, their frames queueing behind each other, grid512-2026-11-24.txt).
+//! first dump (nodes that connected together tick together: spreading them cost half again as
+//! much CPU at N=8; one grid for all made p99 from tick to answer more than double, their frames
+//! queueing behind each other; bench/HISTORY.md, 2026-11-24).
 //! Above that the nodes are dealt into slots, each on its own grid (the set's start plus a phase
 //! plus whole intervals), the phases spread over the interval (5 s at most, as exec polls are:
 //! `poll::first_poll_after`), so hundreds of nodes neither dump nor answer in one instant.
