@@ -1,8 +1,7 @@
 //! The binary as a user runs it: `snapshot --demo` in every format (Prometheus output checked by
 //! promtool), broken configs reported whole, `parse` on a captured output.
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -15,8 +15,7 @@
 //! `ROCETOP_FRAMEWORKS=0`, a Python older than 3.11 or no PyPI is a counted skip; under CI a
 //! missing python3-venv (which scripts/test.sh installs) fails.
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 use rocetop::collect::logtail::follow;
 use rocetop::collect::logtail::local::{MAX_LINE, linebuf::LineBuf};

@@ -12,7 +12,7 @@
 //!
 //! Here: `ROCETOP_HW_PEER=192.168.250.202 [ROCETOP_HW_DEVICE=rocep19s0] [ROCETOP_HW_GID=3]
 //! [ROCETOP_HW_PEER_DEVICE=rocep19s0] [ROCETOP_HW_PEER_GID=3]
-//! cargo test --release --features verbs --test ping_rdma_hw -- --ignored --nocapture`
+//! cargo test --release --features verbs --test e2e ping_rdma_hw -- --ignored --nocapture`
 #![cfg(feature = "verbs")]
 
 use rocetop::collect::ping::verbs::perftest;

@@ -2,8 +2,7 @@
 //! responder gives loss and a clear error, and a responder that stalls once shows the stall in every
 //! probe scheduled during it (no coordinated omission).
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 use rocetop::cmd::pingd;
 use rocetop::collect::ping::proto::{HELLO_LEN, PROBE_LEN};

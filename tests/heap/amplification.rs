@@ -6,15 +6,13 @@
 //! and the 13.6 MB NX-API reply of the issue is rebuilt at 100k ports in both its forms.
 //!
 //! Heap bytes are counted exactly by `rocetop::heap::Counting`, so the test is deterministic (no
-//! RSS, no timing). The counts are process-wide, so everything runs in one test function.
+//! RSS, no timing). The counts are process-wide, so everything runs in one test function, which
+//! takes its turn with the binary's other tests (`alone`, in main.rs).
 
 use rocetop::metrics::{Parsed, Store};
 use rocetop::parse::{Ctx, ParseKind, parse};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-#[global_allocator]
-static A: rocetop::heap::Counting = rocetop::heap::Counting;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -108,6 +106,7 @@ struct Worst {
 
 #[test]
 fn parse_and_store_heap_is_bounded_by_the_input_size() {
+    let _turn = crate::alone();
     // The allocator counts: a megabyte held shows as a megabyte.
     let (_, p) = rocetop::heap::peak_during(|| {
         vec![1u8; 1 << 20]

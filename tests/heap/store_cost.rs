@@ -9,18 +9,7 @@ use rocetop::metrics::Store;
 use rocetop::parse::{Ctx, ParseKind, parse};
 use std::fmt::Write as _;
 
-#[global_allocator]
-static A: rocetop::heap::Counting = rocetop::heap::Counting;
-
-/// The count is the whole process's: the tests of this file take turns (the test harness runs
-/// them on parallel threads, and each would count the other's allocations).
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::alone;
 
 const ROWS: usize = 5000;
 const POLLS: i64 = 60;

@@ -2,8 +2,7 @@
 //! wraps, duplicate timestamps and hosts whose clocks are off, through the real parsers and the
 //! store (rate.rs has the unit tests; these prove the path from device text to a rate on screen).
 
-#[path = "faults/inputs.rs"]
-mod inputs;
+use crate::inputs;
 
 use async_trait::async_trait;
 use inputs::{good_outputs, source, store_with};

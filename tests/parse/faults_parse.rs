@@ -3,8 +3,7 @@
 //! them there. No panic; lines not understood are counted; a bad poll never writes zeros over
 //! the last good values; rates stay within what the counters really grew.
 
-#[path = "faults/inputs.rs"]
-mod inputs;
+use crate::inputs;
 
 use inputs::{good_outputs, poll, source, store_with};
 use rocetop::collect::poll::parse_outputs;
@@ -203,7 +202,7 @@ async fn enormous_outputs_are_read_without_panic() {
 }
 
 /// Writes the good outputs as fuzz seeds (fuzz/seeds/parse_<kind>/good): run by hand with
-/// `cargo test --test faults_parse -- --ignored write_fuzz_seeds` when a parser learns a layout.
+/// `cargo test --test parse -- --ignored write_fuzz_seeds` when a parser learns a layout.
 #[tokio::test]
 #[ignore = "a tool, not a test: writes fuzz seeds when run by hand"]
 async fn write_fuzz_seeds() {

@@ -3,11 +3,10 @@
 //! `NAME.expected.prom` (what `rocetop parse KIND NAME --name fixture` prints) or, for a capture
 //! that holds no sample, `NAME.expected.err` (the message `rocetop parse` exits 2 with).
 //!
-//! Adding a real output is adding two files. `ROCETOP_BLESS=1 cargo test --test fixtures` writes
-//! the missing and changed expected files; read the diff before committing it.
+//! Adding a real output is adding two files. `ROCETOP_BLESS=1 cargo test --test parse fixtures::`
+//! writes the missing and changed expected files; read the diff before committing it.
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 use rocetop::cmd::parse::{render, write};
 use rocetop::output::Format;
@@ -81,7 +80,7 @@ fn not_a_capture(rel: &str) -> Option<&'static str> {
     } else if name.contains(".expected.") {
         Some("an expected output")
     } else if name.ends_with(".ttar") {
-        Some("a sysfs tree (tests/parse_host.rs unpacks it)")
+        Some("a sysfs tree (tests/parse/parse_host.rs unpacks it)")
     } else {
         None
     }

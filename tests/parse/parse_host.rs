@@ -9,12 +9,12 @@ use rocetop::parse::{Ctx, ParseKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const TTAR: &str = include_str!("fixtures/linux/procfs-fixture_sys-class-infiniband.ttar");
+const TTAR: &str = include_str!("../fixtures/linux/procfs-fixture_sys-class-infiniband.ttar");
 const ETHTOOL: &str =
-    include_str!("fixtures/linux/ethtool-S_mlx5_cx4_ubuntu18.04_ethq-fixture.txt");
-const ETHTOOL_PFC: &str = include_str!("fixtures/linux/ethtool-S_mlx5_pfc-prio3_synthetic.txt");
+    include_str!("../fixtures/linux/ethtool-S_mlx5_cx4_ubuntu18.04_ethq-fixture.txt");
+const ETHTOOL_PFC: &str = include_str!("../fixtures/linux/ethtool-S_mlx5_pfc-prio3_synthetic.txt");
 const RDMA_STAT: &str =
-    include_str!("fixtures/linux/rdma-stat-show_iproute2-cover-letter-2019.txt");
+    include_str!("../fixtures/linux/rdma-stat-show_iproute2-cover-letter-2019.txt");
 
 /// Unpack a ttar archive (prometheus/procfs test format) under `dest`: `Directory: d`,
 /// `Path: p` followed by `Lines: n` and n lines (a last line ending in `EOF` has no newline) or by

@@ -1,8 +1,7 @@
 //! `rocetop export`: /metrics scraped over 127.0.0.1, valid for promtool, every source present;
 //! 404 elsewhere; keep-alive and Connection: close; the binary stops cleanly on SIGTERM.
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 use rocetop::cmd::export::{serve, start_collectors};
 use rocetop::config::Config;

@@ -4,14 +4,9 @@
 //! tree and a training log: its SSH samples and log lines reach the focus's own store, the tab
 //! bar names the focus, Esc returns to the fleet and the node's SSH connection closes.
 
-#[path = "common/prom.rs"]
-mod prom;
-#[path = "common/prom_skip.rs"]
-mod prom_skip;
-#[path = "common/skip.rs"]
-mod skip;
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::prom;
+use crate::prom_skip;
+use crate::sshd;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rocetop::app::{Action, App, Event, NewStore};

@@ -4,12 +4,9 @@
 //! ever invented. Loopback listeners stand in only where the real server cannot misbehave so
 //! (one that accepts and never answers, a 50 MB answer).
 
-#[path = "common/prom.rs"]
-mod prom;
-#[path = "common/prom_skip.rs"]
-mod prom_skip;
-#[path = "common/skip.rs"]
-mod skip;
+use crate::prom;
+use crate::prom_skip;
+use crate::skip;
 
 use prom::{Fleet, STEP_S};
 use prom_skip::prometheus;

@@ -2,12 +2,8 @@
 //! counters growing at known rates in node_exporter's and rdma_exporter's names; rocetop's rates,
 //! read through `[[prometheus]]` and the store's rate.rs, must equal them.
 
-#[path = "common/prom.rs"]
-mod prom;
-#[path = "common/prom_skip.rs"]
-mod prom_skip;
-#[path = "common/skip.rs"]
-mod skip;
+use crate::prom;
+use crate::prom_skip;
 
 use prom::{Fleet, STEP_S};
 use prom_skip::prometheus;

@@ -5,12 +5,9 @@
 //! right unit, and mean rates within the same brackets. Then the binary against the same server
 //! behind basic auth, with the password from the environment, and without it (a clear 401).
 
-#[path = "common/prom.rs"]
-mod prom;
-#[path = "common/prom_skip.rs"]
-mod prom_skip;
-#[path = "common/skip.rs"]
-mod skip;
+use crate::prom;
+use crate::prom_skip;
+use crate::skip;
 
 use prom_skip::prometheus;
 use rocetop::collect::poll::poll_once;

@@ -5,12 +5,8 @@
 //! every second, and rocetop's `[[prometheus]]` source reads it back: the values are the files',
 //! and when the test rewrites the files the increases are the injected ones. All on 127.0.0.1.
 
-#[path = "common/prom.rs"]
-mod prom;
-#[path = "common/prom_skip.rs"]
-mod prom_skip;
-#[path = "common/skip.rs"]
-mod skip;
+use crate::prom;
+use crate::prom_skip;
 
 use prom_skip::prometheus;
 use rocetop::collect::poll::poll_once;

@@ -9,8 +9,7 @@
 //! the CoS policy on node-badqos's, and a queuing policy without ECN on node-moved's. A SONiC
 //! leaf answers with captures only; its CONFIG_DB maps DSCP 26 off the no-drop priority.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use sshd::{Options, Sshd};
 use std::path::{Path, PathBuf};
@@ -50,7 +49,7 @@ fn switch(dir: &Path) -> Sshd {
         std::fs::write(dir.join(f), t).expect("write");
     }
     let reference = include_str!(
-        "fixtures/topology/show-running-config-ipqos_cos-classified_azure-local-reference-tor_MOCK.txt"
+        "../fixtures/topology/show-running-config-ipqos_cos-classified_azure-local-reference-tor_MOCK.txt"
     );
     // Only the policies and `system qos`: the fixture's own interface is not one of this switch's.
     let policies = reference.split("interface ").next().unwrap_or(reference);
@@ -184,7 +183,8 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
     };
     let sw = switch(&sub("switch"));
     // The real capture's own prompt line would rename the netdev: mlnx_qos prints no prompt.
-    let capture = include_str!("fixtures/topology/mlnx_qos_dscp-trust_pfc-prio5_ets-buffers.txt");
+    let capture =
+        include_str!("../fixtures/topology/mlnx_qos_dscp-trust_pfc-prio5_ets-buffers.txt");
     let bad_qos: String = capture.lines().skip(1).map(|l| format!("{l}\n")).collect();
     let (good, good_sys) = node(&sub("good"), GOOD_QOS, "Eth1/1/1");
     let (bad, bad_sys) = node(&sub("bad"), &bad_qos, "Eth1/1/2");

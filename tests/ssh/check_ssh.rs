@@ -6,8 +6,7 @@
 //! failure with its cause and fix; every RoCE consistency check both reports its problem and
 //! passes; "consistent" is never said over missing data; check runs once (no "retrying").
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use sshd::{Options, Sshd};
 use std::path::{Path, PathBuf};

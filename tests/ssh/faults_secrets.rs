@@ -1,13 +1,12 @@
 //! Fault suite (issue 10, item 7): secrets never printed; `export` binds loopback by default;
 //! identity files others can read are warned about. (Host keys, plaintext passwords and shell
-//! metacharacters are proven in tests/ssh_transport.rs and src/config/validate/tests.rs.)
+//! metacharacters are proven in tests/ssh/ssh_transport.rs and src/config/validate/tests.rs.)
 //!
 //! The switches below really fetch their passwords (from an environment variable and from a
 //! command) and really offer them to an sshd on 127.0.0.1 that refuses them, so every path a
 //! password takes is exercised; its value must then appear in no output, file or message.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use rocetop::collect::poll::poll_all;
 use rocetop::collect::source::build;

@@ -2,8 +2,7 @@
 //! `cmd::remote()` (SSH to sshd processes on 127.0.0.1), `poll::spawn_all`, the `Store` and the
 //! `App`. Nodes read fake sysfs trees whose counters a writer thread advances.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use rocetop::app::{App, Event, Tab};

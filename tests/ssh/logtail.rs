@@ -1,14 +1,12 @@
 //! The training-log follower on real files in temp dirs: `tail -F` semantics of the native follower
 //! (append, rotation, truncation, deletion, a file that appears later, partial lines, the last N lines
 //! of a big file read from its end), the partial-line buffer (proptest), and the follower task over
-//! the local, demo and a flaky transport (tests/logtail/task.rs) and over a loopback sshd
-//! (tests/logtail/over_ssh.rs).
+//! the local, demo and a flaky transport (tests/ssh/logtail/task.rs) and over a loopback sshd
+//! (tests/ssh/logtail/over_ssh.rs).
 
 #[path = "logtail/task.rs"]
 mod task;
 
-#[path = "common/sshd.rs"]
-mod sshd;
 
 #[path = "logtail/over_ssh.rs"]
 mod over_ssh;

@@ -1,4 +1,4 @@
-//! The NX-API transport against a loopback HTTPS server (tests/nxapi/server.rs): trust (pinned
+//! The NX-API transport against a loopback HTTPS server (tests/ssh/nxapi/server.rs): trust (pinned
 //! fingerprint, CA file, refusals that name the fingerprint), basic auth, keep-alive, reconnects,
 //! timeouts, per-command errors, and the replies read by the NX-OS parsers, down to a whole poll
 //! built from a config with `transport = "nxapi"`.

@@ -1,9 +1,7 @@
 //! The SSH transport against real OpenSSH sshd processes on 127.0.0.1 (never any other address).
 
-#[path = "common/skip.rs"]
-mod skip;
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::skip;
+use crate::sshd;
 
 use rocetop::collect::ssh::{
     HostKeyPolicy, LegacyAlgorithms, PasswordSource, SshTarget, SshTransport, connect_all,

@@ -3,8 +3,7 @@
 //! resets and new devices, survives its loop being killed, carries a 1 MB frame, and a slow reader
 //! holds the node back instead of growing memory.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use rocetop::collect::poll::{Collected, KeepRaw, poll_once, spawn_all};
 use rocetop::collect::source::{Source, SourceKind, build};

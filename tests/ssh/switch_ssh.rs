@@ -3,8 +3,7 @@
 //! the commands go in one exec and each parser still gets its own output back, the rare topology
 //! read's (LLDP, PFC watchdog, MTU) too.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use sshd::{Options, Sshd};
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! line, the episode's under it), acknowledged and muted; Enter on an alert lands on its row; live
 //! time travel with `[` `]` `{` `}` and back to live; the Overview's alert area after two minutes.
 
-#[path = "support/feed.rs"]
-mod feed;
+use crate::feed;
 
 use crossterm::event::KeyCode;
 use feed::Lab;

@@ -3,8 +3,7 @@
 //! with its culprit port and node named and its start within 5 s; none may open in the quiet
 //! stretches between. Precision and recall are printed (`--nocapture`) for the notes.
 
-#[path = "support/feed.rs"]
-mod feed;
+use crate::feed;
 
 use feed::{Lab, T0};
 use rocetop::app::episodes::Layer;

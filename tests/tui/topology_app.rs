@@ -3,8 +3,7 @@
 //! reaches the Queues and PFC tabs, the config's `switch_port` still wins, and a lossless-path
 //! mismatch is marked on the PFC rows it bites, with the finding and its fix in the detail view.
 
-#[path = "support/feed.rs"]
-mod feed;
+use crate::feed;
 
 use crossterm::event::KeyCode;
 use feed::Lab;

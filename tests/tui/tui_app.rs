@@ -1,7 +1,6 @@
 //! `App::update` fed with events (keys, polls, ticks, log lines): no terminal involved.
 
-#[path = "support/feed.rs"]
-mod feed;
+use crate::feed;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use feed::{Lab, T0};

@@ -2,8 +2,7 @@
 //! waiting, failing, stale and counter-reset states; colours checked through the buffer; every
 //! size down to 1x1 drawn without a panic. (Render time is a benchmark: examples/render_time.rs.)
 
-#[path = "support/feed.rs"]
-mod feed;
+use crate::feed;
 
 use crossterm::event::KeyCode;
 use feed::Lab;

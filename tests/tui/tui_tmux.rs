@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocetop");
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::skip;
 
 /// Whether tmux runs here; if not, `test` is a counted skip (a failure under CI, where
 /// scripts/test.sh installs tmux).

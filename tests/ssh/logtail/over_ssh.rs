@@ -1,8 +1,8 @@
 //! The follower task over SSH (`tail -n N -F` on a loopback sshd): appends, rotation, truncation
 //! and a dead sshd, each line delivered once and in order.
 
+use super::task::{collect_until, log_source, raw_lines};
 use crate::sshd::{self, Sshd};
-use crate::task::{collect_until, log_source, raw_lines};
 use rocetop::collect::ssh::{SshTarget, SshTransport};
 use std::io::Write;
 use std::path::Path;
