@@ -9,14 +9,15 @@ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-serve
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
-# The exporter of tests/prometheus_node_exporter.rs (the test starts its own on 127.0.0.1).
+# The exporter of tests/prometheus/prometheus_node_exporter.rs (the test starts its own on
+# 127.0.0.1).
 command -v prometheus-node-exporter >/dev/null 2>&1 || need+=(prometheus-node-exporter)
 command -v curl >/dev/null 2>&1 || need+=(curl)
-[ -x /usr/bin/time ] || need+=(time)          # peak RSS in tests/hostile.rs
-command -v awk >/dev/null 2>&1 || need+=(mawk)  # the streaming node loop (tests/stream_ssh.rs)
+[ -x /usr/bin/time ] || need+=(time)          # peak RSS in tests/e2e/hostile.rs
+command -v awk >/dev/null 2>&1 || need+=(mawk)  # the streaming node loop (tests/ssh/stream_ssh.rs)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -e /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
-# Python with venv for the real frameworks of tests/frameworks_real.rs (scripts/frameworks.sh).
+# Python with venv for the real frameworks of tests/e2e/frameworks_real.rs (scripts/frameworks.sh).
 if [ "${ROCETOP_FRAMEWORKS:-1}" != 0 ]; then
   command -v python3 >/dev/null 2>&1 || need+=(python3)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
@@ -85,7 +86,7 @@ skip_summary() {
     while read -r n why; do echo "scripts/test.sh: $n ignored: $why"; done
 }
 trap skip_summary EXIT
-# The pinned torch/transformers/accelerate venv of tests/frameworks_real.rs, installed here so that
+# The pinned torch/transformers/accelerate venv of tests/e2e/frameworks_real.rs, installed here so that
 # its cost shows apart from the tests: ~2.4 GB from PyPI and ~4 min the first time, then cached
 # in ~/.cache/rocetop (about a second). Where it cannot be installed the test says why and
 # counts a skip; ROCETOP_FRAMEWORKS=0 leaves it out.
@@ -101,5 +102,5 @@ cargo test --all-targets --no-fail-fast
 if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib
   # The hardware test's parts that need no hardware (output parsing, the README's tolerance).
-  cargo test --features verbs --test ping_rdma_hw
+  cargo test --features verbs --test e2e ping_rdma_hw::
 fi

@@ -1,0 +1,381 @@
+//! Topology in the live App (#21): the demo lab with its rare topology reads fed through the
+//! live path (`support/feed.rs`), then one host's or switch's answer changed. What LLDP pairs
+//! reaches the Queues and PFC tabs, the config's `switch_port` still wins, and a lossless-path
+//! mismatch is marked on the PFC rows it bites, with the finding and its fix in the detail view.
+
+use crate::feed;
+
+use crossterm::event::KeyCode;
+use feed::Lab;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use rocetop::app::Tab;
+use rocetop::app::table::{RowId, Tone, Val};
+use rocetop::config::{Config, REFERENCE};
+use rocetop::parse::ParseKind;
+
+const LEAF: &str = "NX_AI_Leaf1";
+
+/// The reference lab with ubunturdma6's `switch_port` line removed: only LLDP can place it.
+fn lab_without_node6_port() -> Lab {
+    let text = REFERENCE.replacen("switch_port = \"Ethernet1/1/2\"\n", "", 1);
+    assert_ne!(text, REFERENCE, "the reference names node 6's port");
+    let cfg = Config::from_str(&text, "test.toml", None).expect("config");
+    Lab::with(cfg)
+}
+
+/// `lldpctl -f keyvalue` of a host whose `netdev` sees `port` of the leaf (by its FQDN and
+/// short port name, as lldpd reports a Nexus).
+fn lldpctl(netdev: &str, port: &str) -> String {
+    format!(
+        "lldp.{netdev}.via=LLDP\nlldp.{netdev}.chassis.name={LEAF}.lab.local\nlldp.{netdev}.port.ifname={port}\nlldp.{netdev}.port.descr=to gpu\n"
+    )
+}
+
+/// The row of `tab` that stands for `id`.
+fn row(lab: &Lab, tab: Tab, id: &RowId) -> rocetop::app::table::Row {
+    let v = lab.app.table(tab);
+    v.rows
+        .iter()
+        .chain(v.extra.iter())
+        .find(|r| r.id == *id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no row {id:?} on {tab:?}"))
+}
+
+fn port(p: &str) -> RowId {
+    RowId::Port {
+        switch: LEAF.into(),
+        port: p.into(),
+    }
+}
+
+#[test]
+fn lldp_places_a_node_without_switch_port_on_the_queues_and_pfc_tabs() {
+    let mut lab = lab_without_node6_port();
+    lab.run(3);
+    assert!(
+        lab.app.links.behind(LEAF, "Ethernet1/1/2").is_empty(),
+        "nothing tells where node 6 is yet: {:?}",
+        lab.app.links.pairs
+    );
+    assert!(
+        !row(&lab, Tab::Pfc, &port("Ethernet1/1/2"))
+            .name
+            .contains("ubunturdma6")
+    );
+    // The Overview's port column is made (and kept) before LLDP tells anything.
+    let o = row(&lab, Tab::Overview, &RowId::Node("ubunturdma6".into()));
+    assert_eq!(o.cells[2].val, Val::Text("-".into()), "{o:?}");
+    lab.answer(
+        "ubunturdma6 topology",
+        &[(ParseKind::Lldpctl, lldpctl("ens192", "Eth1/1/2"))],
+    );
+    assert_eq!(
+        lab.app.links.behind(LEAF, "Ethernet1/1/2"),
+        ["ubunturdma6"],
+        "{:?}",
+        lab.app.links.pairs
+    );
+    // On another leaf the same port name is another port.
+    assert!(lab.app.links.behind("leaf2", "Ethernet1/1/2").is_empty());
+    let pfc = row(&lab, Tab::Pfc, &port("Ethernet1/1/2"));
+    assert!(pfc.name.contains("ubunturdma6"), "{}", pfc.name);
+    let queues = lab.app.table(Tab::Queues);
+    let q = queues
+        .rows
+        .iter()
+        .find(|r| matches!(&r.id, RowId::Queue { port, .. } if port == "Ethernet1/1/2"))
+        .expect("a queue row of Ethernet1/1/2");
+    assert!(q.name.contains("ubunturdma6"), "{}", q.name);
+    // The Overview's port column names it too (the config names none).
+    let o = row(&lab, Tab::Overview, &RowId::Node("ubunturdma6".into()));
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/2".into()), "{o:?}");
+}
+
+#[test]
+fn the_config_port_wins_and_the_disagreement_is_marked_on_the_pfc_tab() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    assert!(
+        lab.app.lossless.findings.is_empty(),
+        "the demo lab is consistent: {:?}",
+        lab.app.lossless.findings
+    );
+    assert!(
+        !lab.app.lossless.pairs.is_empty(),
+        "the demo's topology reads were proven"
+    );
+    // Node 6 is configured on Ethernet1/1/2, but was recabled to Ethernet1/1/3: its lldpd and
+    // the leaf's LLDP table both say so now.
+    lab.answer(
+        "ubunturdma6 topology",
+        &[(ParseKind::Lldpctl, lldpctl("ens192", "Eth1/1/3"))],
+    );
+    let table = rocetop::collect::demo::topology::nxos_lldp(&lab.sim, &lab.sim.switches[0]);
+    let moved: String = table
+        .lines()
+        .map(|l| {
+            if l.starts_with("ubunturdma6 ") {
+                format!("{}\n", l.replace("Eth1/1/2 ", "Eth1/1/3 "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(moved, table, "the demo's table lists node 6");
+    lab.answer(
+        &format!("{LEAF} topology"),
+        &[(ParseKind::LldpNeighbors, moved)],
+    );
+    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/2"), ["ubunturdma6"]);
+    assert!(lab.app.links.behind(LEAF, "Ethernet1/1/3").is_empty());
+    assert_eq!(lab.app.links.disagreements.len(), 1);
+    let r = row(&lab, Tab::Pfc, &port("Ethernet1/1/2"));
+    let p3 = &r.cells[8];
+    assert_eq!(p3.val, Val::Text("on !".into()), "{r:?}");
+    assert_eq!(p3.tone, Some(Tone::Crit));
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("LLDP says") && n.contains("set switch_port = \"Ethernet1/1/3\"")),
+        "{:?}",
+        r.notes
+    );
+    // Another port stays unmarked.
+    let other = row(&lab, Tab::Pfc, &port("Ethernet1/1/1"));
+    assert_eq!(other.cells[8].val, Val::Text("on".into()));
+    assert!(other.notes.is_empty());
+}
+
+/// ubunturdma1 (ens224, behind Ethernet1/2/2) has PFC on priority 5 instead of 3.
+const WRONG_PFC: &str = "mlnx_qos -i ens224\nDCBX mode: OS controlled\nPriority trust state: dscp\ndscp2prio mapping:\n        prio:3 dscp:31,30,29,28,27,26,25,24,\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled     0   0   0   0   0   1   0   0\n/sys/class/net/ens224/mtu:9000\n/sys/class/net/ens224/ecn/roce_np/enable/3:1\n/sys/class/net/ens224/ecn/roce_rp/enable/3:1\nethtool -a ens224\nPause parameters for ens224:\nRX:\t\toff\nTX:\t\toff\n";
+
+fn wrong_host() -> Lab {
+    let mut lab = Lab::new();
+    lab.run(3);
+    lab.answer(
+        "ubunturdma1 topology",
+        &[(ParseKind::HostQos, WRONG_PFC.to_string())],
+    );
+    lab.run(2);
+    lab
+}
+
+#[test]
+fn a_host_pfc_mismatch_marks_its_port_and_host_rows_with_the_fix() {
+    let lab = wrong_host();
+    let f = &lab.app.lossless.findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].fix
+            .contains("mlnx_qos -i ens224 --pfc 0,0,0,1,0,0,0,0")
+    );
+    let sw = row(&lab, Tab::Pfc, &port("Ethernet1/2/2"));
+    assert_eq!(sw.cells[8].val, Val::Text("on !".into()));
+    assert!(
+        sw.notes.iter().any(|n| n.contains("[host side]")),
+        "{:?}",
+        sw.notes
+    );
+    let host = row(
+        &lab,
+        Tab::Pfc,
+        &RowId::Netdev {
+            node: "ubunturdma1".into(),
+            netdev: "ens224".into(),
+            priority: "3".into(),
+        },
+    );
+    assert_eq!(host.cells[2].val, Val::Text("3 !".into()));
+    assert!(
+        host.notes
+            .iter()
+            .any(|n| n.contains("--pfc 0,0,0,1,0,0,0,0"))
+    );
+    // ubunturdma3 shares the port but its own settings are right: its rows stay unmarked.
+    let peer = row(
+        &lab,
+        Tab::Pfc,
+        &RowId::Netdev {
+            node: "ubunturdma3".into(),
+            netdev: "ens224".into(),
+            priority: "3".into(),
+        },
+    );
+    assert_eq!(peer.cells[2].val, Val::Text("3".into()));
+}
+
+#[test]
+fn pfc_detail_names_the_mismatch_and_its_fix() {
+    let mut lab = wrong_host();
+    lab.key(KeyCode::Char(char::from(b'1' + Tab::Pfc.index() as u8)));
+    lab.key(KeyCode::Char('/'));
+    lab.chars("Ethernet1/2/2");
+    lab.key(KeyCode::Enter);
+    lab.key(KeyCode::Enter);
+    let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    t.draw(|f| rocetop::ui::draw(f, &lab.app)).expect("draw");
+    let b = t.backend().buffer();
+    let mut screen = String::new();
+    for y in 0..b.area.height {
+        let line: String = (0..b.area.width).map(|x| b[(x, y)].symbol()).collect();
+        screen.push_str(line.trim_end());
+        screen.push('\n');
+    }
+    insta::assert_snapshot!("pfc_lossless_mismatch_detail", screen);
+}
+
+/// The host rows of the PFC tab are selectable (after the port rows, by stable ids): the finding
+/// that bites a host shows in that row's own detail view, and the selection stays on the host
+/// row across refreshes.
+#[test]
+fn a_host_row_is_selectable_and_its_detail_names_its_finding() {
+    let mut lab = wrong_host();
+    lab.key(KeyCode::Char(char::from(b'1' + Tab::Pfc.index() as u8)));
+    lab.key(KeyCode::Char('/'));
+    lab.chars("ubunturdma1");
+    lab.key(KeyCode::Enter);
+    let v = lab.app.table(Tab::Pfc);
+    assert!(!v.rows.is_empty() && !v.extra.is_empty(), "{v:?}");
+    // Down past the port rows lands on the first host row.
+    for _ in 0..v.rows.len() {
+        lab.key(KeyCode::Down);
+    }
+    let sel = lab.app.selected_row().expect("a row is selected");
+    let host = RowId::Netdev {
+        node: "ubunturdma1".into(),
+        netdev: "ens224".into(),
+        priority: "3".into(),
+    };
+    assert!(
+        matches!(&sel.id, RowId::Netdev { node, .. } if node == "ubunturdma1"),
+        "{:?}",
+        sel.id
+    );
+    // Walk to the priority-3 row (the one the finding marks), wherever the sort put it.
+    while lab.app.selected_row().map(|r| r.id) != Some(host.clone()) {
+        let before = lab.app.selected_row().map(|r| r.id);
+        lab.key(KeyCode::Down);
+        assert_ne!(
+            lab.app.selected_row().map(|r| r.id),
+            before,
+            "no priority-3 host row"
+        );
+    }
+    lab.run(2);
+    assert_eq!(
+        lab.app.selected_row().map(|r| r.id),
+        Some(host.clone()),
+        "the selection stays on its host row across refreshes"
+    );
+    lab.key(KeyCode::Enter);
+    assert!(lab.app.detail);
+    let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    t.draw(|f| rocetop::ui::draw(f, &lab.app)).expect("draw");
+    let b = t.backend().buffer();
+    let mut screen = String::new();
+    for y in 0..b.area.height {
+        let line: String = (0..b.area.width).map(|x| b[(x, y)].symbol()).collect();
+        screen.push_str(line.trim_end());
+        screen.push('\n');
+    }
+    assert!(screen.contains("--pfc 0,0,0,1,0,0,0,0"), "{screen}");
+    insta::assert_snapshot!("pfc_host_row_detail", screen);
+}
+
+/// A switch's PFC settings come with its counter polls, not the topology read: PFC turned off on
+/// a port with hosts behind it reaches the proof (and the PFC tab) without a new topology read.
+#[test]
+fn a_switch_turning_pfc_off_is_proven_wrong_from_its_counter_polls() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    assert!(lab.app.lossless.findings.is_empty());
+    let pfc = rocetop::collect::demo::render::nxos_pfc(&lab.sim.switches[0]);
+    let off: String = pfc
+        .lines()
+        .map(|l| {
+            if l.starts_with("Ethernet1/2/2 ") {
+                format!("{}\n", l.replace("On  (8)   ", "Off       "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(off, pfc, "the demo's table has Ethernet1/2/2 on");
+    lab.answer(LEAF, &[(ParseKind::NxosPfc, off)]);
+    // The switch answers nothing more; the ticks go on (the demo's next answer would turn it on).
+    lab.run_except(40, &[LEAF]);
+    let f: Vec<_> = lab
+        .app
+        .lossless
+        .findings
+        .iter()
+        .filter(|f| f.pair.port == "Ethernet1/2/2")
+        .collect();
+    assert!(!f.is_empty(), "{:?}", lab.app.lossless.findings);
+    assert!(
+        f.iter()
+            .all(|f| f.side == rocetop::app::lossless::Side::Switch
+                && f.fix.contains("priority-flow-control mode on")),
+        "{f:?}"
+    );
+    let r = row(&lab, Tab::Pfc, &port("Ethernet1/2/2"));
+    assert_eq!(r.cells[8].val, Val::Text("off !".into()));
+}
+
+/// A link that moves back to a port LLDP named before changes the links with no new series (the
+/// layouts' other reason to be made again): the Overview, PFC and Queues rows follow it anyway.
+#[test]
+fn a_link_change_without_new_series_reaches_every_tab() {
+    let mut lab = lab_without_node6_port();
+    lab.run(3);
+    let node6 = RowId::Node("ubunturdma6".into());
+    // A second apart, as topology reads are (minutes, in the live program).
+    let answer = |lab: &mut Lab, p: &str| {
+        lab.run(1);
+        lab.answer(
+            "ubunturdma6 topology",
+            &[(ParseKind::Lldpctl, lldpctl("ens192", p))],
+        )
+    };
+    answer(&mut lab, "Eth1/1/2");
+    // Recabled: the node's newest read names another port (new series).
+    answer(&mut lab, "Eth1/1/3");
+    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/3"), ["ubunturdma6"]);
+    let o = row(&lab, Tab::Overview, &node6);
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/3".into()), "{o:?}");
+    let shape = lab.app.live().shape_generation();
+    answer(&mut lab, "Eth1/1/2");
+    assert_eq!(
+        lab.app.live().shape_generation(),
+        shape,
+        "the answer back made no new series: this is the links-only path"
+    );
+    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/2"), ["ubunturdma6"]);
+    assert!(lab.app.links.behind(LEAF, "Ethernet1/1/3").is_empty());
+    let o = row(&lab, Tab::Overview, &node6);
+    assert_eq!(o.cells[2].val, Val::Text("Eth1/1/2".into()), "{o:?}");
+    let pfc = |lab: &Lab, p: &str| row(lab, Tab::Pfc, &port(p)).name;
+    assert!(pfc(&lab, "Ethernet1/1/2").contains("ubunturdma6"));
+    assert!(!pfc(&lab, "Ethernet1/1/3").contains("ubunturdma6"));
+    let queues = lab.app.table(Tab::Queues);
+    let q = |p: &str| {
+        queues
+            .rows
+            .iter()
+            .find(|r| matches!(&r.id, RowId::Queue { port, .. } if port == p))
+            .map(|r| r.name.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        q("Ethernet1/1/2").contains("ubunturdma6"),
+        "{}",
+        q("Ethernet1/1/2")
+    );
+    assert!(
+        !q("Ethernet1/1/3").contains("ubunturdma6"),
+        "{}",
+        q("Ethernet1/1/3")
+    );
+}
