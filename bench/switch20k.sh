@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The live screen against one NX-OS switch answering PORTS ports (issue #22 measured 20k ports in the
-# TUI at 0.7 core and 507 MB), over loopback OpenSSH only: the switch is an sshd ForceCommand that
-# answers `show interface priority-flow-control` with the table of tests/hostile.rs, rewritten every
-# second with the pause counters of a port in ten moving (the other commands answer nothing). The TUI
-# runs under tmux at 120x40 polling every second; after its first full screen, CPU seconds and peak
-# RSS of its process over SECS seconds (bench/perf/meter.py, /proc VmHWM). BASE and NEW run one
-# after the other against the same switch.
+# The live screen against one NX-OS switch answering PORTS ports (issue #22 measured 20k ports in
+# the TUI at 0.7 core and 507 MB), over loopback OpenSSH only: the switch is an sshd ForceCommand
+# that answers `show interface priority-flow-control` with the table of tests/e2e/hostile.rs,
+# rewritten every second with the pause counters of a port in ten moving (the other commands answer
+# nothing). The TUI runs under tmux at 120x40 polling every second; after its first full screen, CPU
+# seconds and peak RSS of its process over SECS seconds (bench/perf/meter.py, /proc VmHWM). BASE and
+# NEW run one after the other against the same switch.
 #
 #   BASE=old/rocetop [NEW=target/release/rocetop] [PORTS=20000] [SECS=60] bench/switch20k.sh
 # Needs sshd, tmux, python3. As root it logs in as `rocetoptest` (created if missing), as perf.sh.

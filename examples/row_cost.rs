@@ -34,7 +34,7 @@ fn phase<T>(f: impl FnOnce() -> T) -> (T, usize, isize) {
     (r, peak, rocetop::heap::live() as isize - start as isize)
 }
 
-/// The 20k-port table of tests/hostile.rs, ROWS long.
+/// The 20k-port table of tests/e2e/hostile.rs, ROWS long.
 fn gen_text(rows: usize) -> String {
     let mut t = String::from("Port                 Mode Oper(VL bmap)  RxPPP      TxPPP\n");
     t.push_str("============================================================\n\n");

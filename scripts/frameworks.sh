@@ -10,7 +10,7 @@
 #       ddp.log                 torchrun's console: `[default0]:iter N: loss X, time Yms` lines
 #       ddp_truth_rank{0,1}.json each rank's own record of every step's loss and duration
 #
-# tests/frameworks_real.rs runs `run` while rocetop's follower tails both logs, and
+# tests/e2e/frameworks_real.rs runs `run` while rocetop's follower tails both logs, and
 # scripts/test.sh runs `install` first. ROCETOP_FRAMEWORKS=0 skips both.
 #
 # Versions: scripts/frameworks/requirements.txt (torch 2.15.0, transformers 5.23.0, accelerate

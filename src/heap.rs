@@ -1,6 +1,6 @@
 //! A counting allocator for measuring heap use exactly: the size-amplification checks (issue #22)
-//! in `tests/amplification.rs` and the fuzz targets, and `examples/row_cost.rs`. rocetop itself
-//! never registers it; a program that wants the counts does:
+//! in `tests/heap/amplification.rs` and the fuzz targets, and `examples/row_cost.rs`. rocetop
+//! itself never registers it; a program that wants the counts does:
 //!
 //! ```ignore
 //! #[global_allocator]
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Heap bytes a parse and the store holding its series may take per input byte, at their peak.
 ///
-/// Set from measurement (tests/amplification.rs prints the largest ratio it sees): the densest
+/// Set from measurement (tests/heap/amplification.rs prints the largest ratio it sees): the densest
 /// input any parser reads is an NX-OS PFC table of the shortest rows (`E1 a Off 0 0`, 16 bytes
 /// making ten series: rx, tx and eight `enabled` gauges), at 113 heap bytes per input byte (378
 /// before a row's series shared one label set, 264 before a series held its history inline; ~67 B

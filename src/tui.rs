@@ -212,7 +212,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     if let Ok(s) = term.size() {
         app.size = (s.width, s.height);
     }
-    // Test hook (tests/tui_tmux.rs): a background task that panics, to prove the way out.
+    // Test hook (tests/tui/tui_tmux.rs): a background task that panics, to prove the way out.
     if let Some(ms) = std::env::var("ROCETOP_TEST_PANIC_AFTER_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())

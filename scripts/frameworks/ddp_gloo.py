@@ -2,7 +2,7 @@
 2 processes. Each rank prints one line per iteration in nanoGPT's words (`iter N: loss X, time
 Yms`, the line most DDP scripts copy) and keeps its own record of every step: the loss it
 printed and the step's measured duration, written as JSON when training ends. That record is
-the truth tests/frameworks_real.rs holds rocetop's reading against."""
+the truth tests/e2e/frameworks_real.rs holds rocetop's reading against."""
 
 import json
 import os

@@ -141,7 +141,7 @@ fn huge_lines_are_cut() {
 
 #[test]
 fn binary_junk_lines_give_no_records() {
-    // Found by tests/faults_parse.rs: 50 MB of random bytes gave a step time of 8 s.
+    // Found by tests/parse/faults_parse.rs: 50 MB of random bytes gave a step time of 8 s.
     let p = parse_text("\u{4}\u{fffd}S=-% step_time_ms=250 step=3\u{1}\n", "n", "l");
     assert!(p.samples.is_empty(), "{:?}", p.samples);
     let p = parse_text("\u{1b}[32mstep_time_ms=250 step=3\u{1b}[0m\r\n", "n", "l");

@@ -1,4 +1,4 @@
-//! The `ib_send_lat` runs that the hardware test (tests/ping_rdma_hw.rs) compares rocetop with.
+//! The `ib_send_lat` runs that the hardware test (tests/e2e/ping_rdma_hw.rs) compares rocetop with.
 //! perftest listens on 18515 by default, pingd's port, and its server binds every address: it gets
 //! its own port. Both sides must run the same iteration count (perftest ≥ 6.28 aborts on "iters
 //! mismatch"), so both command lines come from here and the peer's is printed exactly.

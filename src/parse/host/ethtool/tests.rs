@@ -134,7 +134,8 @@ fn junk_is_counted_and_empty_output_is_noted() {
 
 #[test]
 fn binary_garbage_with_a_colon_and_a_number_is_no_counter() {
-    // Found by tests/faults_parse.rs: 50 MB of junk made dozens of `rocetop_nic_<junk>_total` series.
+    // Found by tests/parse/faults_parse.rs: 50 MB of junk made dozens of
+    // `rocetop_nic_<junk>_total` series.
     let p = parse(
         "\u{fffd}\u{1}Qz\u{7f}k: 4\n\0\0x: 12\n%%: 3\n[0]: rx_ucast_packets: 7\n",
         "n",
