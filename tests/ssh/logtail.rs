@@ -7,7 +7,6 @@
 #[path = "logtail/task.rs"]
 mod task;
 
-
 #[path = "logtail/over_ssh.rs"]
 mod over_ssh;
 
