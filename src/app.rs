@@ -11,6 +11,7 @@ pub mod lossless;
 mod lossless_switch;
 pub mod pairing;
 pub mod ports;
+mod proof;
 pub mod source;
 pub mod tab;
 pub mod table;
@@ -180,21 +181,18 @@ pub struct App {
     pub started: Ts,
     pub now: Ts,
     pub theme: Theme,
-    pub no_color: bool,
+    no_color: bool,
     pub ascii: bool,
     pub help: bool,
     pub detail: bool,
     pub alerts: alerts::Alerts,
     /// The series the evaluation reads, resolved while the live store's set of series stays.
-    eval_ids: alerts::EvalIds,
+    eval_ids: alerts::EvalIdsCache,
     /// The live store's counters' intervals the evaluation's 60 s windows are read from, kept
     /// only a little longer than that window: the views' (3 min) held ~16 MB more at 512 nodes.
     /// The Overview's switch lines read their drop counters' windows here too while the tables
     /// show the live store: one sync a new point, not one here and one in the views' (issue #20).
-    pub(crate) eval_windows: std::cell::RefCell<crate::metrics::store::Windows>,
-    /// Each switch's PFC rates from the evaluation's per-port rates of the live store, read by
-    /// the Overview's switch lines while the tables show that store at that generation.
-    pub(crate) pfc_sums: vm::summary::PfcSums,
+    eval_windows: std::cell::RefCell<crate::metrics::store::WindowsCache>,
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.
     alerts_due: bool,
@@ -216,7 +214,7 @@ pub struct App {
     /// Set in `rocetop replay`.
     pub replay: Option<ReplayView>,
     /// The tabs' computed views (`view.rs`).
-    pub views: view::Views,
+    pub views: view::ViewCache,
     /// Episodes found so far (`episodes.rs`), judged on the live store.
     pub episodes: episodes::Episodes,
     /// Live time travel (`travel.rs`): the cursor and the live store while `store` shows the past.
@@ -226,12 +224,10 @@ pub struct App {
     pub overlay_sel: usize,
     /// A jump asked for by Enter on an alert: the tab and the row name to select there, resolved
     /// against that tab's view model.
-    pub jump: Option<(Tab, String)>,
+    jump: Option<(Tab, String)>,
     /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
     /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
     pub links: pairing::Links,
-    /// Changes whenever `links` is made again (kept views that read it depend on it).
-    links_gen: u64,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     pub lossless: lossless::Proof,
     /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
@@ -243,8 +239,6 @@ pub struct App {
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
-    /// Per source, what its last poll brought the proof (told again only when its series change).
-    arrived: lossless::ArrivedMemo,
 }
 
 impl App {
@@ -273,11 +267,10 @@ impl App {
             help: false,
             detail: false,
             alerts: alerts::Alerts::default(),
-            eval_ids: alerts::EvalIds::default(),
-            eval_windows: std::cell::RefCell::new(crate::metrics::store::Windows::keeping(
+            eval_ids: alerts::EvalIdsCache::default(),
+            eval_windows: std::cell::RefCell::new(crate::metrics::store::WindowsCache::keeping(
                 alerts::KEPT_MS,
             )),
-            pfc_sums: vm::summary::PfcSums::default(),
             last_alert_eval: None,
             alerts_due: false,
             log: LogView::default(),
@@ -290,18 +283,16 @@ impl App {
             message: None,
             recording: None,
             replay: None,
-            views: view::Views::default(),
+            views: view::ViewCache::default(),
             episodes: episodes::Episodes::default(),
             travel: None,
             overlay: None,
             overlay_sel: 0,
             jump: None,
             links: pairing::Links::from_config(&cfg),
-            links_gen: crate::metrics::store::next_generation(),
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
-            arrived: Default::default(),
             focus: None,
             focused: None,
             reach: crate::collect::focus::Reach::of_nodes(&cfg),
@@ -320,7 +311,6 @@ impl App {
         self.store = store;
         self.travel = None;
         self.links = pairing::Links::from_config(&self.cfg);
-        self.links_gen = crate::metrics::store::next_generation();
         self.lossless = lossless::Proof::default();
         self.proof_at = None;
         self.proof_due = false;
@@ -483,15 +473,14 @@ impl App {
         } else {
             &mut self.store
         };
-        let repeated = c.apply(st);
-        let uid = st.uid();
+        c.apply(st);
         if c.error.is_none() {
-            self.topology_arrived(c, uid, repeated);
+            self.topology_arrived(c);
         }
     }
 
-    fn topology_arrived(&mut self, c: &Collected, uid: u64, repeated: bool) {
-        match self.arrived.of(uid, c.source, repeated, &c.parsed.samples) {
+    fn topology_arrived(&mut self, c: &Collected) {
+        match lossless::Arrived::of(&c.parsed.samples) {
             lossless::Arrived::Topology => self.reprove(),
             lossless::Arrived::SwitchSetting => self.proof_due = true,
             lossless::Arrived::Nothing => {}
@@ -504,7 +493,6 @@ impl App {
             None => &self.store,
         };
         self.links = pairing::Links::of(&self.cfg, live);
-        self.links_gen = crate::metrics::store::next_generation();
         self.lossless = lossless::prove(&self.cfg, live);
         self.proof_at = Some(self.now);
         self.proof_due = false;
@@ -539,14 +527,11 @@ impl App {
         let ids = &self.eval_ids;
         // Both read every switch port's PFC rates: once, for both.
         let pfc = episodes::port_pfc_in(live, ids);
-        if self.travel.is_none() {
-            self.pfc_sums = vm::summary::PfcSums::of(live.generation(), &pfc);
-        }
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self
             .episodes
-            .update_in(&obs, &rules, &self.links, Some(self.links_gen));
+            .update_in(&obs, &rules, &self.links, Some(self.links.generation()));
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

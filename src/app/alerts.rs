@@ -5,24 +5,23 @@
 use super::Tab;
 use super::pairing::Links;
 use crate::config::Config;
-use crate::metrics::store::Windows;
+use crate::metrics::store::WindowsCache;
 use crate::metrics::{Store, Ts};
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 mod ids;
-mod memo;
 mod rollup;
 mod rules;
-pub use ids::EvalIds;
-pub use rollup::{KeptTouched, Rolled};
+pub use ids::EvalIdsCache;
+pub use rollup::Rolled;
 use rules::find;
 
 /// RoCE rides PFC priority 3 in this fabric (the reference lab: docs/architecture.md, "Config").
 pub const ROCE_PRIORITY: &str = "3";
 /// "Increasing" means: grew within this window.
 pub const WINDOW_MS: i64 = 60_000;
-/// How far back the evaluation's kept intervals reach (`Windows::keeping`): the window and a
+/// How far back the evaluation's kept intervals reach (`WindowsCache::keeping`): the window and a
 /// late poll's margin (a window they do not cover is read from older runs, the same numbers).
 pub const KEPT_MS: i64 = WINDOW_MS + 5_000;
 /// An alert whose condition went away stays this long (state changes: [`CHANGE_HOLD_MS`]).
@@ -99,10 +98,6 @@ pub struct Alerts {
     by_subject: FxHashMap<Subject, Severity>,
     /// Changes whenever the alerts may have (`crate::metrics::store::next_generation`).
     generation: u64,
-    /// Changes whenever the rolled-up lines may, other than by their members' values: the set
-    /// of alerts, a severity, a condition's shape, an acknowledgement or a mute
-    /// ([`Alerts::lines_generation`]); so with every change of `by_subject`.
-    lines_generation: u64,
     /// Acknowledged alert ids (dimmed, still counted); forgotten when the alert ends.
     pub acked: HashSet<String>,
     /// Muted rollup keys: hidden from the Overview until restart, still listed under `A`.
@@ -110,8 +105,6 @@ pub struct Alerts {
     /// How many times every condition was evaluated (their cost bounds the TUI's: at most
     /// once a second).
     evaluations: u64,
-    /// The ids of alerts on groups of series, kept between evaluations.
-    ids_memo: memo::IdMemo,
 }
 
 impl Alerts {
@@ -145,20 +138,13 @@ impl Alerts {
         self.generation
     }
 
-    /// Changes whenever a rolled-up line may change other than by its members' values (which
-    /// move only the row a port line selects, [`Alerts::rows_again`]), and whenever
-    /// [`Alerts::worst_for`] may answer otherwise (the Overview keeps its answers per generation).
-    pub fn lines_generation(&self) -> u64 {
-        self.lines_generation
-    }
-
     pub fn evaluations(&self) -> u64 {
         self.evaluations
     }
 
     /// Re-evaluate every condition at `now`; returns whether the set of alerts changed.
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
-        let ids = EvalIds::of(store);
+        let ids = EvalIdsCache::of(store);
         let pfc = super::episodes::port_pfc_in(store, &ids);
         self.evaluate_with(store, cfg, links, now, &pfc, &ids, None)
     }
@@ -166,7 +152,7 @@ impl Alerts {
     /// [`Alerts::evaluate`] with the series resolved (kept while the store's set of series
     /// stays) and the ports' PFC rates already read (`episodes::port_pfc_in` of the same store;
     /// the episode detector reads them too); counters' windows from `windows`' kept intervals
-    /// where given (the same numbers as the store's, [`Windows`]), else from the store.
+    /// where given (the same numbers as the store's, [`WindowsCache`]), else from the store.
     #[allow(clippy::too_many_arguments)]
     pub fn evaluate_with(
         &mut self,
@@ -175,39 +161,27 @@ impl Alerts {
         links: &Links,
         now: Ts,
         port_pfc: &super::episodes::PortRates,
-        ids: &EvalIds,
-        windows: Option<&mut Windows>,
+        ids: &EvalIdsCache,
+        windows: Option<&mut WindowsCache>,
     ) -> bool {
         self.evaluations += 1;
-        let found = find(
-            &mut self.ids_memo,
-            store,
-            cfg,
-            links,
-            now,
-            port_pfc,
-            ids,
-            windows,
-        );
+        let found = find(store, cfg, links, now, port_pfc, ids, windows);
         let mut changed = false;
         // The set of alerts or a severity moved (what the rows' marks are made of).
         let mut regroup = false;
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
-        // A condition's text moved other than in its numbers (ports group by its shape).
-        let mut reshaped = false;
         // Each alert found is marked with this evaluation (a set of the ids found, hashed and
         // dropped every second, was ~0.04 M instructions an evaluation at N=8, issue #20).
         let this = self.evaluations;
         for f in found {
-            match self.active.get_mut(&*f.id) {
+            match self.active.get_mut(&f.id) {
                 Some(a) => {
                     let worse_or_better = a.severity != f.severity;
                     regroup |= worse_or_better;
                     let what_moved = a.what != f.what;
                     changed |= worse_or_better || what_moved;
-                    reshaped |= what_moved && !rollup::same_shape(&a.what, &f.what);
                     shown |= a.value != f.value;
                     a.value = f.value;
                     a.severity = f.severity;
@@ -218,11 +192,10 @@ impl Alerts {
                 }
                 None => {
                     (changed, regroup) = (true, true);
-                    let id = String::from(f.id);
                     self.active.insert(
-                        id.clone(),
+                        f.id.clone(),
                         Alert {
-                            id,
+                            id: f.id,
                             value: f.value,
                             severity: f.severity,
                             tab: f.tab,
@@ -269,9 +242,6 @@ impl Alerts {
         }
         if changed || shown {
             self.touch();
-        }
-        if regroup || reshaped {
-            self.lines_generation = crate::metrics::store::next_generation();
         }
         changed
     }

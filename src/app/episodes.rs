@@ -172,6 +172,14 @@ impl Signal {
     }
 }
 
+/// What the open episode's verdicts were concluded for: the episode and the pairing's
+/// generation ([`Links::generation`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ConcludedKey {
+    episode: u32,
+    links: u64,
+}
+
 /// The detector: baselines, the open episode, and past ones.
 #[derive(Debug, Default)]
 pub struct Episodes {
@@ -186,9 +194,9 @@ pub struct Episodes {
     /// The open episode's chain ordered by key, for (episode id, chain length) it was made for:
     /// parts are only added (then the chain is sorted again), so it holds until one is.
     by_key: (Option<(u32, usize)>, Vec<usize>),
-    /// (episode id, pairing generation) of the last [`conclude`]: its verdicts stand while the
+    /// What the last [`conclude`] was for: its verdicts stand while the
     /// chain's parts and peaks do not move.
-    concluded: Option<(u32, u64)>,
+    concluded: Option<ConcludedKey>,
 }
 
 /// The signals of one layer, by key.
@@ -294,9 +302,9 @@ impl Episodes {
         self.update_in(o, rules, links, None)
     }
 
-    /// [`Episodes::update`] with the pairing's generation (`App::links_gen`): the open
+    /// [`Episodes::update`] with the pairing's generation ([`Links::generation`]): the open
     /// episode's verdicts are concluded again only when its chain moved or the pairing did (a
-    /// storm's ~100 parts concluded every second were ~0.08 M instructions, issue #20). `None`
+    /// storm's ~100 parts concluded every second). `None`
     /// concludes every time.
     pub fn update_in(
         &mut self,
@@ -379,7 +387,10 @@ impl Episodes {
             &self.signals,
             &mut self.by_key,
         );
-        let with = links_gen.map(|g| (ep.id, g));
+        let with = links_gen.map(|links| ConcludedKey {
+            episode: ep.id,
+            links,
+        });
         if moved || with.is_none() || self.concluded != with {
             conclude(ep, links);
             self.concluded = with;

@@ -7,41 +7,53 @@
 
 use super::pairing::{self, Pair};
 use crate::config::Config;
-use crate::metrics::Store;
 use crate::metrics::names::*;
 use crate::metrics::query::latest;
+use crate::metrics::{Sample, Store};
 use std::collections::BTreeSet;
 
+pub use super::proof::{Finding, Proof, Side};
+
+/// Whether a series is one of the topology reads the pairing and this proof stand on (LLDP, host
+/// QoS, 802.3x and MTU of a host): a poll carrying one calls for a new proof. (A switch port's MTU
+/// is not one: EOS prints it every poll; it is read when the next topology answer comes.)
+pub fn feeds(name: &str) -> bool {
+    name == LINK_NEIGHBOR_INFO
+        || name.starts_with("rocetop_nic_qos_")
+        || name == NIC_FLOWCONTROL_ENABLED
+        || name == NIC_MTU_BYTES
+        || name.starts_with("rocetop_switch_qos_")
+}
+
+/// A switch port's setting the proof compares (PFC priorities, 802.3x, MTU), which the counter
+/// polls bring every interval.
+pub fn switch_setting(name: &str) -> bool {
+    name == SW_PFC_ENABLED || name == SW_FLOWCONTROL_ENABLED || name == SW_PORT_MTU_BYTES
+}
+
+/// What a poll brought that the proof stands on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Host,
-    Switch,
-    Config,
+pub enum Arrived {
+    Nothing,
+    /// A switch's settings: the proof is due.
+    SwitchSetting,
+    /// Topology: pair again and prove again now.
+    Topology,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    pub side: Side,
-    /// The pair it bites (for a config disagreement: the configured port, netdev unknown), so
-    /// the PFC tab can mark that port's and that netdev's rows.
-    pub pair: Pair,
-    /// `ubunturdma1 ens224 ↔ NX_AI_Leaf1 Ethernet1/2/2`
-    pub link: String,
-    pub problem: String,
-    /// The command (or config line) that fixes it on `side`.
-    pub fix: String,
+impl Arrived {
+    /// What `samples` bring.
+    pub fn of(samples: &[Sample]) -> Arrived {
+        let names = || samples.iter().map(|s| s.key.name.as_str());
+        if names().any(feeds) {
+            Arrived::Topology
+        } else if names().any(switch_setting) {
+            Arrived::SwitchSetting
+        } else {
+            Arrived::Nothing
+        }
+    }
 }
-
-#[derive(Clone, Debug, Default)]
-pub struct Proof {
-    pub pairs: Vec<Pair>,
-    pub findings: Vec<Finding>,
-    /// Facts that could not be read (no mlnx_qos, no ecn knobs): neither pass nor failure.
-    pub notes: Vec<String>,
-}
-
-mod arrived;
-pub use arrived::{Arrived, ArrivedMemo, feeds, switch_setting};
 
 fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     latest(store, name, labels).map(|(_, v)| v.as_f64())

@@ -4,8 +4,8 @@
 //! the switch-wide one (`port="all"`: NX-OS `system qos`, SONiC's global map). What was not read
 //! is collected for one note per fact, never passed.
 
-use super::lossless::{Finding, Proof, Side};
 use super::pairing::Pair;
+use super::proof::{Finding, Proof, Side};
 use crate::config::{Config, SwitchOs};
 use crate::metrics::Store;
 use crate::metrics::names::*;

@@ -184,6 +184,8 @@ pub struct Links {
     /// port → (switch, node, from): a config pair is matched on its port alone (the config
     /// names no switch), an LLDP pair on switch and port (leaves share port names).
     by_port: HashMap<String, Vec<(String, String, From)>>,
+    /// Never the same for two pairings made in a process ([`Links::generation`]).
+    generation: u64,
 }
 
 impl Links {
@@ -207,7 +209,14 @@ impl Links {
             pairs,
             disagreements,
             by_port,
+            generation: crate::metrics::store::next_generation(),
         }
+    }
+
+    /// Which pairing this is: what was made from one (a layout's names of the nodes behind a
+    /// port, an episode's story) holds while it stays.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The config's `switch_port`s alone (no LLDP read yet).

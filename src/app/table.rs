@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 mod arrange;
 mod reuse;
-pub use arrange::{NameOrder, arrange, arrange_kept};
+pub use arrange::{NameOrderMemo, arrange, arrange_with_names};
 pub use reuse::CellsIn;
 
 pub use super::source::{SrcState, age_text};

@@ -14,7 +14,7 @@ use super::vm::summary;
 use super::vm::timeline::{self, Timeline};
 use super::{App, Tab};
 use crate::metrics::Ts;
-use crate::metrics::store::Windows;
+use crate::metrics::store::{ShapeKey, WindowsCache};
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -42,57 +42,66 @@ type Slot = RefCell<Option<(ViewKey, Rc<dyn Any>)>>;
 /// A tab's table as computed for a key.
 type TableSlot = RefCell<Option<(ViewKey, Rc<TabView>)>>;
 
-/// The rolled-up alert lines with the (alerts, pairing) generations they are up to date with,
-/// and what they were grouped from ([`LinesKey`]).
-type RolledSlot = RefCell<Option<((u64, u64), LinesKey, Rc<Vec<Rolled>>)>>;
+/// What the rolled-up alert lines were made from: they change only when these do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RolledKey {
+    /// [`Alerts::generation`](super::alerts::Alerts::generation).
+    alerts: u64,
+    /// The pairing's generation ([`Links::generation`](super::pairing::Links::generation)).
+    links: u64,
+}
 
-/// What rolled-up lines were grouped and marked from: the alerts' lines generation, the links'
-/// generation, the open episode's kept subjects ([`KeptTouched::made`]; `None`: none open).
-/// While it stays, new values move only the rows of port lines ([`Alerts::rows_again`]).
-///
-/// [`KeptTouched::made`]: super::alerts::KeptTouched::made
-/// [`Alerts::rows_again`]: super::alerts::Alerts::rows_again
-type LinesKey = (u64, u64, Option<u64>);
+/// A switch's [`summary::SwitchIds`] with the store and set of series they were selected from.
+struct SwitchIdsCache {
+    made_for: ShapeKey,
+    ids: summary::SwitchIds,
+}
 
-/// A switch's [`summary::SwitchIds`] with the (store uid, set of series) they were selected from.
-type KeptIds = ((u64, u64), summary::SwitchIds);
+/// What an episode's story was told from: the episode as the story reads it, and the pairing.
+struct StoryCacheKey {
+    told: text::StoryKey,
+    links: u64,
+}
+
+/// The Overview's episode story with what it was told from.
+struct StoryCache {
+    key: StoryCacheKey,
+    story: String,
+}
 
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
-pub struct Views {
+pub struct ViewCache {
     tables: [TableSlot; 6],
     slots: [Slot; 6],
-    /// The rolled-up alert lines, with the alerts' and the pairing's generations they were
-    /// made from (the Overview draws them every frame; they change only when those do).
-    rolled: RolledSlot,
-    /// The open episode's subjects the rollup marks lines by, kept while it stays the same.
-    touched: RefCell<super::alerts::KeptTouched>,
-    /// Per switch, the series its summary line reads, with the (store uid, set of series)
-    /// they were selected from (`summary::SwitchIds`).
-    switch_ids: RefCell<HashMap<String, KeptIds>>,
+    /// The rolled-up alert lines, with what they were made from (the Overview draws them every
+    /// frame).
+    rolled: RefCell<Option<(RolledKey, Rc<Vec<Rolled>>)>>,
+    /// Per switch, the series its summary line reads.
+    switch_ids: RefCell<HashMap<String, SwitchIdsCache>>,
     /// The Overview's episode story ([`text::story`]) with the episode and the pairing's
     /// generation it was told from: told again only when either moves.
-    story: RefCell<Option<(text::Told, u64, String)>>,
+    story: RefCell<Option<StoryCache>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
     /// being shown), kept so a frame after new data decodes only the new points.
-    pub windows: RefCell<Windows>,
+    pub windows: RefCell<WindowsCache>,
     /// The same for the live store while time travelling (the Overview timeline always spans
     /// live history; otherwise the tables' store is the live one and `windows` serves both).
-    pub live_windows: RefCell<Windows>,
+    pub live_windows: RefCell<WindowsCache>,
     /// The Overview timeline's columns from the last frame (only the newest seconds recompute).
-    pub timeline: RefCell<super::vm::timeline::Kept>,
+    pub timeline: RefCell<super::vm::timeline::TimelineMemo>,
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
-    pub layouts: [super::vm::LayoutSlot; 6],
+    pub layouts: [super::vm::LayoutCache; 6],
     /// Per tab, the rows (main table, second table) of the table last replaced, for the next one
     /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
     /// neither frees the old rows nor allocates the new ones.
     pub pools: [super::vm::RowPool; 6],
     /// Per tab, its tables' rows in name order, for sorting the next frame's rows by name
-    /// without comparing names (`table::NameOrder`).
-    pub names: [super::vm::NameOrders; 6],
+    /// without comparing names (`table::NameOrderMemo`).
+    pub names: [super::vm::NameOrderMemos; 6],
 }
 
 impl App {
@@ -209,36 +218,22 @@ impl App {
         self.table(tab)
     }
 
-    /// The rolled-up alert lines (`alerts/rollup.rs`): the kept ones until the alerts (every
+    /// The rolled-up alert lines (`alerts/rollup.rs`): the last ones until the alerts (every
     /// evaluation, ack, mute; the open episode changes only with an evaluation) or the pairing
-    /// change; when only the alerts' values moved, the kept lines with their rows brought up
-    /// to date rather than every alert grouped again.
+    /// change.
     pub fn rolled(&self) -> Rc<Vec<Rolled>> {
-        let key = (self.alerts.generation(), self.links_gen);
+        let key = RolledKey {
+            alerts: self.alerts.generation(),
+            links: self.links.generation(),
+        };
         let mut slot = self.views.rolled.borrow_mut();
-        if let Some((k, _, v)) = &*slot {
+        if let Some((k, v)) = &*slot {
             if *k == key {
                 return v.clone();
             }
         }
-        let mut touched = self.views.touched.borrow_mut();
-        let open = self.episodes.open.as_ref();
-        let marked_by = open.filter(|e| e.end.is_none()).map(|e| {
-            touched.of(e, &self.links, self.links_gen);
-            touched.made()
-        });
-        let lines_key = (self.alerts.lines_generation(), self.links_gen, marked_by);
-        let v = match slot.take() {
-            Some((_, k, mut v)) if k == lines_key => {
-                self.alerts.rows_again(Rc::<Vec<Rolled>>::make_mut(&mut v));
-                v
-            }
-            _ => Rc::new(
-                self.alerts
-                    .rolled_kept(open, &self.links, self.links_gen, &mut touched),
-            ),
-        };
-        *slot = Some((key, lines_key, v.clone()));
+        let v = Rc::new(self.alerts.rolled(self.episodes.open.as_ref(), &self.links));
+        *slot = Some((key, v.clone()));
         v
     }
 }
@@ -251,22 +246,22 @@ impl App {
     pub fn switch_summary(&self, name: &str) -> summary::Switch {
         // The series selected for the store's set of series (the tables' store: live, or the
         // past shown), selected again when that changes.
-        let key = (self.store.uid(), self.store.shape_generation());
-        let mut kept = self.views.switch_ids.borrow_mut();
-        if kept.get(name).is_none_or(|(k, _)| *k != key) {
+        let shape = self.store.shape_key();
+        let mut cache = self.views.switch_ids.borrow_mut();
+        if cache.get(name).is_none_or(|c| c.made_for != shape) {
             let ids = summary::SwitchIds::of(&self.store, name);
-            kept.insert(name.to_string(), (key, ids));
+            let c = SwitchIdsCache {
+                made_for: shape,
+                ids,
+            };
+            cache.insert(name.to_string(), c);
         }
-        let ids = &kept[name].1;
+        let ids = &cache[name].ids;
         // The evaluation's intervals while the tables show the live store (the same drop
         // counters, brought up to date once), else the tables' own.
-        // Likewise its PFC rates, summed from the evaluation's per-port rates of this store.
-        let (windows, pfc) = match self.travel {
-            None => (
-                &self.eval_windows,
-                self.pfc_sums.get(self.store.generation(), name),
-            ),
-            Some(_) => (&self.views.windows, None),
+        let windows = match self.travel {
+            None => &self.eval_windows,
+            Some(_) => &self.views.windows,
         };
         summary::switch_in(
             &self.store,
@@ -274,7 +269,6 @@ impl App {
             ids,
             self.view_now() - WINDOW_MS,
             self.baseline(),
-            pfc,
         )
     }
 
@@ -282,12 +276,17 @@ impl App {
     /// kept while what it tells of the episode and the pairing stay the same (an open episode
     /// moves its newest abnormal instant every second, its story only while a peak grows).
     pub fn episode_line(&self, ep: &Episode) -> String {
-        let mut kept = self.views.story.borrow_mut();
-        let story = match &mut *kept {
-            Some((told, g, story)) if told.is(ep) && *g == self.links_gen => story,
+        let links = self.links.generation();
+        let mut slot = self.views.story.borrow_mut();
+        let story = match &mut *slot {
+            Some(c) if c.key.told.is(ep) && c.key.links == links => &c.story,
             slot => {
+                let key = StoryCacheKey {
+                    told: text::StoryKey::of(ep),
+                    links,
+                };
                 let story = text::story(ep, &self.links);
-                &mut slot.insert((text::Told::of(ep), self.links_gen, story)).2
+                &slot.insert(StoryCache { key, story }).story
             }
         };
         text::line_of(ep, story, self.view_now())

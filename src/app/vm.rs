@@ -11,11 +11,11 @@ pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;
-use super::table::{Chart, NameOrder, Row, RowId, Sort, SrcState, TabView, arrange_kept};
+use super::table::{Chart, NameOrderMemo, Row, RowId, Sort, SrcState, TabView, arrange_with_names};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
-use crate::metrics::store::{SeriesId, SourceId, Windows};
+use crate::metrics::store::{SeriesId, ShapeKey, SourceId, WindowsCache};
 use crate::metrics::{Store, Ts};
 use std::any::Any;
 use std::cell::RefCell;
@@ -46,29 +46,27 @@ pub struct Ctx<'a> {
     pub sort: Sort,
     source_ids: &'a HashMap<String, SourceId>,
     /// Counters' intervals kept between frames for `store` (see `metrics/store/windows.rs`).
-    windows: &'a RefCell<Windows>,
+    windows: &'a RefCell<WindowsCache>,
     /// The tab's rows as made from the set of series ([`Ctx::layout`]), kept between frames.
-    layout: &'a LayoutSlot,
-    /// [`App`]'s generation of `links` (the nodes behind a port name rows).
-    links_gen: u64,
+    layout: &'a LayoutCache,
     /// The rows of the table this one replaces, to be written over ([`Ctx::reused`]).
     pool: &'a RowPool,
     /// The main and second table's order by name, kept between frames ([`Ctx::arrange`]).
-    names: &'a NameOrders,
+    names: &'a NameOrderMemos,
 }
 
-/// A tab's main and second table's [`NameOrder`].
-pub type NameOrders = [RefCell<NameOrder>; 2];
+/// A tab's main and second table's [`NameOrderMemo`].
+pub type NameOrderMemos = [RefCell<NameOrderMemo>; 2];
 
 /// Rows of a tab's main and second table, kept to be written over.
 pub type RowPool = RefCell<(Vec<Row>, Vec<Row>)>;
 
 /// A tab's kept [`Ctx::layout`] with what it was made from: the store and its set of series
 /// and sources.
-pub type LayoutSlot = RefCell<Option<((u64, u64), Rc<dyn Any>)>>;
+pub type LayoutCache = RefCell<Option<(ShapeKey, Rc<dyn Any>)>>;
 
 /// The part of a layout made from the links ([`Ctx::with_links`]), with their generation.
-pub type LinksSlot<N> = RefCell<Option<(u64, Rc<N>)>>;
+pub type LinksCache<N> = RefCell<Option<(u64, Rc<N>)>>;
 
 impl Ctx<'_> {
     /// A source's state at the view's time.
@@ -170,7 +168,7 @@ impl Ctx<'_> {
     /// their charts, the series behind each cell): the kept one, else `make`'s. Only the values
     /// are read again when new points arrive.
     pub fn layout<L: 'static>(&self, make: impl FnOnce() -> L) -> Rc<L> {
-        let key = (self.store.uid(), self.store.shape_generation());
+        let key = self.store.shape_key();
         if let Some((k, v)) = &*self.layout.borrow() {
             if *k == key {
                 if let Ok(v) = Rc::clone(v).downcast::<L>() {
@@ -195,14 +193,14 @@ impl Ctx<'_> {
 
     /// The part of a kept layout that reads the links (the nodes behind a port: a row's name),
     /// kept in `slot` until the links are made again (every topology answer, every proof).
-    pub fn with_links<N: 'static>(&self, slot: &LinksSlot<N>, make: impl FnOnce() -> N) -> Rc<N> {
+    pub fn with_links<N: 'static>(&self, slot: &LinksCache<N>, make: impl FnOnce() -> N) -> Rc<N> {
         if let Some((k, v)) = &*slot.borrow() {
-            if *k == self.links_gen {
+            if *k == self.links.generation() {
                 return v.clone();
             }
         }
         let v = Rc::new(make());
-        *slot.borrow_mut() = Some((self.links_gen, v.clone()));
+        *slot.borrow_mut() = Some((self.links.generation(), v.clone()));
         v
     }
 
@@ -211,7 +209,7 @@ impl Ctx<'_> {
     /// port; kept in `slot` until the links are made again ([`Ctx::with_links`]).
     pub fn behind_each<R, N: 'static>(
         &self,
-        slot: &LinksSlot<Vec<N>>,
+        slot: &LinksCache<Vec<N>>,
         rows: &HashMap<String, Vec<R>>,
         at: impl Fn(&R) -> (usize, &str),
         make: impl Fn(&R, &[&str]) -> N,
@@ -232,7 +230,7 @@ impl Ctx<'_> {
     /// Filter and order rows as the tab asks (`extra`: the second table's).
     pub fn arrange(&self, extra: bool, rows: &mut Vec<Row>) {
         let mut names = self.names[usize::from(extra)].borrow_mut();
-        arrange_kept(rows, self.filter, self.sort, &mut names);
+        arrange_with_names(rows, self.filter, self.sort, &mut names);
     }
 
     /// A row whose cells wait until it is drawn or read ([`fill`]): made in one of the replaced
@@ -288,7 +286,6 @@ impl App {
             source_ids: &self.source_ids,
             windows: &self.views.windows,
             layout: &self.views.layouts[tab.index()],
-            links_gen: self.links_gen,
             pool: &self.views.pools[tab.index()],
             names: &self.views.names[tab.index()],
         }

@@ -24,21 +24,14 @@ pub struct Collected {
 }
 
 impl Collected {
-    /// Put this poll into the store: samples, or a failure that leaves a gap. Whether it brought
-    /// the series of the source's poll before, in order ([`SourceHealth::keys_repeated`]).
-    ///
-    /// [`SourceHealth::keys_repeated`]: crate::metrics::store::SourceHealth::keys_repeated
-    pub fn apply(&self, store: &mut Store) -> bool {
+    /// Put this poll into the store: samples, or a failure that leaves a gap.
+    pub fn apply(&self, store: &mut Store) {
         match &self.error {
             None => {
                 store.backfill(self.source, &self.history);
-                store.ingest(self.source, self.at, &self.parsed);
-                store.source(self.source).is_some_and(|h| h.keys_repeated)
+                store.ingest(self.source, self.at, &self.parsed)
             }
-            Some(e) => {
-                store.fail(self.source, self.at, e);
-                false
-            }
+            Some(e) => store.fail(self.source, self.at, e),
         }
     }
 }

@@ -2,13 +2,13 @@
 //! devices"), answered from `Store::rate`/`increase_since`. Missing stays missing: `None`, never 0.
 
 use super::rate::{Rate, pause_fraction};
-use super::store::{QuietRun, Series, SeriesId, Tips, Windows};
+use super::store::{QuietRun, Series, SeriesId, WindowsCache};
 use super::{Store, Ts, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
 mod resolved;
-pub use resolved::{Grouped, Listed};
+pub use resolved::{GroupedCache, ListedCache};
 
 /// Sum of the newest rates of every matching series; `None` when none has a rate yet.
 pub fn rate_sum(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -96,33 +96,7 @@ pub fn rate_timeline(
 #[allow(clippy::too_many_arguments)]
 pub fn rate_timeline_of(
     store: &Store,
-    w: &mut Windows,
-    ids: &[SeriesId],
-    how: Combine,
-    since: Ts,
-    step_ms: i64,
-    buckets: usize,
-) -> Vec<Option<f64>> {
-    rate_timeline_tips(
-        store,
-        w,
-        &mut Tips::default(),
-        ids,
-        how,
-        since,
-        step_ms,
-        buckets,
-    )
-}
-
-/// [`rate_timeline_of`] with the newest points of `ids` remembered in `tips` from the last call
-/// (for these `ids`): a timeline recomputing its newest seconds every frame reads each series'
-/// newest intervals from them rather than syncing its kept intervals (see [`Tips`]).
-#[allow(clippy::too_many_arguments)]
-pub fn rate_timeline_tips(
-    store: &Store,
-    w: &mut Windows,
-    tips: &mut Tips,
+    w: &mut WindowsCache,
     ids: &[SeriesId],
     how: Combine,
     since: Ts,
@@ -130,9 +104,9 @@ pub fn rate_timeline_tips(
     buckets: usize,
 ) -> Vec<Option<f64>> {
     let mut quiet = Quiet::of_len(ids.len());
-    let series = (ids.iter().copied().enumerate()).filter(|&(_, id)| !quiet.seen_id(store, id));
-    timeline(series, how, since, step_ms, buckets, |(slot, id), f| {
-        tips.rates_each(w, store, slot, id, since, f);
+    let series = ids.iter().copied().filter(|&id| !quiet.seen_id(store, id));
+    timeline(series, how, since, step_ms, buckets, |id, f| {
+        w.rates_each(store, id, since, f);
     })
 }
 
@@ -353,7 +327,12 @@ pub fn rate_of(store: &Store, ids: &[SeriesId]) -> Agg {
 }
 
 /// [`increase_by_in`]'s value for one group of [`groups`] (`None` where it has no entry).
-pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: Ts) -> Option<u64> {
+pub fn increase_of_in(
+    store: &Store,
+    w: &mut WindowsCache,
+    ids: &[SeriesId],
+    since: Ts,
+) -> Option<u64> {
     let [sum] = increases_of_in(store, w, ids, [since]);
     sum
 }
@@ -363,7 +342,7 @@ pub fn increase_of_in(store: &Store, w: &mut Windows, ids: &[SeriesId], since: T
 /// ~110 series each, every frame).
 pub fn increases_of_in<const K: usize>(
     store: &Store,
-    w: &mut Windows,
+    w: &mut WindowsCache,
     ids: &[SeriesId],
     since: [Ts; K],
 ) -> [Option<u64>; K] {
@@ -417,7 +396,7 @@ pub fn increase_by(
 /// the window again every frame).
 pub fn increase_by_in(
     store: &Store,
-    w: &mut Windows,
+    w: &mut WindowsCache,
     name: &str,
     labels: &[(&str, &str)],
     group: &[&str],

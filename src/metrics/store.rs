@@ -12,13 +12,19 @@ mod health;
 mod hist;
 mod ids;
 mod series;
-mod tips;
 mod windows;
 
 pub use health::{MAX_SERIES_PER_SOURCE, SourceHealth};
 pub use series::{Clock, Kind, Point, QuietRun, Series};
-pub use tips::Tips;
-pub use windows::Windows;
+pub use windows::WindowsCache;
+
+/// A store ([`Store::uid`]) and its set of series ([`Store::shape_generation`]), the key of
+/// everything resolved from the series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeKey {
+    pub store: u64,
+    pub shape: u64,
+}
 
 /// Index of a source (one switch, node, log or ping peer) in the order the config lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -70,7 +76,7 @@ pub struct Store {
     /// Changes only when a series or a source is added ([`Store::shape_generation`]).
     shape_generation: u64,
     /// Names this store among all made in the process (a time-travel copy is another one), so
-    /// what is kept for one store ([`Windows`]) is never read against another.
+    /// what is kept for one store ([`WindowsCache`]) is never read against another.
     uid: u64,
 }
 
@@ -130,6 +136,15 @@ impl Store {
         self.uid
     }
 
+    /// This store and its set of series: what is resolved from the series (ids, layouts) holds
+    /// while this stays.
+    pub fn shape_key(&self) -> ShapeKey {
+        ShapeKey {
+            store: self.uid,
+            shape: self.shape_generation,
+        }
+    }
+
     /// Declare a source before its first poll, so it shows as "waiting" rather than not at all.
     pub fn add_source(&mut self, name: &str, interval_ms: i64) -> SourceId {
         self.generation = next_generation();
@@ -187,14 +202,12 @@ impl Store {
         let mut was = last.iter();
         let mut recent = ids::Runs::default();
         let mut over = 0usize;
-        let mut repeated = true;
         for s in &parsed.samples {
             let id = match was.next() {
                 Some(id) if self.series.get(id as usize).is_some_and(|x| x.key == s.key) => {
                     SeriesId(id)
                 }
                 _ => {
-                    repeated = false;
                     let Some(id) = self.series_for(source, s) else {
                         over += 1;
                         recent.push(ids::Runs::NONE);
@@ -206,13 +219,8 @@ impl Store {
             recent.push(id.0);
             self.push(id, source, at, seq, s.value);
         }
-        // A series of the last poll missing from this one's end is a change too.
-        repeated &= was.next().is_none();
         drop(was);
         drop(last);
-        if let Some(h) = self.sources.get_mut(source.0 as usize) {
-            h.keys_repeated = repeated;
-        }
         if over > 0
             && let Some(h) = self.sources.get_mut(source.0 as usize)
         {

@@ -301,7 +301,7 @@ fn cost_of_a_seek_with_full_history() {
     );
 }
 
-/// The App keeps the series its evaluation reads resolved between polls (`alerts::EvalIds`); a
+/// The App keeps the series its evaluation reads resolved between polls (`alerts::EvalIdsCache`); a
 /// shadow judged every second from nothing (`Alerts::evaluate`, `episodes::observe`) over the
 /// same store gives the same alerts and episodes, through an episode, a new switch port's series
 /// storming, a reset of it and a new source.
@@ -425,11 +425,10 @@ fn worst_as_from_nothing(alerts: &rocetop::app::alerts::Alerts, s: i64) {
     }
 }
 
-/// The rolled-up lines the Overview draws (the open episode's subjects kept between rollups
-/// while its parts and the links stay) equal lines rolled afresh, every second from before the
-/// episode through its growth and past its end.
+/// The rolled-up lines the Overview draws equal lines rolled afresh, every second from before
+/// the episode through its growth and past its end.
 #[test]
-fn kept_episode_subjects_roll_up_as_afresh() {
+fn drawn_lines_with_an_episode_roll_up_as_afresh() {
     let mut lab = Lab::new();
     let (mut marked, mut seconds_open) = (0, 0);
     for s in 0..200 {
@@ -452,15 +451,12 @@ fn kept_episode_subjects_roll_up_as_afresh() {
     );
 }
 
-/// The rolled-up lines as kept between rollups while only the alerts' values move (their port
-/// lines' rows brought up to date) equal lines rolled afresh, every second through an episode,
-/// a node going quiet and back, lines acknowledged and muted and taken back; and the kept lines
-/// did serve most seconds (so the comparison covers them).
+/// The rolled-up lines the Overview draws equal lines rolled afresh, every second through an
+/// episode, a node going quiet and back, lines acknowledged and muted and taken back.
 #[test]
-fn lines_kept_while_only_values_move_equal_lines_rolled_afresh() {
+fn drawn_lines_through_acks_and_mutes_equal_lines_rolled_afresh() {
     let mut lab = Lab::new();
-    let (mut kept_seconds, mut port_lines) = (0, 0);
-    let mut last = None;
+    let mut port_lines = 0;
     for s in 0..180 {
         match s {
             50..=69 => lab.run_except(1, &["ubunturdma3"]),
@@ -482,19 +478,13 @@ fn lines_kept_while_only_values_move_equal_lines_rolled_afresh() {
         for k in keys {
             lab.key(*k);
         }
-        let lines_gen = lab.app.alerts.lines_generation();
         let kept = lab.app.rolled();
         let fresh = rolled_afresh(&lab);
         assert_eq!(*kept, fresh, "second {s}");
-        kept_seconds += usize::from(last == Some(lines_gen));
-        last = Some(lines_gen);
         port_lines += fresh
             .iter()
             .filter(|l| l.members.len() > 1 && l.tab == Tab::Pfc)
             .count();
     }
-    assert!(
-        kept_seconds > 60 && port_lines > 10,
-        "{kept_seconds} s kept, {port_lines} port lines of several ports"
-    );
+    assert!(port_lines > 10, "{port_lines} port lines of several ports");
 }

@@ -522,7 +522,7 @@ fn the_kept_episode_sentence_is_the_one_told_afresh() {
 #[test]
 fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
     use rocetop::app::vm::summary;
-    use rocetop::metrics::store::Windows;
+    use rocetop::metrics::store::WindowsCache;
     let mut lab = Lab::new();
     let names: Vec<String> = lab
         .app
@@ -547,7 +547,7 @@ fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
             let got = lab.app.switch_summary(name);
             let want = summary::switch(
                 &lab.app.store,
-                &mut Windows::default(),
+                &mut WindowsCache::default(),
                 name,
                 now - 60_000,
                 base,

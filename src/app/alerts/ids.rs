@@ -5,68 +5,72 @@
 use super::RDMA_ERRORS;
 use crate::metrics::Store;
 use crate::metrics::names::*;
-use crate::metrics::query::{Grouped, Listed};
+use crate::metrics::query::{GroupedCache, ListedCache};
 
 #[derive(Debug)]
-pub struct EvalIds {
+pub struct EvalIdsCache {
     /// Switch ports' PFC frames received and sent, by (switch, port).
-    pub pfc: [Grouped<2>; 2],
+    pub pfc: [GroupedCache<2>; 2],
     /// By (switch, port, reason): the ingress drops of both, the queue drops of the episodes.
-    pub ingress_drops: Grouped<3>,
-    pub queue_drops: Grouped<3>,
+    pub ingress_drops: GroupedCache<3>,
+    pub queue_drops: GroupedCache<3>,
     /// Queue drops by (switch, port, qos_group, reason): the alerts'.
-    pub queue_drops_qos: Grouped<4>,
+    pub queue_drops_qos: GroupedCache<4>,
     /// Host pause time received and sent, by node.
-    pub pause: [Grouped<1>; 2],
+    pub pause: [GroupedCache<1>; 2],
     /// [`RDMA_ERRORS`] by (node, device).
-    pub rdma: [Grouped<2>; 4],
+    pub rdma: [GroupedCache<2>; 4],
     /// 802.3x state by (switch, port, direction); PFC state by (switch, port, priority).
-    pub flowcontrol: Listed<3>,
-    pub pfc_enabled: Listed<3>,
+    pub flowcontrol: ListedCache<3>,
+    pub pfc_enabled: ListedCache<3>,
     /// RTT quantiles by (peer, transport).
-    pub rtt_p50: Listed<2>,
-    pub rtt_p99: Grouped<2>,
+    pub rtt_p50: ListedCache<2>,
+    pub rtt_p99: GroupedCache<2>,
     /// Training step and all-reduce time by log.
-    pub step: Grouped<1>,
-    pub allreduce: Grouped<1>,
+    pub step: GroupedCache<1>,
+    pub allreduce: GroupedCache<1>,
     /// ECN-marked packets received and CNPs sent, every node.
-    pub ecn: Listed<0>,
-    pub cnp: Listed<0>,
+    pub ecn: ListedCache<0>,
+    pub cnp: ListedCache<0>,
 }
 
-impl Default for EvalIds {
+impl Default for EvalIdsCache {
     fn default() -> Self {
         let sp = ["switch", "port"];
         let spr = ["switch", "port", "reason"];
         let pt = ["peer", "transport"];
-        EvalIds {
-            pfc: [SW_PFC_RX, SW_PFC_TX].map(|n| Grouped::new(n, &[], sp)),
-            ingress_drops: Grouped::new(SW_INGRESS_DROPPED, &[], spr),
-            queue_drops: Grouped::new(SW_QUEUE_DROPPED, &[], spr),
-            queue_drops_qos: Grouped::new(
+        EvalIdsCache {
+            pfc: [SW_PFC_RX, SW_PFC_TX].map(|n| GroupedCache::new(n, &[], sp)),
+            ingress_drops: GroupedCache::new(SW_INGRESS_DROPPED, &[], spr),
+            queue_drops: GroupedCache::new(SW_QUEUE_DROPPED, &[], spr),
+            queue_drops_qos: GroupedCache::new(
                 SW_QUEUE_DROPPED,
                 &[],
                 ["switch", "port", "qos_group", "reason"],
             ),
             pause: [NIC_PFC_RX_PAUSE_DURATION, NIC_PFC_TX_PAUSE_DURATION]
-                .map(|n| Grouped::new(n, &[], ["node"])),
-            rdma: RDMA_ERRORS.map(|c| Grouped::new(rdma_counter(c), &[], ["node", "device"])),
-            flowcontrol: Listed::new(SW_FLOWCONTROL_ENABLED, &[], ["switch", "port", "direction"]),
-            pfc_enabled: Listed::new(SW_PFC_ENABLED, &[], ["switch", "port", "priority"]),
-            rtt_p50: Listed::new(PING_RTT_SECONDS, &[("quantile", "0.5")], pt),
-            rtt_p99: Grouped::new(PING_RTT_SECONDS, &[("quantile", "0.99")], pt),
-            step: Grouped::new(TRAIN_STEP_SECONDS, &[], ["log"]),
-            allreduce: Grouped::new(TRAIN_ALLREDUCE_SECONDS, &[], ["log"]),
-            ecn: Listed::new(rdma_counter("np_ecn_marked_roce_packets"), &[], []),
-            cnp: Listed::new(rdma_counter("np_cnp_sent"), &[], []),
+                .map(|n| GroupedCache::new(n, &[], ["node"])),
+            rdma: RDMA_ERRORS.map(|c| GroupedCache::new(rdma_counter(c), &[], ["node", "device"])),
+            flowcontrol: ListedCache::new(
+                SW_FLOWCONTROL_ENABLED,
+                &[],
+                ["switch", "port", "direction"],
+            ),
+            pfc_enabled: ListedCache::new(SW_PFC_ENABLED, &[], ["switch", "port", "priority"]),
+            rtt_p50: ListedCache::new(PING_RTT_SECONDS, &[("quantile", "0.5")], pt),
+            rtt_p99: GroupedCache::new(PING_RTT_SECONDS, &[("quantile", "0.99")], pt),
+            step: GroupedCache::new(TRAIN_STEP_SECONDS, &[], ["log"]),
+            allreduce: GroupedCache::new(TRAIN_ALLREDUCE_SECONDS, &[], ["log"]),
+            ecn: ListedCache::new(rdma_counter("np_ecn_marked_roce_packets"), &[], []),
+            cnp: ListedCache::new(rdma_counter("np_cnp_sent"), &[], []),
         }
     }
 }
 
-impl EvalIds {
+impl EvalIdsCache {
     /// Resolved for `store` (once, while its set of series stays).
-    pub fn of(store: &Store) -> EvalIds {
-        let mut ids = EvalIds::default();
+    pub fn of(store: &Store) -> EvalIdsCache {
+        let mut ids = EvalIdsCache::default();
         ids.resolve(store);
         ids
     }

@@ -8,14 +8,13 @@ use crate::config::Config;
 use crate::metrics::names::*;
 // The series and their groups come resolved (`ids.rs`): finding them by label was most of an
 // evaluation's cost (issue #20); their keys are borrowed from there.
-use super::ids::EvalIds;
-use super::memo::{Id, IdMemo};
-use crate::metrics::store::Windows;
+use super::ids::EvalIdsCache;
+use crate::metrics::store::WindowsCache;
 use crate::metrics::{Store, Ts, human};
 use std::collections::BTreeMap;
 
 pub(super) struct Found<'a> {
-    pub(super) id: Id,
+    pub(super) id: String,
     pub(super) value: Option<f64>,
     pub(super) severity: Severity,
     pub(super) tab: Tab,
@@ -54,91 +53,37 @@ impl Who<'_> {
     }
 }
 
-/// `format!("{prefix} {key:?}")`, the id of an alert on a group of series: the formatter escapes
-/// character by character, a few hundred ids a second at 512 nodes, so keys with nothing to
-/// escape (all of them in practice) are copied as they are.
-pub(super) fn id_of(prefix: &str, key: &[&str]) -> String {
-    // Every byte looked at (no early exit), which compiles to a few instructions a byte.
-    let plain = |s: &str| {
-        s.bytes().fold(true, |ok, b| {
-            ok & (b' '..=b'~').contains(&b) & (b != b'"') & (b != b'\\')
-        })
-    };
-    if !key.iter().all(|s| plain(s)) {
-        return format!("{prefix} {key:?}");
-    }
-    let len = prefix.len() + 3 + key.iter().map(|s| s.len() + 4).sum::<usize>();
-    let mut id = String::with_capacity(len);
-    id.push_str(prefix);
-    id.push_str(" [");
-    for (i, s) in key.iter().enumerate() {
-        if i > 0 {
-            id.push_str(", ");
-        }
-        id.push('"');
-        id.push_str(s);
-        id.push('"');
-    }
-    id.push(']');
-    id
-}
-
-/// `n` as `{n}` writes it, in `buf`.
-pub(super) use crate::metrics::human::digits as dec;
-
-/// `parts` in one string, allocated once.
-pub(super) fn join(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for p in parts {
-        s.push_str(p);
-    }
-    s
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(super) fn find<'a>(
-    memo: &mut IdMemo,
     store: &'a Store,
     cfg: &Config,
     links: &Links,
     now: Ts,
     port_pfc: &'a PortRates,
-    ids: &'a EvalIds,
-    mut windows: Option<&mut Windows>,
+    ids: &'a EvalIdsCache,
+    mut windows: Option<&mut WindowsCache>,
 ) -> Vec<Found<'a>> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
     let a = &cfg.alerts;
-    let port = |k: &[&'a str]| Who::Port(k[0], k[1]);
     // The 60 s windows from the intervals kept between seconds where given (the store's
-    // numbers; decoding each drop counter's window again was ~0.26 M instructions a second at
-    // N=8, issue #20).
+    // numbers, [`WindowsCache`]).
     let mut inc = |id| match windows.as_deref_mut() {
         Some(w) => w.increase_since(store, id, since),
         None => store.increase_since(id, since),
     };
 
-    // The counts' digits (their texts are joined without the formatter, one an alert a second).
-    let mut buf = [0u8; 20];
-
     // Any drop is critical from the first one.
     for (k, n) in ids.queue_drops_qos.increase_with(store, &mut inc) {
+        let [switch, port, qos_group, reason] = k;
         if n > 0 {
             out.push(
                 found(
-                    memo.id("qdrop", &k),
+                    format!("qdrop {k:?}"),
                     Severity::Crit,
                     Tab::Queues,
-                    port(&k),
-                    join(&[
-                        "queue drops: ",
-                        dec(n, &mut buf),
-                        " in 60 s (",
-                        k[3],
-                        ", qos ",
-                        k[2],
-                        ")",
-                    ]),
+                    Who::Port(switch, port),
+                    format!("queue drops: {n} in 60 s ({reason}, qos {qos_group})"),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -146,14 +91,15 @@ pub(super) fn find<'a>(
         }
     }
     for (k, n) in ids.ingress_drops.increase_with(store, &mut inc) {
+        let [switch, port, reason] = k;
         if n > 0 {
             out.push(
                 found(
-                    memo.id("idrop", &k),
+                    format!("idrop {k:?}"),
                     Severity::Crit,
                     Tab::Queues,
-                    port(&k),
-                    join(&["ingress ", k[2], " drops: ", dec(n, &mut buf), " in 60 s"]),
+                    Who::Port(switch, port),
+                    format!("ingress {reason} drops: {n} in 60 s"),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -163,15 +109,15 @@ pub(super) fn find<'a>(
 
     // Host pause time as a share of the interval.
     for (ids, dir) in [(&ids.pause[0], "rx"), (&ids.pause[1], "tx")] {
-        let prefix = format!("pause {dir}");
         for (k, f) in ids.pause_fraction_by(store) {
+            let [node] = k;
             if f * 100.0 > a.pause_time_percent {
                 out.push(
                     found(
-                        memo.id(&prefix, &k),
+                        format!("pause {dir} {k:?}"),
                         Severity::Warn,
                         Tab::Pfc,
-                        Who::Node(k[0]),
+                        Who::Node(node),
                         format!(
                             "{dir} paused {} of the interval (> {}%)",
                             human::percent(Some(f)),
@@ -188,14 +134,15 @@ pub(super) fn find<'a>(
     // A port's PFC frame rate: received and sent, where either is known.
     for p in port_pfc {
         let k = p.key;
+        let [switch, port] = k;
         let Some(r) = p.rate() else { continue };
         if r > a.port_pfc_per_second {
             out.push(
                 found(
-                    memo.id("pfc", &k),
+                    format!("pfc {k:?}"),
                     Severity::Warn,
                     Tab::Pfc,
-                    port(&k),
+                    Who::Port(switch, port),
                     format!(
                         "{} {} (> {})",
                         human::name::PFC,
@@ -211,16 +158,16 @@ pub(super) fn find<'a>(
 
     // RDMA error counters growing.
     for (c, ids) in RDMA_ERRORS.iter().zip(&ids.rdma) {
-        let prefix = format!("rdma {c}");
         for (k, n) in ids.increase_with(store, &mut inc) {
+            let [node, device] = k;
             if n > 0 {
                 out.push(
                     found(
-                        memo.id(&prefix, &k),
+                        format!("rdma {c} {k:?}"),
                         Severity::Warn,
                         Tab::Congestion,
-                        Who::Node(k[0]),
-                        join(&[*c, " +", dec(n, &mut buf), " in 60 s on ", k[1]]),
+                        Who::Node(node),
+                        format!("{c} +{n} in 60 s on {device}"),
                         HOLD_MS,
                     )
                     .val(n as f64),
@@ -303,7 +250,7 @@ fn training(store: &Store, out: &mut Vec<Found<'_>>) {
 }
 
 fn found(
-    id: impl Into<Id>,
+    id: String,
     severity: Severity,
     tab: Tab,
     subject: Who<'_>,
@@ -311,7 +258,7 @@ fn found(
     hold: i64,
 ) -> Found<'_> {
     Found {
-        id: id.into(),
+        id,
         value: None,
         severity,
         tab,
@@ -340,7 +287,7 @@ fn flow_states<'a>(
     store: &'a Store,
     cfg: &Config,
     links: &Links,
-    ids: &'a EvalIds,
+    ids: &'a EvalIdsCache,
     out: &mut Vec<Found<'a>>,
 ) {
     let expected = cfg
@@ -419,7 +366,13 @@ fn flow_states<'a>(
 }
 
 /// RTT p99 above `rtt_p99_over_p50` times the median of its own p50 over the window.
-fn rtt<'a>(store: &'a Store, cfg: &Config, now: Ts, ids: &'a EvalIds, out: &mut Vec<Found<'a>>) {
+fn rtt<'a>(
+    store: &'a Store,
+    cfg: &Config,
+    now: Ts,
+    ids: &'a EvalIdsCache,
+    out: &mut Vec<Found<'a>>,
+) {
     let since = now - 5 * WINDOW_MS;
     let mut p50s: BTreeMap<[&str; 2], Vec<f64>> = BTreeMap::new();
     for (id, key) in ids.rtt_p50.iter(store) {

@@ -1,7 +1,7 @@
 //! What the episode detector reads of the fabric at one instant, asked of the store through the
 //! metrics query API (newest intervals). Missing data is absent here, never 0.
 
-use crate::app::alerts::EvalIds;
+use crate::app::alerts::EvalIdsCache;
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
 use std::borrow::Cow;
@@ -28,7 +28,7 @@ pub struct PortDrops<'a> {
     pub per_s: f64,
 }
 
-/// The fabric at `at`. Names are borrowed from the resolved series ([`EvalIds`]) where they can
+/// The fabric at `at`. Names are borrowed from the resolved series ([`EvalIdsCache`]) where they can
 /// be: a fabric dropping on every port made ~400 allocations an evaluation of them (issue #20).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Obs<'a> {
@@ -61,7 +61,7 @@ fn join<'a>(k: &[&'a str]) -> Cow<'a, str> {
 }
 
 /// Switch ports' PFC frames per second, received and sent, keyed by (switch, port) borrowed
-/// from the resolved series ([`EvalIds`]), ascending by key. The alerts' per-port PFC rule reads
+/// from the resolved series ([`EvalIdsCache`]), ascending by key. The alerts' per-port PFC rule reads
 /// the same rates: `App::eval_alerts` computes them once for both (each is a rate of every PFC
 /// series of the fabric).
 pub type PortRates<'a> = Vec<PortRate<'a>>;
@@ -92,7 +92,7 @@ impl PortRate<'_> {
 /// [`PortRates`] of `store`, its series resolved in `ids`: the two directions' groups (each
 /// ascending by key) merged in one walk. Two maps collected, looked up and merged again every
 /// second were ~0.1 M instructions an evaluation at N=8 (issue #20).
-pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIds) -> PortRates<'a> {
+pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIdsCache) -> PortRates<'a> {
     let [rx, tx] = ids.pfc.each_ref().map(|g| g.rate_by(store));
     let (mut rx, mut tx) = (rx.peekable(), tx.peekable());
     let mut out = Vec::new();
@@ -119,7 +119,7 @@ pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIds) -> PortRates<'a> {
 
 /// Read the newest state of the fabric from `store`.
 pub fn observe(store: &Store, at: Ts) -> Obs<'static> {
-    let ids = EvalIds::of(store);
+    let ids = EvalIdsCache::of(store);
     let o = observe_with(store, at, &port_pfc_in(store, &ids), &ids);
     owned(o)
 }
@@ -160,7 +160,7 @@ pub fn observe_with<'a>(
     store: &'a Store,
     at: Ts,
     port_pfc: &PortRates<'a>,
-    ids: &'a EvalIds,
+    ids: &'a EvalIdsCache,
 ) -> Obs<'a> {
     let mut pfc = Vec::with_capacity(port_pfc.len());
     // The ports with received-PFC counters, as they come.
@@ -170,29 +170,22 @@ pub fn observe_with<'a>(
         if a.rate.is_none() && t.is_none() {
             continue;
         }
+        let [switch, port] = p.key;
         pfc.push(PortPfc {
-            switch: Cow::Borrowed(p.key[0]),
-            port: Cow::Borrowed(p.key[1]),
+            switch: Cow::Borrowed(switch),
+            port: Cow::Borrowed(port),
             rx: a.rate.unwrap_or(0.0),
             tx: t.unwrap_or(0.0),
         });
     }
     let mut drops = Vec::new();
     for (g, kind) in [(&ids.ingress_drops, "ingress"), (&ids.queue_drops, "queue")] {
-        for (k, a) in g.rate_by(store) {
+        for ([switch, port, reason], a) in g.rate_by(store) {
             if let Some(r) = a.rate.filter(|r| *r > 0.0) {
-                // `format!("{kind} {}", k[2])` without the formatter (one a dropping port a second).
-                let mut reason = String::with_capacity(kind.len() + 1 + k[2].len());
-                reason.push_str(kind);
-                reason.push(' ');
-                reason.push_str(k[2]);
-                let reason = match reason.trim() {
-                    t if t.len() == reason.len() => reason,
-                    t => t.to_string(),
-                };
+                let reason = format!("{kind} {reason}").trim().to_string();
                 drops.push(PortDrops {
-                    switch: Cow::Borrowed(k[0]),
-                    port: Cow::Borrowed(k[1]),
+                    switch: Cow::Borrowed(switch),
+                    port: Cow::Borrowed(port),
                     reason: Cow::Owned(reason),
                     per_s: r,
                 });

@@ -214,7 +214,7 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
     for s in 1..=3 {
         store.ingest(leaf, s * 1000, &poll(s as u64 * 10));
     }
-    let ids = crate::app::alerts::EvalIds::of(&store);
+    let ids = crate::app::alerts::EvalIdsCache::of(&store);
     let ports = port_pfc_in(&store, &ids);
     // Ascending by key, each port once, each direction as its own map gives it.
     assert!(ports.windows(2).all(|w| w[0].key < w[1].key), "{ports:?}");
@@ -293,7 +293,7 @@ fn kept_order_and_verdicts_equal_fresh_ones() {
         let b = fresh.update(&o, &rules, links);
         assert_eq!(a, b, "second {k}");
         assert_eq!(kept.all(), fresh.all(), "second {k}");
-        concluded_again += usize::from(kept.concluded.is_some_and(|(_, g)| g == links_gen));
+        concluded_again += usize::from(kept.concluded.is_some_and(|c| c.links == links_gen));
         if let Some(ep) = &kept.open {
             let mut keys: Vec<_> = ep.chain.iter().map(|p| &p.key).collect();
             keys.sort();

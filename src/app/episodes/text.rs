@@ -202,17 +202,17 @@ pub fn story(ep: &Episode, links: &Links) -> String {
 }
 
 /// What [`story`] reads of an episode (besides the pairing): a story told from an episode that
-/// [`Told::is`] is the story of that episode.
+/// [`StoryKey::is`] is the story of that episode.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Told {
+pub struct StoryKey {
     chain: Vec<Part>,
     pfc_total_peak: f64,
     dcqcn: Dcqcn,
 }
 
-impl Told {
-    pub fn of(ep: &Episode) -> Told {
-        Told {
+impl StoryKey {
+    pub fn of(ep: &Episode) -> StoryKey {
+        StoryKey {
             chain: ep.chain.clone(),
             pfc_total_peak: ep.pfc_total_peak,
             dcqcn: ep.dcqcn,

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 /// Keep the rows passing `filter` (case-insensitive substring of the name) and order them.
 pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
-    arrange_kept(rows, filter, sort, &mut NameOrder::default());
+    arrange_with_names(rows, filter, sort, &mut NameOrderMemo::default());
 }
 
 /// The rows' order by name (natural order, then as given), kept between frames: a table's rows
@@ -14,13 +14,13 @@ pub fn arrange(rows: &mut Vec<Row>, filter: &str, sort: Sort) {
 /// is found once rather than by comparing names in every frame's sort (hundreds of rows, most
 /// tied on the score). A memo: made again whenever the names differ.
 #[derive(Debug, Default)]
-pub struct NameOrder {
+pub struct NameOrderMemo {
     names: Vec<String>,
     /// Per row, its place in name order (all different: equal names by their place).
     rank: Vec<u32>,
 }
 
-impl NameOrder {
+impl NameOrderMemo {
     /// Each row's place in name order, the kept one where the rows have the kept names.
     fn ranks(&mut self, rows: &[Row]) -> &[u32] {
         let same = self.names.len() == rows.len()
@@ -53,7 +53,12 @@ impl NameOrder {
 }
 
 /// [`arrange`] with the rows' order by name kept in `names` (the same order).
-pub fn arrange_kept(rows: &mut Vec<Row>, filter: &str, sort: Sort, names: &mut NameOrder) {
+pub fn arrange_with_names(
+    rows: &mut Vec<Row>,
+    filter: &str,
+    sort: Sort,
+    names: &mut NameOrderMemo,
+) {
     if !filter.is_empty() {
         let f = filter.to_lowercase();
         rows.retain(|r| r.name.to_lowercase().contains(&f));
@@ -229,7 +234,7 @@ mod tests {
         }
     }
 
-    /// One kept [`NameOrder`] through a run of frames (as a tab keeps it): scores and values
+    /// One kept [`NameOrderMemo`] through a run of frames (as a tab keeps it): scores and values
     /// moving, a node going down (its row spans an error) and back, a new node, a filter, sort
     /// changes; every frame orders its rows as sorting them by definition does.
     #[test]
@@ -263,7 +268,7 @@ mod tests {
                 .map(|r| (r.name.clone(), r.cells[2].val.clone()))
                 .collect::<Vec<_>>()
         };
-        let mut kept = NameOrder::default();
+        let mut kept = NameOrderMemo::default();
         for k in 0..14 {
             let sort = Sort {
                 col: [None, None, Some(1), Some(2), Some(0)][(k / 2) % 5],
@@ -271,7 +276,7 @@ mod tests {
             };
             let filter = if (9..11).contains(&k) { "GPU1" } else { "" };
             let (mut got, mut want) = (frame(k), frame(k));
-            arrange_kept(&mut got, filter, sort, &mut kept);
+            arrange_with_names(&mut got, filter, sort, &mut kept);
             want.retain(|r| r.name.to_lowercase().contains(&filter.to_lowercase()));
             plain(&mut want, sort);
             assert_eq!(names(&got), names(&want), "frame {k} {sort:?}");

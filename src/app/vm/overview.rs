@@ -1,6 +1,6 @@
 //! Overview: one row per node (the congestion loop's rates, host pause, RTT, its state).
 
-use super::{Ctx, LinksSlot, sev_rank};
+use super::{Ctx, LinksCache, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
@@ -69,16 +69,12 @@ struct NodeRow {
     charts: Rc<[Chart]>,
     /// Its source in the store ([`Ctx::source_id`]).
     src: Option<SourceId>,
-    /// Its worst alert and the [`crate::app::alerts::Alerts::lines_generation`] it was read at
-    /// (the alerts' worst per subject moves only with it): two hash lookups a node a frame
-    /// otherwise.
-    sev: std::cell::Cell<Option<(u64, Option<Severity>)>>,
 }
 
 struct Layout {
     nodes: Vec<NodeRow>,
     /// Per node, its port column as the config or the links tell it.
-    ports: LinksSlot<Vec<String>>,
+    ports: LinksCache<Vec<String>>,
 }
 
 fn layout(cx: &Ctx) -> Layout {
@@ -140,14 +136,13 @@ fn layout(cx: &Ctx) -> Layout {
                     ),
                 ]),
                 src: cx.source_id(&n.source),
-                sev: std::cell::Cell::new(None),
                 name: n.name,
             }
         })
         .collect();
     Layout {
         nodes,
-        ports: LinksSlot::default(),
+        ports: LinksCache::default(),
     }
 }
 
@@ -190,18 +185,10 @@ struct Head {
 
 impl Head {
     fn of(cx: &Ctx, n: &NodeRow) -> Head {
-        let at = cx.alerts.lines_generation();
-        let sev = match n.sev.get() {
-            Some((g, sev)) if g == at => sev,
-            _ => {
-                let sev = cx
-                    .alerts
-                    .worst_for(&n.subjects[0])
-                    .max(cx.alerts.worst_for(&n.subjects[1]));
-                n.sev.set(Some((at, sev)));
-                sev
-            }
-        };
+        let sev = cx
+            .alerts
+            .worst_for(&n.subjects[0])
+            .max(cx.alerts.worst_for(&n.subjects[1]));
         Head {
             state: cx.src_of(n.src),
             sev,

@@ -2,7 +2,7 @@
 //! the hosts' NIC pause counters (`ethtool -S`). Both are selectable: the selection walks the port
 //! rows, then the host rows (`TabView::get`), each with its lossless findings in its detail view.
 
-use super::{Ctx, LinksSlot, by_first, sev_rank};
+use super::{Ctx, LinksCache, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol,
@@ -150,7 +150,7 @@ struct Layout {
     /// Per node: its name, its source's id in the store ([`Ctx::source_id`]), its rows.
     hosts: Vec<(String, Option<SourceId>, Vec<HostRow>)>,
     /// Per port row ([`PortRow::ix`]), what the links say of it.
-    named: LinksSlot<Vec<Named>>,
+    named: LinksCache<Vec<Named>>,
 }
 
 impl Layout {
@@ -234,7 +234,7 @@ fn layout(cx: &Ctx) -> Layout {
     Layout {
         ports,
         hosts: host_layout(cx),
-        named: LinksSlot::default(),
+        named: LinksCache::default(),
     }
 }
 

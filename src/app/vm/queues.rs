@@ -1,6 +1,6 @@
 //! Queues: one row per switch port × QoS group (or queue), with the nodes behind the port.
 
-use super::{Ctx, LinksSlot};
+use super::{Ctx, LinksCache};
 use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, RowId, SrcState, TabView, Tone, Val, col, lcol,
@@ -56,7 +56,7 @@ struct Named {
 /// links say of each.
 struct Layout {
     queues: HashMap<String, Vec<QueueRow>>,
-    named: LinksSlot<Vec<Named>>,
+    named: LinksCache<Vec<Named>>,
 }
 
 impl Layout {
@@ -125,7 +125,7 @@ fn layout(cx: &Ctx) -> Layout {
     }
     Layout {
         queues: out,
-        named: LinksSlot::default(),
+        named: LinksCache::default(),
     }
 }
 

@@ -7,10 +7,9 @@
 //! Training ubunturdma1:~/training.log  iteration 1234  loss 2.3127  step 156ms  all-reduce 45ms
 //! ```
 
-use crate::app::episodes::PortRates;
 use crate::metrics::names::*;
 use crate::metrics::query;
-use crate::metrics::store::{SeriesId, Windows};
+use crate::metrics::store::{SeriesId, WindowsCache};
 use crate::metrics::{Store, Ts};
 use crate::parse::switch::{PortClass, port_class};
 
@@ -32,8 +31,8 @@ pub struct Switch {
 /// The line of switch `sw` at the store's newest data: drops over `[window_from, now]` and
 /// since `baseline`, counted from the intervals kept in `w` (a frame decodes only new points;
 /// the counts are the store's own, `metrics/store/windows.rs`).
-pub fn switch(st: &Store, w: &mut Windows, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
-    switch_in(st, w, &SwitchIds::of(st, sw), window_from, baseline, None)
+pub fn switch(st: &Store, w: &mut WindowsCache, sw: &str, window_from: Ts, baseline: Ts) -> Switch {
+    switch_in(st, w, &SwitchIds::of(st, sw), window_from, baseline)
 }
 
 /// The series a switch's line reads, selected by its labels: the same while the store's set of
@@ -72,15 +71,13 @@ impl SwitchIds {
     }
 }
 
-/// [`switch`] over the series `ids` selected for it; its PFC rates (edge, internal) from `pfc`
-/// where given (the evaluation's per-port rates of the same store, [`PfcSums`]).
+/// [`switch`] over the series `ids` selected for it.
 pub fn switch_in(
     st: &Store,
-    w: &mut Windows,
+    w: &mut WindowsCache,
     ids: &SwitchIds,
     window_from: Ts,
     baseline: Ts,
-    pfc: Option<[Option<f64>; 2]>,
 ) -> Switch {
     let [a, b] = ids
         .drops
@@ -88,8 +85,7 @@ pub fn switch_in(
         .map(|d| query::increases_of_in(st, w, d, [window_from, baseline]));
     let drops_window = sum([a[0], b[0]]);
     let drops_since_baseline = sum([a[1], b[1]]);
-    let [pfc_edge, pfc_ii] =
-        pfc.unwrap_or_else(|| [&ids.pfc_edge, &ids.pfc_ii].map(|ids| query::rate_of(st, ids).rate));
+    let [pfc_edge, pfc_ii] = [&ids.pfc_edge, &ids.pfc_ii].map(|ids| query::rate_of(st, ids).rate);
     Switch {
         drops: sum(ids.drops.each_ref().map(|d| query::rate_of(st, d).rate)),
         drops_window,
@@ -98,50 +94,6 @@ pub fn switch_in(
         pfc_ii,
         // On if any port has it on.
         flowcontrol: query::latest_of(st, &ids.flowcontrol).map(|v| v > 0.5),
-    }
-}
-
-/// Each switch's PFC frames per second (edge, internal `ii` ports) summed from the evaluation's
-/// per-port rates ([`PortRates`]) of the store of `generation`: a switch line reads them while
-/// the store is that one, instead of the newest rate of its ~950 PFC counters again every frame
-/// (~65 K instructions a frame at N=8, issue #20).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PfcSums {
-    pub generation: u64,
-    /// By switch, ascending.
-    pub by_switch: Vec<(String, [Option<f64>; 2])>,
-}
-
-impl PfcSums {
-    /// The sums of `ports` (ascending by switch and port), read from the store of `generation`.
-    pub fn of(generation: u64, ports: &PortRates) -> PfcSums {
-        let mut by_switch: Vec<(String, [Option<f64>; 2])> = Vec::new();
-        for p in ports {
-            let [sw, port] = p.key;
-            if by_switch.last().is_none_or(|(s, _)| s != sw) {
-                by_switch.push((sw.to_string(), [None, None]));
-            }
-            let Some((_, sums)) = by_switch.last_mut() else {
-                continue;
-            };
-            let class = usize::from(port_class(port) == PortClass::Internal);
-            if let Some(r) = p.rate() {
-                *sums[class].get_or_insert(0.0) += r;
-            }
-        }
-        PfcSums {
-            generation,
-            by_switch,
-        }
-    }
-
-    /// Switch `sw`'s (edge, internal) rates if these sums are of the store of `generation`.
-    pub fn get(&self, generation: u64, sw: &str) -> Option<[Option<f64>; 2]> {
-        (generation == self.generation).then(|| {
-            self.by_switch
-                .binary_search_by(|(s, _)| s.as_str().cmp(sw))
-                .map_or([None, None], |i| self.by_switch[i].1)
-        })
     }
 }
 
@@ -225,7 +177,7 @@ mod tests {
             let at = t0 + k as i64 * 1000;
             st.ingest(src, at, &Parsed::from(samples));
         }
-        let mut w = Windows::default();
+        let mut w = WindowsCache::default();
         let a = switch(&st, &mut w, "a", t0 + 5_000, t0);
         assert_eq!(a.drops, Some(4.0));
         assert_eq!(a.drops_window, Some(4 * 5));
@@ -238,14 +190,6 @@ mod tests {
         assert_eq!((b.drops, b.drops_window), (None, None));
         assert_eq!(b.flowcontrol, Some(true), "on at one port of two");
         assert_eq!(training(&st, Some("n1")), Training::default());
-        // The same rates summed from the evaluation's per-port rates, for this store only.
-        let ids = crate::app::alerts::EvalIds::of(&st);
-        let g = st.generation();
-        let sums = PfcSums::of(g, &crate::app::episodes::port_pfc_in(&st, &ids));
-        assert_eq!(sums.get(g, "a"), Some([Some(120.0), Some(7.0)]));
-        assert_eq!(sums.get(g, "b"), Some([Some(5.0), None]));
-        assert_eq!(sums.get(g, "c"), Some([None, None]), "no PFC counters");
-        assert_eq!(sums.get(g + 1, "a"), None, "another store's");
     }
 
     /// A switch's line from series selected once equals the line selected anew, after new
@@ -279,11 +223,11 @@ mod tests {
                 kept = ["a", "b", "c"].map(|sw| SwitchIds::of(&st, sw)).to_vec();
                 continue;
             }
-            let (mut w1, mut w2) = (Windows::default(), Windows::default());
+            let (mut w1, mut w2) = (WindowsCache::default(), WindowsCache::default());
             for (sw, ids) in ["a", "b", "c"].iter().zip(&kept) {
                 for (from, base) in [(at - 5_000, t0), (at, at), (t0 - 1, t0 + 2_000)] {
                     assert_eq!(
-                        switch_in(&st, &mut w1, ids, from, base, None),
+                        switch_in(&st, &mut w1, ids, from, base),
                         switch(&st, &mut w2, sw, from, base),
                         "switch {sw} after {ingested} polls"
                     );

@@ -11,7 +11,7 @@
 use crate::app::table::{axis_start, hold_gaps};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Combine};
-use crate::metrics::store::{SeriesId, Tips, Windows};
+use crate::metrics::store::{SeriesId, ShapeKey, WindowsCache};
 use crate::metrics::{Store, Ts, human};
 use crate::parse::switch::{PortClass, port_class};
 use std::cell::RefCell;
@@ -52,67 +52,140 @@ pub struct Timeline {
 /// One column per second.
 pub const STEP_MS: i64 = 1000;
 
-/// The timeline's columns from the last frame, kept so the next one recomputes only the seconds
-/// that new points can change. A counter's rate lands in the column of its interval's end and a
-/// gauge in the column of its point: a poll adds points only after its source's newest, so the
-/// columns before the oldest "newest poll" among the sources that polled since are final. It is
-/// a memo: dropping it costs one full computation.
-#[derive(Default)]
-pub struct Kept {
-    /// (store uid, store shape, width) the columns were computed for: anything else recomputes.
-    key: Option<(u64, u64, usize)>,
-    since: Ts,
-    /// Per source, (polls answered, newest poll) when the columns were computed.
-    polls: Vec<(u64, Option<Ts>)>,
-    /// Each part's values per column, before gauges are held over their gaps.
-    parts: Vec<Vec<Option<f64>>>,
-    /// The rate parts' series, with the (store uid, store shape) they were selected for.
-    ids: Option<((u64, u64), RateIds)>,
-    /// Per rate part, its series' newest points as of the last frame (by index in `ids`).
-    tips: [Tips; 9],
+/// What the lines are made of: a gauge read by name, or the rate of the counters selected for it
+/// ([`RateIds`]). `lines` combines them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Step,
+    Allreduce,
+    CnpSent,
+    EcnMarked,
+    PfcRxEdge,
+    PfcTxEdge,
+    PfcRxInternal,
+    PfcTxInternal,
+    /// Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
+    Pause,
+    QueueDrops,
+    IngressDrops,
+    Rtt,
 }
 
-/// The series of each rate part, in [`parts`]' order: selected again only when the store's set
-/// of series changes (telling a PFC counter's side by its port's name, every series every
-/// frame, was most of the timeline's cost at N=8).
-type RateIds = [Vec<SeriesId>; 9];
+impl Part {
+    const ALL: [Part; 12] = [
+        Part::Step,
+        Part::Allreduce,
+        Part::CnpSent,
+        Part::EcnMarked,
+        Part::PfcRxEdge,
+        Part::PfcTxEdge,
+        Part::PfcRxInternal,
+        Part::PfcTxInternal,
+        Part::Pause,
+        Part::QueueDrops,
+        Part::IngressDrops,
+        Part::Rtt,
+    ];
+}
+
+/// One `T` per [`Part`], indexed by it.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ByPart<T>([T; Part::ALL.len()]);
+
+impl<T> std::ops::Index<Part> for ByPart<T> {
+    type Output = T;
+    fn index(&self, p: Part) -> &T {
+        &self.0[p as usize]
+    }
+}
+
+impl<T> std::ops::IndexMut<Part> for ByPart<T> {
+    fn index_mut(&mut self, p: Part) -> &mut T {
+        &mut self.0[p as usize]
+    }
+}
+
+impl<T> ByPart<T> {
+    fn of(mut f: impl FnMut(Part) -> T) -> ByPart<T> {
+        ByPart(Part::ALL.map(&mut f))
+    }
+}
+
+/// A part's values, one a column.
+type Columns = Vec<Option<f64>>;
+
+/// What the timeline's columns were computed for: anything else recomputes them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ColumnsKey {
+    shape: ShapeKey,
+    width: usize,
+}
+
+/// A source's polls as the columns last saw them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Polled {
+    answered: u64,
+    newest: Option<Ts>,
+}
+
+/// The timeline's columns from the last frame, so the next one recomputes only the seconds that
+/// new points can change. A counter's rate lands in the column of its interval's end and a gauge
+/// in the column of its point: a poll adds points only after its source's newest, so the
+/// columns before the oldest "newest poll" among the sources that polled since are final.
+/// Dropping it costs one full computation.
+#[derive(Default)]
+pub struct TimelineMemo {
+    key: Option<ColumnsKey>,
+    since: Ts,
+    /// Per source, its polls when the columns were computed.
+    polls: Vec<Polled>,
+    /// Each part's values per column, before gauges are held over their gaps.
+    parts: ByPart<Columns>,
+    /// The rate parts' series, with the store and set of series they were selected for.
+    ids: Option<(ShapeKey, RateIds)>,
+}
+
+/// The series of each rate part (none for a gauge): selected again only when the store's set of
+/// series changes (telling a PFC counter's side by its port's name, every series every frame,
+/// was most of the timeline's cost at N=8).
+type RateIds = ByPart<Vec<SeriesId>>;
 
 fn rate_ids(live: &Store) -> RateIds {
     let all = |n: &str| live.select(n, &[]).map(|(id, _)| id).collect::<Vec<_>>();
-    // Edge and internal ports of a PFC counter, each in the store's order.
-    let split = |n: &str| {
-        let [mut edge, mut ii] = [Vec::new(), Vec::new()];
-        for (id, s) in live.select(n, &[]) {
-            let internal = s
-                .key
-                .label("port")
-                .is_some_and(|p| port_class(p) == PortClass::Internal);
-            if internal { &mut ii } else { &mut edge }.push(id);
-        }
-        [edge, ii]
+    // A PFC counter's edge or internal ports, in the store's order.
+    let side = |n: &str, internal: bool| {
+        live.select(n, &[])
+            .filter(|(_, s)| {
+                let ii = s
+                    .key
+                    .label("port")
+                    .is_some_and(|p| port_class(p) == PortClass::Internal);
+                ii == internal
+            })
+            .map(|(id, _)| id)
+            .collect()
     };
-    let [rx_edge, rx_ii] = split(SW_PFC_RX);
-    let [tx_edge, tx_ii] = split(SW_PFC_TX);
-    [
-        all(&rdma_counter("np_cnp_sent")),
-        all(&rdma_counter("np_ecn_marked_roce_packets")),
-        rx_edge,
-        tx_edge,
-        rx_ii,
-        tx_ii,
-        all(NIC_PFC_RX_PAUSE_DURATION),
-        all(SW_QUEUE_DROPPED),
-        all(SW_INGRESS_DROPPED),
-    ]
+    ByPart::of(|p| match p {
+        Part::Step | Part::Allreduce | Part::Rtt => Vec::new(),
+        Part::CnpSent => all(&rdma_counter("np_cnp_sent")),
+        Part::EcnMarked => all(&rdma_counter("np_ecn_marked_roce_packets")),
+        Part::PfcRxEdge => side(SW_PFC_RX, false),
+        Part::PfcTxEdge => side(SW_PFC_TX, false),
+        Part::PfcRxInternal => side(SW_PFC_RX, true),
+        Part::PfcTxInternal => side(SW_PFC_TX, true),
+        Part::Pause => all(NIC_PFC_RX_PAUSE_DURATION),
+        Part::QueueDrops => all(SW_QUEUE_DROPPED),
+        Part::IngressDrops => all(SW_INGRESS_DROPPED),
+    })
 }
 
 /// The timeline of `live` for `width` columns ending at `now`, with the cursor at `at` if time
 /// travelling. `windows` holds the intervals decoded for the last frame (only new points decode);
-/// `kept` the columns of the last frame (only the newest seconds are recomputed).
+/// `memo` the columns of the last frame (only the newest seconds are recomputed).
 pub fn compute(
     live: &Store,
-    windows: &RefCell<Windows>,
-    kept: &RefCell<Kept>,
+    windows: &RefCell<WindowsCache>,
+    memo: &RefCell<TimelineMemo>,
     now: Ts,
     at: Option<Ts>,
     width: usize,
@@ -120,7 +193,7 @@ pub fn compute(
     let w = width.max(1);
     let since = axis_start(now, STEP_MS, w);
     let cursor = at.map(|t| ((t - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
-    let parts = kept_parts(live, windows, &mut kept.borrow_mut(), since, w);
+    let parts = columns(live, windows, &mut memo.borrow_mut(), since, w);
     Timeline {
         since,
         width: w,
@@ -129,35 +202,38 @@ pub fn compute(
     }
 }
 
-/// Every part's columns from `since`, the kept ones where no new point can reach them.
-fn kept_parts(
+/// Every part's columns from `since`: the last frame's where no new point can reach them, the
+/// rest computed.
+fn columns(
     live: &Store,
-    windows: &RefCell<Windows>,
-    k: &mut Kept,
+    windows: &RefCell<WindowsCache>,
+    m: &mut TimelineMemo,
     since: Ts,
     w: usize,
-) -> Vec<Vec<Option<f64>>> {
-    let key = (live.uid(), live.shape_generation(), w);
-    let polls: Vec<(u64, Option<Ts>)> = live
+) -> ByPart<Columns> {
+    let shape = live.shape_key();
+    let key = ColumnsKey { shape, width: w };
+    let polls: Vec<Polled> = live
         .sources()
-        .map(|(_, h)| (h.polls_ok, h.last_success))
+        .map(|(_, h)| Polled {
+            answered: h.polls_ok,
+            newest: h.last_success,
+        })
         .collect();
-    let shift = (since - k.since) / STEP_MS;
-    let same = k.key == Some(key) && k.polls.len() == polls.len() && since >= k.since;
+    let shift = ((since - m.since) / STEP_MS).max(0) as usize;
+    let same = m.key == Some(key) && m.polls.len() == polls.len() && since >= m.since;
     // The first column a point that arrived since the last frame can change: one poll's points
     // are at its newest time (the store drops points older than a source's newest), more polls'
-    // anywhere after the newest then. A source polled every 30 s (a node's topology) recomputed
-    // 30 columns of every line when it answered (issue #20).
+    // anywhere after the newest then. A source polled every 30 s (a node's topology) would
+    // otherwise recompute 30 columns of every line when it answered.
     let first_new = polls
         .iter()
-        .zip(&k.polls)
+        .zip(&m.polls)
         .filter(|(now, then)| now != then)
-        .map(
-            |(&(polls, newest), &(polls_then, newest_then))| match newest_then {
-                Some(_) if polls == polls_then + 1 => newest,
-                _ => newest_then,
-            },
-        )
+        .map(|(now, then)| match then.newest {
+            Some(_) if now.answered == then.answered + 1 => now.newest,
+            _ => then.newest,
+        })
         .try_fold(i64::MAX, |acc, t| t.map(|t| acc.min(t)));
     let from = match first_new {
         Some(t) if same => {
@@ -171,88 +247,60 @@ fn kept_parts(
         // A source polled for the first time (its points may be anywhere), or a new shape.
         _ => 0,
     };
-    let shape = (live.uid(), live.shape_generation());
-    let ids = match k.ids.take() {
-        Some((kept, ids)) if kept == shape => ids,
-        _ => {
-            // The tips are by position in the lists.
-            k.tips = Default::default();
-            rate_ids(live)
-        }
+    let ids = match m.ids.take() {
+        Some((made_for, ids)) if made_for == shape => ids,
+        _ => rate_ids(live),
     };
-    let mut tips = std::mem::take(&mut k.tips);
-    let fresh = if from < w {
-        let from_t = since + from as i64 * STEP_MS;
-        parts(live, windows, &ids, &mut tips, from_t, w - from)
-    } else {
-        Default::default()
-    };
-    // The kept columns moved left in place by the seconds passed, the fresh ones after them
-    // (collecting 12 new vectors column by column cost ~1,900 instructions a part a frame).
-    let mut parts = std::mem::take(&mut k.parts);
-    parts.resize_with(PARTS, Vec::new);
-    for (v, new) in parts.iter_mut().zip(fresh) {
-        if from > 0 {
-            v.drain(..(shift as usize).min(v.len()));
-            v.resize(from, None);
-        } else {
-            v.clear();
-        }
-        v.extend(new);
-    }
-    *k = Kept {
+    let from_t = since + from as i64 * STEP_MS;
+    let mut fresh = parts(live, windows, &ids, from_t, w - from);
+    let old = std::mem::take(&mut m.parts);
+    let parts = ByPart::of(|p| {
+        let mut v: Columns = (0..from)
+            .map(|c| old[p].get(c + shift).copied().flatten())
+            .collect();
+        v.append(&mut fresh[p]);
+        v
+    });
+    *m = TimelineMemo {
         key: Some(key),
         since,
         polls,
         parts: parts.clone(),
         ids: Some((shape, ids)),
-        tips,
     };
     parts
 }
 
-/// What the lines are made of, in this order (`lines` combines them).
-const PARTS: usize = 12;
-
 /// Every part's columns for `buckets` seconds from `since`, the rates' from the series `ids`.
 fn parts(
     live: &Store,
-    windows: &RefCell<Windows>,
+    windows: &RefCell<WindowsCache>,
     ids: &RateIds,
-    tips: &mut [Tips; 9],
     since: Ts,
     buckets: usize,
-) -> [Vec<Option<f64>>; PARTS] {
+) -> ByPart<Columns> {
+    if buckets == 0 {
+        return ByPart::default();
+    }
     let gt =
         |n: &str, l: &[(&str, &str)]| query::gauge_timeline(live, n, l, since, STEP_MS, buckets);
     let mut w = windows.borrow_mut();
-    let mut rt = |i: usize, how: Combine| {
-        let (w, tips) = (&mut w, &mut tips[i]);
-        query::rate_timeline_tips(live, w, tips, &ids[i], how, since, STEP_MS, buckets)
+    let mut rt = |p: Part, how: Combine| {
+        query::rate_timeline_of(live, &mut w, &ids[p], how, since, STEP_MS, buckets)
     };
-    let sum = Combine::Sum;
-    [
-        gt(TRAIN_STEP_SECONDS, &[]),
-        gt(TRAIN_ALLREDUCE_SECONDS, &[]),
-        rt(0, sum),
-        rt(1, sum),
-        rt(2, sum),
-        rt(3, sum),
-        rt(4, sum),
-        rt(5, sum),
-        // Seconds paused per second: the fraction itself (the store already scaled the NIC's µs).
-        rt(6, Combine::Max),
-        rt(7, sum),
-        rt(8, sum),
-        gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
-    ]
+    ByPart::of(|p| match p {
+        Part::Step => gt(TRAIN_STEP_SECONDS, &[]),
+        Part::Allreduce => gt(TRAIN_ALLREDUCE_SECONDS, &[]),
+        Part::Rtt => gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
+        Part::Pause => rt(p, Combine::Max),
+        _ => rt(p, Combine::Sum),
+    })
 }
 
 /// The lines from the parts: gauges sampled slower than a column (the log every 2 s) hold
 /// between samples; edge and internal PFC are rx + tx, drops queue + ingress.
-fn lines(p: Vec<Vec<Option<f64>>>) -> Vec<Line> {
-    let mut p = p.into_iter();
-    let mut next = || p.next().unwrap_or_default();
+fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
+    let mut take = |part: Part| std::mem::take(&mut p[part]);
     let line = |label: String, quantity: Quantity, values: Vec<Option<f64>>| Line {
         label,
         quantity,
@@ -260,15 +308,15 @@ fn lines(p: Vec<Vec<Option<f64>>>) -> Vec<Line> {
         alarm: false,
     };
     use Quantity::*;
-    let step = hold_gaps(next());
-    let allreduce = hold_gaps(next());
-    let cnp = next();
-    let ecn = next();
-    let edge = add(next(), next());
-    let ii = add(next(), next());
-    let pause = next();
-    let drops = add(next(), next());
-    let rtt = hold_gaps(next());
+    let step = hold_gaps(take(Part::Step));
+    let allreduce = hold_gaps(take(Part::Allreduce));
+    let cnp = take(Part::CnpSent);
+    let ecn = take(Part::EcnMarked);
+    let edge = add(take(Part::PfcRxEdge), take(Part::PfcTxEdge));
+    let ii = add(take(Part::PfcRxInternal), take(Part::PfcTxInternal));
+    let pause = take(Part::Pause);
+    let drops = add(take(Part::QueueDrops), take(Part::IngressDrops));
+    let rtt = hold_gaps(take(Part::Rtt));
     vec![
         line(human::name::STEP.into(), Time, step),
         line(human::name::ALLREDUCE.into(), Time, allreduce),
@@ -339,9 +387,9 @@ mod tests {
             st.ingest(src, at, &Parsed::from(samples));
         }
         let now = t0 + 9_000;
-        let windows = RefCell::new(Windows::default());
-        let kept = RefCell::new(Kept::default());
-        let tl = compute(&st, &windows, &kept, now, None, 12);
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, now, None, 12);
         assert_eq!(tl.width, 12);
         assert_eq!(tl.since, now - 11_000);
         let get = |label: &str| {
@@ -390,22 +438,22 @@ mod tests {
             "no drop counters: missing, not 0"
         );
         // The cursor sits on the column of its time.
-        let tl = compute(&st, &windows, &kept, now, Some(t0 + 4_500), 12);
+        let tl = compute(&st, &windows, &memo, now, Some(t0 + 4_500), 12);
         assert_eq!(tl.cursor, Some(6));
     }
 
-    /// Frames that keep the last frame's columns equal frames computed from nothing, through
+    /// Frames that take the last frame's columns from the memo equal frames computed from nothing, through
     /// sources of different intervals whose polls land out of step (a slow switch's poll
     /// stamped before a node's newest), a replaced newest point, a reset, a failed poll, a new
     /// series, frames with nothing new and jumps of the clock.
     #[test]
-    fn kept_columns_equal_columns_from_nothing() {
+    fn memo_columns_equal_columns_from_nothing() {
         let mut st = Store::new(600_000, 1000);
         let node = st.add_source("n1", 1000);
         let slow = st.add_source("sw", 5000);
         let logs = st.add_source("log", 2000);
-        let windows = RefCell::new(Windows::default());
-        let kept = RefCell::new(Kept::default());
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
         let t0 = 5_000_000;
         let pfc =
             |port: &str, v: u64| Sample::counter(SW_PFC_RX, &[("switch", "a"), ("port", port)], v);
@@ -478,17 +526,17 @@ mod tests {
             let now = if k == 100 { now + 30_000 } else { now };
             // A narrower pane near the end (a resize) starts the columns afresh.
             let width = if k > 120 { 30 } else { 40 };
-            let kept_tl = compute(&st, &windows, &kept, now, None, width);
+            let memo_tl = compute(&st, &windows, &memo, now, None, width);
             let fresh = compute(
                 &st,
-                &RefCell::new(Windows::default()),
-                &RefCell::new(Kept::default()),
+                &RefCell::new(WindowsCache::default()),
+                &RefCell::new(TimelineMemo::default()),
                 now,
                 None,
                 width,
             );
-            assert_eq!(kept_tl, fresh, "frame {k}");
-            checked += kept_tl
+            assert_eq!(memo_tl, fresh, "frame {k}");
+            checked += memo_tl
                 .lines
                 .iter()
                 .flat_map(|l| &l.values)

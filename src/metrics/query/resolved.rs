@@ -7,21 +7,21 @@
 //! summed in the same order as the `*_by_key` functions.
 
 use super::{Agg, Key, key_of, pause_fraction};
-use crate::metrics::store::{SeriesId, Store};
+use crate::metrics::store::{SeriesId, ShapeKey, Store};
 use crate::metrics::{Ts, Value};
 use std::collections::BTreeMap;
 
-/// What a resolution is valid for: (store uid, shape generation).
-type At = Option<(u64, u64)>;
+/// What a resolution is valid for.
+type At = Option<ShapeKey>;
 
-fn at(store: &Store) -> (u64, u64) {
-    (store.uid(), store.shape_generation())
+fn at(store: &Store) -> ShapeKey {
+    store.shape_key()
 }
 
 /// The series of metric `name` with `labels`, each with its `N` group label values ("" where
 /// absent), in [`Store::select`] order.
 #[derive(Debug)]
-pub struct Listed<const N: usize> {
+pub struct ListedCache<const N: usize> {
     name: String,
     labels: Vec<(&'static str, &'static str)>,
     group: [&'static str; N],
@@ -29,13 +29,13 @@ pub struct Listed<const N: usize> {
     series: Vec<(SeriesId, [Box<str>; N])>,
 }
 
-impl<const N: usize> Listed<N> {
+impl<const N: usize> ListedCache<N> {
     pub fn new(
         name: impl Into<String>,
         labels: &[(&'static str, &'static str)],
         group: [&'static str; N],
     ) -> Self {
-        Listed {
+        ListedCache {
             name: name.into(),
             labels: labels.to_vec(),
             group,
@@ -102,24 +102,24 @@ impl<const N: usize> Listed<N> {
     }
 }
 
-/// [`Listed`] by group: the groups of the `*_by_key` functions, ascending, each with its series
+/// [`ListedCache`] by group: the groups of the `*_by_key` functions, ascending, each with its series
 /// in [`Store::select`] order.
 #[derive(Debug)]
-pub struct Grouped<const N: usize> {
-    list: Listed<N>,
+pub struct GroupedCache<const N: usize> {
+    list: ListedCache<N>,
     /// Per group, ascending by key: the index in `list.series` of its first series (whose label
     /// values name it) and its series.
     groups: Vec<(usize, Vec<SeriesId>)>,
 }
 
-impl<const N: usize> Grouped<N> {
+impl<const N: usize> GroupedCache<N> {
     pub fn new(
         name: impl Into<String>,
         labels: &[(&'static str, &'static str)],
         group: [&'static str; N],
     ) -> Self {
-        Grouped {
-            list: Listed::new(name, labels, group),
+        GroupedCache {
+            list: ListedCache::new(name, labels, group),
             groups: Vec::new(),
         }
     }
@@ -141,7 +141,7 @@ impl<const N: usize> Grouped<N> {
     }
 
     /// Every series of every group, as [`Store::select`] gives them.
-    pub fn list(&self) -> &Listed<N> {
+    pub fn list(&self) -> &ListedCache<N> {
         &self.list
     }
 
@@ -168,8 +168,8 @@ impl<const N: usize> Grouped<N> {
         self.increase_with(store, move |id| store.increase_since(id, since))
     }
 
-    /// [`Grouped::increase_by`] with each series' increase from `inc` (a
-    /// [`Windows`](crate::metrics::store::Windows)' kept intervals give the store's numbers
+    /// [`GroupedCache::increase_by`] with each series' increase from `inc` (a
+    /// [`WindowsCache`](crate::metrics::store::WindowsCache)' kept intervals give the store's numbers
     /// without decoding the window again every second).
     pub fn increase_with<'a>(
         &'a self,

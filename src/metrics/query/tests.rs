@@ -78,7 +78,7 @@ fn sums_over_devices_and_missing_is_none() {
         ));
         p
     });
-    let mut w = Windows::default();
+    let mut w = WindowsCache::default();
     for g in [&["node"][..], &["device"], &["node", "device"]] {
         let groups = groups(&st, "c_total", &[], g);
         let rates = rate_by(&st, "c_total", &[], g);
@@ -168,7 +168,7 @@ fn timelines_from_kept_windows_are_the_store_s() {
         k.label("port")
             .is_some_and(|p| p.ends_with(['1', '3', '5']))
     };
-    let mut w = [Windows::default(), Windows::default()];
+    let mut w = [WindowsCache::default(), WindowsCache::default()];
     for k in 0..12u64 {
         let mut samples: Vec<Sample> = (0..6u64)
             .map(|p| {
@@ -203,16 +203,16 @@ fn timelines_from_kept_windows_are_the_store_s() {
     }
 }
 
-/// `Grouped`/`Listed` kept across polls answer what the `*_by_key` functions (and a
+/// `GroupedCache`/`ListedCache` kept across polls answer what the `*_by_key` functions (and a
 /// resolution made from nothing) answer, through a new series, a new source and a reset.
 #[test]
 fn kept_resolutions_answer_as_from_nothing() {
     let mut st = Store::new(60_000, 100);
     let n1 = st.add_source("n1", 1000);
     let g2 = ["node", "device"];
-    let mut kept = Grouped::new("c_total", &[], g2);
-    let mut kept_pause = Grouped::new("d_seconds_total", &[], ["node"]);
-    let mut kept_list = Listed::new("c_total", &[("node", "n1")], ["device"]);
+    let mut kept = GroupedCache::new("c_total", &[], g2);
+    let mut kept_pause = GroupedCache::new("d_seconds_total", &[], ["node"]);
+    let mut kept_list = ListedCache::new("c_total", &[("node", "n1")], ["device"]);
     fn vecs<K, V>(i: impl Iterator<Item = (K, V)>) -> Vec<(K, V)> {
         i.collect()
     }
@@ -221,7 +221,7 @@ fn kept_resolutions_answer_as_from_nothing() {
         kept_pause.resolve(st);
         kept_list.resolve(st);
         let fresh = {
-            let mut f = Grouped::new("c_total", &[], g2);
+            let mut f = GroupedCache::new("c_total", &[], g2);
             f.resolve(st);
             f
         };
@@ -360,7 +360,7 @@ fn skipping_quiet_runs_already_bucketed_changes_no_column() {
     for (step, n) in [(1000, 15), (500, 30)] {
         for how in [Combine::Sum, Combine::Max] {
             for group in [ids("q_total", &[]), ids("q_total", &[("sw", "b")])] {
-                let mut w = Windows::default();
+                let mut w = WindowsCache::default();
                 let kept = rate_timeline_of(&st, &mut w, &group, how, 0, step, n);
                 let want = series_by_series(&st, &group, how, step, n);
                 assert_eq!(kept, want, "{how:?} step {step}");
@@ -368,7 +368,7 @@ fn skipping_quiet_runs_already_bucketed_changes_no_column() {
             }
         }
         let runs = ids("r_total", &[]);
-        let mut w = Windows::default();
+        let mut w = WindowsCache::default();
         let kept = rate_timeline_of(&st, &mut w, &runs, Combine::Sum, 0, step, n);
         assert_eq!(
             kept,
@@ -382,7 +382,7 @@ fn skipping_quiet_runs_already_bucketed_changes_no_column() {
         );
     }
     let all = ids("q_total", &[]);
-    let mut w = Windows::default();
+    let mut w = WindowsCache::default();
     let sum = rate_timeline_of(&st, &mut w, &all, Combine::Sum, 0, 1000, 15);
     assert!(sum.iter().any(|v| v.is_some_and(|v| v > 0.0)));
 }
@@ -434,10 +434,10 @@ fn sums_over_many_series_skip_quiet_runs_and_answer_the_same() {
         }
         assert_eq!(rate_of(&st, ids), every, "{n} series");
         for since in [0, 2_500, 5_000, 7_000, 11_000] {
-            let mut w = Windows::default();
+            let mut w = WindowsCache::default();
             let each: Vec<Option<u64>> = ids
                 .iter()
-                .map(|&id| Windows::default().increase_since(&st, id, since))
+                .map(|&id| WindowsCache::default().increase_since(&st, id, since))
                 .collect();
             let want = each.iter().flatten().copied().reduce(|x, y| x + y);
             assert_eq!(
@@ -446,10 +446,10 @@ fn sums_over_many_series_skip_quiet_runs_and_answer_the_same() {
                 "{n} since {since}"
             );
         }
-        // Two windows in one walk, over one kept `Windows`, answer as each alone.
-        let mut w = Windows::default();
+        // Two windows in one walk, over one kept `WindowsCache`, answer as each alone.
+        let mut w = WindowsCache::default();
         for since in [[0, 7_000], [11_000, 2_500], [5_000, 5_000]] {
-            let alone = since.map(|t| increase_of_in(&st, &mut Windows::default(), ids, t));
+            let alone = since.map(|t| increase_of_in(&st, &mut WindowsCache::default(), ids, t));
             assert_eq!(
                 increases_of_in(&st, &mut w, ids, since),
                 alone,
@@ -460,7 +460,7 @@ fn sums_over_many_series_skip_quiet_runs_and_answer_the_same() {
     let all_quiet: Vec<SeriesId> = st.select("us_total", &[]).map(|(id, _)| id).collect();
     let one_in_events = st.select("q_total", &[("port", "p0")]).map(|(id, _)| id);
     let mixed: Vec<SeriesId> = all_quiet.into_iter().chain(one_in_events).collect();
-    let mut w = Windows::default();
+    let mut w = WindowsCache::default();
     assert_eq!(increase_of_in(&st, &mut w, &mixed, 0), Some(0));
     // Runs that end at the same poll but start at different ones: one point has no rate.
     let fresh = st.select("new_total", &[]).map(|(id, _)| id);

@@ -29,9 +29,6 @@ pub struct SourceHealth {
     /// missing from the newest poll is gone (its target is down or stale) and has no current rate,
     /// rather than its last one shown as if it were now.
     pub whole_answers: bool,
-    /// The last successful poll brought the series of the one before it, in the same order: what
-    /// a reader found in its names then holds for it too (a node's counters, poll after poll).
-    pub keys_repeated: bool,
 }
 
 /// Most series one source may make. The largest real switch (576 ports × 8 QoS groups × a dozen

@@ -141,7 +141,7 @@ impl Series {
 
     /// Where every point is one counter value (a quiet counter, kept as a run): its source and
     /// the run's first and last poll. Its rates are zero at each of those polls but the first,
-    /// as [`Windows::rates_each`](super::Windows::rates_each) hands them, and its increase is
+    /// as [`WindowsCache::rates_each`](super::WindowsCache::rates_each) hands them, and its increase is
     /// zero, so two series with the same run (and scale) give the same rates and increases.
     pub fn quiet_run(&self) -> Option<QuietRun> {
         let (first, last, _) = self.points.run()?;

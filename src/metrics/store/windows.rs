@@ -5,7 +5,7 @@
 //! at the front, so the intervals decoded for the last frame stay right, and a frame decodes only
 //! the points that arrived since.
 //!
-//! A [`Windows`] answers exactly what [`Store::increase_since`] and [`Store::rates`] answer (the
+//! A [`WindowsCache`] answers exactly what [`Store::increase_since`] and [`Store::rates`] answer (the
 //! same steps from `rate.rs`, summed in the same order); the tests hold it to that. It is a memo,
 //! not state: it belongs to one store (another one, e.g. a time-travel copy, starts it afresh)
 //! and can be dropped at any time.
@@ -30,7 +30,7 @@ pub const KEEP_MS: i64 = 180_000;
 
 /// Decoded intervals per series of one store.
 #[derive(Debug)]
-pub struct Windows {
+pub struct WindowsCache {
     /// [`Store::uid`] of the store the entries were decoded from.
     store: u64,
     /// The entries of the series asked about, in the order first asked.
@@ -45,16 +45,16 @@ pub struct Windows {
     span: u32,
 }
 
-impl Default for Windows {
+impl Default for WindowsCache {
     fn default() -> Self {
-        Windows::keeping(KEEP_MS)
+        WindowsCache::keeping(KEEP_MS)
     }
 }
 
-impl Windows {
+impl WindowsCache {
     /// Keeping intervals `keep_ms` back from each series' newest point.
     pub fn keeping(keep_ms: i64) -> Self {
-        Windows {
+        WindowsCache {
             store: 0,
             per: Vec::new(),
             slot: Vec::new(),
@@ -63,12 +63,12 @@ impl Windows {
         }
     }
 
-    /// [`Windows::keeping`] with runs of `span` intervals for the older ones.
+    /// [`WindowsCache::keeping`] with runs of `span` intervals for the older ones.
     #[cfg(test)]
     fn with_runs(keep_ms: i64, span: u32) -> Self {
-        Windows {
+        WindowsCache {
             span: span.max(1),
-            ..Windows::keeping(keep_ms)
+            ..WindowsCache::keeping(keep_ms)
         }
     }
 }

@@ -14,15 +14,7 @@ pub struct Touched {
     peers: Vec<String>,
 }
 
-/// `s` without every leading `prefix` (`str::trim_start_matches` without its searcher).
-pub fn trim_prefixes<'a>(mut s: &'a str, prefix: &str) -> &'a str {
-    while let Some(rest) = s.strip_prefix(prefix) {
-        s = rest;
-    }
-    s
-}
-
-fn touched(ep: &Episode, links: &Links) -> Touched {
+pub fn touched(ep: &Episode, links: &Links) -> Touched {
     let mut ports: Vec<&str> = Vec::new();
     let mut nodes: Vec<&str> = ep.culprit_nodes.iter().map(String::as_str).collect();
     let mut peers: Vec<&str> = Vec::new();
@@ -33,9 +25,9 @@ fn touched(ep: &Episode, links: &Links) -> Touched {
                 nodes.extend(links.behind(switch_of(&p.key), port));
                 ports.push(port);
             }
-            Layer::HostPause => nodes.push(trim_prefixes(&p.key, "pause ")),
+            Layer::HostPause => nodes.push(p.key.trim_start_matches("pause ")),
             Layer::Rtt => {
-                let k = trim_prefixes(&p.key, "rtt ");
+                let k = p.key.trim_start_matches("rtt ");
                 peers.push(k.split(' ').next().unwrap_or(""));
             }
             _ => {}
@@ -60,50 +52,5 @@ pub fn belongs(a: &Alert, t: &Touched) -> bool {
         Subject::Node(n) => has(&t.nodes, n),
         Subject::Peer { peer, .. } => has(&t.peers, peer),
         Subject::Source(_) => false,
-    }
-}
-
-/// The open episode's [`Touched`] as last made, with what it was made from: a rollup (every
-/// evaluation that moved a value) made it again from an episode of hundreds of parts whose
-/// parts rarely change. A memo: made again whenever the episode's parts or the links differ.
-#[derive(Debug, Default)]
-pub struct KeptTouched {
-    from: Option<MadeFrom>,
-    touched: Touched,
-    /// How many times it was made: lines marked from the same making stay marked alike.
-    made: u64,
-}
-
-/// What a [`Touched`] was made from: the episode's id, the links' generation, its parts' layers
-/// and keys, its culprit nodes.
-type MadeFrom = (u32, u64, Vec<(Layer, String)>, Vec<String>);
-
-impl KeptTouched {
-    /// `ep`'s subjects through `links` (of generation `links_gen`), the kept ones if made from
-    /// the same.
-    pub fn of(&mut self, ep: &Episode, links: &Links, links_gen: u64) -> &Touched {
-        let same = self.from.as_ref().is_some_and(|(id, lg, parts, culprits)| {
-            *id == ep.id
-                && *lg == links_gen
-                && parts.len() == ep.chain.len()
-                && parts
-                    .iter()
-                    .zip(&ep.chain)
-                    .all(|((l, k), p)| *l == p.layer && *k == p.key)
-                && *culprits == ep.culprit_nodes
-        });
-        if !same {
-            self.touched = touched(ep, links);
-            let parts = ep.chain.iter().map(|p| (p.layer, p.key.clone())).collect();
-            self.from = Some((ep.id, links_gen, parts, ep.culprit_nodes.clone()));
-            self.made += 1;
-        }
-        &self.touched
-    }
-
-    /// Counts the makings of the kept subjects ([`KeptTouched::of`]): the same count, the same
-    /// subjects.
-    pub fn made(&self) -> u64 {
-        self.made
     }
 }

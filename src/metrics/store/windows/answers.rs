@@ -1,20 +1,20 @@
-//! The windowed answers ([`Windows::increase_since`], [`Windows::rates_each`]) from the kept
+//! The windowed answers ([`WindowsCache::increase_since`], [`WindowsCache::rates_each`]) from the kept
 //! intervals.
 
-use super::Windows;
+use super::WindowsCache;
 use super::entry::Tip;
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate};
 use crate::metrics::store::{Kind, SeriesId, Store, Ts};
 
-impl Windows {
+impl WindowsCache {
     /// [`Store::increase_since`], from the kept intervals.
     pub fn increase_since(&mut self, st: &Store, id: SeriesId, since: Ts) -> Option<u64> {
         let [sum] = self.increases_since(st, id, [since]);
         sum
     }
 
-    /// [`Windows::increase_since`] since each of `since`, the series read and brought up to date
+    /// [`WindowsCache::increase_since`] since each of `since`, the series read and brought up to date
     /// once (a switch's drop line asks two windows of each drop counter every frame).
     pub fn increases_since<const K: usize>(
         &mut self,
@@ -58,7 +58,7 @@ impl Windows {
                 e.sum_from(e.from(since, false))
             } else {
                 if e.trimmed {
-                    Windows::fill_old(e, st, s, width, span);
+                    WindowsCache::fill_old(e, st, s, width, span);
                 }
                 // Every kept interval ends after `since` (it starts before the first one).
                 e.old_since(st, s, since, width)

@@ -1,7 +1,7 @@
 //! The kept intervals of one series ([`Entry`]) and the slots that hold them, brought up to date
-//! with the store ([`Windows::sync_tip`]).
+//! with the store ([`WindowsCache::sync_tip`]).
 
-use super::{Windows, far};
+use super::{WindowsCache, far};
 use crate::metrics::Scale;
 use crate::metrics::rate::{self, Rate, Width};
 use crate::metrics::store::series::TwoAt;
@@ -120,7 +120,7 @@ pub(super) struct Entry {
     pub(super) newest: Option<Ts>,
     /// Decoding started after the series had points (a late memo): intervals before the kept ones
     /// were never seen, so neither the kept ones nor [`Entry::old`] answer a window reaching
-    /// further back (until [`Windows::fill_old`] decodes them).
+    /// further back (until [`WindowsCache::fill_old`] decodes them).
     pub(super) trimmed: bool,
     /// Intervals let go from the front of `ivs` (older than [`super::KEEP_MS`]), summed in runs,
     /// oldest first, right up to the first kept one.
@@ -133,7 +133,7 @@ pub(super) struct Entry {
     pub(super) ivs: VecDeque<Iv>,
 }
 
-impl Windows {
+impl WindowsCache {
     /// The index in `per` of `id`'s entry, made empty if it has none.
     pub(super) fn entry_of(&mut self, id: SeriesId) -> usize {
         let i = id.0 as usize;
@@ -248,7 +248,7 @@ impl Windows {
 }
 
 /// A series' newest point's time and the one before it (time, raw value), as
-/// [`Windows::sync_tip`] reads them.
+/// [`WindowsCache::sync_tip`] reads them.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tip {
     pub(super) newest: Ts,

@@ -3,10 +3,10 @@
 //! over every point the store holds, on every frame (at 512 nodes and a 15-minute history that
 //! walk was most of the PFC tab's frame). Each interval's increase is the one the kept intervals
 //! hold (`rate.rs`'s step); a run whose first point the store has let go, or that a window starts
-//! inside, is decoded from the store (at most [`Windows::span`] points), so an answer stays the
+//! inside, is decoded from the store (at most [`WindowsCache::span`] points), so an answer stays the
 //! store's own.
 
-use super::{Entry, Iv, Windows};
+use super::{Entry, Iv, WindowsCache};
 use crate::metrics::rate::{self, Width};
 use crate::metrics::store::{Series, Store, Ts};
 use std::collections::VecDeque;
@@ -107,7 +107,7 @@ impl Entry {
     }
 }
 
-impl Windows {
+impl WindowsCache {
     /// An entry started after its series had points (its older intervals never decoded) made
     /// whole: the intervals from the store's oldest point to the first kept one, decoded once
     /// into runs, so later windows reaching back are answered from the runs.

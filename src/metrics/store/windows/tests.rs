@@ -49,7 +49,7 @@ fn kept_intervals_answer_what_the_store_answers() {
     let mut st = Store::new(20_000, 12);
     let src = st.add_source("n1", 1000);
     // Keeping all (this retention) and keeping 3 s (older windows answered by the store).
-    let mut ws = [Windows::default(), Windows::keeping(3_000)];
+    let mut ws = [WindowsCache::default(), WindowsCache::keeping(3_000)];
     let mut v = [0u64; 3];
     for step in 0..40i64 {
         let at = step * 1000;
@@ -84,7 +84,7 @@ fn kept_intervals_answer_what_the_store_answers() {
         }
         if step == 30 {
             // Started late: decoded afresh from 3 s back, the older history never kept.
-            ws[1] = Windows::keeping(3_000);
+            ws[1] = WindowsCache::keeping(3_000);
         }
         let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
         for w in ws.iter_mut() {
@@ -129,7 +129,7 @@ fn kept_intervals_answer_what_the_store_answers() {
 fn only_series_asked_about_hold_entries() {
     let mut st = Store::new(60_000, 80);
     let src = st.add_source("n1", 1000);
-    let mut w = Windows::default();
+    let mut w = WindowsCache::default();
     for step in 0..30i64 {
         let samples: Vec<Sample> = (0..40u64)
             .map(|d| Sample::counter("c_total", &[("dev", &d.to_string())], d * step as u64))
@@ -164,7 +164,10 @@ fn runs_of_older_intervals_answer_what_the_store_answers() {
     // More points than a block (256) held, fewer than the retention (the point limit expires).
     let mut st = Store::new(320_000, 280);
     let src = st.add_source("n1", 1000);
-    let mut ws = [Windows::with_runs(3_000, 4), Windows::with_runs(5_000, 1)];
+    let mut ws = [
+        WindowsCache::with_runs(3_000, 4),
+        WindowsCache::with_runs(5_000, 1),
+    ];
     let mut v = [0u64; 2];
     let mut far = 0;
     for step in 0..420i64 {
@@ -200,7 +203,7 @@ fn runs_of_older_intervals_answer_what_the_store_answers() {
         }
         if step == 100 || step == 350 {
             // Started on a history: (past a block) the older runs are decoded when first asked.
-            ws[1] = Windows::with_runs(5_000, 3);
+            ws[1] = WindowsCache::with_runs(5_000, 3);
         }
         let ids: Vec<SeriesId> = st.all().map(|(id, _)| id).collect();
         for w in ws.iter_mut() {
@@ -241,7 +244,7 @@ fn a_late_memo_answers_long_windows_from_the_store() {
         st.ingest(src, step * 1000, &poll);
     }
     let id = st.all().next().map(|(id, _)| id).expect("a series");
-    let mut w = Windows::keeping(3_000);
+    let mut w = WindowsCache::keeping(3_000);
     for since in [0, 100_000, 595_000, 597_000, 599_000] {
         assert_eq!(
             w.increase_since(&st, id, since),
@@ -263,7 +266,7 @@ fn the_timelines_newest_seconds_are_the_stores_own() {
     let mut st = Store::new(8_000, 1000);
     let src = st.add_source("n1", 1000);
     let poll = |v: u64| Parsed::from(vec![Sample::counter("c_total", &[], v)]);
-    let mut w = Windows::default();
+    let mut w = WindowsCache::default();
     let mut v = 0u64;
     let mut asked = 0;
     for step in 0..60i64 {
