@@ -70,9 +70,9 @@ pub struct Views {
     /// Per switch, the series its summary line reads, with the (store uid, set of series)
     /// they were selected from (`summary::SwitchIds`).
     switch_ids: RefCell<HashMap<String, KeptIds>>,
-    /// The Overview's episode story ([`text::story`]) with the episode and the pairing's
+    /// The Overview's episode story ([`text::ranked`]) with the episode and the pairing's
     /// generation it was told from: told again only when either moves.
-    story: RefCell<Option<(text::Told, u64, String)>>,
+    story: RefCell<Option<(text::Told, u64, Vec<(text::Weight, String)>)>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
@@ -282,15 +282,30 @@ impl App {
     /// kept while what it tells of the episode and the pairing stay the same (an open episode
     /// moves its newest abnormal instant every second, its story only while a peak grows).
     pub fn episode_line(&self, ep: &Episode) -> String {
+        self.with_story(ep, |pieces| {
+            let story: Vec<&str> = pieces.iter().map(|(_, p)| p.as_str()).collect();
+            text::line_of(ep, &story.join(" · "), self.view_now())
+        })
+    }
+
+    /// The sentence of [`App::episode_line`] in at most `max` lines of `width` columns
+    /// ([`text::lines`]: whole words, the least important pieces left out first).
+    pub fn episode_lines(&self, ep: &Episode, width: usize, max: usize) -> Vec<String> {
+        self.with_story(ep, |pieces| {
+            text::lines(ep, pieces, self.view_now(), width, max)
+        })
+    }
+
+    fn with_story<T>(&self, ep: &Episode, f: impl FnOnce(&[(text::Weight, String)]) -> T) -> T {
         let mut kept = self.views.story.borrow_mut();
         let story = match &mut *kept {
             Some((told, g, story)) if told.is(ep) && *g == self.links_gen => story,
             slot => {
-                let story = text::story(ep, &self.links);
+                let story = text::ranked(ep, &self.links);
                 &mut slot.insert((text::Told::of(ep), self.links_gen, story)).2
             }
         };
-        text::line_of(ep, story, self.view_now())
+        f(story)
     }
 
     /// The training line of the log on `node` (any node's where `None`) at the view time.

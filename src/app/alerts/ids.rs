@@ -9,8 +9,9 @@ use crate::metrics::query::{Grouped, Listed};
 
 #[derive(Debug)]
 pub struct EvalIds {
-    /// Switch ports' PFC frames received and sent, by (switch, port).
-    pub pfc: [Grouped<2>; 2],
+    /// Switch ports' PFC frames received and sent, by (switch, port, priority): a port's rate is
+    /// one of its priorities' (`episodes::port_pfc_in` says which), never their sum.
+    pub pfc: [Grouped<3>; 2],
     /// By (switch, port, reason): the ingress drops of both, the queue drops of the episodes.
     pub ingress_drops: Grouped<3>,
     pub queue_drops: Grouped<3>,
@@ -36,11 +37,11 @@ pub struct EvalIds {
 
 impl Default for EvalIds {
     fn default() -> Self {
-        let sp = ["switch", "port"];
         let spr = ["switch", "port", "reason"];
         let pt = ["peer", "transport"];
         EvalIds {
-            pfc: [SW_PFC_RX, SW_PFC_TX].map(|n| Grouped::new(n, &[], sp)),
+            pfc: [SW_PFC_RX, SW_PFC_TX]
+                .map(|n| Grouped::new(n, &[], ["switch", "port", "priority"])),
             ingress_drops: Grouped::new(SW_INGRESS_DROPPED, &[], spr),
             queue_drops: Grouped::new(SW_QUEUE_DROPPED, &[], spr),
             queue_drops_qos: Grouped::new(
