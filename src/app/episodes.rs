@@ -14,7 +14,9 @@
 mod observe;
 pub mod text;
 
-pub use observe::{Obs, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc_in};
+pub use observe::{
+    Obs, PfcPick, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc_in,
+};
 
 use super::pairing::Links;
 use crate::config::Config;
@@ -103,6 +105,9 @@ pub enum Dcqcn {
     Partly,
     /// Neither PFC nor ECN moved (e.g. an RTT or step-time episode only).
     Quiet,
+    /// No switch was read during the episode: whether PFC stormed is not known, so neither is
+    /// whether DCQCN absorbed (never told as calm).
+    Unseen,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -123,10 +128,26 @@ pub struct Episode {
     /// Training time lost: Σ over the episode of (1 − baseline step / step) × seconds.
     pub lost_s: f64,
     pub dcqcn: Dcqcn,
-    /// The port to look at first (the one dropping most, else the edge port sending most pauses)
-    /// and the nodes behind it.
+    /// Whether any switch's PFC or drop counters were read during the episode: a layer not read
+    /// is unseen, not quiet.
+    pub switch_read: bool,
+    /// The port to look at first (the one dropping most, else the edge port sending most pauses,
+    /// else the port the map puts the node paused most on) and the nodes behind it.
     pub culprit: Option<(String, String)>,
     pub culprit_nodes: Vec<String>,
+    /// What named the culprit.
+    pub culprit_by: Option<CulpritBy>,
+}
+
+/// The evidence that named an episode's culprit, strongest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum CulpritBy {
+    /// The switch port dropping most.
+    Drops,
+    /// The edge port sending most pauses (lossless: PFC held, nothing dropped).
+    Pauses,
+    /// The node paused most, on the port the map puts it (no switch read).
+    HostPause,
 }
 
 impl Episode {
@@ -371,8 +392,10 @@ impl Episodes {
                 pfc_total_peak: 0.0,
                 lost_s: 0.0,
                 dcqcn: Dcqcn::Quiet,
+                switch_read: false,
                 culprit: None,
                 culprit_nodes: Vec::new(),
+                culprit_by: None,
             });
         }
         let Some(ep) = self.open.as_mut() else {
@@ -422,6 +445,11 @@ fn record(
     if !abnormal.is_empty() {
         ep.last_abnormal = at;
     }
+    let mut moved = false;
+    if !ep.switch_read && (!o.pfc.is_empty() || !o.drops.is_empty()) {
+        ep.switch_read = true;
+        moved = true;
+    }
     if abnormal.len() > ep.peak_count {
         ep.peak_count = abnormal.len();
         ep.peak_at = at;
@@ -434,7 +462,6 @@ fn record(
         by_key.extend(0..ep.chain.len());
         by_key.sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
     }
-    let mut moved = false;
     let parts = ep.chain.len();
     for (v, since, base) in abnormal {
         if v.layer == Layer::Pfc {
@@ -508,6 +535,7 @@ fn conclude(ep: &mut Episode, links: &Links) {
         .find(|p| p.key == "ecn")
         .map_or(0.0, |p| p.peak);
     ep.dcqcn = match (pfc > 0.0, ecn > 0.0) {
+        _ if !ep.switch_read => Dcqcn::Unseen,
         (false, false) => Dcqcn::Quiet,
         (false, true) => Dcqcn::Absorbing,
         (true, _) if pfc > 10.0 * ecn => Dcqcn::NotAbsorbing,
@@ -547,12 +575,29 @@ fn conclude(ep: &mut Episode, links: &Links) {
             let mut w = p.key.split(' ').skip(1);
             Some((w.next()?.to_string(), w.next()?.to_string()))
         });
-    ep.culprit = by_drops.or(by_pauses);
-    ep.culprit_nodes = ep
-        .culprit
-        .as_ref()
-        .map(|(sw, port)| links.behind_names(sw, port))
-        .unwrap_or_default();
+    // Without a switch read, the hosts' own evidence: the node paused most, where the map puts it.
+    let paused_most = ep
+        .parts(Layer::HostPause)
+        .max_by(|a, b| a.peak.total_cmp(&b.peak))
+        .map(|p| p.key.trim_start_matches("pause ").to_string());
+    let by_host = paused_most.as_ref().and_then(|node| {
+        let p = links.pairs.iter().find(|p| p.node == *node)?;
+        Some((p.switch.clone(), p.port.clone()))
+    });
+    let (by, culprit) = match (by_drops, by_pauses, by_host) {
+        (Some(c), ..) => (Some(CulpritBy::Drops), Some(c)),
+        (None, Some(c), _) => (Some(CulpritBy::Pauses), Some(c)),
+        (None, None, Some(c)) if !ep.switch_read => (Some(CulpritBy::HostPause), Some(c)),
+        _ => (None, None),
+    };
+    ep.culprit_by = by;
+    ep.culprit_nodes = match &culprit {
+        Some((sw, port)) => links.behind_names(sw, port),
+        // A node paused most that the map does not place is still named.
+        None if !ep.switch_read => paused_most.into_iter().collect(),
+        None => Vec::new(),
+    };
+    ep.culprit = culprit;
 }
 
 /// The second and third words of a key (`drop <switch> <port> <reason>`), as

@@ -66,7 +66,7 @@ struct StoryCacheKey {
 /// The Overview's episode story with what it was told from.
 struct StoryCache {
     key: StoryCacheKey,
-    story: String,
+    story: Vec<(text::Weight, String)>,
 }
 
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
@@ -276,6 +276,21 @@ impl App {
     /// kept while what it tells of the episode and the pairing stay the same (an open episode
     /// moves its newest abnormal instant every second, its story only while a peak grows).
     pub fn episode_line(&self, ep: &Episode) -> String {
+        self.with_story(ep, |pieces| {
+            let story: Vec<&str> = pieces.iter().map(|(_, p)| p.as_str()).collect();
+            text::line_of(ep, &story.join(" · "), self.view_now())
+        })
+    }
+
+    /// The sentence of [`App::episode_line`] in at most `max` lines of `width` columns
+    /// ([`text::lines`]: whole words, the least important pieces left out first).
+    pub fn episode_lines(&self, ep: &Episode, width: usize, max: usize) -> Vec<String> {
+        self.with_story(ep, |pieces| {
+            text::lines(ep, pieces, self.view_now(), width, max)
+        })
+    }
+
+    fn with_story<T>(&self, ep: &Episode, f: impl FnOnce(&[(text::Weight, String)]) -> T) -> T {
         let links = self.links.generation();
         let mut slot = self.views.story.borrow_mut();
         let story = match &mut *slot {
@@ -285,11 +300,11 @@ impl App {
                     told: text::StoryKey::of(ep),
                     links,
                 };
-                let story = text::story(ep, &self.links);
+                let story = text::ranked(ep, &self.links);
                 &slot.insert(StoryCache { key, story }).story
             }
         };
-        text::line_of(ep, story, self.view_now())
+        f(story)
     }
 
     /// The training line of the log on `node` (any node's where `None`) at the view time.

@@ -177,30 +177,49 @@ pub struct Replayed {
     pub polls: usize,
     /// Why the file ended early, if it did.
     pub cut: Option<String>,
+    /// What the episode detector found, as `snapshot --format json` writes it.
+    pub episodes: serde_json::Value,
 }
 
-/// Replay a whole recording as fast as it reads, into a fresh store.
+/// Replay a whole recording as fast as it reads, into a fresh store: every record through
+/// `App::update` and a tick at each new instant, as the replay screen feeds them, so its
+/// episodes are those the screen finds.
 pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
+    use crate::app::{App, Event};
     let mut r = replay_feed(path, f64::INFINITY).map_err(|e| e.to_string())?;
-    let mut store = r.new_store();
+    let theme = crate::theme::Theme::named("dark")?;
+    let mut app = App::new(r.config.clone(), r.new_store(), theme, r.start);
+    app.started = r.start;
     let mut polls = 0;
     let mut cut = None;
+    let mut last = None;
     while let Some(f) = r.rx.recv().await {
-        match f {
-            Feed::Data(c) => {
-                c.apply(&mut store);
-                polls += 1;
-            }
-            Feed::Reset { .. } => store = r.new_store(),
-            Feed::Seeked { .. } => {}
-            Feed::End { cut: c, .. } => {
-                cut = c;
-                break;
-            }
+        if let Feed::Data(_) = &f {
+            polls += 1;
         }
+        let (ev, at) = r.event(f);
+        if let Some(prev) = last.filter(|&p| p != at) {
+            app.update(Event::Tick, prev);
+        }
+        if let Event::Ended { cut: c } = ev {
+            cut = c;
+            break;
+        }
+        app.update(ev, at);
+        last = Some(at);
     }
     r.control.stop();
-    Ok(Replayed { store, polls, cut })
+    let now = last.unwrap_or(r.start);
+    if last.is_some() {
+        app.update(Event::Tick, now);
+    }
+    let episodes = crate::app::episodes::text::json(&app.episodes.all(), &app.links, now);
+    Ok(Replayed {
+        store: std::mem::replace(&mut app.store, Store::new(1, 1)),
+        polls,
+        cut,
+        episodes,
+    })
 }
 
 /// `rocetop replay FILE --format F`: the state after the last record, as `snapshot` prints it.
@@ -224,7 +243,7 @@ pub async fn replay_print(path: &Path, format: Format) -> Result<String, String>
     }
     Ok(match format {
         Format::Prom => prom::render(&r.store, true, true),
-        Format::Json => json::render(&r.store),
+        Format::Json => json::document(&r.store, vec![("episodes", r.episodes)]),
         Format::Table => table::render(&r.store, table::Silent::NotRecorded),
     })
 }

@@ -32,15 +32,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let lines = app.rolled();
     let shown = lines.iter().filter(|l| !l.muted).count();
     let episode = app.episode_in_view();
-    let ep_text = episode.map(|ep| app.episode_line(ep));
-    // The sentence wraps onto a second line rather than lose its end (the culprit node).
-    let ep_h = ep_text.as_ref().map_or(0, |t| {
-        if t.chars().count() + EP_HINT.len() > area.width as usize {
-            2
-        } else {
-            1
-        }
-    });
+    // The sentence takes the lines it needs (up to EP_LINES) rather than lose its end (the
+    // culprit node); narrower, it leaves out its least important pieces, never cut in a word.
+    let ep_text = episode.map(|ep| app.episode_lines(ep, area.width as usize, EP_LINES));
+    let ep_h = ep_text.as_ref().map_or(0, Vec::len);
     let h = area.height as usize;
     let fixed = n_sw + 1 + ep_h;
     let rem = h.saturating_sub(fixed);
@@ -97,12 +92,15 @@ const TIMELINE_LINES: usize = 10;
 
 const EP_HINT: &str = "  (e: episodes)";
 
-/// The episode's sentence: red while open, amber for a few minutes after, then dim. Too long for
-/// one line, it breaks at a ` · ` and goes on indented under the time.
+/// The most lines the episode's sentence takes.
+const EP_LINES: usize = 3;
+
+/// The episode's sentence: red while open, amber for a few minutes after, then dim; the hint
+/// after its last line where it fits.
 fn episode_lines(
     app: &App,
     ep: &crate::app::episodes::Episode,
-    text: String,
+    lines: Vec<String>,
     width: usize,
 ) -> Vec<Line<'static>> {
     let now = app.view_now();
@@ -111,28 +109,19 @@ fn episode_lines(
         Some(e) if now - e < 5 * 60_000 => app.theme.warn,
         Some(_) => app.theme.dim,
     };
-    let fits = |t: &str| t.chars().count() + EP_HINT.len() <= width;
-    if fits(&text) {
-        return vec![Line::from(vec![
-            Span::styled(text, tone),
-            Span::styled(EP_HINT, app.theme.dim),
-        ])];
-    }
-    let cut = text
-        .match_indices(" · ")
-        .map(|(i, _)| i)
-        .filter(|&i| text[..i].chars().count() <= width)
-        .last()
-        .unwrap_or(text.len());
-    let (first, rest) = text.split_at(cut);
-    let rest = format!("         {}", rest.trim_start_matches(" · "));
-    vec![
-        Line::from(Span::styled(first.to_string(), tone)),
-        Line::from(vec![
-            Span::styled(rest, tone),
-            Span::styled(EP_HINT, app.theme.dim),
-        ]),
-    ]
+    let n = lines.len();
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let hint = i + 1 == n && l.chars().count() + EP_HINT.len() <= width;
+            let mut spans = vec![Span::styled(l, tone)];
+            if hint {
+                spans.push(Span::styled(EP_HINT, app.theme.dim));
+            }
+            Line::from(spans)
+        })
+        .collect()
 }
 
 /// What the tab shows, computed from the store once per change (`app/view.rs`).

@@ -488,3 +488,97 @@ fn drawn_lines_through_acks_and_mutes_equal_lines_rolled_afresh() {
     }
     assert!(port_lines > 10, "{port_lines} port lines of several ports");
 }
+
+/// With no switch data (its counters never answer, or no switch configured) an episode's
+/// sentence never tells the switch layer as calm ("DCQCN absorbing", "PFC did not storm"): it
+/// says "switch not read", and the hosts' own evidence names the node paused most (with the
+/// port the map puts it on, where the config names the switch).
+#[test]
+fn without_switch_data_the_sentence_says_unseen_never_calm() {
+    use rocetop::app::episodes::text;
+    let mut none = rocetop::config::Config::reference();
+    none.switches.clear();
+    for (case, cfg, silent) in [
+        (
+            "never answers",
+            rocetop::config::Config::reference(),
+            &["NX_AI_Leaf1"][..],
+        ),
+        ("none configured", none, &[][..]),
+    ] {
+        let mut lab = Lab::with(cfg);
+        lab.run_except(120, silent);
+        let eps = lab.app.episodes.all();
+        assert!(!eps.is_empty(), "{case}: the hosts alone open episodes");
+        for ep in eps {
+            let line = text::line(ep, &lab.app.links, lab.now());
+            for calm in ["DCQCN absorbing", "did not storm", "DCQCN not absorbing"] {
+                assert!(!line.contains(calm), "{case}: {calm:?} in {line}");
+            }
+            assert!(line.contains("switch not read"), "{case}: {line}");
+            assert!(!ep.switch_read, "{case}");
+            assert!(
+                ep.culprit_nodes.iter().any(|n| line.contains(n.as_str())),
+                "{case}: the place ({:?}) in {line}",
+                ep.culprit_nodes
+            );
+        }
+        if case == "never answers" {
+            let ep = lab.app.episodes.current().expect("an episode");
+            let line = text::line(ep, &lab.app.links, lab.now());
+            assert!(
+                line.contains("ubunturdma6 on Ethernet1/1/2"),
+                "the node paused most and its port: {line}"
+            );
+        }
+    }
+}
+
+/// The Overview's sentence during an episode, at 80x24 and 120x40: in at most three lines,
+/// every word shown a whole word of the sentence (never cut inside one), the dropping port and
+/// its node always there; at 120x40 (room enough) all of it.
+#[test]
+fn the_overview_sentence_gets_its_lines_and_never_cuts_a_word() {
+    use rocetop::app::episodes::text;
+    let mut lab = Lab::new();
+    into_an_episode(&mut lab);
+    lab.run(6);
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let rows = screen(&lab, w, h);
+        let ep = lab.app.episode_in_view().expect("an episode");
+        let full = text::line(ep, &lab.app.links, lab.app.view_now());
+        let words: std::collections::HashSet<&str> = full.split_whitespace().collect();
+        let at = rows
+            .iter()
+            .position(|r| r.contains(" Episode: "))
+            .unwrap_or_else(|| panic!("{w}x{h}: no sentence in {rows:#?}"));
+        let mut shown = vec![rows[at].clone()];
+        shown.extend(
+            rows[at + 1..]
+                .iter()
+                .take_while(|r| r.starts_with(text::INDENT) && !r.trim().is_empty())
+                .cloned(),
+        );
+        assert!(shown.len() <= 3, "{w}x{h}: {shown:#?}");
+        let said: Vec<&str> = shown
+            .iter()
+            .flat_map(|r| r.split_whitespace())
+            .filter(|w| !["·", "…", "(e:", "episodes)"].contains(w))
+            .collect();
+        for word in &said {
+            assert!(
+                words.contains(word),
+                "{w}x{h}: {word:?} cut? {shown:#?}\n{full}"
+            );
+        }
+        let said = said.join(" ");
+        assert!(
+            said.contains("MMU drops Ethernet1/1/2 → ubunturdma6"),
+            "{w}x{h}: {said}"
+        );
+        if w == 120 {
+            let all: Vec<&str> = full.split_whitespace().filter(|w| *w != "·").collect();
+            assert_eq!(said, all.join(" "), "{w}x{h}: all of it in three lines");
+        }
+    }
+}

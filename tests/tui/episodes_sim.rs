@@ -99,34 +99,11 @@ fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
 #[test]
 fn a_recording_replays_to_the_same_episodes() {
     use rocetop::app::{App, Event};
-    use rocetop::collect::poll::Collected;
     use rocetop::record::replay::{Feed, replay_feed};
-    use rocetop::record::writer::Writer;
 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("lab.rec");
-    let mut lab = Lab::new();
-    lab.follow_log = false; // log lines reach the App only through the log source's polls
-    let mut w = Writer::create(&path, &lab.app.cfg, lab.sources.iter()).expect("create");
-    for _ in 0..150 {
-        lab.secs += 1;
-        lab.sim.advance_to(lab.secs * 1000);
-        let at = lab.now();
-        for (name, raw, parsed) in feed::polls_raw(&mut lab) {
-            let c = Collected {
-                source: lab.id(&name),
-                at,
-                parsed,
-                raw: Some(raw),
-                error: None,
-                history: Default::default(),
-            };
-            w.write(&c).expect("write");
-            lab.app.update(Event::Collected(c), at);
-        }
-        lab.app.update(Event::Tick, at);
-    }
-    w.finish(lab.now()).expect("finish");
+    let lab = record_lab(&path, 150);
     let live: Vec<_> = lab.app.episodes.all().into_iter().cloned().collect();
     assert!(
         live.len() >= 2,
@@ -160,4 +137,63 @@ fn a_recording_replays_to_the_same_episodes() {
     for (a, b) in live.iter().zip(&replayed) {
         assert_eq!(a, b, "an episode differs between live and replay");
     }
+}
+
+/// `secs` seconds of the demo lab, every poll's vendor text written by the recorder as a live
+/// recording is, and fed to the lab's App as it goes.
+fn record_lab(path: &std::path::Path, secs: i64) -> Lab {
+    use rocetop::app::Event;
+    use rocetop::collect::poll::Collected;
+    use rocetop::record::writer::Writer;
+    let mut lab = Lab::new();
+    lab.follow_log = false; // log lines reach the App only through the log source's polls
+    let mut w = Writer::create(path, &lab.app.cfg, lab.sources.iter()).expect("create");
+    for _ in 0..secs {
+        lab.secs += 1;
+        lab.sim.advance_to(lab.secs * 1000);
+        let at = lab.now();
+        for (name, raw, parsed) in feed::polls_raw(&mut lab) {
+            let c = Collected {
+                source: lab.id(&name),
+                at,
+                parsed,
+                raw: Some(raw),
+                error: None,
+                history: Default::default(),
+            };
+            w.write(&c).expect("write");
+            lab.app.update(Event::Collected(c), at);
+        }
+        lab.app.update(Event::Tick, at);
+    }
+    w.finish(lab.now()).expect("finish");
+    lab
+}
+
+/// `replay --format json` carries `episodes` as `snapshot --format json` does: those the live
+/// run found, every field and the sentence, beside the series and sources.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_json_carries_the_episodes_the_live_run_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("lab.rec");
+    let lab = record_lab(&path, 110);
+    let live = lab.app.episodes.all();
+    assert!(
+        live.len() >= 2,
+        "110 s of demo hold episodes: {}",
+        live.len()
+    );
+    let want = rocetop::app::episodes::text::json(&live, &lab.app.links, lab.now());
+    // Both read back from text, as the printed document is (floats parse alike).
+    let want: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&want).expect("text")).expect("json");
+    let out = rocetop::cmd::record::replay_print(&path, rocetop::output::Format::Json)
+        .await
+        .expect("replay");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(doc["series"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(doc["sources"].as_array().is_some_and(|a| !a.is_empty()));
+    assert_eq!(doc["episodes"], want, "the live run's episodes");
+    let summary = doc["episodes"][0]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("Episode: "), "{summary}");
 }

@@ -9,8 +9,9 @@ use crate::metrics::query::{GroupedCache, ListedCache};
 
 #[derive(Debug)]
 pub struct EvalIdsCache {
-    /// Switch ports' PFC frames received and sent, by (switch, port).
-    pub pfc: [GroupedCache<2>; 2],
+    /// Switch ports' PFC frames received and sent, by (switch, port, priority): a port's rate is
+    /// one of its priorities' (`episodes::port_pfc_in` says which), never their sum.
+    pub pfc: [GroupedCache<3>; 2],
     /// By (switch, port, reason): the ingress drops of both, the queue drops of the episodes.
     pub ingress_drops: GroupedCache<3>,
     pub queue_drops: GroupedCache<3>,
@@ -36,11 +37,11 @@ pub struct EvalIdsCache {
 
 impl Default for EvalIdsCache {
     fn default() -> Self {
-        let sp = ["switch", "port"];
         let spr = ["switch", "port", "reason"];
         let pt = ["peer", "transport"];
         EvalIdsCache {
-            pfc: [SW_PFC_RX, SW_PFC_TX].map(|n| GroupedCache::new(n, &[], sp)),
+            pfc: [SW_PFC_RX, SW_PFC_TX]
+                .map(|n| GroupedCache::new(n, &[], ["switch", "port", "priority"])),
             ingress_drops: GroupedCache::new(SW_INGRESS_DROPPED, &[], spr),
             queue_drops: GroupedCache::new(SW_QUEUE_DROPPED, &[], spr),
             queue_drops_qos: GroupedCache::new(

@@ -1,7 +1,7 @@
 //! What the episode detector reads of the fabric at one instant, asked of the store through the
 //! metrics query API (newest intervals). Missing data is absent here, never 0.
 
-use crate::app::alerts::EvalIdsCache;
+use crate::app::alerts::{EvalIdsCache, ROCE_PRIORITY};
 use crate::metrics::query;
 use crate::metrics::{Store, Ts};
 use std::borrow::Cow;
@@ -89,12 +89,11 @@ impl PortRate<'_> {
     }
 }
 
-/// [`PortRates`] of `store`, its series resolved in `ids`: the two directions' groups (each
-/// ascending by key) merged in one walk. Two maps collected, looked up and merged again every
-/// second were ~0.1 M instructions an evaluation at N=8 (issue #20).
+/// [`PortRates`] of `store`, its series resolved in `ids`: each direction's ports (ascending by
+/// key) with one priority's rate each ([`one_rate`]), the two directions merged in one walk.
 pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIdsCache) -> PortRates<'a> {
-    let [rx, tx] = ids.pfc.each_ref().map(|g| g.rate_by(store));
-    let (mut rx, mut tx) = (rx.peekable(), tx.peekable());
+    let [rx, tx] = ids.pfc.each_ref().map(|g| one_rate(g.rate_by(store)));
+    let (mut rx, mut tx) = (rx.into_iter().peekable(), tx.into_iter().peekable());
     let mut out = Vec::new();
     loop {
         let order = match (rx.peek(), tx.peek()) {
@@ -115,6 +114,64 @@ pub fn port_pfc_in<'a>(store: &'a Store, ids: &'a EvalIdsCache) -> PortRates<'a>
             tx: t.map(|(_, a)| a),
         });
     }
+}
+
+/// Which of a port's PFC series tell its rate: those of the best [`PfcPick`] the port has. A
+/// switch may count the same pauses twice: NX-OS per class (`show queuing`) and as the port
+/// total (`priority="all"`, TxPPP/RxPPP); SONiC per class only; EOS the total only. Summing
+/// them all would double an NX-OS edge port. Chosen by the series a port has (not by which
+/// have a rate now), so a class that stops answering reads as missing, not as another count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PfcPick {
+    /// The lossless (RoCE) class itself: what the congestion is about.
+    Lossless,
+    /// The port total, where the class is not counted apart.
+    Total,
+    /// Neither: the classes there are, summed (they do not overlap).
+    Classes,
+}
+
+impl PfcPick {
+    /// The pick a series of `priority` (`"3"`, `"all"`, `""` where unlabelled) is.
+    pub fn of(priority: &str) -> PfcPick {
+        match priority {
+            ROCE_PRIORITY => PfcPick::Lossless,
+            "all" => PfcPick::Total,
+            _ => PfcPick::Classes,
+        }
+    }
+}
+
+/// One rate per port from `groups` (by switch, port, priority, ascending): the groups of the
+/// port's best [`PfcPick`], summed.
+fn one_rate<'a>(
+    groups: impl Iterator<Item = ([&'a str; 3], query::Agg)>,
+) -> Vec<([&'a str; 2], query::Agg)> {
+    let mut out: Vec<([&'a str; 2], query::Agg)> = Vec::new();
+    // The pick the port's kept rate is of.
+    let mut kept_pick = PfcPick::Classes;
+    for ([sw, port, prio], a) in groups {
+        let key = [sw, port];
+        let pick = PfcPick::of(prio);
+        match out.last_mut().filter(|(k, _)| *k == key) {
+            Some((_, kept)) if pick == kept_pick => {
+                if let Some(r) = a.rate {
+                    *kept.rate.get_or_insert(0.0) += r;
+                }
+                kept.reset |= a.reset;
+            }
+            Some((_, kept)) if pick < kept_pick => {
+                *kept = a;
+                kept_pick = pick;
+            }
+            Some(_) => {}
+            None => {
+                out.push((key, a));
+                kept_pick = pick;
+            }
+        }
+    }
+    out
 }
 
 /// Read the newest state of the fabric from `store`.

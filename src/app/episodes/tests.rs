@@ -187,12 +187,13 @@ fn kept_median_is_the_median_of_a_sort() {
 }
 
 #[test]
-fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
+fn ports_pfc_rates_are_the_lossless_priority_rate_by_key_gives() {
     use crate::metrics::names::{SW_PFC_RX, SW_PFC_TX};
     use crate::metrics::{Parsed, Sample, Store, query};
     let mut store = Store::new(60_000, 100);
     let leaf = store.add_source("leaf", 1000);
-    // Ports out of order, a port with two priorities, one port only sent on.
+    // Ports out of order, a port with two priorities (the lossless one is its rate), one port
+    // only sent on.
     let poll = |n: u64| Parsed {
         samples: [
             (SW_PFC_RX, "Eth1/9", "3"),
@@ -216,10 +217,12 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
     }
     let ids = crate::app::alerts::EvalIdsCache::of(&store);
     let ports = port_pfc_in(&store, &ids);
-    // Ascending by key, each port once, each direction as its own map gives it.
+    // Ascending by key, each port once, each direction as its own map of the lossless priority
+    // gives it.
     assert!(ports.windows(2).all(|w| w[0].key < w[1].key), "{ports:?}");
     for (dir, name) in [0, 1].into_iter().zip([SW_PFC_RX, SW_PFC_TX]) {
-        let want = query::rate_by_key(&store, name, &[], &["switch", "port"]);
+        let lossless = [("priority", crate::app::alerts::ROCE_PRIORITY)];
+        let want = query::rate_by_key(&store, name, &lossless, &["switch", "port"]);
         let got: Vec<_> = ports
             .iter()
             .filter_map(|p| Some((p.key.map(String::from), [p.rx, p.tx][dir]?.rate)))
@@ -241,7 +244,7 @@ fn ports_pfc_rates_are_the_maps_rate_by_key_gives() {
     assert_eq!(
         ports,
         [
-            ("Eth1/10", 50.0, 0.0),
+            ("Eth1/10", 20.0, 0.0),
             ("Eth1/2", 40.0, 50.0),
             ("Eth1/9", 10.0, 0.0)
         ]
@@ -305,4 +308,298 @@ fn kept_order_and_verdicts_equal_fresh_ones() {
     assert_eq!(kept.closed.len() + usize::from(kept.open.is_some()), 2);
     assert!(kept.all().iter().any(|e| !e.culprit_nodes.is_empty()));
     assert!(concluded_again > 50, "{concluded_again}");
+}
+
+/// One PFC rate per port and direction, whatever shape the switch counts it in: the demo
+/// simulator's own counters (the pauses it injects, edge and internal ports) rendered as each
+/// switch OS prints them, parsed by the real parsers, must read back at the simulator's rates,
+/// in the episode observer and in the alerts' per-port rule alike. NX-OS counts an edge port's
+/// pauses per class and as the port total; summing both doubles them.
+#[test]
+fn one_pfc_rate_per_port_is_the_simulators_on_every_switch_os() {
+    use crate::app::alerts::Alerts;
+    use crate::collect::demo::{render, sim::Sim};
+    use crate::metrics::Store;
+    use crate::parse::{Ctx, ParseKind, parse};
+    type Render = fn(&crate::collect::demo::sim::SwitchSim) -> String;
+    let oses: [(&str, &[(ParseKind, Render)]); 3] = [
+        (
+            "nx-os (per class and total)",
+            &[
+                (ParseKind::NxosQueuing, render::nxos_queuing),
+                (ParseKind::NxosPfc, render::nxos_pfc),
+            ],
+        ),
+        (
+            "sonic (per class)",
+            &[(ParseKind::SonicPfc, render::sonic_pfc)],
+        ),
+        ("eos (total)", &[(ParseKind::EosPfc, render::eos_pfc)]),
+    ];
+    let mut cfg = Config::reference();
+    cfg.alerts.port_pfc_per_second = 0.0;
+    let links = Links::from_config(&cfg);
+    for (os, kinds) in oses {
+        let mut sim = Sim::new(&cfg);
+        let mut store = Store::new(600_000, 100);
+        let sw_name = sim.switches[0].name.clone();
+        let src = store.add_source(&sw_name, 1000);
+        let ctx = Ctx::named(&sw_name);
+        // Into the first injected storm, so edge and internal ports both pause.
+        let storm = sim.injected(60_000)[0].start_ms + 5000;
+        let mut before = Vec::new();
+        for t in [storm - 1000, storm] {
+            sim.advance_to(t);
+            let sw = &sim.switches[0];
+            before.push(
+                (sw.ports.iter())
+                    .map(|p| (p.name.clone(), p.pfc_rx, p.pfc_tx))
+                    .collect::<Vec<_>>(),
+            );
+            let mut parsed = crate::metrics::Parsed::default();
+            for (kind, render) in kinds {
+                let p = parse(*kind, &render(sw), &ctx);
+                assert_eq!(p.unknown_lines, 0, "{os}: {:?}", p.unknown_examples);
+                parsed.samples.extend(p.samples);
+            }
+            store.ingest(src, t, &parsed);
+        }
+        // The simulator's truth: counters over the last second.
+        let truth: Vec<(String, f64, f64)> = before[0]
+            .iter()
+            .zip(&before[1])
+            .map(|((n, rx0, tx0), (_, rx1, tx1))| {
+                (n.clone(), (rx1 - rx0) as f64, (tx1 - tx0) as f64)
+            })
+            .collect();
+        assert!(
+            truth
+                .iter()
+                .any(|(n, rx, _)| !n.starts_with("ii") && *rx > 0.0)
+                && truth
+                    .iter()
+                    .any(|(n, rx, _)| n.starts_with("ii") && *rx > 0.0),
+            "{os}: edge and internal ports pause: {truth:?}"
+        );
+        let o = observe(&store, storm);
+        let mut alerts = Alerts::default();
+        alerts.evaluate(&store, &cfg, &links, storm);
+        for (port, rx, tx) in &truth {
+            let seen = o.pfc.iter().find(|p| p.port == port.as_str());
+            let seen = seen.map(|p| (p.rx, p.tx));
+            assert_eq!(seen, Some((*rx, *tx)), "{os} {port}: the observer's rates");
+            let id = format!("pfc [\"{sw_name}\", \"{port}\"]");
+            let alert = alerts.active().into_iter().find(|a| a.id == id);
+            let value = alert.and_then(|a| a.value);
+            if rx + tx > 0.0 {
+                assert_eq!(value, Some(rx + tx), "{os} {port}: the alert's rate");
+            }
+        }
+    }
+}
+
+/// `obs` with the edge ports of the reference lab too, each sending `tx` pauses a second where
+/// named in `edge_tx` (else 2), and no drops.
+fn lossless_obs(at: Ts, step: f64, ii_rx: f64, edge_tx: &[(&str, f64)]) -> Obs<'static> {
+    let mut o = obs(at, step, ii_rx, 0.0);
+    for port in [
+        "Ethernet1/1/1",
+        "Ethernet1/1/2",
+        "Ethernet1/2/1",
+        "Ethernet1/2/2",
+    ] {
+        let tx = edge_tx
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map_or(2.0, |e| e.1);
+        o.pfc.push(PortPfc {
+            switch: "NX_AI_Leaf1".into(),
+            port: port.into(),
+            rx: 1.0,
+            tx,
+        });
+    }
+    o
+}
+
+/// In the lossless case (PFC holds, nothing drops) the culprit is the edge port sending most
+/// pauses, and the sentence and the Episodes list name it and the nodes behind it, whether the
+/// storm also runs on the internal ports or only on edge ports.
+#[test]
+fn without_drops_the_sentence_and_the_list_name_the_culprit_and_its_nodes() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    for (case, ii_storm, culprit) in [
+        ("ii and edge", 25_000.0, "Ethernet1/2/1"),
+        ("edge only", 2.0, "Ethernet1/1/1"),
+    ] {
+        let mut d = Episodes::default();
+        let mut t = 0;
+        for _ in 0..30 {
+            t += 1000;
+            d.update(&lossless_obs(t, 0.156, 2.0, &[]), &rules, &links);
+        }
+        let storm = [(culprit, 9_000.0), ("Ethernet1/1/2", 4_000.0)];
+        for _ in 0..6 {
+            t += 1000;
+            d.update(&lossless_obs(t, 0.30, ii_storm, &storm), &rules, &links);
+        }
+        let ep = d.open.as_ref().expect("an episode");
+        assert!(ep.parts(Layer::Drops).next().is_none(), "{case}: no drops");
+        // The rule: the edge port sending the most pauses, and the nodes the map puts behind it.
+        let most = ep
+            .parts(Layer::Pfc)
+            .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())
+            .max_by(|a, b| a.tx_peak.total_cmp(&b.tx_peak))
+            .map(|p| port_of(&p.key).to_string());
+        assert_eq!(ep.culprit.as_ref().map(|c| c.1.clone()), most, "{case}");
+        let nodes = links.behind_names("NX_AI_Leaf1", culprit);
+        assert!(!nodes.is_empty());
+        assert_eq!(ep.culprit_nodes, nodes, "{case}");
+        let line = text::line(ep, &links, t);
+        let row = text::row(ep, &links, t);
+        for said in [&line, &row] {
+            let want = format!("{culprit} → {}", nodes.join(","));
+            assert!(said.contains(&want), "{case}: {want:?} not in {said}");
+        }
+    }
+}
+
+/// With no switch read (none configured, or it never answers), the switch layer is unseen, not
+/// calm: no DCQCN verdict (that PFC did not storm is not known), "switch not read" said, and the
+/// hosts' own evidence still points at a place: the node paused most and its port in the map.
+#[test]
+fn a_switch_not_read_is_said_unseen_and_the_hosts_point_at_a_place() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let hosts = |at: Ts, pause6: f64, ecn: f64| Obs {
+        at,
+        step_s: Some(0.156),
+        ecn: Some(ecn),
+        pause: vec![
+            ("ubunturdma5".into(), pause6 / 3.0),
+            ("ubunturdma6".into(), pause6),
+            ("ubunturdma2".into(), 0.001),
+        ],
+        ..Default::default()
+    };
+    let mut d = Episodes::default();
+    let mut t = 0;
+    for _ in 0..30 {
+        t += 1000;
+        d.update(&hosts(t, 0.002, 5.0), &rules, &links);
+    }
+    for _ in 0..6 {
+        t += 1000;
+        d.update(&hosts(t, 0.12, 900.0), &rules, &links);
+    }
+    let ep = d.open.as_ref().expect("an episode from the hosts alone");
+    assert!(!ep.switch_read);
+    assert_eq!(ep.dcqcn, Dcqcn::Unseen, "no verdict without PFC read");
+    let port = links.ports_of("ubunturdma6")[0].to_string();
+    assert_eq!(ep.culprit.as_ref().map(|c| &c.1), Some(&port));
+    assert_eq!(
+        ep.culprit_nodes,
+        links.behind_names("NX_AI_Leaf1", &port),
+        "the nodes on the paused node's port"
+    );
+    for said in [text::line(ep, &links, t), text::row(ep, &links, t)] {
+        for calm in ["DCQCN absorbing", "did not storm", "DCQCN"] {
+            assert!(!said.contains(calm), "{calm:?} in {said}");
+        }
+        assert!(said.contains("switch not read"), "{said}");
+        assert!(said.contains(&format!("ubunturdma6 on {port}")), "{said}");
+    }
+    // The same fabric with its switch read and quiet: a verdict is given.
+    let mut d = Episodes::default();
+    let mut t = 0;
+    let read = |o: Obs<'static>| Obs {
+        pfc: lossless_obs(o.at, 0.156, 2.0, &[]).pfc,
+        ..o
+    };
+    for _ in 0..30 {
+        t += 1000;
+        d.update(&read(hosts(t, 0.002, 5.0)), &rules, &links);
+    }
+    for _ in 0..6 {
+        t += 1000;
+        d.update(&read(hosts(t, 0.12, 900.0)), &rules, &links);
+    }
+    let ep = d.open.as_ref().expect("an episode");
+    assert!(ep.switch_read);
+    assert_eq!(ep.dcqcn, Dcqcn::Absorbing);
+    assert!(!text::line(ep, &links, t).contains("switch not read"));
+}
+
+/// The sentence in at most `max` lines of `width` columns: no line wider, every word of what is
+/// shown whole (each is a word of the full sentence), the place and the status always kept, and
+/// when all of it fits in the lines, all of it shown.
+#[test]
+fn the_sentence_takes_its_lines_and_leaves_out_pieces_never_cuts_a_word() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let mut d = Episodes::default();
+    let mut t = 0;
+    for _ in 0..30 {
+        t += 1000;
+        d.update(&obs(t, 0.156, 2.0, 0.0), &rules, &links);
+    }
+    for _ in 0..6 {
+        t += 1000;
+        let mut o = obs(t, 0.36, 25_000.0, 40.0);
+        o.ecn = Some(600.0);
+        o.pause = vec![("ubunturdma6".into(), 0.11)];
+        o.rtt_p99 = vec![("ubunturdma2 rdma".into(), 9e-3)];
+        d.update(&o, &rules, &links);
+    }
+    let ep = d.open.as_ref().expect("open");
+    let ranked = text::ranked(ep, &links);
+    let full = text::line(ep, &links, t);
+    let words: std::collections::HashSet<&str> = full.split_whitespace().collect();
+    for (width, max) in [(200, 3), (120, 3), (80, 3), (60, 3), (40, 2), (120, 1)] {
+        let lines = text::lines(ep, &ranked, t, width, max);
+        assert!(lines.len() <= max, "{width}x{max}: {lines:#?}");
+        let mut shown = String::new();
+        for l in &lines {
+            assert!(l.chars().count() <= width, "{width}: {l:?} too wide");
+            shown.push_str(l);
+            shown.push(' ');
+        }
+        for w in shown.split_whitespace().filter(|w| *w != "·" && *w != "…") {
+            assert!(
+                words.contains(w),
+                "{width}x{max}: {w:?} is no word of {full}"
+            );
+        }
+        // Cut short (`…`) only where even the place and the status need more lines.
+        let cut = shown.contains('…');
+        assert_eq!(cut, width == 40, "{width}x{max}: {lines:#?}");
+        for kept in ["MMU drops Ethernet1/1/2", "ongoing"]
+            .iter()
+            .take(if cut { 1 } else { 2 })
+        {
+            assert!(
+                shown
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .contains(kept),
+                "{width}x{max}: {kept:?} left out: {lines:#?}"
+            );
+        }
+        // A break between pieces takes the place of their ` · `.
+        let words_of = |t: &str| -> Vec<String> {
+            t.split_whitespace()
+                .filter(|w| *w != "·")
+                .map(str::to_string)
+                .collect()
+        };
+        let (joined, all) = (words_of(&shown), words_of(&full));
+        if width * (max - 1) >= full.chars().count() {
+            assert_eq!(joined, all, "{width}x{max}: room for all of it");
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! An episode in words: the Overview's one line, the Episodes list's rows and the chain, the same
 //! text in the incident bundle and `snapshot --format json`.
 
-use super::{Dcqcn, Episode, Layer, Part, port_of, switch_of};
+use super::{CulpritBy, Dcqcn, Episode, Layer, Part, port_of, switch_of};
 use crate::app::pairing::Links;
 use crate::app::ports::compress;
 use crate::metrics::Ts;
@@ -153,6 +153,8 @@ fn ecn(ep: &Episode) -> Option<String> {
         Dcqcn::NotAbsorbing => "DCQCN not absorbing",
         Dcqcn::Partly => "DCQCN absorbing part",
         Dcqcn::Quiet => return None,
+        // Without PFC read there is no verdict: ECN is told as it is, or not at all.
+        Dcqcn::Unseen => return peak.map(|v| format!("ECN {}/s", si(v))),
     };
     Some(match peak {
         Some(v) => format!("ECN {}/s: {verdict}", si(v)),
@@ -160,12 +162,42 @@ fn ecn(ep: &Episode) -> Option<String> {
     })
 }
 
+/// `culprit Ethernet1/1/3 → ubunturdma3`: the culprit where the drops piece did not name it
+/// (lossless: PFC held and nothing dropped; the edge port sending most pauses).
+fn culprit(ep: &Episode, links: &Links) -> Option<String> {
+    let (sw, port) = ep.culprit.as_ref()?;
+    match ep.culprit_by? {
+        CulpritBy::Drops if ep.parts(Layer::Drops).any(|p| port_of(&p.key) == port) => None,
+        // The pause piece tells it, with the port.
+        CulpritBy::HostPause => None,
+        _ => {
+            let nodes = links.behind(sw, port);
+            Some(if nodes.is_empty() {
+                format!("culprit {port}")
+            } else {
+                format!("culprit {port} → {}", nodes.join(","))
+            })
+        }
+    }
+}
+
+/// A layer rocetop could not see, said so (never told as calm).
+fn unseen(ep: &Episode) -> Option<String> {
+    (!ep.switch_read).then(|| "switch not read".to_string())
+}
+
+/// `host pause 12% ubunturdma6`; with no switch read, the port the map puts it on too
+/// (`host pause 12% ubunturdma6 on Ethernet1/1/2`).
 fn pause(ep: &Episode) -> Option<String> {
     let worst = ep
         .parts(Layer::HostPause)
         .max_by(|a, b| a.peak.total_cmp(&b.peak))?;
     let node = worst.key.trim_start_matches("pause ");
-    Some(format!("host pause {:.0}% {node}", worst.peak * 100.0))
+    let on = match (&ep.culprit, ep.culprit_by) {
+        (Some((_, port)), Some(CulpritBy::HostPause)) => format!(" on {port}"),
+        _ => String::new(),
+    };
+    Some(format!("host pause {:.0}% {node}{on}", worst.peak * 100.0))
 }
 
 fn rtt(ep: &Episode) -> Option<String> {
@@ -179,21 +211,153 @@ fn rtt(ep: &Episode) -> Option<String> {
     ))
 }
 
+/// How much a piece of the sentence matters when the screen is too narrow for all of it: the
+/// least (last here) goes first, the place to look (drops, culprit) last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Weight {
+    /// Where to look: the dropping port, the culprit and the nodes behind it.
+    Place,
+    /// Whether it is still going on, and for how long.
+    Status,
+    /// A layer rocetop could not read (never to be read as calm by its absence).
+    Unseen,
+    Storm,
+    Symptom,
+    Ecn,
+    Pause,
+    Rtt,
+}
+
+/// The pieces of the story, symptom first, then the chain, each with its [`Weight`].
+pub fn ranked(ep: &Episode, links: &Links) -> Vec<(Weight, String)> {
+    let mut v = Vec::new();
+    let mut put = |w, p: Option<String>| v.extend(p.map(|p| (w, p)));
+    put(Weight::Symptom, training(ep));
+    put(Weight::Storm, pfc(ep));
+    for d in drops(ep, links) {
+        put(Weight::Place, Some(d));
+    }
+    put(Weight::Place, culprit(ep, links));
+    put(Weight::Unseen, unseen(ep));
+    put(Weight::Ecn, ecn(ep));
+    put(Weight::Pause, pause(ep));
+    put(Weight::Rtt, rtt(ep));
+    v
+}
+
 /// The pieces of the story, symptom first, then the chain.
 pub fn pieces(ep: &Episode, links: &Links) -> Vec<String> {
-    let mut v = Vec::new();
-    v.extend(training(ep));
-    v.extend(pfc(ep));
-    v.extend(drops(ep, links));
-    v.extend(ecn(ep));
-    v.extend(pause(ep));
-    v.extend(rtt(ep));
-    v
+    ranked(ep, links).into_iter().map(|(_, p)| p).collect()
 }
 
 /// The Overview's line: `05:32:24 Episode: step 160→364 ms (+128%) · PFC storm ... · ...`.
 pub fn line(ep: &Episode, links: &Links, now: Ts) -> String {
     line_of(ep, &story(ep, links), now)
+}
+
+/// Where the lines after the first of [`lines`] start: under the sentence, past the time.
+pub const INDENT: &str = "         ";
+
+/// The sentence ([`line`]) in at most `max` lines of `width` columns: broken between pieces,
+/// a piece longer than a line between its words, never inside a word. When it needs more, the
+/// least important pieces ([`Weight`]) are left out until it fits; if even the place and the
+/// status do not, the last line ends at a word with `…`.
+pub fn lines(
+    ep: &Episode,
+    ranked: &[(Weight, String)],
+    now: Ts,
+    width: usize,
+    max: usize,
+) -> Vec<String> {
+    let head = format!("{} Episode: ", clock(ep.start));
+    let status = status(ep, now);
+    let mut keep: Vec<&(Weight, String)> = ranked.iter().collect();
+    loop {
+        let mut pieces: Vec<&str> = keep.iter().map(|(_, p)| p.as_str()).collect();
+        pieces.push(&status);
+        let out = lay_out(&head, &pieces, width.max(1));
+        if out.len() <= max.max(1) {
+            return out;
+        }
+        // The least important piece goes (the last of them on a tie), if any may.
+        let least = (keep.iter().enumerate())
+            .filter(|(_, (w, _))| *w > Weight::Status)
+            .max_by_key(|(i, (w, _))| (*w, *i))
+            .map(|(i, _)| i);
+        match least {
+            Some(i) => {
+                keep.remove(i);
+            }
+            None => return ellipsis(out, max.max(1), width.max(1)),
+        }
+    }
+}
+
+/// `pieces` after `head`, joined by ` · `, in lines of `width` columns: a piece goes whole on
+/// the line it starts on or the next, and only one longer than a line is broken (between words).
+fn lay_out(head: &str, pieces: &[&str], width: usize) -> Vec<String> {
+    let len = |s: &str| s.chars().count();
+    let mut out = Vec::new();
+    let mut cur = head.to_string();
+    // Nothing yet after the head or the indent.
+    let mut empty = true;
+    let next_line = |out: &mut Vec<String>, cur: &mut String| {
+        out.push(
+            std::mem::replace(cur, INDENT.to_string())
+                .trim_end()
+                .to_string(),
+        );
+    };
+    for piece in pieces {
+        let sep = if empty { "" } else { " · " };
+        if len(&cur) + len(sep) + len(piece) <= width {
+            cur.push_str(sep);
+            cur.push_str(piece);
+            empty = false;
+            continue;
+        }
+        if !empty && len(INDENT) + len(piece) <= width {
+            next_line(&mut out, &mut cur);
+            cur.push_str(piece);
+            continue;
+        }
+        for (i, word) in piece.split(' ').enumerate() {
+            let sep = match (empty, i) {
+                (true, _) => "",
+                (false, 0) => " · ",
+                (false, _) => " ",
+            };
+            if !empty && len(&cur) + len(sep) + len(word) > width {
+                next_line(&mut out, &mut cur);
+                empty = true;
+            }
+            if !empty {
+                cur.push_str(sep);
+            }
+            cur.push_str(word);
+            empty = false;
+        }
+    }
+    out.push(cur.trim_end().to_string());
+    out
+}
+
+/// The first `max` of `lines`, the last ending with `…` after its last word that leaves room.
+fn ellipsis(mut lines: Vec<String>, max: usize, width: usize) -> Vec<String> {
+    if lines.len() <= max {
+        return lines;
+    }
+    lines.truncate(max);
+    if let Some(last) = lines.last_mut() {
+        while last.chars().count() + 2 > width {
+            match last.rfind(' ') {
+                Some(i) if i > 0 => last.truncate(i),
+                _ => break,
+            }
+        }
+        last.push_str(" …");
+    }
+    lines
 }
 
 /// The story part of [`line`]: the pieces joined, all but the status (which moves with `now`).
@@ -208,6 +372,9 @@ pub struct StoryKey {
     chain: Vec<Part>,
     pfc_total_peak: f64,
     dcqcn: Dcqcn,
+    switch_read: bool,
+    culprit: Option<(String, String)>,
+    culprit_by: Option<CulpritBy>,
 }
 
 impl StoryKey {
@@ -216,23 +383,35 @@ impl StoryKey {
             chain: ep.chain.clone(),
             pfc_total_peak: ep.pfc_total_peak,
             dcqcn: ep.dcqcn,
+            switch_read: ep.switch_read,
+            culprit: ep.culprit.clone(),
+            culprit_by: ep.culprit_by,
         }
     }
 
     /// Whether `ep` tells what this was made from.
     pub fn is(&self, ep: &Episode) -> bool {
-        self.chain == ep.chain && self.pfc_total_peak == ep.pfc_total_peak && self.dcqcn == ep.dcqcn
+        self.chain == ep.chain
+            && self.pfc_total_peak == ep.pfc_total_peak
+            && self.dcqcn == ep.dcqcn
+            && self.switch_read == ep.switch_read
+            && self.culprit == ep.culprit
+            && self.culprit_by == ep.culprit_by
     }
 }
 
 /// [`line`] from the episode's [`story`] made before (the Overview keeps it while the episode
 /// and the pairing stay the same: telling the story was ~0.19 M instructions a frame at N=8).
 pub fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
-    let status = match ep.end {
+    format!("{} Episode: {story} · {}", clock(ep.start), status(ep, now))
+}
+
+/// `ongoing 12 s`, `lasted 15 s, ended 3 s ago`.
+pub fn status(ep: &Episode, now: Ts) -> String {
+    match ep.end {
         None => format!("ongoing {}", secs(now - ep.start)),
         Some(e) => format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e)),
-    };
-    format!("{} Episode: {story} · {status}", clock(ep.start))
+    }
 }
 
 /// A row of the Episodes list: start, duration, cost, the story.
@@ -392,8 +571,10 @@ mod tests {
             pfc_total_peak: 0.0,
             lost_s: 0.0,
             dcqcn: Dcqcn::Quiet,
+            switch_read: true,
             culprit: None,
             culprit_nodes: Vec::new(),
+            culprit_by: None,
         }
     }
 

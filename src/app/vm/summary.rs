@@ -7,11 +7,13 @@
 //! Training ubunturdma1:~/training.log  iteration 1234  loss 2.3127  step 156ms  all-reduce 45ms
 //! ```
 
+use crate::app::episodes::PfcPick;
 use crate::metrics::names::*;
 use crate::metrics::query;
 use crate::metrics::store::{SeriesId, WindowsCache};
 use crate::metrics::{Store, Ts};
 use crate::parse::switch::{PortClass, port_class};
+use std::collections::BTreeMap;
 
 /// One switch's line.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,15 +54,24 @@ impl SwitchIds {
         let lbl = [("switch", sw)];
         let ids = |n: &str| st.select(n, &lbl).map(|(id, _)| id).collect::<Vec<_>>();
         let (mut pfc_edge, mut pfc_ii) = (Vec::new(), Vec::new());
-        for (id, s) in [SW_PFC_RX, SW_PFC_TX]
-            .iter()
-            .flat_map(|n| st.select(n, &lbl))
-        {
-            let internal = s
-                .key
-                .label("port")
-                .is_some_and(|p| port_class(p) == PortClass::Internal);
-            if internal { &mut pfc_ii } else { &mut pfc_edge }.push(id);
+        // Each port's series of its best pick only (`PfcPick`: a port's pauses counted once).
+        for n in [SW_PFC_RX, SW_PFC_TX] {
+            let mut by_port: BTreeMap<&str, (PfcPick, Vec<SeriesId>)> = BTreeMap::new();
+            for (id, s) in st.select(n, &lbl) {
+                let port = s.key.label("port").unwrap_or("");
+                let pick = PfcPick::of(s.key.label("priority").unwrap_or(""));
+                let e = by_port.entry(port).or_insert((pick, Vec::new()));
+                if pick < e.0 {
+                    *e = (pick, Vec::new());
+                }
+                if pick == e.0 {
+                    e.1.push(id);
+                }
+            }
+            for (port, (_, ids)) in by_port {
+                let internal = port_class(port) == PortClass::Internal;
+                if internal { &mut pfc_ii } else { &mut pfc_edge }.extend(ids);
+            }
         }
         SwitchIds {
             drops: [ids(SW_QUEUE_DROPPED), ids(SW_INGRESS_DROPPED)],

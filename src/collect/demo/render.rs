@@ -231,3 +231,41 @@ pub fn ethtool(n: &NodeSim, netdev: &str) -> Option<String> {
     }
     Some(out)
 }
+
+/// SONiC `show pfc counters`: every port, received then sent, per priority (the RoCE class 3
+/// carries the pauses; SONiC has no port total).
+pub fn sonic_pfc(sw: &SwitchSim) -> String {
+    let mut out = String::new();
+    for (dir, tx) in [("Rx", false), ("Tx", true)] {
+        let _ = writeln!(
+            out,
+            "  Port {dir}    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n\
+---------  ------  ------  ------  ------  ------  ------  ------  ------"
+        );
+        for p in &sw.ports {
+            let _ = write!(out, "{:<10}", p.name);
+            for prio in 0..8 {
+                let count = if tx { p.pfc_tx } else { p.pfc_rx };
+                let v = if prio == 3 { count } else { 0 };
+                let _ = write!(out, " {v:>7}");
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Arista EOS `show priority-flow-control counters | json`: every port's totals (EOS does not
+/// count per class here).
+pub fn eos_pfc(sw: &SwitchSim) -> String {
+    let ports: serde_json::Map<String, serde_json::Value> = sw
+        .ports
+        .iter()
+        .map(|p| {
+            let v = serde_json::json!({ "rxFrames": p.pfc_rx, "txFrames": p.pfc_tx });
+            (p.name.clone(), v)
+        })
+        .collect();
+    serde_json::json!({ "interfaceCounters": ports }).to_string()
+}
