@@ -222,9 +222,7 @@ pub fn write_bundle_at(
         .max()
         .unwrap_or(at);
     let name = bundle_name(at);
-    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(err)?;
+    let tmp = private_dir(dir, &format!(".{name}.{}", std::process::id())).map_err(err)?;
     let pretty = |v: &J| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
     let mut log = recent_log_lines.join("\n");
     if !log.is_empty() {
@@ -261,7 +259,12 @@ pub fn write_bundle_at(
         ("README.txt", readme),
     ];
     for (f, text) in &files {
-        std::fs::write(tmp.join(f), text).map_err(err)?;
+        let written = crate::record::writer::create_new(&tmp.join(f))
+            .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(err(e));
+        }
     }
     // Two bundles in the same second: the second gets a suffix.
     for n in 1..1000 {
@@ -270,7 +273,8 @@ pub fn write_bundle_at(
         } else {
             dir.join(format!("{name}-{n}"))
         };
-        if target.exists() {
+        // Anything of that name, a link to nowhere included, is passed over.
+        if target.symlink_metadata().is_ok() {
             continue;
         }
         return match std::fs::rename(&tmp, &target) {
@@ -286,6 +290,29 @@ pub fn write_bundle_at(
         std::io::ErrorKind::AlreadyExists,
         format!("{name}: too many bundles in this second"),
     )))
+}
+
+/// A new directory `dir/<stem>.<n>.partial` (the first `n` free) that only its owner can enter:
+/// a bundle holds log lines and the inventory. Never one that exists (a name planted there, a
+/// link included, is passed over, not removed or followed).
+fn private_dir(dir: &Path, stem: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    for n in 0..100 {
+        let p = dir.join(format!("{stem}.{n}.partial"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => {
+                // The umask may have taken bits the owner needs.
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))?;
+                return Ok(p);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{stem}: 100 partial bundles are in the way"),
+    ))
 }
 
 #[cfg(test)]
@@ -480,5 +507,44 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// A bundle is its owner's alone (0700, files 0600, whatever the umask lets through), and a
+    /// name planted where it goes (a link to another directory, or to nowhere) is passed over,
+    /// never written through.
+    #[test]
+    fn a_bundle_is_private_and_never_written_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let at = 1_709_176_325_000;
+        let name = bundle_name(at);
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(&name)).expect("link");
+        std::os::unix::fs::symlink(
+            dir.path().join("nowhere"),
+            dir.path().join(format!("{name}-2")),
+        )
+        .expect("link");
+        let pid = std::process::id();
+        std::os::unix::fs::symlink(
+            elsewhere.path(),
+            dir.path().join(format!(".{name}.{pid}.0.partial")),
+        )
+        .expect("link");
+        let cfg = Config::reference();
+        let p = write_bundle_at(dir.path(), &cfg, &store(), &[], &[], &J::Array(vec![]), at)
+            .expect("written");
+        assert_eq!(p, dir.path().join(format!("{name}-3")));
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&p), 0o700);
+        for f in FILES {
+            assert_eq!(mode(&p.join(f)), 0o600, "{f}");
+        }
+        assert_eq!(
+            std::fs::read_dir(elsewhere.path()).expect("ls").count(),
+            0,
+            "nothing written through a link"
+        );
+        assert!(!dir.path().join("nowhere").exists());
     }
 }

@@ -56,6 +56,14 @@ pub struct Ssh {
     pub ssh_config: PathBuf,
     pub keepalive: Duration,
     pub max_concurrent_connects: usize,
+    /// Names a fleet's labels may focus besides the `[[node]]`s (`ssh.focus_hosts`): host
+    /// patterns whose `*` and `?` stand for letters, digits, `-` and `_` only, never a dot, so
+    /// `gpu*` is `gpu17` and never `gpu17.attacker.example`. Empty: only `[[node]]`s.
+    pub focus_hosts: Vec<String>,
+    /// The host-key policy of a focus on a `focus_hosts` name (`ssh.focus_host_key_policy`):
+    /// strict unless the config says otherwise, whatever `host_key_policy` is, since the name
+    /// came from a label and not from the config.
+    pub focus_host_key_policy: HostKeyPolicy,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

@@ -487,10 +487,17 @@ fn act(
                     crate::bundle::bundle_name(now_ms()).trim_start_matches("rocetop-incident-")
                 );
                 let path = std::path::PathBuf::from(name);
-                match crate::record::Writer::create(&path, &app.cfg, sources.iter().map(|s| &**s)) {
+                // A new file, another name where one exists (never through a planted link).
+                let w = crate::record::Writer::create_unique(
+                    &path,
+                    &app.cfg,
+                    sources.iter().map(|s| &**s),
+                );
+                match w {
                     Ok(w) => {
-                        app.say(format!("recording to {} (r stops)", path.display()));
-                        app.recording = Some(path.display().to_string());
+                        let path = w.path().display().to_string();
+                        app.say(format!("recording to {path} (r stops)"));
+                        app.recording = Some(path);
                         *recorder = Some(w);
                     }
                     Err(e) => app.say(format!("cannot record to {}: {e}", path.display())),

@@ -10,6 +10,7 @@ use crate::output::prom;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use http::{Request, Response};
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,9 @@ use tokio::task::JoinSet;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
 /// Open connections; one more is answered 503 and closed (a scrape opens one or two).
 const MAX_CONNECTIONS: usize = 512;
+/// Open connections from one address; one more is answered 503 and closed. A Prometheus keeps one
+/// or two, so one client cannot take every slot from the others.
+pub const MAX_PER_PEER: usize = 32;
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// `ADDR:PORT`, `[v6]:PORT`, `localhost:PORT`, or a bare port (loopback).
@@ -93,13 +97,15 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     // Accepting never waits for a slot: a slow client holds its own connection (for at most
-    // http::REQUEST_TIMEOUT per request), never the next scrape's place in the accept queue.
+    // http::REQUEST_TIMEOUT per request, and its first within that of the accept), never the next
+    // scrape's place in the accept queue; and one address holds at most MAX_PER_PEER of them.
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let peers = Peers::default();
     let mut conns = JoinSet::new();
     let mut backoff = std::time::Duration::from_millis(10);
     tokio::pin!(shutdown);
     loop {
-        let (sock, _) = tokio::select! {
+        let (sock, peer) = tokio::select! {
             a = listener.accept() => match a {
                 Ok(a) => a,
                 // Out of file descriptors and the like: keep serving the connections we have,
@@ -114,14 +120,24 @@ pub async fn serve(
         };
         backoff = std::time::Duration::from_millis(10);
         let _ = sock.set_nodelay(true);
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            // Every slot taken: say so at once and close, rather than queue behind slow clients.
-            conns.spawn(async move {
-                let busy = http::Response::text(503, "too many connections\n");
-                let w = http::write_busy(sock, &busy);
-                let _ = tokio::time::timeout(http::WRITE_TIMEOUT, w).await;
+        let slot = peers
+            .take(peer.ip())
+            .ok_or("too many connections from your address\n")
+            .and_then(|p| {
+                let all = permits.clone().try_acquire_owned();
+                all.map(|a| (a, p)).map_err(|_| "too many connections\n")
             });
-            continue;
+        let permit = match slot {
+            Ok(p) => p,
+            Err(why) => {
+                // No slot: say so at once and close, rather than queue behind slow clients.
+                conns.spawn(async move {
+                    let busy = http::Response::text(503, why);
+                    let w = http::write_busy(sock, &busy);
+                    let _ = tokio::time::timeout(http::WRITE_TIMEOUT, w).await;
+                });
+                continue;
+            }
         };
         let store = store.clone();
         conns.spawn(async move {
@@ -129,6 +145,37 @@ pub async fn serve(
             drop(permit);
         });
         while conns.try_join_next().is_some() {}
+    }
+}
+
+/// Connections open per client address.
+#[derive(Clone, Default)]
+struct Peers(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+impl Peers {
+    /// One more connection from `ip`, held until the guard drops; `None` past [`MAX_PER_PEER`].
+    fn take(&self, ip: IpAddr) -> Option<PeerSlot> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= MAX_PER_PEER {
+            return None;
+        }
+        *n += 1;
+        Some(PeerSlot(self.clone(), ip))
+    }
+}
+
+struct PeerSlot(Peers, IpAddr);
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut m = (self.0).0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.1);
+            }
+        }
     }
 }
 

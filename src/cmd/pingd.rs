@@ -36,11 +36,15 @@ pub fn rdma_status(opts: &VerbsOptions) -> String {
 /// Sessions open at once; a connection beyond them is closed at once (a cluster's pingers open
 /// one per peer and transport, so hundreds, not thousands).
 pub const MAX_SESSIONS: usize = 1024;
+/// Sessions open at once from one address (a pinger opens one per transport to each peer): one
+/// host keeping idle sessions alive cannot take the others' places.
+pub const MAX_PER_SOURCE: usize = 16;
 /// A TCP session that sends nothing for this long after its hello is closed (pingers probe every
 /// poll interval, seconds apart), so idle connections cannot pile up to the cap.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// The hello must arrive this soon after connecting.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// The hello must arrive this soon after connecting, and an RDMA session's whole handshake
+/// (period and endpoint, `verbs::responder`) this soon after the hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Accept and answer pings until the future is dropped (which also ends every TCP session).
 /// An accept error (out of file descriptors under a connection flood) is waited out with a
@@ -48,6 +52,7 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> {
     let mut sessions = JoinSet::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_SESSIONS));
+    let sources = Sources::default();
     let mut backoff = Duration::from_millis(10);
     let mut refused = 0u64;
     loop {
@@ -64,12 +69,20 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
         };
         backoff = Duration::from_millis(10);
         while sessions.try_join_next().is_some() {}
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let slot = match sources.take(peer.ip()) {
+            None => Err(format!("{MAX_PER_SOURCE} sessions open from {}", peer.ip())),
+            Some(mine) => match slots.clone().try_acquire_owned() {
+                Ok(all) => Ok((all, mine)),
+                Err(_) => Err(format!("{MAX_SESSIONS} sessions open")),
+            },
+        };
+        let Ok(slot) = slot.inspect_err(|why| {
             // Closed unanswered; said once per 1000 so a flood does not flood stderr too.
             if refused % 1000 == 0 {
-                crate::safe_eprintln!("pingd: {peer}: refused, {MAX_SESSIONS} sessions open");
+                crate::safe_eprintln!("pingd: {peer}: refused, {why}");
             }
             refused += 1;
+        }) else {
             continue;
         };
         let opts = opts.clone();
@@ -80,6 +93,37 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
             }
             drop(slot);
         });
+    }
+}
+
+/// Sessions open per source address.
+#[derive(Clone, Default)]
+struct Sources(Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>);
+
+impl Sources {
+    /// One more session from `ip`, held until the guard drops; `None` past [`MAX_PER_SOURCE`].
+    fn take(&self, ip: std::net::IpAddr) -> Option<SourceSlot> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= MAX_PER_SOURCE {
+            return None;
+        }
+        *n += 1;
+        Some(SourceSlot(self.clone(), ip))
+    }
+}
+
+struct SourceSlot(Sources, std::net::IpAddr);
+
+impl Drop for SourceSlot {
+    fn drop(&mut self) {
+        let mut m = (self.0).0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.1);
+            }
+        }
     }
 }
 

@@ -5,8 +5,15 @@
 //! samples; an output whose changed lines are only counter values takes its last parse with the
 //! new values set in instead (delta.rs: exact, for the parsers that say which line each sample
 //! came from). A stream that ends, breaks its framing or sends no frame within `timeout` of its tick
-//! makes the source down for that poll; the next try reconnects through the transport (with its
-//! backoff).
+//! makes the source down for that poll; the next try reconnects through the transport, after a
+//! pause that doubles with each stream in a row that broke young ([`Backoff`]): each new stream
+//! costs the node a full first dump.
+//!
+//! Memory: a stream holds no more than an exec answer may (`poll.max_answer_bytes`, the
+//! transport's cap): a line, a frame's changed text and the dump it builds are each refused past
+//! it (frame.rs), so a node cannot grow rocetop by what it sends. The allocator's failure itself
+//! is not caught (Rust aborts the process on it, without unwinding, and no guard runs); the caps
+//! are what keep a hostile node from ever asking for that much.
 
 mod delta;
 pub mod frame;
@@ -20,11 +27,12 @@ use crate::metrics::now_ms;
 use frame::Reassembler;
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 use ticks::Ticks;
 use tokio::sync::mpsc;
 
-/// A line longer than this is not a sysfs or ethtool line: the stream is refused (memory bound).
-const MAX_LINE: usize = 1 << 20;
+/// The longest pause between a broken stream and the next.
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// How one stream ended.
 enum Ended {
@@ -40,14 +48,20 @@ enum Ended {
 /// the channel opens, later ones every interval from there (`ticks`: above 64 nodes, on slots'
 /// grids spread over the interval).
 pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks, keep: KeepRaw) {
+    let mut backoff = Backoff::of(&src.name, src.interval);
     loop {
         let probes = src.probes_now();
         let reqs: Vec<Request> = probes.iter().map(|p| p.request.clone()).collect();
         let cmds: Vec<String> = reqs.iter().map(Request::shell).collect();
         let nonce = batch::nonce();
         let script = frame::node_script(&batch::join(&cmds, &nonce), &nonce);
+        let started = tokio::time::Instant::now();
+        let mut framed = false;
         let ended = match src.transport.stream_shell(&script).await {
-            Ok(s) => follow(&src, &probes, &reqs, &nonce, s, (&tx, &keep), ticks).await,
+            Ok(s) => {
+                let to = (&tx, &keep);
+                follow(&src, &probes, &reqs, &nonce, s, to, ticks, &mut framed).await
+            }
             Err(e) => Ended::Broken(e.to_string()),
         };
         match ended {
@@ -65,13 +79,48 @@ pub async fn run(src: Arc<Source>, tx: mpsc::Sender<Collected>, ticks: Ticks, ke
                 if tx.send(c).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(src.interval).await;
+                let lived = framed.then(|| started.elapsed());
+                tokio::time::sleep(backoff.after(lived)).await;
             }
         }
     }
 }
 
-/// Parse every frame of one stream into a poll's worth of samples.
+/// The pause before a node's next stream: an interval after a stream that gave frames for a
+/// while, doubling (to [`BACKOFF_MAX`]) with each one in a row that broke before that; scaled by
+/// the node's own 0.8-1.2 factor, so nodes that broke together do not reconnect together. A node
+/// answering garbage, or a line or frame over the cap, had restarted every interval (14-25
+/// first dumps on it in 15-30 s).
+struct Backoff {
+    interval: Duration,
+    failures: u32,
+    jitter: f64,
+}
+
+impl Backoff {
+    fn of(name: &str, interval: Duration) -> Self {
+        Backoff {
+            interval: interval.max(Duration::from_millis(100)),
+            failures: 0,
+            jitter: super::spread::spread(name),
+        }
+    }
+
+    /// After a stream that broke having given frames for `lived` (`None`: none at all).
+    fn after(&mut self, lived: Option<Duration>) -> Duration {
+        if lived.is_some_and(|l| l >= BACKOFF_MAX) {
+            self.failures = 0;
+        }
+        let pause = (self.interval)
+            .saturating_mul(1 << self.failures.min(16))
+            .min(BACKOFF_MAX.max(self.interval));
+        self.failures = self.failures.saturating_add(1);
+        pause.mul_f64(self.jitter)
+    }
+}
+
+/// Parse every frame of one stream into a poll's worth of samples; `framed` is set once one came.
+#[allow(clippy::too_many_arguments)]
 async fn follow(
     src: &Source,
     probes: &[super::source::Probe],
@@ -80,10 +129,15 @@ async fn follow(
     stream: ShellStream,
     (tx, keep): (&mpsc::Sender<Collected>, &KeepRaw),
     grid: Ticks,
+    framed: &mut bool,
 ) -> Ended {
-    let ShellStream { mut rx, ticks } = stream;
-    let mut lines = Lines::default();
-    let mut reasm = Reassembler::new();
+    let ShellStream {
+        mut rx,
+        ticks,
+        max_bytes,
+    } = stream;
+    let mut lines = Lines::new(max_bytes);
+    let mut reasm = Reassembler::with_cap(max_bytes);
     let mut delta = delta::Delta::default();
     // The first frame also waits for the channel to open.
     let mut wait = src.timeout * 2;
@@ -108,6 +162,7 @@ async fn follow(
                 ));
             }
         }
+        *framed = true;
         // Samples keep the collector's receive time, as an exec poll does.
         let at = now_ms();
         // Outputs whose changed lines are only counter values are not parsed again.
@@ -155,14 +210,23 @@ async fn next_dump(
     }
 }
 
-/// Bytes in, lines out (decoded lossily, as an exec's output is).
-#[derive(Default)]
+/// Bytes in, lines out (decoded lossily, as an exec's output is); a line longer than `max` (an
+/// exec answer's cap: a line exec reads, the stream reads too) is refused.
 struct Lines {
     buf: Vec<u8>,
     at: usize,
+    max: usize,
 }
 
 impl Lines {
+    fn new(max: usize) -> Self {
+        Lines {
+            buf: Vec::new(),
+            at: 0,
+            max,
+        }
+    }
+
     fn feed(&mut self, b: &[u8]) {
         if self.at > 0 {
             self.buf.drain(..self.at);
@@ -191,7 +255,10 @@ impl Lines {
                 self.at += i + 1;
                 Ok(Some(String::from_utf8_lossy(&self.buf[start..start + i])))
             }
-            None if rest.len() > MAX_LINE => Err(format!("stream: a line over {MAX_LINE} bytes")),
+            None if rest.len() > self.max => Err(format!(
+                "stream: a line over {} bytes (poll.max_answer_bytes); refused",
+                self.max
+            )),
             None => Ok(None),
         }
     }
@@ -203,7 +270,7 @@ mod tests {
 
     #[test]
     fn lines_split_across_chunks_and_decode_lossily() {
-        let mut l = Lines::default();
+        let mut l = Lines::new(1 << 20);
         l.feed(b"ab");
         assert_eq!(l.next_line(), Ok(None));
         l.feed(b"c\nd\xff\n\ne");
@@ -213,7 +280,29 @@ mod tests {
         assert_eq!(l.next_line(), Ok(None));
         l.feed(b"\n");
         assert_eq!(l.next_line(), Ok(Some("e".into())));
-        l.feed(&vec![b'x'; MAX_LINE + 1]);
-        assert!(l.next_line().is_err());
+        l.feed(&vec![b'x'; 1 << 20]);
+        assert_eq!(l.next_line(), Ok(None), "a line of the cap is waited for");
+        l.feed(b"x");
+        let e = l.next_line().expect_err("over the cap");
+        assert!(e.contains("poll.max_answer_bytes"), "{e}");
+    }
+
+    #[test]
+    fn broken_streams_back_off_and_a_long_healthy_one_starts_over() {
+        let s = Duration::from_secs;
+        let mut b = Backoff::of("n1", s(1));
+        let j = b.jitter;
+        let unit = move |k: u64| s(k).mul_f64(j);
+        let got: Vec<Duration> = (0..9).map(|_| b.after(None)).collect();
+        let want: Vec<Duration> = [1u64, 2, 4, 8, 16, 32, 60, 60, 60].map(unit).to_vec();
+        assert_eq!(got, want);
+        // Frames for a while: the next break waits an interval again.
+        assert_eq!(b.after(Some(s(59))), unit(60), "young: still backing off");
+        assert_eq!(b.after(Some(s(61))), unit(1));
+        assert_eq!(b.after(Some(s(1))), unit(2));
+        // An interval over the cap is the pause.
+        let mut slow = Backoff::of("n1", s(120));
+        assert_eq!(slow.after(None), s(120).mul_f64(slow.jitter));
+        assert_eq!(slow.after(None), s(120).mul_f64(slow.jitter));
     }
 }

@@ -173,6 +173,9 @@ pub struct ShellStream {
     /// Each `()` sent writes one newline to the command's stdin (the streaming node loop waits
     /// for one before each dump, so the client sets the pace and the node runs no `sleep`).
     pub ticks: mpsc::Sender<()>,
+    /// The most bytes one answer may hold on this transport (`poll.max_answer_bytes`): the
+    /// stream's lines, frames and dumps are bounded by it as an exec's output is.
+    pub max_bytes: usize,
 }
 
 #[async_trait]

@@ -16,6 +16,8 @@ pub struct RawSsh {
     pub ssh_config: Option<String>,
     pub keepalive: Option<String>,
     pub max_concurrent_connects: Option<u32>,
+    pub focus_hosts: Option<Vec<String>>,
+    pub focus_host_key_policy: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

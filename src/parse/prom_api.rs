@@ -399,9 +399,14 @@ fn series(m: &Labels, h: &Header) -> Result<Mine, Mapped> {
     let ours = (Profile::of(name) == Some(Profile::Rocetop))
         .then(|| m.get("node"))
         .flatten();
-    let configured = || {
-        m.get(NODE_LABEL)
-            .or_else(|| m.get(h.node_label.unwrap_or("instance")).map(strip_port))
+    // The label the config names (the collector's header says it); `rocetop_node` only in a
+    // text without that header (recordings from before it, when a `label_replace` filled it):
+    // otherwise any exporter could name its series' node, and so a host to focus, by that label.
+    let configured = || match h.node_label {
+        Some(l) => m.get(l).map(strip_port),
+        None => m
+            .get(NODE_LABEL)
+            .or_else(|| m.get("instance").map(strip_port)),
     };
     let Some(node) = ours
         .or_else(configured)

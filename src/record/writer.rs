@@ -65,10 +65,72 @@ fn line(rec: &Record) -> Result<Vec<u8>, RecordError> {
     Ok(json)
 }
 
+/// A new file for a recording, readable by its owner only (it holds log lines and the
+/// inventory): never one that exists, and never through a symlink (`O_EXCL` refuses both, a link
+/// planted where the name will be included), so a planted link cannot make a recording overwrite
+/// another file.
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    r.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => std::io::Error::new(
+            e.kind(),
+            "it exists (a recording never replaces a file): remove it or choose another name",
+        ),
+        _ => e,
+    })
+}
+
 impl Writer {
-    /// Create (or truncate) `path` and write the header (its own member): the config without
-    /// secrets and the sources.
+    /// Create `path` (a new file, [`create_new`]) and write the header (its own member): the
+    /// config without secrets and the sources.
     pub fn create<'a>(
+        path: &Path,
+        cfg: &Config,
+        sources: impl IntoIterator<Item = &'a Source>,
+    ) -> Result<Self, RecordError> {
+        let file = create_new(path).map_err(|e| RecordError::io(path, e))?;
+        Self::start(file, path, cfg, sources)
+    }
+
+    /// Create `path`, or where a file of that name exists `stem-2.ext`, `stem-3.ext`, ... (the
+    /// screen's `r`: two recordings in one second, or a name already taken, get another name).
+    pub fn create_unique<'a>(
+        path: &Path,
+        cfg: &Config,
+        sources: impl IntoIterator<Item = &'a Source>,
+    ) -> Result<Self, RecordError> {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
+        let mut last = None;
+        for n in 1..1000 {
+            let p = match (n, &stem) {
+                (1, _) | (_, None) => path.to_path_buf(),
+                (_, Some(stem)) => path.with_file_name(match &ext {
+                    Some(ext) => format!("{stem}-{n}.{ext}"),
+                    None => format!("{stem}-{n}"),
+                }),
+            };
+            match create_new(&p) {
+                Ok(file) => return Self::start(file, &p, cfg, sources),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && stem.is_some() => {
+                    last = Some((p, e));
+                }
+                Err(e) => return Err(RecordError::io(&p, e)),
+            }
+        }
+        let (p, e) =
+            last.unwrap_or_else(|| (path.to_path_buf(), std::io::ErrorKind::AlreadyExists.into()));
+        Err(RecordError::io(&p, e))
+    }
+
+    fn start<'a>(
+        file: File,
         path: &Path,
         cfg: &Config,
         sources: impl IntoIterator<Item = &'a Source>,
@@ -84,7 +146,6 @@ impl Writer {
             config: inventory::redacted_json(cfg),
             sources: infos.clone(),
         };
-        let file = File::create(path).map_err(|e| RecordError::io(path, e))?;
         let mut w = Self {
             member: None,
             idle: Some(Sink { file, bytes: 0 }),
@@ -237,4 +298,52 @@ pub struct Stats {
     pub polls: u64,
     /// Bytes of raw output before compression.
     pub raw_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).expect("meta").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_recording_is_a_new_file_of_its_owner_never_through_a_link() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cfg = Config::reference();
+        let p = dir.path().join("r.rec");
+        let w = Writer::create(&p, &cfg, std::iter::empty()).expect("create");
+        drop(w);
+        assert_eq!(mode(&p), 0o600, "whatever the umask");
+        // An existing name: refused, the file untouched.
+        let before = std::fs::read(&p).expect("read");
+        let e = Writer::create(&p, &cfg, std::iter::empty())
+            .err()
+            .expect("exists");
+        assert!(e.to_string().contains("never replaces"), "{e}");
+        assert_eq!(std::fs::read(&p).expect("read"), before);
+        // A link planted where the recording goes, to a file of the user's (or to nothing).
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep me").expect("w");
+        let link = dir.path().join("l.rec");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        assert!(Writer::create(&link, &cfg, std::iter::empty()).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).expect("r"), "keep me");
+        let dangling = dir.path().join("d.rec");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+        assert!(Writer::create(&dangling, &cfg, std::iter::empty()).is_err());
+        assert!(
+            !dir.path().join("nowhere").exists(),
+            "not created through the link"
+        );
+        // The screen's `r`: another name where one is taken, a link included.
+        let w = Writer::create_unique(&link, &cfg, std::iter::empty()).expect("unique");
+        assert_eq!(w.path(), dir.path().join("l-2.rec"));
+        let w2 = Writer::create_unique(&link, &cfg, std::iter::empty()).expect("unique");
+        assert_eq!(w2.path(), dir.path().join("l-3.rec"));
+        assert_eq!(mode(w2.path()), 0o600);
+        assert_eq!(std::fs::read_to_string(&victim).expect("r"), "keep me");
+    }
 }

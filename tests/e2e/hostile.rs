@@ -3,6 +3,9 @@
 //! output bytes, its exit, or its peak RSS (a generous bound, never a timing). 127.0.0.1 only,
 //! port 0 only.
 
+#[path = "common/sshd.rs"]
+mod sshd;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -502,10 +505,11 @@ fn a_scrape_is_answered_while_200_slow_clients_hang_on() {
         "serving http://",
     );
     let _guard = Kill(child);
-    // 200 clients that send half a request and then nothing.
+    // 200 clients that send half a request and then nothing, from 8 addresses (within what one
+    // address may hold).
     let mut slow = Vec::new();
-    for _ in 0..200 {
-        let mut s = TcpStream::connect(&addr).expect("connect");
+    for i in 0..200 {
+        let mut s = connect_from(&format!("127.0.0.{}", 1 + i % 8), &addr).expect("connect");
         s.write_all(b"GET /metr").expect("w");
         slow.push(s);
     }
@@ -564,9 +568,10 @@ fn pingd_survives_a_connection_flood_and_fd_exhaustion() {
         let _ = err.read_to_end(&mut all);
         String::from_utf8_lossy(&all).into_owned()
     });
+    // From 8 addresses: one address keeps at most 16 sessions, and the others' still take fds.
     let mut flood = Vec::new();
-    for _ in 0..100 {
-        if let Ok(s) = TcpStream::connect(&addr) {
+    for i in 0..100 {
+        if let Ok(s) = connect_from(&format!("127.0.0.{}", 1 + i % 8), &addr) {
             flood.push(s);
         }
     }
@@ -634,4 +639,339 @@ fn a_source_cannot_make_endless_series() {
     // Known series keep updating.
     store.ingest(src, 2000, &p);
     assert_eq!(store.all().count(), MAX_SERIES_PER_SOURCE);
+}
+
+// ---- issue 53: the streaming collector, export and pingd slots, recordings -------------------
+
+/// A node whose sshd runs `script` (POSIX sh) for every command, `$SSH_ORIGINAL_COMMAND` naming
+/// what rocetop asked; its host key trusted in `kh`.
+fn hostile_node(dir: &Path, name: &str, script: &str, kh: &Path) -> sshd::Sshd {
+    let path = dir.join(format!("{name}.sh"));
+    std::fs::write(&path, format!("#!/bin/sh\n{script}")).expect("script");
+    assert!(
+        Command::new("chmod")
+            .arg("755")
+            .arg(&path)
+            .status()
+            .expect("chmod")
+            .success()
+    );
+    let s = sshd::Sshd::with(sshd::Options {
+        force_command: Some(path.display().to_string()),
+        ..Default::default()
+    });
+    s.trust(kh, "ed25519");
+    s
+}
+
+fn node_toml(name: &str, s: &sshd::Sshd) -> String {
+    format!(
+        "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nidentity_file = \"{}\"\n",
+        s.port,
+        sshd::current_user(),
+        s.client_key.display()
+    )
+}
+
+/// Run the binary to its end under `/usr/bin/time`: its output, peak RSS (KiB) and CPU seconds.
+fn run_timed(args: &[&str]) -> (Out, u64, f64) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let stats = dir.path().join("time");
+    let out = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M %U %S")
+        .arg("-o")
+        .arg(&stats)
+        .arg(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn rocetop under /usr/bin/time");
+    let t = std::fs::read_to_string(&stats).expect("time output");
+    let f: Vec<f64> = t
+        .lines()
+        .last()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert_eq!(f.len(), 3, "time said {t:?}");
+    let o = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: out.stdout,
+        stderr: out.stderr,
+        peak_kib: Some(f[0] as u64),
+    };
+    (o, f[0] as u64, f[1] + f[2])
+}
+
+/// The poll records of a recording.
+fn polls_of(rec: &Path) -> Vec<serde_json::Value> {
+    let mut raw = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(rec).expect("open"))
+        .read_to_end(&mut raw)
+        .expect("gunzip");
+    raw.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .filter(|r| r["type"] == "poll")
+        .collect()
+}
+
+/// How many times a node's script started a stream (one line each in `file`).
+fn starts(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |s| s.lines().count())
+}
+
+/// Two streamed nodes over real sshd (a ForceCommand answers the stream): `big` sends a frame
+/// header claiming 4 000 000 lines, a 1 MB first line, then 400 lines keeping all of it
+/// (`1+1048576\t`, a dozen bytes each: 400 MB to rebuild); `junk` answers garbage. rocetop
+/// records both for 14 s under the default config. The frame is refused at the answer cap
+/// (`poll.max_answer_bytes`, 32 MiB), `big` is down with that reason, memory stays bounded
+/// (before: every line kept, the process grew by a megabyte per dozen bytes received, to GBs),
+/// and the broken streams back off instead of restarting every interval (each restart is a full
+/// first dump on the node; `junk` had restarted 14-25 times in 15-30 s). Peak RSS and CPU are
+/// printed.
+#[test]
+fn a_hostile_stream_is_refused_at_the_answer_cap_and_backs_off() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kh = dir.path().join("known_hosts");
+    let guard = "case \"$SSH_ORIGINAL_COMMAND\" in *rocetop-stream*) ;; *) exit 0 ;; esac\n";
+    let big_starts = dir.path().join("big.starts");
+    let big = hostile_node(
+        dir.path(),
+        "big",
+        &format!(
+            "{guard}echo start >> '{}'\nread -r _ || exit 0\n\
+             printf '@@rocetop-stream 0 4000000 4000000\\n'\n\
+             printf '1\\t'; head -c 1048576 /dev/zero | tr '\\0' x; printf '\\n'\n\
+             i=0; while [ $i -lt 400 ]; do printf '1+1048576\\t\\n'; i=$((i+1)); done\n\
+             exec cat >/dev/null\n",
+            big_starts.display()
+        ),
+        &kh,
+    );
+    let junk_starts = dir.path().join("junk.starts");
+    let junk = hostile_node(
+        dir.path(),
+        "junk",
+        &format!(
+            "{guard}echo start >> '{}'\nread -r _ || exit 0\nprintf 'garbage, not a frame\\n'\n\
+             exec cat >/dev/null\n",
+            junk_starts.display()
+        ),
+        &kh,
+    );
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\n[poll]\ninterval = \"1s\"\n{}{}",
+            kh.display(),
+            dir.path().join("no_ssh_config").display(),
+            node_toml("big", &big),
+            node_toml("junk", &junk),
+        ),
+    )
+    .expect("config");
+    let rec = dir.path().join("r.rec");
+    let (o, kib, cpu) = run_timed(&[
+        "record",
+        "--config",
+        &cfg.to_string_lossy(),
+        "--out",
+        &rec.to_string_lossy(),
+        "--duration",
+        "14s",
+    ]);
+    let (nb, nj) = (starts(&big_starts), starts(&junk_starts));
+    eprintln!(
+        "hostile stream, 14 s: peak RSS {:.1} MiB, CPU {cpu:.2} s; streams started: big {nb}, junk {nj}",
+        kib as f64 / 1024.0
+    );
+    assert_eq!(o.code, 0, "{}", o.text());
+    assert!(kib < 200 * 1024, "peak RSS {kib} KiB");
+    let polls = polls_of(&rec);
+    let errors = |name: &str| -> Vec<String> {
+        (polls.iter())
+            .filter(|p| p["name"] == name)
+            .filter_map(|p| p["error"].as_str().map(str::to_string))
+            .collect()
+    };
+    let big_errors = errors("big");
+    assert!(
+        big_errors
+            .iter()
+            .any(|e| e.contains("poll.max_answer_bytes") && e.contains("refused")),
+        "big: {big_errors:?}"
+    );
+    let ok_big = (polls.iter()).any(|p| p["name"] == "big" && p["error"].is_null());
+    assert!(!ok_big, "big never reads ok");
+    assert!(!errors("junk").is_empty(), "junk is down");
+    // Backing off (about 1, 2, 4, 8 s between starts): at most 5 in 14 s, where every interval
+    // (1 s) gave 10 or more.
+    for (name, n) in [("big", nb), ("junk", nj)] {
+        assert!((2..=5).contains(&n), "{name}: {n} streams in 14 s");
+    }
+}
+
+/// `rocetop record --out` where a link was planted (to a file of the user's, or to nowhere):
+/// refused with the reason, nothing written through it; a new recording is its owner's only.
+#[test]
+fn a_recording_never_follows_a_planted_link_and_is_private() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").expect("w");
+    let link = dir.path().join("planted.rec");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let dangling = dir.path().join("dangling.rec");
+    std::os::unix::fs::symlink(dir.path().join("made-through-link"), &dangling).expect("symlink");
+    for out in [&link, &dangling, &victim] {
+        let o = run(
+            &[
+                "record",
+                "--demo",
+                "--out",
+                &out.to_string_lossy(),
+                "--duration",
+                "300ms",
+            ],
+            b"",
+            false,
+        );
+        assert_ne!(o.code, 0, "{}", o.text());
+        assert!(o.text().contains("never replaces"), "{}", o.text());
+        assert_terminal_safe("record error", &o.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&victim).expect("r"), "precious");
+    assert!(!dir.path().join("made-through-link").exists());
+    let fresh = dir.path().join("fresh.rec");
+    // Under a permissive umask too.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 000 && exec '{}' record --demo --duration 1s --out '{}'",
+            bin(),
+            fresh.display()
+        ))
+        .output()
+        .expect("record");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&fresh)
+        .expect("meta")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+/// A TCP connection to `addr` from the loopback address `from` (127.0.0.2: another client).
+fn connect_from(from: &str, addr: &str) -> std::io::Result<TcpStream> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let sock = tokio::net::TcpSocket::new_v4()?;
+        sock.bind(format!("{from}:0").parse().map_err(std::io::Error::other)?)?;
+        let s = sock
+            .connect(addr.parse().map_err(std::io::Error::other)?)
+            .await?;
+        s.into_std().and_then(|s| {
+            s.set_nonblocking(false)?;
+            Ok(s)
+        })
+    })
+}
+
+/// Whether the server closes `s` (EOF or reset) within `within`; false when it stays open.
+fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    s.set_read_timeout(Some(within)).expect("timeout");
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// pingd's sessions are shared fairly: one address keeps at most 16 open (an idle TCP session
+/// renewed every minute had held a slot each, up to all 1024), a connection past that is closed
+/// at once, and another address is still served; a session's hello is due within 5 s.
+#[test]
+fn pingd_keeps_one_source_to_its_share() {
+    use rocetop::collect::ping::proto::{Hello, Mode};
+    let mut child = Command::new(bin())
+        .args(["pingd", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut err = child.stderr.take().expect("stderr");
+    let mut seen = String::new();
+    let mut b = [0u8; 256];
+    let addr = loop {
+        let n = err.read(&mut b).expect("read");
+        assert!(n > 0, "pingd ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&b[..n]));
+        if let Some(rest) = seen.split("pingd listening on ").nth(1)
+            && let Some(end) = rest.find(';')
+        {
+            break rest[..end].to_string();
+        }
+    };
+    let _pingd = Kill(child);
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = err.read_to_end(&mut sink);
+    });
+    let hello = Hello { mode: Mode::Tcp }.encode();
+    let mut held = Vec::new();
+    for _ in 0..16 {
+        let mut s = TcpStream::connect(&addr).expect("connect");
+        s.write_all(&hello).expect("hello");
+        held.push(s);
+    }
+    // Each of the 16 is a working session.
+    for s in &mut held {
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("t");
+        s.write_all(b"ping-0001").expect("w");
+        let mut got = [0u8; 9];
+        s.read_exact(&mut got).expect("echo");
+    }
+    let mut over = TcpStream::connect(&addr).expect("connect");
+    let _ = over.write_all(&hello);
+    assert!(
+        closed_within(&mut over, Duration::from_secs(3)),
+        "a 17th session from one address is closed at once"
+    );
+    let mut other = connect_from("127.0.0.2", &addr).expect("connect from 127.0.0.2");
+    other
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("t");
+    other.write_all(&hello).expect("hello");
+    other.write_all(b"ping-0002").expect("w");
+    let mut got = [0u8; 9];
+    other
+        .read_exact(&mut got)
+        .expect("another address is served");
+    assert_eq!(&got, b"ping-0002");
+    // A connection that never says hello is closed within the handshake's 5 s.
+    let mut mute = connect_from("127.0.0.3", &addr).expect("connect");
+    let t0 = std::time::Instant::now();
+    assert!(closed_within(&mut mute, Duration::from_secs(15)));
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    drop(held);
 }

@@ -319,3 +319,137 @@ async fn focus_a_node_of_a_fleet_store_over_ssh_and_leave() {
     assert!(app.filter.is_empty());
     focus_and_leave(app, &cfg, &s, 777.0).await;
 }
+
+/// Polls of a focus until one satisfies `ok` (a generous deadline; None if none did).
+async fn focus_poll_until(
+    feed: &mut focus::FocusFeed,
+    ok: impl Fn(&Collected) -> bool,
+) -> Option<Collected> {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < deadline {
+        match tokio::time::timeout(Duration::from_secs(5), feed.rx.recv()).await {
+            Ok(Some(c)) if ok(&c) => return Some(c),
+            Ok(Some(_)) | Err(_) => {}
+            Ok(None) => return None,
+        }
+    }
+    None
+}
+
+/// A fleet label names the SSH destination only where the config allows it. The ssh config has
+/// the common pattern block (here `Host 127.0.0.*`: Port, User, IdentityFile, no HostName, so the
+/// name itself is the host) and `host_key_policy = "accept-new"`; a fleet series labels its node
+/// `127.0.0.1`, which no `[[node]]` names. Before: Enter focused it, rocetop saved the host's key
+/// and logged in with the user's key. Now: refused without `ssh.focus_hosts`; allowed by
+/// `focus_hosts`, but an unknown key is refused (focus_host_key_policy is strict by default);
+/// with `focus_host_key_policy = "accept-new"` the key is learnt and the node polled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_label_cannot_choose_the_ssh_destination() {
+    let s = Sshd::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kh = dir.path().join("known_hosts");
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "Host 127.0.0.*\n  Port {}\n  User {}\n  IdentityFile {}\n",
+            s.port,
+            sshd::current_user(),
+            s.client_key.display()
+        ),
+    )
+    .expect("ssh_config");
+    let label = "127.0.0.1";
+    let cfg = |extra: &str| {
+        let t = format!(
+            "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nhost_key_policy = \"accept-new\"\n\
+             connect_timeout = \"5s\"\ncommand_timeout = \"10s\"\n{extra}\
+             [poll]\ninterval = \"10s\"\nmode = \"exec\"\n\
+             [[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:9\"\n",
+            kh.display(),
+            ssh_config.display(),
+        );
+        Config::from_str(&t, "focus.toml", None).expect("config")
+    };
+
+    // No focus_hosts: Enter on the label's row says why and asks for nothing.
+    let plain = cfg("");
+    let mut store = Store::new(600_000, 600);
+    let id = store.add_source("fleet", 15_000);
+    let t = rocetop::metrics::now_ms() - 60_000;
+    let c = Collected {
+        source: id,
+        at: t,
+        parsed: rocetop::metrics::Parsed {
+            samples: vec![rocetop::metrics::Sample {
+                key: rocetop::metrics::SeriesKey::new(
+                    names::rdma_counter("np_cnp_sent"),
+                    &[("node", label), ("device", "mlx5_0"), ("rdma_port", "1")],
+                ),
+                value: rocetop::metrics::Value::Counter(5),
+            }],
+            ..Default::default()
+        },
+        raw: Some(Vec::new()),
+        error: None,
+        history: Default::default(),
+    };
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let mut app = App::new(focus::fleet_config(&plain), store, theme, t);
+    app.update(Event::Collected(c), t);
+    app.reach = Reach::load(&plain);
+    app.update(Event::Resize(120, 40), t);
+    for c in format!("/{label}").chars() {
+        app.update(key(KeyCode::Char(c)), t);
+    }
+    app.update(key(KeyCode::Enter), t);
+    let _ = screen_text(&app);
+    app.update(key(KeyCode::Enter), t);
+    assert!(app.actions.is_empty() && app.focus.is_none());
+    let msg = app.message.clone().map(|(_, m)| m).unwrap_or_default();
+    assert!(
+        msg.contains("cannot focus 127.0.0.1 over SSH") && msg.contains("ssh.focus_hosts"),
+        "{msg}"
+    );
+    let refused = focus::start(&plain, label, &Reach::load(&plain), rocetop::cmd::remote());
+    assert!(refused.is_err());
+
+    // Allowed by a pattern, but the host's key is unknown: refused, nothing learnt.
+    let allowed = cfg("focus_hosts = [\"127.0.0.*\"]\n");
+    let (mut feed, _, _) = focus::start(
+        &allowed,
+        label,
+        &Reach::load(&allowed),
+        rocetop::cmd::remote(),
+    )
+    .expect("allowed");
+    let down = focus_poll_until(&mut feed, |c| {
+        c.error.as_deref().is_some_and(|e| e.contains("host key"))
+    })
+    .await;
+    assert!(
+        down.is_some(),
+        "an unknown key is refused; sshd log:\n{}",
+        s.log()
+    );
+    feed.stop().await;
+    assert_eq!(s.accepted(), 0, "never logged in: {}", s.log());
+    let learnt = std::fs::read_to_string(&kh).unwrap_or_default();
+    assert!(!learnt.contains(&s.host_pub("ed25519")), "{learnt}");
+
+    // The config says so: the key is learnt and the node polled.
+    let trusting = cfg("focus_hosts = [\"127.0.0.*\"]\nfocus_host_key_policy = \"accept-new\"\n");
+    let (mut feed, _, _) = focus::start(
+        &trusting,
+        label,
+        &Reach::load(&trusting),
+        rocetop::cmd::remote(),
+    )
+    .expect("allowed");
+    let up = focus_poll_until(&mut feed, |c| c.error.is_none()).await;
+    feed.stop().await;
+    assert!(up.is_some(), "polled; sshd log:\n{}", s.log());
+    assert!(s.accepted() >= 1);
+    let learnt = std::fs::read_to_string(&kh).unwrap_or_default();
+    assert!(learnt.contains(&s.host_pub("ed25519")), "{learnt}");
+}

@@ -1,7 +1,7 @@
 //! The streaming node collector (`[poll] mode = "stream"`, issue 20 item 1) against a real sshd on
 //! 127.0.0.1 serving fake sysfs trees: it gives exactly what an exec poll gives, follows counter
-//! resets and new devices, survives its loop being killed, carries a 1 MB frame, and a slow reader
-//! holds the node back instead of growing memory.
+//! resets and new devices, survives its loop being killed, carries a 1 MB frame and a 3 MB line,
+//! and a slow reader holds the node back instead of growing memory.
 
 use crate::sshd;
 
@@ -168,6 +168,26 @@ async fn a_megabyte_frame_comes_back_exact() {
     let want = same_as_exec(&s, dir.path()).await;
     let bytes: usize = want.raw.iter().flatten().map(|(_, t)| t.len()).sum();
     assert!(bytes > 1_000_000, "the dump is {bytes} bytes");
+}
+
+/// A 3 MB line in a counter file (under the 32 MiB answer cap): exec reads it, and so does the
+/// stream (one limit for both modes; the stream had refused any line over 1 MiB and restarted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_3_mb_line_reads_as_exec_reads_it() {
+    let s = Sshd::start();
+    let dir = tempfile::tempdir().expect("root");
+    tree(dir.path(), 7);
+    write(
+        dir.path(),
+        &format!("{PORT}/hw_counters/a_long_one"),
+        &"9".repeat(3 << 20),
+    );
+    let want = same_as_exec(&s, dir.path()).await;
+    assert_eq!(value(&want, "np_cnp_sent_total", "mlx5_0"), Some(7.0));
+    let longest = (want.raw.iter().flatten())
+        .flat_map(|(_, t)| t.lines().map(str::len))
+        .max();
+    assert!(longest.is_some_and(|n| n > 3 << 20), "{longest:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

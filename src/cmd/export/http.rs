@@ -12,9 +12,11 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// No byte of a next request this long after the previous one closes the connection.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// A request (headers and body) not complete this long after its first byte closes the connection:
-/// a client trickling a partial request gives up its connection after this, not after minutes.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request (headers and body) not complete this long after its first byte closes the connection,
+/// and a connection's first request must be complete this long after it was accepted: a client
+/// trickling a partial request, or one that connects and sends nothing, gives up its slot after
+/// this, not after the idle minute (512 silent connections had held every slot, each scrape 503).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// A response the client does not take within this closes the connection.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -203,7 +205,8 @@ pub async fn write_busy<S: AsyncWrite + Unpin>(mut s: S, resp: &Response) -> io:
     s.shutdown().await
 }
 
-/// Serve requests on one connection until the client closes, asks to close, errs or idles out.
+/// Serve requests on one connection (just accepted) until the client closes, asks to close, errs
+/// or idles out.
 pub async fn serve_conn<S, H>(mut s: S, handler: H) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -211,12 +214,17 @@ where
 {
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
+    // The first request is due within REQUEST_TIMEOUT of the accept, its first byte included.
+    let mut first = Some(tokio::time::Instant::now() + REQUEST_TIMEOUT);
     loop {
         // Read until a complete header block is buffered: within IDLE_TIMEOUT in all (a client
         // trickling bytes does not hold a connection forever) and MAX_HEADER_BYTES in all.
         let mut deadline = tokio::time::Instant::now() + IDLE_TIMEOUT;
         if !buf.is_empty() {
             deadline = tokio::time::Instant::now() + REQUEST_TIMEOUT;
+        }
+        if let Some(due) = first.take() {
+            deadline = due;
         }
         let mut taken = buf.len();
         let end = loop {
@@ -236,7 +244,7 @@ where
             }
             if taken == 0 {
                 // The first byte of a request: the rest must follow soon.
-                deadline = tokio::time::Instant::now() + REQUEST_TIMEOUT;
+                deadline = deadline.min(tokio::time::Instant::now() + REQUEST_TIMEOUT);
             }
             taken += n;
             buf.extend_from_slice(&chunk[..n]);
@@ -367,6 +375,50 @@ mod tests {
             exchange(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nxxxxxGET / HTTP/1.1\r\n\r\n")
                 .await;
         assert_eq!(out.matches("HTTP/1.1 200 OK").count(), 2, "{out}");
+    }
+
+    /// A connection that sends nothing, or trickles its first request, is closed REQUEST_TIMEOUT
+    /// after it was accepted (not the idle minute); a later request may wait longer than that.
+    #[tokio::test]
+    async fn a_first_request_is_due_soon_after_the_accept() {
+        async fn silent(trickle: &'static [u8]) {
+            let (mut client, server) = tokio::io::duplex(1 << 16);
+            let t0 = tokio::time::Instant::now();
+            let task = tokio::spawn(serve_conn(server, ok));
+            client.write_all(trickle).await.expect("write");
+            tokio::time::sleep(REQUEST_TIMEOUT / 2).await;
+            // Another byte does not move the deadline.
+            client.write_all(b"T").await.expect("write");
+            let mut out = Vec::new();
+            client.read_to_end(&mut out).await.expect("closed");
+            assert!(out.is_empty(), "{out:?}");
+            let _ = task.await;
+            let took = t0.elapsed();
+            assert!(
+                took >= REQUEST_TIMEOUT && took < REQUEST_TIMEOUT * 3,
+                "{trickle:?}: closed after {took:?}"
+            );
+        }
+        async fn kept_alive() {
+            let (mut client, server) = tokio::io::duplex(1 << 16);
+            let task = tokio::spawn(serve_conn(server, ok));
+            client
+                .write_all(b"GET / HTTP/1.1\r\n\r\n")
+                .await
+                .expect("write");
+            let mut head = [0u8; 15];
+            client.read_exact(&mut head).await.expect("answer");
+            tokio::time::sleep(REQUEST_TIMEOUT + Duration::from_secs(1)).await;
+            client
+                .write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+                .await
+                .expect("write");
+            let mut out = String::new();
+            client.read_to_string(&mut out).await.expect("read");
+            assert!(out.contains("HTTP/1.1 200 OK"), "{out}");
+            let _ = task.await;
+        }
+        tokio::join!(silent(b""), silent(b"GET / HT"), kept_alive());
     }
 
     #[test]

@@ -177,7 +177,11 @@ impl Conn {
         let (ticks, ticks_rx) = mpsc::channel(1);
         let hp = self.host_port.clone();
         tokio::spawn(follow_bytes(ch, tx, ticks_rx, hp, open));
-        Ok(crate::collect::transport::ShellStream { rx, ticks })
+        Ok(crate::collect::transport::ShellStream {
+            rx,
+            ticks,
+            max_bytes: self.max_answer,
+        })
     }
 }
 

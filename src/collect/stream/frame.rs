@@ -95,6 +95,12 @@ const KEEP_TEXT: usize = 4 << 10;
 /// A dump larger than this many lines is refused (memory bound; a node prints a few thousand).
 pub const MAX_LINES: usize = 4_000_000;
 
+/// Why a frame passed the byte cap: the config key that sets it.
+const CAP_KEY: &str = "poll.max_answer_bytes";
+
+/// The most bytes a frame's line spends on its index (`4000000+16777216\t`, with room).
+const INDEX_BYTES: usize = 24;
+
 #[derive(Debug)]
 enum State {
     /// Between frames: expecting a header.
@@ -130,8 +136,18 @@ pub struct Reassembler {
     lines_now: usize,
     pending: Vec<Pending>,
     pending_text: String,
-    /// Which lines the current frame set (only lines past the old end must be set).
+    /// Which lines the current frame set (only lines past the old end must be set). Grown as
+    /// lines come, never from a header's claim: a header of 4 000 000 lines costs nothing until
+    /// they are sent.
     set: Vec<bool>,
+    /// Bytes of the frame in progress as they came (header and lines, each with its `\n`), and
+    /// the most it may have: its lines' text (the cap) and each line's index.
+    frame_bytes: usize,
+    frame_max: usize,
+    /// The most bytes a frame, the text of its changed lines, or the dump it builds may hold: an
+    /// exec answer's cap (`poll.max_answer_bytes`), so that a node cannot send more through a
+    /// stream than through an exec.
+    cap: usize,
     /// The lines the current frame set, each with what it held before the frame.
     changes: Vec<(usize, String)>,
     /// Whether the current frame's dump has another number of lines than the one before.
@@ -152,7 +168,13 @@ impl Default for Reassembler {
 }
 
 impl Reassembler {
+    /// With the default answer cap.
     pub fn new() -> Self {
+        Self::with_cap(crate::config::DEFAULT_MAX_ANSWER_BYTES)
+    }
+
+    /// Frames, their changed lines and the dumps they build bounded by `cap` bytes each.
+    pub fn with_cap(cap: usize) -> Self {
         Reassembler {
             text: String::new(),
             starts: vec![0],
@@ -160,6 +182,9 @@ impl Reassembler {
             pending: Vec::new(),
             pending_text: String::new(),
             set: Vec::new(),
+            frame_bytes: 0,
+            frame_max: 0,
+            cap,
             changes: Vec::new(),
             resized: true,
             next_seq: 0,
@@ -176,6 +201,8 @@ impl Reassembler {
         if self.packed.is_some() || !matches!(self.state, State::Idle) {
             return;
         }
+        // One mark a line of the dump (the frame grew `set` only as far as the lines it sent).
+        self.set.resize(self.starts.len().saturating_sub(1), false);
         self.packed = Some(match self.before.take() {
             // `text` is `before`'s dump but for the lines `set` marks (or, if the frame failed,
             // `before`'s own): lines not set are taken as they were packed.
@@ -216,6 +243,7 @@ impl Reassembler {
                 left,
                 grew_from,
             } => {
+                self.count(seq, line)?;
                 let (idx, keep, text) = indexed(line)
                     .ok_or_else(|| bad(format!("frame {seq}: not an indexed line: {line:.80}")))?;
                 let slot = idx
@@ -223,6 +251,9 @@ impl Reassembler {
                     .filter(|&i| i < self.lines_now)
                     .ok_or_else(|| bad(format!("frame {seq}: line index {idx} out of range")))?;
                 self.set_line(seq, idx, slot, keep, text)?;
+                if self.set.len() <= slot {
+                    self.set.resize(slot + 1, false);
+                }
                 self.set[slot] = true;
                 self.state = if left > 1 {
                     State::Body {
@@ -237,6 +268,7 @@ impl Reassembler {
                 Ok(false)
             }
             State::End { seq } => {
+                self.count(seq, line)?;
                 if line != format!("@@rocetop-stream-end {seq}") {
                     return Err(bad(format!(
                         "frame {seq}: expected its end, got {line:.80}"
@@ -261,7 +293,7 @@ impl Reassembler {
     ) -> Result<(), FrameError> {
         // A line set twice in a frame keeps what it held before the frame; its second setting
         // starts from the first.
-        let again = if self.set[slot] {
+        let again = if self.set.get(slot).copied().unwrap_or(false) {
             Some(
                 self.pending
                     .iter()
@@ -294,6 +326,15 @@ impl Reassembler {
                 k
             }
         };
+        // Checked before the copy: a short line keeping a long one's bytes (`1+1048576\t`, a dozen
+        // bytes on the wire) would otherwise add a megabyte here each time it comes.
+        let grows = head + text.len();
+        if self.pending_text.len() + grows > self.cap {
+            return Err(bad(format!(
+                "frame {seq}: its changed lines pass {} bytes ({CAP_KEY}); refused",
+                self.cap
+            )));
+        }
         let start = self.pending_text.len();
         match again {
             // Copied out first: the arena is about to grow (a line set twice is rare).
@@ -336,8 +377,27 @@ impl Reassembler {
         if n > MAX_LINES || k > n {
             return Err(bad(format!("frame {seq}: {k} of {n} lines is not a dump")));
         }
-        self.next_seq += 1;
+        // Every line is at least its `\n`.
+        if n > self.cap {
+            return Err(bad(format!(
+                "frame {seq}: {n} lines cannot fit in {} bytes ({CAP_KEY})",
+                self.cap
+            )));
+        }
         let had = self.line_count();
+        // Lines past the last dump's end must all be sent: a header claiming more than it sends
+        // is refused here, before any line of it is waited for.
+        if n.saturating_sub(had) > k {
+            return Err(bad(format!(
+                "frame {seq}: {n} lines, {had} known, but only {k} sent"
+            )));
+        }
+        self.next_seq += 1;
+        self.frame_bytes = 0;
+        self.frame_max = (self.cap)
+            .saturating_add(k.saturating_mul(INDEX_BYTES))
+            .saturating_add(2 * line.len() + 64);
+        self.count(seq, line)?;
         self.resized = had != n || seq == 0;
         // A first frame sets every line; later ones a few dozen. Their room is not kept.
         self.changes.clear();
@@ -347,7 +407,6 @@ impl Reassembler {
         self.lines_now = n;
         let grew_from = had.min(n);
         self.set.clear();
-        self.set.resize(n, false);
         self.state = if k == 0 {
             self.check_grown(seq, grew_from)?;
             State::End { seq }
@@ -393,8 +452,11 @@ impl Reassembler {
             from = p.slot() + 1;
         }
         len += run(from, self.lines_now);
-        if u32::try_from(len).is_err() {
-            return Err(bad(format!("a dump of {len} bytes")));
+        if len > self.cap || u32::try_from(len).is_err() {
+            return Err(bad(format!(
+                "a dump of {len} bytes, over {} ({CAP_KEY}); refused",
+                self.cap
+            )));
         }
         let mut text = String::with_capacity(len);
         let mut starts = Vec::with_capacity(self.lines_now + 1);
@@ -433,13 +495,23 @@ impl Reassembler {
 
     /// Lines the dump gained must all have come in this frame.
     fn check_grown(&self, seq: u64, grew_from: usize) -> Result<(), FrameError> {
-        match self.set.iter().skip(grew_from).position(|s| !s) {
-            Some(i) => Err(bad(format!(
-                "frame {seq}: new line {} was not sent",
-                grew_from + i + 1
-            ))),
+        let sent = |i: usize| self.set.get(i).copied().unwrap_or(false);
+        match (grew_from..self.lines_now).find(|&i| !sent(i)) {
+            Some(i) => Err(bad(format!("frame {seq}: new line {} was not sent", i + 1))),
             None => Ok(()),
         }
+    }
+
+    /// One more line of frame `seq` came: refused once the frame passes what its header allows.
+    fn count(&mut self, seq: u64, line: &str) -> Result<(), FrameError> {
+        self.frame_bytes = self.frame_bytes.saturating_add(line.len() + 1);
+        if self.frame_bytes > self.frame_max {
+            return Err(bad(format!(
+                "frame {seq}: over {} bytes (its lines' text may hold {} bytes, {CAP_KEY}); refused",
+                self.frame_max, self.cap
+            )));
+        }
+        Ok(())
     }
 
     /// The last dump: its lines, each followed by `\n`.

@@ -3,18 +3,60 @@
 
 use super::*;
 
-pub(super) fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
-    let policy = match r.host_key_policy.as_deref() {
+fn host_key_policy(p: &mut Problems, path: &str, v: Option<&str>) -> HostKeyPolicy {
+    match v {
         None | Some("strict") => HostKeyPolicy::Strict,
         Some("accept-new") => HostKeyPolicy::AcceptNew,
         Some(other) => {
             p.add(
-                "ssh.host_key_policy",
+                path,
                 format!("\"{other}\" is not one of strict, accept-new"),
             );
             HostKeyPolicy::Strict
         }
-    };
+    }
+}
+
+/// `ssh.focus_hosts`: host patterns (letters, digits, `.`, `-`, `_`, and the wildcards `*` and
+/// `?`) with something to match besides wildcards and dots: `*` alone would let every label
+/// name a host to log in to.
+fn focus_hosts(p: &mut Problems, v: Option<Vec<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, pat) in v.unwrap_or_default().into_iter().enumerate() {
+        let path = format!("ssh.focus_hosts[{i}]");
+        let chars_ok = pat
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '*' | '?'));
+        if pat.is_empty() || pat.len() > 255 || pat.starts_with('-') || !chars_ok {
+            p.add(
+                &path,
+                format!(
+                    "\"{pat}\" is not a host pattern: letters, digits, '.', '-', '_' and the wildcards                      '*' and '?' (which never match a dot), such as \"gpu*\" or \"gpu*.cluster.local\""
+                ),
+            );
+        } else if !pat.chars().any(|c| c.is_ascii_alphanumeric()) {
+            p.add(
+                &path,
+                format!(
+                    "\"{pat}\" matches any name a fleet's labels could give: write the names' shape, \
+                     such as \"gpu*\""
+                ),
+            );
+        } else {
+            out.push(pat);
+        }
+    }
+    out
+}
+
+pub(super) fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh {
+    let policy = host_key_policy(p, "ssh.host_key_policy", r.host_key_policy.as_deref());
+    let focus_policy = host_key_policy(
+        p,
+        "ssh.focus_host_key_policy",
+        r.focus_host_key_policy.as_deref(),
+    );
+    let focus_hosts = focus_hosts(p, r.focus_hosts);
     Ssh {
         known_hosts: path_of(
             r.known_hosts.as_deref().unwrap_or("~/.ssh/known_hosts"),
@@ -35,6 +77,8 @@ pub(super) fn build_ssh(p: &mut Problems, r: RawSsh, base: Option<&Path>) -> Ssh
         ssh_config: path_of(r.ssh_config.as_deref().unwrap_or("~/.ssh/config"), base),
         keepalive: p.duration("ssh.keepalive", &r.keepalive, Duration::from_secs(5)),
         max_concurrent_connects: r.max_concurrent_connects.unwrap_or(32).max(1) as usize,
+        focus_hosts,
+        focus_host_key_policy: focus_policy,
     }
 }
 

@@ -23,6 +23,8 @@ pub const SSH: &[&str] = &[
     "ssh_config",
     "keepalive",
     "max_concurrent_connects",
+    "focus_hosts",
+    "focus_host_key_policy",
 ];
 pub const POLL: &[&str] = &[
     "interval",

@@ -264,3 +264,37 @@ fn roce_dscp_and_topology_interval_are_checked() {
         "{p:?}"
     );
 }
+
+#[test]
+fn focus_hosts_are_host_patterns_with_a_shape_and_their_policy_is_strict_by_default() {
+    let p = problems(
+        "[ssh]\nfocus_hosts = [\"gpu*\", \"*\", \"*.*\", \"gpu;rm\", \"\", \"-oProxy\"]\nfocus_host_key_policy = \"yes\"\n",
+    );
+    let has = |path: &str, what: &str| p.iter().any(|s| s.starts_with(path) && s.contains(what));
+    assert!(
+        has("ssh.focus_hosts[1]: \"*\"", "matches any name"),
+        "{p:#?}"
+    );
+    assert!(
+        has("ssh.focus_hosts[2]: \"*.*\"", "matches any name"),
+        "{p:#?}"
+    );
+    assert!(has("ssh.focus_hosts[3]", "is not a host pattern"), "{p:#?}");
+    assert!(has("ssh.focus_hosts[4]", "is not a host pattern"), "{p:#?}");
+    assert!(has("ssh.focus_hosts[5]", "is not a host pattern"), "{p:#?}");
+    assert!(
+        has("ssh.focus_host_key_policy", "not one of strict, accept-new"),
+        "{p:#?}"
+    );
+    assert_eq!(p.len(), 6, "gpu* is fine: {p:#?}");
+    let c = build(
+        "[ssh]\nhost_key_policy = \"accept-new\"\nfocus_hosts = [\"gpu*.dc1\"]\n",
+        None,
+    )
+    .expect("valid");
+    assert_eq!(c.ssh.focus_hosts, ["gpu*.dc1"]);
+    assert_eq!(c.ssh.focus_host_key_policy, HostKeyPolicy::Strict);
+    let c = build("[ssh]\nfocus_host_key_policy = \"accept-new\"\n", None).expect("valid");
+    assert_eq!(c.ssh.focus_host_key_policy, HostKeyPolicy::AcceptNew);
+    assert!(c.ssh.focus_hosts.is_empty());
+}

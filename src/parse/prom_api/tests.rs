@@ -262,3 +262,34 @@ fn a_cut_off_answer_counts_not_at_all() {
         p.notes
     );
 }
+
+/// An exporter that puts `rocetop_node` on its own series names no node by it where the
+/// collector's header says which label does: the node is the configured label's, so a label
+/// cannot pick the host a focus would log in to. Without the header (a recording from before
+/// it, when a `label_replace` filled `rocetop_node`) it is read as before.
+#[test]
+fn rocetop_node_is_read_only_where_no_node_label_is_configured() {
+    let answer = vector(
+        r#"{"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu1:9879","rocetop_node":"gpu99.attacker.example"},"value":[1700000000,"5"]}"#,
+    );
+    let cnp = "rocetop_rdma_np_cnp_sent_total";
+    let p = parse(&format!(
+        "# node_label instance\n# query rdma_exporter\n{answer}\n"
+    ));
+    assert_eq!(p.find(cnp, &[("node", "gpu1")]), Some(Value::Counter(5)));
+    assert_eq!(p.samples.len(), 1);
+    let p = parse(&format!(
+        "# node_label rocetop_node\n# query rdma_exporter\n{answer}\n"
+    ));
+    assert_eq!(
+        p.find(cnp, &[("node", "gpu99.attacker.example")]),
+        Some(Value::Counter(5)),
+        "the label the config names"
+    );
+    let p = parse(&format!("# query rdma_exporter\n{answer}\n"));
+    assert_eq!(
+        p.find(cnp, &[("node", "gpu99.attacker.example")]),
+        Some(Value::Counter(5)),
+        "an old recording: as it was recorded"
+    );
+}

@@ -44,17 +44,47 @@ fn io(e: std::io::Error) -> String {
     format!("control connection: {}", tcp::why(&e))
 }
 
-/// The pinger's period (if it sent one) and its `Info`.
+/// The whole handshake (every message before the pinger's `Info`) is due this soon: a peer
+/// sending a `Period` (or a byte) every few seconds had held its session, and its place among
+/// pingd's sessions, for as long as it liked.
+pub const HANDSHAKE: Duration = Duration::from_secs(5);
+
+/// The pinger's period (if it sent one) and its `Info`, within [`HANDSHAKE`].
 fn read_request(c: &mut TcpStream) -> Result<(Option<Duration>, ConnInfo), String> {
-    c.set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(io)?;
+    let mut r = Due {
+        c,
+        until: Instant::now() + HANDSHAKE,
+    };
     let mut period = None;
     loop {
-        match Msg::read_from(c).map_err(io)? {
+        match Msg::read_from(&mut r).map_err(io)? {
             Msg::Period(ns) => period = Some(Duration::from_nanos(ns)),
-            Msg::Info(i) => return Ok((period, i)),
+            Msg::Info(i) => {
+                r.c.set_read_timeout(None).map_err(io)?;
+                return Ok((period, i));
+            }
             Msg::Refuse(why) => return Err(format!("pinger says: {why}")),
         }
+    }
+}
+
+/// Reads that all end by `until` (each read's timeout is what is left).
+struct Due<'a> {
+    c: &'a mut TcpStream,
+    until: Instant,
+}
+
+impl Read for Due<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("handshake not done within {HANDSHAKE:?}"),
+            ));
+        }
+        self.c.set_read_timeout(Some(left))?;
+        self.c.read(buf)
     }
 }
 

@@ -93,6 +93,24 @@ fn probes_are_echoed_until_the_pinger_leaves() {
     );
 }
 
+/// A pinger that sends a `Period` every second and never its `Info` is cut off HANDSHAKE after
+/// the hello (each message on time had kept it for as long as it liked).
+#[test]
+fn a_handshake_that_never_ends_is_cut_off() {
+    let (_, theirs) = FakeDevice::pair(stop());
+    let (t, mut c) = pingd(theirs, Duration::from_secs(1));
+    let t0 = Instant::now();
+    let period = Msg::Period(100_000_000).encode().expect("enc");
+    while !t.is_finished() && t0.elapsed() < HANDSHAKE * 3 {
+        let _ = c.write_all(&period);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let (r, _) = t.join().expect("pingd");
+    let took = t0.elapsed();
+    assert!(r.is_err(), "{r:?}");
+    assert!(took < HANDSHAKE * 2, "the handshake went on for {took:?}");
+}
+
 #[test]
 fn an_rtr_failure_is_refused_with_its_reason() {
     let (_, theirs) = FakeDevice::pair(stop());

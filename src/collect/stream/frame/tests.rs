@@ -150,9 +150,92 @@ fn a_frame_tells_what_it_changed() {
 
 #[test]
 fn a_frame_that_lies_about_new_lines_is_refused() {
+    // Fewer lines sent than the dump gained: refused at the header.
     let mut r = Reassembler::new();
-    r.push("@@rocetop-stream 0 2 1").expect("header");
-    assert!(matches!(r.push("1\ta"), Err(FrameError(m)) if m.contains("new line 2")));
+    let e = r.push("@@rocetop-stream 0 2 1").expect_err("header");
+    assert!(e.0.contains("only 1 sent"), "{e}");
+    // Enough lines, but one set twice and a new one never.
+    let mut r = Reassembler::new();
+    r.push("@@rocetop-stream 0 2 2").expect("header");
+    r.push("1\ta").expect("line");
+    assert!(matches!(r.push("1\tb"), Err(FrameError(m)) if m.contains("new line 2")));
+}
+
+/// A header's claim costs nothing until its lines come: 4 000 000 lines, none sent yet, no room
+/// kept for them (a line count is no promise of bytes).
+#[test]
+fn a_header_claiming_millions_of_lines_allocates_nothing_for_them() {
+    let mut r = Reassembler::new();
+    r.push("@@rocetop-stream 0 4000000 4000000")
+        .expect("header");
+    assert_eq!(r.set.capacity(), 0);
+    assert!(r.pending.capacity() == 0 && r.pending_text.capacity() == 0);
+    // Over the cap's worth of lines (each is at least its `\n`): refused at once.
+    let mut small = Reassembler::with_cap(1000);
+    let e = small.push("@@rocetop-stream 0 1001 1001").expect_err("cap");
+    assert!(e.0.contains("poll.max_answer_bytes"), "{e}");
+}
+
+/// A node that rewrites one line with a megabyte again and again (or keeps a megabyte of it for
+/// a dozen bytes on the wire, `1+1048576\t`), or sends a dump past the cap, is refused once its
+/// frame's text passes the cap: memory stays bounded by what an exec answer may hold.
+#[test]
+fn a_frame_past_the_answer_cap_is_refused() {
+    let cap = 64 << 10;
+    let big = "x".repeat(16 << 10);
+    // The same line set again and again.
+    let mut r = Reassembler::with_cap(cap);
+    r.push("@@rocetop-stream 0 1000 1000").expect("header");
+    let mut err = None;
+    for i in 0..1000 {
+        if let Err(e) = r.push(&format!("1\t{big}")) {
+            err = Some((i, e));
+            break;
+        }
+    }
+    let (i, e) = err.expect("refused");
+    assert!(i <= cap / big.len(), "refused after {i} lines");
+    assert!(e.0.contains("poll.max_answer_bytes"), "{e}");
+    assert!(r.pending_text.capacity() <= 2 * cap);
+    // A short line keeping all of the long one: refused before the copy.
+    let mut r = Reassembler::with_cap(cap);
+    r.push("@@rocetop-stream 0 1000 1000").expect("header");
+    r.push(&format!("1\t{big}")).expect("line");
+    let mut err = None;
+    for i in 0..1000 {
+        if let Err(e) = r.push(&format!("1+{}\t", big.len())) {
+            err = Some((i, e));
+            break;
+        }
+    }
+    let (i, e) = err.expect("refused");
+    assert!(i < cap / big.len(), "refused after {i} lines");
+    assert!(e.0.contains("changed lines pass"), "{e}");
+    assert!(r.pending_text.capacity() <= 2 * cap);
+    // A whole dump over the cap, spread over frames so that no frame passes it: the dump does.
+    let mut r = Reassembler::with_cap(cap);
+    let n = 8;
+    r.push(&format!("@@rocetop-stream 0 {n} {n}"))
+        .expect("header");
+    for i in 1..=n {
+        r.push(&format!("{i}\t")).expect("line");
+    }
+    r.push("@@rocetop-stream-end 0").expect("end");
+    let mut refused = None;
+    for (seq, i) in (1..=n).enumerate() {
+        let seq = seq + 1;
+        r.push(&format!("@@rocetop-stream {seq} {n} 1"))
+            .expect("header");
+        r.push(&format!("{i}\t{big}")).expect("line");
+        if let Err(e) = r.push(&format!("@@rocetop-stream-end {seq}")) {
+            refused = Some((i, e));
+            break;
+        }
+        r.pack();
+    }
+    let (i, e) = refused.expect("a dump over the cap");
+    assert_eq!(i, cap / big.len(), "the dump that passes the cap");
+    assert!(e.0.contains("a dump of"), "{e}");
 }
 
 /// The frames the node's awk prints for these dumps, as they travel.
