@@ -1111,3 +1111,85 @@ fn forged_metric_names_never_reach_a_real_prometheus_scraping_export() {
         "{table}"
     );
 }
+
+/// The node names a fleet's labels give, with a line break, a tab, a BEL and a zero-width space
+/// in them: `snapshot` and `check` print each escaped, so no forged row stands in the table and
+/// `gpu1` + U+200B does not pass for `gpu1`; JSON keeps the value (`\u200b`), its bytes safe too.
+#[test]
+fn names_with_line_breaks_and_zero_width_characters_print_escaped() {
+    let nodes = [
+        "gpu1",
+        "gpu1\u{200b}",
+        "gpu2\nforged-row mlx5_9",
+        "gpu3\tx",
+        "gpu4\u{7}",
+    ];
+    let (api, _) = hostile_api(Box::new(move |a: &Asked| {
+        let all = |t: f64| -> Vec<serde_json::Value> {
+            nodes
+                .iter()
+                .map(|n| {
+                    let l = serde_json::json!({"__name__": names::rdma_counter("np_cnp_sent"), "node": n, "device": "mlx5_0", "rdma_port": "1"});
+                    series_of(&l, &[(t, format!("{}", (5.0 * t).round()))])
+                })
+                .collect()
+        };
+        match a.ask() {
+            Ask::Detect => detected(&[names::rdma_counter("np_cnp_sent").as_str()]),
+            Ask::Poll { t } => answer_of("matrix", &all(t)),
+            Ask::Range { .. } => answer_of("matrix", &[]),
+        }
+    }));
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, source(api, "step = \"1s\"")).expect("config");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+            .arg("--config")
+            .arg(&file)
+            .args(args)
+            .output()
+            .expect("rocetop");
+        // Nothing a terminal drops or obeys: no control but the line ends, no U+200B.
+        for bytes in [&o.stdout, &o.stderr] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{200b}'),
+                "{args:?}: {text:?}"
+            );
+        }
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let table = run(&["snapshot", "--format", "table"]);
+    assert!(
+        !table.lines().any(|l| l.starts_with("forged-row")),
+        "a remote name made a row of its own:\n{table}"
+    );
+    for shown in [
+        "gpu1\\u{200b} ",
+        "gpu2\\x0aforged-row mlx5_9",
+        "gpu3\\x09x",
+        "gpu4\\x07",
+    ] {
+        assert!(table.contains(shown), "{shown}:\n{table}");
+    }
+    // Every node a row of its own in the NODES table, each as wide as the header says.
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("NODES"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), nodes.len(), "{table}");
+    let check = run(&["check"]);
+    assert!(
+        !check.lines().any(|l| l.starts_with("forged-row")),
+        "{check}"
+    );
+    let json = run(&["snapshot", "--format", "json"]);
+    assert!(json.contains("gpu1\\u200b"), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert!(v.to_string().contains("gpu1\u{200b}"), "the value is kept");
+}
