@@ -24,6 +24,12 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
+/// The binary under test; `ROCETOP_TEST_BIN` points the tests that run it at another build (to
+/// check that they fail on the one before the fixes).
+fn bin() -> String {
+    std::env::var("ROCETOP_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_rocetop").to_string())
+}
+
 fn config(text: &str) -> Config {
     Config::from_str(text, "test", None).expect("valid config")
 }
@@ -878,7 +884,7 @@ async fn a_bearer_token_with_a_line_break_is_refused_before_any_request() {
         ),
     )
     .expect("config");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+    let out = std::process::Command::new(bin())
         .arg("--config")
         .arg(&file)
         .args(["snapshot", "--format", "json"])
@@ -996,7 +1002,7 @@ fn forged_metric_names_never_reach_a_real_prometheus_scraping_export() {
     let file = dir.path().join("c.toml");
     std::fs::write(&file, source(api, "step = \"1s\"")).expect("config");
     let mut child = Reaper(
-        std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        std::process::Command::new(bin())
             .arg("--config")
             .arg(&file)
             .args(["export", "--listen", "127.0.0.1:0"])
@@ -1091,7 +1097,7 @@ fn forged_metric_names_never_reach_a_real_prometheus_scraping_export() {
     assert_eq!(value("rocetop_source_up{source=\"fleet\"}")[0].1, "1");
 
     // The refusal is counted where the user looks (the source's notes), the names never shown.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+    let out = std::process::Command::new(bin())
         .arg("--config")
         .arg(&file)
         .args(["snapshot", "--format", "table"])
@@ -1144,7 +1150,7 @@ fn names_with_line_breaks_and_zero_width_characters_print_escaped() {
     let file = dir.path().join("c.toml");
     std::fs::write(&file, source(api, "step = \"1s\"")).expect("config");
     let run = |args: &[&str]| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        let o = std::process::Command::new(bin())
             .arg("--config")
             .arg(&file)
             .args(args)
