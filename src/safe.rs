@@ -6,7 +6,8 @@
 //! lines); machine formats keep their values and escape the same characters in their own syntax.
 //!
 //! The set of characters is the one ratatui already refuses to put in a cell (`char::is_control`:
-//! C0, DEL, C1) plus the Unicode bidi controls, so the TUI and the printed commands agree.
+//! C0, DEL, C1) plus the Unicode format characters (bidi controls, zero-width spaces and joiners)
+//! and the fillers that draw as nothing, so the TUI and the printed commands agree.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -14,12 +15,22 @@ use std::fmt::Write as _;
 /// A character that must not reach a terminal as itself. `\n` and `\t` are handled by the callers
 /// ([`text`] keeps them, [`line`] escapes them).
 pub fn is_unsafe(c: char) -> bool {
-    c.is_control() || is_bidi(c)
+    c.is_control() || (c >= '\u{ad}' && is_format(c))
 }
 
-/// Bidi embeddings, overrides and isolates, and the directional marks: they reorder what follows.
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
+/// The Unicode format characters (general category Cf: bidi embeddings, overrides, isolates and
+/// marks, which reorder what follows; zero-width spaces and joiners; the BOM; the soft hyphen;
+/// tags) and the blank fillers: a terminal draws none of them as a character, so `gpu1` and
+/// `gpu1` + U+200B look alike and a column holding one comes out a cell short.
+fn is_format(c: char) -> bool {
+    matches!(c,
+        '\u{ad}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}' | '\u{890}'..='\u{891}'
+        | '\u{8e2}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}'
+        | '\u{110bd}' | '\u{110cd}' | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}'
+        // Not Cf, but drawn as nothing: the combining grapheme joiner and the Hangul fillers.
+        | '\u{34f}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
 }
 
 fn escape_with(
@@ -70,7 +81,10 @@ pub fn json(s: &str) -> Cow<'_, str> {
         s,
         |c| c == '\n' || c == '\t',
         |out, c| {
-            let _ = write!(out, "\\u{:04x}", c as u32);
+            // Above U+FFFF (tags, some format characters): JSON's escape is a surrogate pair.
+            for u in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(out, "\\u{u:04x}");
+            }
         },
     )
 }
@@ -182,9 +196,21 @@ mod tests {
         assert!(matches!(text("plain Ethernet1/1"), Cow::Borrowed(_)));
     }
 
+    /// Zero-width and format characters are shown, so a name holding one does not pass for
+    /// another; letters of other scripts are kept.
+    #[test]
+    fn zero_width_and_format_characters_are_shown() {
+        assert_eq!(
+            line("gpu1\u{200b}\u{feff}\u{ad}\u{2060}\u{e0041}"),
+            "gpu1\\u{200b}\\u{feff}\\u{ad}\\u{2060}\\u{e0041}"
+        );
+        assert_eq!(text("\u{3164}x\u{200d}"), "\\u{3164}x\\u{200d}");
+        assert!(matches!(text("é ß ж 节点 Ethernet1/1 ±"), Cow::Borrowed(_)));
+    }
+
     #[test]
     fn json_escapes_denote_the_same_string() {
-        let v = serde_json::json!({ "name": "a\u{9b}b\u{7f}\u{202e}\x1b" });
+        let v = serde_json::json!({ "name": "a\u{9b}b\u{7f}\u{202e}\x1b\u{200b}\u{e0041}" });
         let raw = serde_json::to_string(&v).expect("ok");
         let safe = json(&raw);
         assert!(!safe.chars().any(is_unsafe), "{safe}");

@@ -412,6 +412,7 @@ impl Proof {
 
     /// The `check` section: pairs, findings with their fixes, notes.
     pub fn render(&self) -> String {
+        use crate::safe::line as cell;
         use std::fmt::Write as _;
         let mut t = String::new();
         let _ = writeln!(
@@ -433,7 +434,14 @@ impl Proof {
                 pairing::From::Lldp => "LLDP",
             };
             let nd = if p.netdev.is_empty() { "?" } else { &p.netdev };
-            let _ = writeln!(t, "  {} {nd} ↔ {} {} ({from})", p.node, p.switch, p.port);
+            let _ = writeln!(
+                t,
+                "  {} {} ↔ {} {} ({from})",
+                cell(&p.node),
+                cell(nd),
+                cell(&p.switch),
+                cell(&p.port)
+            );
         }
         for f in &self.findings {
             let side = match f.side {
@@ -444,11 +452,13 @@ impl Proof {
             let _ = writeln!(
                 t,
                 "  MISMATCH {}: {} [{side} side]\n    fix: {}",
-                f.link, f.problem, f.fix
+                cell(&f.link),
+                cell(&f.problem),
+                cell(&f.fix)
             );
         }
         for n in &self.notes {
-            let _ = writeln!(t, "  note: {n}");
+            let _ = writeln!(t, "  note: {}", cell(n));
         }
         t
     }

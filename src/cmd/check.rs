@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::metrics::query::label_values;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Store, names};
+use crate::safe::line as cell;
 use futures::StreamExt;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -56,10 +57,7 @@ fn summary(kind: SourceKind, store: &Store, src: &Source) -> String {
                 if mine.is_empty() {
                     "none".into()
                 } else {
-                    mine.iter()
-                        .map(|d| d.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    mine.iter().map(|d| cell(d)).collect::<Vec<_>>().join(", ")
                 }
             )
         }
@@ -70,7 +68,7 @@ fn summary(kind: SourceKind, store: &Store, src: &Source) -> String {
             let _ = write!(s, "; {} lines not understood", h.unknown_lines);
         }
         for n in &h.notes {
-            let _ = write!(s, "; {n}");
+            let _ = write!(s, "; {}", cell(n));
         }
     }
     s
@@ -141,11 +139,13 @@ async fn connect_all(cfg: &Config, sources: &[Arc<Source>]) -> HashMap<SourceId,
     out
 }
 
-/// A message on one line, so each source's report stays under its name.
+/// A message on one line, so each source's report stays under its name (a tab or control
+/// character left in it shown escaped: a remote text cannot start a row of its own).
 fn one_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
+        .map(cell)
         .collect::<Vec<_>>()
         .join(" | ")
 }
@@ -177,7 +177,12 @@ fn render(
             continue;
         }
         let kind = format!("{:?}", s.kind).to_lowercase();
-        let head = format!("{:<28} {:<7} {:<40}", s.name, kind, s.transport.describe());
+        let head = format!(
+            "{:<28} {:<7} {:<40}",
+            cell(&s.name),
+            kind,
+            cell(&s.transport.describe())
+        );
         let error = refused.get(&s.id).cloned().or_else(|| error_of(store, s));
         if s.kind == SourceKind::Topology {
             // No tab needs these rare reads: what they could not read, the lossless-path proof
@@ -192,7 +197,11 @@ fn render(
         if let Some(e) = error.as_deref().map(one_line) {
             failures += 1;
             let fix = advice::for_error(s.kind, &e);
-            let _ = writeln!(text, "{head} FAILED: {e}\n{fix_indent:<77} fix: {fix}");
+            let _ = writeln!(
+                text,
+                "{head} FAILED: {e}\n{fix_indent:<77} fix: {}",
+                one_line(&fix)
+            );
             continue;
         }
         let missing = data::missing(s, store);
@@ -206,9 +215,9 @@ fn render(
             let _ = writeln!(
                 text,
                 "{lead:<77} FAILED: no {}: {}\n{fix_indent:<77} fix: {}",
-                m.what,
+                cell(&m.what),
                 one_line(&m.cause),
-                m.fix
+                one_line(&m.fix)
             );
         }
     }
@@ -223,14 +232,14 @@ fn render(
     };
     let _ = writeln!(text, "\nRoCE settings: {verdict}");
     for i in &issues {
-        let _ = writeln!(text, "  - {i}");
+        let _ = writeln!(text, "  - {}", cell(i));
     }
     // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
     let proof = crate::app::lossless::prove(cfg, store);
     failures += proof.findings.len();
     text.push_str(&proof.render());
     for w in &cfg.warnings {
-        let _ = writeln!(text, "warning: {w}");
+        let _ = writeln!(text, "warning: {}", one_line(w));
     }
     Report {
         text,

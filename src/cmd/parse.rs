@@ -245,11 +245,13 @@ fn rendered(parsed: &Parsed, format: Format, name: &str) -> String {
     out
 }
 
-/// The notes of a parse and what it did not understand, as `# ` lines.
+/// The notes of a parse and what it did not understand, as `# ` lines: each on its own line
+/// (a note quoting the input cannot start a sample line of its own in the Prometheus text, or a
+/// row in the table).
 fn notes(parsed: &Parsed) -> String {
     let mut notes = String::new();
     for n in &parsed.notes {
-        notes.push_str(&format!("# note: {n}\n"));
+        notes.push_str(&format!("# note: {}\n", crate::safe::line(n)));
     }
     if parsed.unknown_lines > 0 {
         notes.push_str(&format!(

@@ -184,7 +184,9 @@ impl PromTransport {
         let auth = |e: String| CollectError::Auth(format!("{}: {e}", self.cfg.name));
         let a = match &self.cfg.auth {
             PromAuth::None => return Ok(None),
-            PromAuth::Bearer(s) => format!("Bearer {}", secret::resolve(s).await.map_err(auth)?),
+            PromAuth::Bearer(s) => {
+                format!("Bearer {}", secret::resolve_token(s).await.map_err(auth)?)
+            }
             PromAuth::Basic { user, password } => {
                 let pw = secret::resolve(password).await.map_err(auth)?;
                 let b = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pw}"));

@@ -156,6 +156,24 @@ pub fn rdma_counter_of(metric: &str) -> Option<&str> {
         .and_then(|s| s.strip_suffix("_total"))
 }
 
+/// A metric name the text exposition format can carry: `[a-zA-Z_:][a-zA-Z0-9_:]*`. A name from
+/// another program (a fleet source's `__name__`) that is not one would break every line after it
+/// in `rocetop export`, so it is refused where it is read.
+pub fn is_metric_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_' || c == b':')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':')
+}
+
+/// A label name of the text exposition format: `[a-zA-Z_][a-zA-Z0-9_]*`.
+pub fn is_label_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
 /// Make a device counter name a valid Prometheus name fragment (`[a-zA-Z0-9_]`).
 pub fn sanitize(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
@@ -225,5 +243,25 @@ mod tests {
             Some("np_cnp_sent")
         );
         assert_eq!(rdma_counter_of("rocetop_nic_x_total"), None);
+    }
+
+    #[test]
+    fn the_exposition_grammar_of_names() {
+        for ok in [
+            "a",
+            "_x",
+            "rocetop_rdma_np_cnp_sent_total",
+            "job:rate5m",
+            "A9",
+        ] {
+            assert!(is_metric_name(ok), "{ok}");
+        }
+        for bad in ["", "9a", "a b", "a\nb", "a{b}", "a-b", "é", "a\u{200b}"] {
+            assert!(!is_metric_name(bad), "{bad:?}");
+        }
+        assert!(is_label_name("__name__") && is_label_name("rdma_port"));
+        for bad in ["", "a:b", "1x", "k8s.pod", "a\tb"] {
+            assert!(!is_label_name(bad), "{bad:?}");
+        }
     }
 }

@@ -169,9 +169,16 @@ impl Latest {
         }
         let summary = summary_lines(&names, &rows);
         let mut i = 0;
+        let mut refused = 0;
         while let Some(first) = rows.get(i) {
             let name = &names[first.name as usize];
             let end = i + rows[i..].partition_point(|r| r.name == first.name);
+            // As `prom::render` does: a family whose name the format cannot carry is counted.
+            if !names::is_metric_name(name) {
+                refused += end - i;
+                i = end;
+                continue;
+            }
             let kind = if name.as_str() == names::PING_RTT_SECONDS {
                 "summary"
             } else if first.value.is_counter() {
@@ -192,6 +199,9 @@ impl Latest {
                 w.buf.push_str(&summary);
             }
             i = end;
+        }
+        if refused > 0 {
+            w.buf.push_str(&super::prom::refused_note(refused));
         }
         w.flush()
     }

@@ -157,11 +157,20 @@ pub(crate) fn value_text(counter: bool, v: Value) -> String {
 pub(crate) struct Family {
     kind: &'static str,
     lines: String,
+    /// Its name is outside the exposition format: its lines are not written (one such line
+    /// makes a Prometheus drop the whole scrape, or read the series it spells).
+    refused: bool,
+}
+
+/// The comment that counts the series [`Family::refused`] kept out.
+pub(crate) fn refused_note(series: usize) -> String {
+    format!("# note: {series} series not written: a metric name outside the exposition format\n")
 }
 
 /// Render the store. `with_rates` adds `_per_second` gauges (snapshot); `parse` output has none.
 pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
     let mut fams: BTreeMap<String, Family> = BTreeMap::new();
+    let mut refused = 0usize;
     let mut add = |name: &str, kind: &'static str, key: &SeriesKey, value: String| {
         // Looked up by `&str` first: a `String` per line only to find its family cost a lot.
         if !fams.contains_key(name) {
@@ -170,10 +179,15 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
                 Family {
                     kind,
                     lines: String::new(),
+                    refused: !names::is_metric_name(name),
                 },
             );
         }
         let Some(f) = fams.get_mut(name) else { return };
+        if f.refused {
+            refused += 1;
+            return;
+        }
         let _ = write_key(&mut f.lines, name, &key.labels);
         f.lines.push(' ');
         f.lines.push_str(&value);
@@ -228,9 +242,15 @@ pub fn render(store: &Store, with_rates: bool, with_health: bool) -> String {
         .sum();
     let mut out = String::with_capacity(size);
     for (name, f) in fams {
+        if f.refused {
+            continue;
+        }
         let _ = writeln!(out, "# HELP {name} {}", help(&name));
         let _ = writeln!(out, "# TYPE {name} {}", f.kind);
         out.push_str(&f.lines);
+    }
+    if refused > 0 {
+        out.push_str(&refused_note(refused));
     }
     out
 }

@@ -5,6 +5,7 @@ use crate::metrics::human::{self, name};
 use crate::metrics::query::{Agg, latest, pause_fraction_by, rate_by};
 use crate::metrics::store::SourceHealth;
 use crate::metrics::{Store, Value, names};
+use crate::safe::line as cell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -68,7 +69,9 @@ pub fn render(store: &Store, silent: Silent) -> String {
     if let Some((n, d, r)) = nodes.first() {
         let _ = writeln!(
             out,
-            "Most CNPs sent:   {n} {d} ({} {})",
+            "Most CNPs sent:   {} {} ({} {})",
+            cell(n),
+            cell(d),
             rate(r[1]),
             name::CNP_SENT
         );
@@ -76,7 +79,9 @@ pub fn render(store: &Store, silent: Silent) -> String {
     if let Some((s, p, r)) = ports.first() {
         let _ = writeln!(
             out,
-            "Most PFC frames:  {s} {p} ({} {}, {} {})",
+            "Most PFC frames:  {} {} ({} {}, {} {})",
+            cell(s),
+            cell(p),
             rate(r[0]),
             name::PFC_RX,
             rate(r[1]),
@@ -101,7 +106,9 @@ pub fn render(store: &Store, silent: Silent) -> String {
         for (n, d, r) in &nodes {
             let _ = writeln!(
                 out,
-                "{n:<14} {d:<13} {:>12} {:>11} {:>14} {:>10} {:>8}",
+                "{:<14} {:<13} {:>12} {:>11} {:>14} {:>10} {:>8}",
+                cell(n),
+                cell(d),
                 rate(r[0]),
                 rate(r[1]),
                 rate(r[2]),
@@ -125,7 +132,9 @@ pub fn render(store: &Store, silent: Silent) -> String {
         for (s, p, r) in &ports {
             let _ = writeln!(
                 out,
-                "{s:<14} {p:<16} {:>10} {:>10} {:>12} {:>13}",
+                "{:<14} {:<16} {:>10} {:>10} {:>12} {:>13}",
+                cell(s),
+                cell(p),
                 rate(r[0]),
                 rate(r[1]),
                 rate(r[2]),
@@ -183,7 +192,7 @@ pub fn render(store: &Store, silent: Silent) -> String {
         let _ = writeln!(
             out,
             "{:<100} {val:>20} {:>12}",
-            s.key.to_string(),
+            cell(&s.key.to_string()),
             match v {
                 // Seconds per second: the share of time, as the screen shows it.
                 Value::CounterMicros(_) => human::percent(r),
@@ -194,13 +203,13 @@ pub fn render(store: &Store, silent: Silent) -> String {
     }
     for (_, h) in store.sources() {
         for n in &h.notes {
-            let _ = writeln!(out, "note: {}: {n}", h.name);
+            let _ = writeln!(out, "note: {}: {}", cell(&h.name), cell(n));
         }
         if h.unknown_lines > 0 {
             let _ = writeln!(
                 out,
                 "note: {}: {} lines not understood (e.g. {:?})",
-                h.name,
+                cell(&h.name),
                 h.unknown_lines,
                 h.unknown_examples.first().map(String::as_str).unwrap_or("")
             );
@@ -213,10 +222,10 @@ pub fn render(store: &Store, silent: Silent) -> String {
 /// poll of apart from the down ones.
 fn sources_line(out: &mut String, store: &Store, silent: Silent) {
     let unpolled = |h: &SourceHealth| h.up.is_none();
-    let not_recorded: Vec<&str> = store
+    let not_recorded: Vec<std::borrow::Cow<str>> = store
         .sources()
         .filter(|(_, h)| silent == Silent::NotRecorded && unpolled(h))
-        .map(|(_, h)| h.name.as_str())
+        .map(|(_, h)| cell(&h.name))
         .collect();
     let down: Vec<String> = store
         .sources()
@@ -225,8 +234,8 @@ fn sources_line(out: &mut String, store: &Store, silent: Silent) {
         .map(|(_, h)| {
             format!(
                 "{} ({})",
-                h.name,
-                h.last_error.as_deref().unwrap_or("no answer")
+                cell(&h.name),
+                cell(h.last_error.as_deref().unwrap_or("no answer"))
             )
         })
         .collect();

@@ -109,24 +109,43 @@ struct Header<'a> {
     node_label: Option<&'a str>,
     /// Evaluation time and step (ms): a range answer's value is its newest sample in (at - step, at].
     window: Option<(i64, i64)>,
+    /// The first and last step (ms) the history answers were asked for: a point outside it has no
+    /// place in time.
+    range: Option<(i64, i64)>,
+}
+
+/// What a series' samples give the poll.
+enum Sampled<'a> {
+    Value(&'a str),
+    /// No sample in the window: the series missed the newest scrape.
+    Missed,
+    /// Its newest sample is later than the time asked: the server's clock or data is ahead, and
+    /// the sample has no place in this poll.
+    Later,
 }
 
 impl Item<'_> {
     /// The sample this poll reads: an instant vector's, or a range vector's newest within the
-    /// window (`None`: the series missed the newest scrape).
-    fn sample(&self, h: &Header) -> Option<&str> {
+    /// window.
+    fn sample(&self, h: &Header) -> Sampled<'_> {
         if let Some((_, v)) = &self.value {
-            return Some(&v.0);
+            return Sampled::Value(&v.0);
         }
-        let fresh = |t: f64| {
-            let t = (t * 1000.0).round() as i64;
-            h.window.is_none_or(|(at, step)| t > at - step && t <= at)
+        let Some((at, step)) = h.window else {
+            return self
+                .values
+                .last()
+                .map_or(Sampled::Missed, |(_, v)| Sampled::Value(&v.0));
         };
+        let ms = |t: f64| (t * 1000.0).round() as i64;
+        if self.values.last().is_some_and(|(t, _)| ms(*t) > at) {
+            return Sampled::Later;
+        }
         self.values
             .iter()
             .rev()
-            .find(|(t, _)| fresh(*t))
-            .map(|(_, v)| v.0.as_ref())
+            .find(|(t, _)| ms(*t) > at - step)
+            .map_or(Sampled::Missed, |(_, v)| Sampled::Value(&v.0))
     }
 }
 
@@ -144,7 +163,12 @@ fn strip_port(v: &str) -> &str {
 pub fn profiles(json: &str) -> Result<Vec<Profile>, String> {
     let mut v: Vec<Profile> = Vec::new();
     json::each_item(json, &mut |i| {
-        v.extend(i.metric.get("__name__").and_then(Profile::of));
+        v.extend(
+            i.metric
+                .get("__name__")
+                .filter(|n| names::is_metric_name(n))
+                .and_then(Profile::of),
+        );
     })?;
     v.sort();
     v.dedup();
@@ -203,10 +227,11 @@ impl<'a> Reader<'a> {
         } else if let Some(e) = line.strip_prefix("# error ") {
             return Line::Error(e.trim());
         } else if let Some(l) = line.strip_prefix("# node_label ") {
-            self.h.node_label = Some(l.trim());
+            self.h.node_label = Some(l.trim()).filter(|l| names::is_label_name(l));
         } else if let Some(w) = line.strip_prefix("# at ") {
             self.h.window = window(w);
-        } else if line.starts_with("# range ") {
+        } else if let Some(r) = line.strip_prefix("# range ") {
+            self.h.range = range(r);
             self.history = true;
         } else if !line.starts_with('#') && !line.trim().is_empty() {
             return Line::Answer(line);
@@ -219,6 +244,8 @@ impl<'a> Reader<'a> {
 pub fn parse(text: &str) -> Parsed {
     let mut f = Firsts::default();
     let (mut refused, mut dups, mut unnamed, mut missed) = (0usize, 0usize, 0usize, 0usize);
+    let (mut beyond, mut later) = (0usize, 0usize);
+    let mut odd = OddNames::default();
     let mut r = Reader::default();
     for line in text.lines() {
         match r.read(line) {
@@ -230,7 +257,15 @@ pub fn parse(text: &str) -> Parsed {
                 let (query, h) = (r.query, &r.h);
                 // An answer counts whole or not at all (a cut-off one is a note, not half a fleet).
                 let mut got = Vec::new();
-                match json::each_item(json, &mut |it| got.push(map(&it.metric, it.sample(h), h))) {
+                let mut seen = OddNames::default();
+                let read = json::each_item(json, &mut |it| {
+                    seen.count(&it.metric);
+                    got.push(map(&it.metric, it.sample(h), h))
+                });
+                if read.is_ok() {
+                    odd.add(&seen);
+                }
+                match read {
                     Err(e) => f.p.note(format!("query {query}: {e}")),
                     Ok(()) => {
                         for m in got {
@@ -240,9 +275,13 @@ pub fn parse(text: &str) -> Parsed {
                                         dups += 1;
                                     }
                                 }
-                                Mapped::Refused => refused += 1,
+                                Mapped::Refused(Refusal::NotACount) => refused += 1,
+                                Mapped::Refused(Refusal::Beyond) => beyond += 1,
                                 Mapped::NoNode => unnamed += 1,
                                 Mapped::Missed => missed += 1,
+                                Mapped::Later => later += 1,
+                                // Counted by `odd`: the name itself is never shown.
+                                Mapped::BadName => {}
                                 Mapped::Unknown(n) => f.p.unknown(&n),
                             }
                         }
@@ -270,7 +309,71 @@ pub fn parse(text: &str) -> Parsed {
             "{missed} series missed the newest scrape (target down or series stale): not shown"
         ));
     }
+    if beyond > 0 {
+        p.note(format!("{beyond} samples refused ({BEYOND})"));
+    }
+    if later > 0 {
+        let at =
+            r.h.window
+                .map_or(String::new(), |(at, _)| format!(" ({at} ms)"));
+        p.note(format!(
+            "{later} series have samples later than the time asked{at}: the server's clock or \
+             data is ahead, so they cannot be placed in time: not shown"
+        ));
+    }
+    odd.note(&mut p);
     p
+}
+
+/// Why a counter value is refused.
+enum Refusal {
+    /// NaN, ±Inf or negative.
+    NotACount,
+    /// At or beyond 2^64: no 64-bit counter holds it; a device that shows one has saturated, and
+    /// clamping it to `u64::MAX` would read as a giant rate.
+    Beyond,
+}
+
+const BEYOND: &str = "a counter at or beyond 2^64: saturated, no counter holds it";
+
+/// Names outside the text exposition format's grammar, counted over the answers read. Such a
+/// metric name refuses its series (it would break `rocetop export`: a Prometheus scraping it
+/// drops the whole target, or reads the series it spells); such a label name is never read.
+/// Neither is ever shown, only counted.
+#[derive(Default)]
+struct OddNames {
+    series: usize,
+    labels: usize,
+}
+
+impl OddNames {
+    fn count(&mut self, m: &Labels) {
+        if m.get("__name__").is_some_and(|n| !names::is_metric_name(n)) {
+            self.series += 1;
+        }
+        self.labels += m.names().filter(|n| !names::is_label_name(n)).count();
+    }
+
+    fn add(&mut self, o: &OddNames) {
+        self.series += o.series;
+        self.labels += o.labels;
+    }
+
+    fn note(&self, p: &mut Parsed) {
+        if self.series > 0 {
+            p.note(format!(
+                "{} series refused: a metric name outside the exposition format \
+                 ([a-zA-Z_:][a-zA-Z0-9_:]*)",
+                self.series
+            ));
+        }
+        if self.labels > 0 {
+            p.note(format!(
+                "{} labels ignored: a label name outside the exposition format ([a-zA-Z_][a-zA-Z0-9_]*)",
+                self.labels
+            ));
+        }
+    }
 }
 
 /// The history section of a poll's text: each series once, with its values per evaluation time
@@ -283,6 +386,8 @@ pub fn history(text: &str) -> (History, Vec<String>) {
     let hasher = RandomState::new();
     let mut notes = Vec::new();
     let mut r = Reader::default();
+    let (mut outside, mut refused, mut beyond) = (0usize, 0usize, 0usize);
+    let mut odd = OddNames::default();
     for line in text.lines() {
         let Line::Answer(json) = r.read(line) else {
             continue;
@@ -292,14 +397,37 @@ pub fn history(text: &str) -> (History, Vec<String>) {
         }
         let mut got: Vec<(SeriesKey, Vec<(i64, Value)>)> = Vec::new();
         let h = &r.h;
+        let mut odd_here = OddNames::default();
+        let (mut out, mut bad, mut big) = (0usize, 0usize, 0usize);
         let read = json::each_item(json, &mut |it| {
+            odd_here.count(&it.metric);
             let Ok(k) = self::series(&it.metric, h) else {
                 return;
             };
             let points = it
                 .values
                 .iter()
-                .filter_map(|(t, v)| Some(((t * 1000.0).round() as i64, k.value(&v.0)?)))
+                .filter_map(|(t, v)| {
+                    let t = (t * 1000.0).round() as i64;
+                    // A point of a step not asked for (ten years ahead, say) would move the
+                    // source's clock there, and every poll after it would be "earlier" and
+                    // dropped: only the range asked has a place.
+                    if h.range.is_none_or(|(first, last)| t < first || t > last) {
+                        out += 1;
+                        return None;
+                    }
+                    match k.value(&v.0) {
+                        Ok(v) => Some((t, v)),
+                        Err(Refusal::NotACount) => {
+                            bad += 1;
+                            None
+                        }
+                        Err(Refusal::Beyond) => {
+                            big += 1;
+                            None
+                        }
+                    }
+                })
                 .collect();
             got.push((k.key, points));
         });
@@ -307,6 +435,8 @@ pub fn history(text: &str) -> (History, Vec<String>) {
             notes.push(format!("history query {}: {e}", r.query));
             continue;
         }
+        odd.add(&odd_here);
+        (outside, refused, beyond) = (outside + out, refused + bad, beyond + big);
         for (key, points) in got {
             let ids = seen.entry(hasher.hash_one(&key)).or_default();
             if ids.iter().any(|&i| series[i].0 == key) {
@@ -316,6 +446,28 @@ pub fn history(text: &str) -> (History, Vec<String>) {
             series.push((key, points));
         }
     }
+    if outside > 0 {
+        let asked =
+            r.h.range
+                .map_or("no range given".to_string(), |(first, last)| {
+                    format!("{first}..={last} ms")
+                });
+        notes.push(format!(
+            "{outside} history points outside the range asked ({asked}): the server's clock or \
+             data is off, so they cannot be placed in time: refused"
+        ));
+    }
+    if refused > 0 {
+        notes.push(format!(
+            "{refused} history points refused (NaN, ±Inf or negative counter)"
+        ));
+    }
+    if beyond > 0 {
+        notes.push(format!("{beyond} history points refused ({BEYOND})"));
+    }
+    let mut p = Parsed::default();
+    odd.note(&mut p);
+    notes.extend(p.notes.into_iter().map(|n| format!("history: {n}")));
     let mut times: Vec<i64> = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(t, _)| *t))
@@ -343,26 +495,39 @@ fn window(w: &str) -> Option<(i64, i64)> {
     Some((at, step))
 }
 
+/// `FIRST LAST step S` (ms) of a range line: its first and last step.
+fn range(r: &str) -> Option<(i64, i64)> {
+    let mut it = r.split_whitespace();
+    let first = it.next()?.parse().ok()?;
+    let last = it.next()?.parse().ok()?;
+    Some((first, last))
+}
+
 enum Mapped {
     Sample(Sample),
-    Refused,
+    Refused(Refusal),
     NoNode,
     Missed,
+    Later,
+    /// A metric name outside the exposition format.
+    BadName,
     Unknown(String),
 }
 
-/// One series' value (`raw`; `None`: it missed the newest scrape) as a rocetop sample.
-fn map(m: &Labels, raw: Option<&str>, h: &Header) -> Mapped {
+/// One series' value as a rocetop sample.
+fn map(m: &Labels, sampled: Sampled, h: &Header) -> Mapped {
     let k = match series(m, h) {
         Ok(k) => k,
         Err(e) => return e,
     };
-    let Some(raw) = raw else {
-        return Mapped::Missed;
+    let raw = match sampled {
+        Sampled::Value(raw) => raw,
+        Sampled::Missed => return Mapped::Missed,
+        Sampled::Later => return Mapped::Later,
     };
     match k.value(raw) {
-        Some(value) => Mapped::Sample(Sample { key: k.key, value }),
-        None => Mapped::Refused,
+        Ok(value) => Mapped::Sample(Sample { key: k.key, value }),
+        Err(why) => Mapped::Refused(why),
     }
 }
 
@@ -374,14 +539,19 @@ struct Mine {
 }
 
 impl Mine {
-    /// A value of it; `None`: refused (NaN, ±Inf, negative).
-    fn value(&self, raw: &str) -> Option<Value> {
+    /// A value of it, or why it is refused.
+    fn value(&self, raw: &str) -> Result<Value, Refusal> {
+        // 2^64: the first value no u64 holds (`as u64` would saturate it to u64::MAX).
+        const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
         let v = match raw.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => v * self.scale,
-            _ => return None,
+            Ok(v) if v.is_finite() && v >= 0.0 => (v * self.scale).round(),
+            _ => return Err(Refusal::NotACount),
         };
-        let n = v.round() as u64;
-        Some(if self.micros {
+        if v >= BEYOND_U64 {
+            return Err(Refusal::Beyond);
+        }
+        let n = v as u64;
+        Ok(if self.micros {
             Value::CounterMicros(n)
         } else {
             Value::Counter(n)
@@ -394,6 +564,9 @@ fn series(m: &Labels, h: &Header) -> Result<Mine, Mapped> {
     let Some(name) = m.get("__name__") else {
         return Err(Mapped::Unknown("series without __name__".into()));
     };
+    if !names::is_metric_name(name) {
+        return Err(Mapped::BadName);
+    }
     // Rocetop's own export already says `node`; an exporter's `node` label (rare) loses to the
     // configured node label.
     let ours = (Profile::of(name) == Some(Profile::Rocetop))

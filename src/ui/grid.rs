@@ -30,10 +30,13 @@ impl Tone {
     }
 }
 
-/// A value as text: one formatter per kind of value (`fmt`).
+/// A value as text: one formatter per kind of value (`fmt`). A text (a name another machine
+/// gave) is shown as `safe::line` prints it: a control, zero-width or format character the
+/// terminal would not draw is escaped, so the cell is as wide as it is counted and `gpu1` +
+/// U+200B does not pass for `gpu1`.
 pub fn text(v: &Val, ascii: bool) -> String {
     match v {
-        Val::Text(s) => s.clone(),
+        Val::Text(s) => crate::safe::line(s).into_owned(),
         Val::Rate(a) => fmt::rate(a.as_ref(), ascii),
         Val::Sparse(a, n) => fmt::sparse(a.as_ref(), *n, ascii),
         Val::Count(n) => fmt::count(*n),
@@ -61,7 +64,7 @@ fn pad(s: &str, w: usize, left: bool) -> String {
 /// [`text`] borrowing a text value rather than copying it.
 fn text_of(v: &Val, ascii: bool) -> Cow<'_, str> {
     match v {
-        Val::Text(s) => Cow::Borrowed(s),
+        Val::Text(s) => crate::safe::line(s),
         v => Cow::Owned(text(v, ascii)),
     }
 }
@@ -329,6 +332,18 @@ mod tests {
             notes: Vec::new(),
             pending: None,
         }
+    }
+
+    /// A name with a BEL and a zero-width space (which the screen draws as nothing) is shown
+    /// escaped: printable ASCII, as many cells as its padding counts.
+    #[test]
+    fn a_name_with_controls_or_zero_width_characters_is_as_wide_as_counted() {
+        let v = Val::Text("gpu1\u{7}\u{200b}".into());
+        let shown = text(&v, false);
+        assert_eq!(shown, "gpu1\\x07\\u{200b}");
+        assert_eq!(text_of(&v, false), shown);
+        assert_eq!(pad(&shown, 20, true).chars().count(), 20);
+        assert!(shown.chars().all(text::one_cell));
     }
 
     /// Rows drawn from [`pad_spans`]' pieces are cell for cell the rows of one padded string a

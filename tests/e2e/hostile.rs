@@ -641,7 +641,7 @@ fn a_source_cannot_make_endless_series() {
     assert_eq!(store.all().count(), MAX_SERIES_PER_SOURCE);
 }
 
-// ---- issue 53: the streaming collector, export and pingd slots, recordings -------------------
+// ---- the streaming collector, export and pingd slots, recordings ----------------------------
 
 /// A node whose sshd runs `script` (POSIX sh) for every command, `$SSH_ORIGINAL_COMMAND` naming
 /// what rocetop asked; its host key trusted in `kh`.
@@ -974,4 +974,77 @@ fn pingd_keeps_one_source_to_its_share() {
     assert!(closed_within(&mut mute, Duration::from_secs(15)));
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     drop(held);
+}
+
+/// A fleet answer saved by hand (`parse prom-api`) whose node names hold a line break, a tab, a
+/// BEL and a zero-width space, and a metric name that spells an exposition line: the table shows
+/// each name escaped (no forged row), the Prometheus text has one line per series and none the
+/// names started, the notes stay on their own `#` lines, and no output carries U+200B raw.
+#[test]
+fn parse_prints_remote_names_with_line_breaks_escaped() {
+    let item = |name: &str, node: &str, v: u64| {
+        serde_json::json!({"metric": {"__name__": name, "device": "mlx5_0", "port": "1",
+            "instance": node}, "value": [1, v.to_string()]})
+    };
+    let cnp = "rdma_np_cnp_sent_total";
+    let answer =
+        serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": [
+            item(cnp, "gpu1", 1),
+            item(cnp, "gpu2\nforged-row mlx5_9", 2),
+            item(cnp, "gpu3\tx", 3),
+            item(cnp, "gpu1\u{200b}", 4),
+            item(cnp, "gpu4\u{7}", 5),
+            item("rdma_x_total\nrocetop_spoofed_total 1\n#", "gpu5", 6),
+        ]}})
+        .to_string();
+    for format in ["table", "prom", "json"] {
+        let o = run(
+            &["parse", "prom-api", "-", "--format", format],
+            answer.as_bytes(),
+            false,
+        );
+        assert_eq!(o.code, 0, "{format}: {}", o.text());
+        assert_terminal_safe(format, &o.stdout);
+        let text = o.text();
+        assert!(!text.contains('\u{200b}'), "{format}: {text}");
+        assert!(!text.contains('\t'), "{format}: {text}");
+        assert!(
+            !text.lines().any(|l| l.starts_with("forged-row")),
+            "{format}: a name made a line of its own:\n{text}"
+        );
+        assert!(!text.contains("spoofed"), "{format}: {text}");
+        match format {
+            "table" => {
+                for shown in [
+                    "gpu2\\x0aforged-row",
+                    "gpu3\\x09x",
+                    "gpu1\\u{200b}",
+                    "gpu4\\x07",
+                ] {
+                    assert!(text.contains(shown), "{shown}: {text}");
+                }
+            }
+            "prom" => {
+                let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+                assert_eq!(samples.len(), 5, "one line per series: {text}");
+                assert!(
+                    samples
+                        .iter()
+                        .all(|l| l.starts_with("rocetop_rdma_np_cnp_sent_total{")),
+                    "{text}"
+                );
+                assert!(
+                    text.contains("1 series refused: a metric name outside the exposition format"),
+                    "{text}"
+                );
+            }
+            _ => {
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+                assert!(
+                    v.to_string().contains("gpu1\u{200b}"),
+                    "the value is kept: {v}"
+                );
+            }
+        }
+    }
 }

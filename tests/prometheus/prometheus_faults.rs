@@ -14,12 +14,18 @@ use rocetop::collect::poll::poll_once;
 use rocetop::collect::prometheus::PromTransport;
 use rocetop::collect::source::fleet_source;
 use rocetop::config::Config;
-use rocetop::metrics::query::rate_sum;
+use rocetop::metrics::query::{latest, rate_sum};
 use rocetop::metrics::{Store, names};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+
+/// The binary under test; `ROCETOP_TEST_BIN` points the tests that run it at another build (to
+/// check that they fail on the one before the fixes).
+fn bin() -> String {
+    std::env::var("ROCETOP_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_rocetop").to_string())
+}
 
 fn config(text: &str) -> Config {
     Config::from_str(text, "test", None).expect("valid config")
@@ -516,4 +522,677 @@ fn the_binary_fed_a_50_mb_answer_stays_within_its_cap_in_memory() {
         "peak RSS {peak_kib} KiB for a 50 MB answer capped at 1 MiB"
     );
     eprintln!("peak RSS {peak_kib} KiB");
+}
+
+// ---- a hostile Prometheus API on 127.0.0.1 ---------------------------------------------------
+
+/// One request the hostile server got: its path, its form (decoded) and its head as sent.
+struct Asked {
+    path: String,
+    form: std::collections::HashMap<String, String>,
+    head: String,
+}
+
+/// What a request asks, as the collector asks it.
+enum Ask {
+    /// `count by (__name__)(...)`.
+    Detect,
+    /// A profile's range selector evaluated at `t` (s).
+    Poll { t: f64 },
+    /// `query_range` from `start` to `end` (s) every `step` s.
+    Range { start: f64, end: f64, step: f64 },
+}
+
+impl Asked {
+    fn num(&self, k: &str) -> f64 {
+        self.form
+            .get(k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {:?}", self.form))
+    }
+
+    fn ask(&self) -> Ask {
+        let q = self.form.get("query").map_or("", String::as_str);
+        if self.path.ends_with("/query_range") {
+            Ask::Range {
+                start: self.num("start"),
+                end: self.num("end"),
+                step: self.num("step"),
+            }
+        } else if q.starts_with("count by (__name__)") {
+            Ask::Detect
+        } else {
+            Ask::Poll {
+                t: self.num("time"),
+            }
+        }
+    }
+}
+
+/// `application/x-www-form-urlencoded` decoded.
+fn form_decode(s: &str) -> std::collections::HashMap<String, String> {
+    let dec = |v: &str| {
+        let b = v.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < b.len() => {
+                    let h = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("");
+                    out.push(u8::from_str_radix(h, 16).unwrap_or(b'?'));
+                    i += 2;
+                }
+                c => out.push(c),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    s.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (dec(k), dec(v)))
+        .collect()
+}
+
+type Answer = dyn Fn(&Asked) -> String + Send + Sync;
+
+/// A loopback server answering every request with the JSON `answer` gives (200), each request
+/// kept (head and form) in the order it came.
+fn hostile_api(answer: Box<Answer>) -> (u16, Arc<std::sync::Mutex<Vec<Asked>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (kept, answer) = (asked.clone(), Arc::new(answer));
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let (kept, answer) = (kept.clone(), answer.clone());
+            std::thread::spawn(move || {
+                use std::io::Read as _;
+                let mut r = BufReader::new(s.try_clone().expect("clone"));
+                let (mut head, mut line) = (String::new(), String::new());
+                while r.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim_end() != "" {
+                    head.push_str(&line);
+                    line.clear();
+                }
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                let mut body = vec![0; len];
+                if r.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let target = head.split(' ').nth(1).unwrap_or("").to_string();
+                let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                let form = if len > 0 {
+                    String::from_utf8_lossy(&body).into_owned()
+                } else {
+                    query.to_string()
+                };
+                let a = Asked {
+                    path: path.to_string(),
+                    form: form_decode(&form),
+                    head,
+                };
+                let json = answer(&a);
+                kept.lock().expect("lock").push(a);
+                let mut s = s;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{json}",
+                    json.len()
+                );
+            });
+        }
+    });
+    (port, asked)
+}
+
+/// An API answer holding `items` (series objects).
+fn answer_of(result_type: &str, items: &[serde_json::Value]) -> String {
+    serde_json::json!({"status": "success", "data": {"resultType": result_type, "result": items}})
+        .to_string()
+}
+
+/// The detection answer: one series per metric name.
+fn detected(names_: &[&str]) -> String {
+    let items: Vec<_> = names_
+        .iter()
+        .map(|n| serde_json::json!({"metric": {"__name__": n}, "value": [0, "1"]}))
+        .collect();
+    answer_of("vector", &items)
+}
+
+/// A range-vector series: its labels and its samples (s, value).
+fn series_of(labels: &serde_json::Value, points: &[(f64, String)]) -> serde_json::Value {
+    let values: Vec<_> = points
+        .iter()
+        .map(|(t, v)| serde_json::json!([t, v]))
+        .collect();
+    serde_json::json!({"metric": labels, "values": values})
+}
+
+/// The steps of a `query_range` (s).
+fn steps(start: f64, end: f64, step: f64) -> Vec<f64> {
+    let n = ((end - start) / step).round() as i64;
+    (0..=n).map(|k| start + k as f64 * step).collect()
+}
+
+fn pause_labels(node: &str) -> serde_json::Value {
+    serde_json::json!({"__name__": names::NIC_PFC_RX_PAUSE, "node": node, "netdev": "ens1f0", "priority": "3"})
+}
+
+const TEN_YEARS_S: f64 = 10.0 * 365.0 * 86_400.0;
+
+/// A history point ten years ahead (and a poll's sample there) would move the source's clock:
+/// every later poll "earlier than the last" and dropped, while the source reads up. Refused and
+/// counted: the polls after it are stored at their own times with the right rates, and the
+/// source's notes say which answers could not be placed in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_point_ten_years_ahead_is_refused_and_the_fleet_keeps_polling() {
+    let (port, _) = hostile_api(Box::new(|a: &Asked| match a.ask() {
+        Ask::Detect => detected(&[names::NIC_PFC_RX_PAUSE]),
+        // gpu1 and gpu2 count 10 pause frames a second; gpu3's newest sample is in the future.
+        Ask::Poll { t } => answer_of(
+            "matrix",
+            &[
+                series_of(&pause_labels("gpu1"), &[(t, format!("{}", 10.0 * t))]),
+                series_of(&pause_labels("gpu2"), &[(t, format!("{}", 10.0 * t))]),
+                series_of(
+                    &pause_labels("gpu3"),
+                    &[(t, "1".into()), (t + TEN_YEARS_S, "2".into())],
+                ),
+            ],
+        ),
+        Ask::Range { start, end, step } => {
+            let at = |ts: &[f64]| -> Vec<(f64, String)> {
+                ts.iter().map(|t| (*t, format!("{}", 10.0 * t))).collect()
+            };
+            let mut ahead = at(&steps(start, end, step));
+            ahead.push((end + TEN_YEARS_S, format!("{}", 10.0 * (end + TEN_YEARS_S))));
+            answer_of(
+                "matrix",
+                &[
+                    series_of(&pause_labels("gpu1"), &ahead),
+                    series_of(&pause_labels("gpu2"), &at(&steps(start, end, step))),
+                ],
+            )
+        }
+    }));
+    let cfg = config(&source(port, ""));
+    let p = &cfg.prometheus[0];
+    let t0 = 1_700_000_000_000 + 7_000;
+    let (now, clock) = clock(t0);
+    let transport = PromTransport::new(p, clock)
+        .expect("transport")
+        .with_history(std::time::Duration::from_secs(600));
+    let mut store = Store::new(3_600_000, 4096);
+    let src = fleet_source(p, &mut store, Arc::new(transport));
+    let first = poll_once(&src).await;
+    assert_eq!(first.error, None);
+    let said = format!(
+        "1 history points outside the range asked ({}..={} ms): the server's clock or data is \
+         off, so they cannot be placed in time: refused",
+        first.at - 600_000,
+        first.at - 15_000
+    );
+    assert!(
+        first.parsed.notes.contains(&said),
+        "{:?}",
+        first.parsed.notes
+    );
+    assert_eq!(first.history.times.last(), Some(&(first.at - 15_000)));
+    first.apply(&mut store);
+    let mut ats = vec![first.at];
+    for k in 1..=3 {
+        now.store(t0 + k * 15_000, Ordering::SeqCst);
+        let c = poll_once(&src).await;
+        assert_eq!(c.error, None);
+        assert!(
+            c.parsed.notes.iter().any(|n| n
+                .starts_with("1 series have samples later than the time asked")
+                && n.contains("cannot be placed in time")),
+            "{:?}",
+            c.parsed.notes
+        );
+        ats.push(c.at);
+        c.apply(&mut store);
+        for node in ["gpu1", "gpu2"] {
+            let l = [("node", node)];
+            assert_eq!(
+                latest(&store, names::NIC_PFC_RX_PAUSE, &l).map(|(t, _)| t),
+                Some(c.at),
+                "poll {k}, {node}: stored at its own time"
+            );
+            assert_eq!(
+                rate_sum(&store, names::NIC_PFC_RX_PAUSE, &l),
+                Some(10.0),
+                "poll {k}, {node}"
+            );
+        }
+        assert_eq!(
+            latest(&store, names::NIC_PFC_RX_PAUSE, &[("node", "gpu3")]),
+            None,
+            "a sample that cannot be placed in time is not shown"
+        );
+    }
+    assert!(ats.windows(2).all(|w| w[1] - w[0] == 15_000), "{ats:?}");
+    let h = store.source(src.id).expect("source");
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("cannot be placed in time")),
+        "the source says so: {:?}",
+        h.notes
+    );
+}
+
+/// A fleet counter at or beyond 2^64 is refused and counted: missing, never u64::MAX (which
+/// made a rate of ~10^18 a second on the screen); the other nodes keep their rates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_counter_beyond_2_64_is_refused_not_saturated() {
+    // From the second poll on, gpu1's counter reads 10^20.
+    let polls = AtomicUsize::new(0);
+    let (port, _) = hostile_api(Box::new(move |a: &Asked| match a.ask() {
+        Ask::Detect => detected(&[names::NIC_PFC_RX_PAUSE]),
+        Ask::Poll { t } => {
+            let big = if polls.fetch_add(1, Ordering::SeqCst) >= 1 {
+                "1e20".to_string()
+            } else {
+                "100".into()
+            };
+            answer_of(
+                "matrix",
+                &[
+                    series_of(&pause_labels("gpu1"), &[(t, big)]),
+                    series_of(&pause_labels("gpu2"), &[(t, format!("{}", 3.0 * t))]),
+                ],
+            )
+        }
+        Ask::Range { .. } => answer_of("matrix", &[]),
+    }));
+    let cfg = config(&source(port, ""));
+    let mut store = Store::new(3_600_000, 100);
+    let t0 = 1_700_000_000_000 + 7_000;
+    let (now, src) = past_source(&cfg, 0, &mut store, t0);
+    let mut first_at = None;
+    for k in 0..3 {
+        now.store(t0 + k * 15_000, Ordering::SeqCst);
+        let c = poll_once(&src).await;
+        assert_eq!(c.error, None);
+        let beyond = c.parsed.notes.iter().any(|n| {
+            n == "1 samples refused (a counter at or beyond 2^64: saturated, no counter holds it)"
+        });
+        assert_eq!(beyond, k >= 1, "poll {k}: {:?}", c.parsed.notes);
+        first_at.get_or_insert(c.at);
+        c.apply(&mut store);
+        let gpu1 = rate_sum(&store, names::NIC_PFC_RX_PAUSE, &[("node", "gpu1")]);
+        assert_eq!(gpu1, None, "poll {k}: missing, never a giant rate");
+        if k >= 1 {
+            assert_eq!(
+                latest(&store, names::NIC_PFC_RX_PAUSE, &[("node", "gpu1")]).map(|(t, _)| t),
+                first_at,
+                "poll {k}: the refused value is not stored"
+            );
+            assert_eq!(
+                rate_sum(&store, names::NIC_PFC_RX_PAUSE, &[("node", "gpu2")]),
+                Some(3.0)
+            );
+        }
+    }
+}
+
+/// A bearer token with a CR or LF would end the Authorization header and add its own: refused
+/// where it is read, with where it came from and not the token, before any request is sent (the
+/// server never sees the injected header), in the library and in the binary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bearer_token_with_a_line_break_is_refused_before_any_request() {
+    let (port, asked) = hostile_api(Box::new(|a: &Asked| match a.ask() {
+        Ask::Detect => detected(&[names::NIC_PFC_RX_PAUSE]),
+        _ => answer_of("matrix", &[]),
+    }));
+    // A lone CR survives the first line of a command's output.
+    let cfg = config(&source(
+        port,
+        "bearer_token_command = \"printf 'tok3n\\\\rX-Injected: 1'\"",
+    ));
+    let mut store = Store::new(3_600_000, 100);
+    let (_, src) = past_source(&cfg, 0, &mut store, 1_700_000_000_000);
+    let e = poll_once(&src).await.error.expect("refused");
+    assert_eq!(
+        e,
+        "auth failed: fleet: the bearer token from command `printf 'tok3n\\rX-Injected: 1'` \
+         holds a line break (CR or LF): refused, as it would add request headers of its own"
+    );
+    // CR LF from the environment, through the binary.
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        source(
+            port,
+            "bearer_token_env = \"ROCETOP_TEST_TOKEN\"\nstep = \"1s\"",
+        ),
+    )
+    .expect("config");
+    let out = std::process::Command::new(bin())
+        .arg("--config")
+        .arg(&file)
+        .args(["snapshot", "--format", "json"])
+        .env("ROCETOP_TEST_TOKEN", "tok3n\r\nX-Injected: 1")
+        .output()
+        .expect("rocetop snapshot");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("the bearer token from $ROCETOP_TEST_TOKEN holds a line break (CR or LF)"),
+        "{err}"
+    );
+    assert!(!err.contains("tok3n"), "{err}");
+    let heads: Vec<String> = asked
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|a| a.head.clone())
+        .collect();
+    assert!(
+        heads.iter().all(|h| !h.contains("X-Injected")),
+        "an injected header reached the server: {heads:?}"
+    );
+}
+
+/// Ends the child it holds, also when the test panics.
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A fleet of three healthy nodes (gpu1..gpu3, 10 pause frames a second) and, from gpu9, two
+/// series whose `__name__` spells more exposition lines: a series of its own, and a line no
+/// parser reads (which fails the whole scrape).
+fn forging_fleet() -> Box<Answer> {
+    let forged = [
+        serde_json::json!({
+            "__name__": format!(
+                "{}{{node=\"evil\",netdev=\"e\",priority=\"3\"}} 1\nrocetop_spoofed_total 666\n{}",
+                names::NIC_PFC_RX_PAUSE,
+                names::NIC_PFC_TX_PAUSE
+            ),
+            "node": "gpu9", "netdev": "ens1f0", "priority": "3"
+        }),
+        serde_json::json!({
+            "__name__": "rocetop_rdma_np_cnp_sent\nrocetop_spoofed_total{node=\"gpu1\"} 1\n_total",
+            "node": "gpu9", "device": "mlx5_0", "rdma_port": "1"
+        }),
+    ];
+    Box::new(move |a: &Asked| {
+        let all = |points: &dyn Fn() -> Vec<(f64, String)>| -> Vec<serde_json::Value> {
+            ["gpu1", "gpu2", "gpu3"]
+                .iter()
+                .map(|n| pause_labels(n))
+                .chain(forged.iter().cloned())
+                .map(|l| series_of(&l, &points()))
+                .collect()
+        };
+        let count = |t: f64| format!("{}", (10.0 * t).round());
+        match a.ask() {
+            Ask::Detect => detected(&[names::NIC_PFC_RX_PAUSE]),
+            Ask::Poll { t } => answer_of("matrix", &all(&|| vec![(t, count(t))])),
+            Ask::Range { start, end, step } => answer_of(
+                "matrix",
+                &all(&|| {
+                    steps(start, end, step)
+                        .into_iter()
+                        .map(|t| (t, count(t)))
+                        .collect()
+                }),
+            ),
+        }
+    })
+}
+
+/// `promtool check metrics` on `text` (promtool is checked for by the caller).
+fn promtool_check(promtool: &std::path::Path, text: &str) {
+    let mut child = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("feed promtool");
+    let out = child.wait_with_output().expect("promtool");
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A `__name__` holding newlines reached `rocetop export` as it was: a real Prometheus scraping
+/// it read the spoofed series, or failed the whole scrape and every healthy series was gone.
+/// Refused where it is read and counted in the source's notes (never shown): the export passes
+/// `promtool check metrics`, and the real Prometheus scraping it has the target up, every healthy
+/// series, and nothing the names spelled.
+#[test]
+fn forged_metric_names_never_reach_a_real_prometheus_scraping_export() {
+    let test = "prometheus_faults::forged_names";
+    let Some(bins) = prometheus(test) else { return };
+    let (api, _) = hostile_api(forging_fleet());
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, source(api, "step = \"1s\"")).expect("config");
+    let mut child = Reaper(
+        std::process::Command::new(bin())
+            .arg("--config")
+            .arg(&file)
+            .args(["export", "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("rocetop export"),
+    );
+    let mut err = BufReader::new(child.0.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    err.read_line(&mut line).expect("first line");
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no loopback address in {line:?}"));
+    std::thread::spawn(move || for _ in err.lines() {});
+    let healthy = |text: &str| {
+        ["gpu1", "gpu2", "gpu3"].iter().all(|n| {
+            text.lines().any(|l| {
+                l.starts_with(&format!("{}{{", names::NIC_PFC_RX_PAUSE))
+                    && l.contains(&format!("node=\"{n}\""))
+            })
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let text = loop {
+        let (_, t) = prom::get(port, "/metrics", None);
+        if healthy(&t) {
+            break t;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "export never served the fleet: {t}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        !text.contains("spoofed") && !text.contains("evil"),
+        "a forged name reached the export:\n{text}"
+    );
+    promtool_check(&bins.1, &text);
+
+    let server = prom::start_with(
+        &bins,
+        &prom::Options {
+            scrape: vec![format!("127.0.0.1:{port}")],
+            ..prom::Options::default()
+        },
+    );
+    let value = |promql: &str| -> Vec<(String, String)> {
+        let (_, body) = prom::query(server.port, promql, None);
+        let v: serde_json::Value = serde_json::from_str(&body).expect("an API answer");
+        v["data"]["result"]
+            .as_array()
+            .expect("a vector")
+            .iter()
+            .map(|s| {
+                (
+                    s["metric"].to_string(),
+                    s["value"][1].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // Three scrapes at 1 s, then what the server holds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while value("count_over_time(up{job=\"rocetop\"}[1m])")
+        .first()
+        .is_none_or(|(_, n)| n.parse::<u32>().unwrap_or(0) < 3)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never scraped: {}",
+            server.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let up = value("up{job=\"rocetop\"}");
+    assert_eq!(up.len(), 1, "{up:?}");
+    assert_eq!(up[0].1, "1", "the scrape succeeded: {up:?}");
+    let nodes = value(&format!("count by (node) ({})", names::NIC_PFC_RX_PAUSE));
+    let nodes: Vec<&str> = nodes.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(
+        nodes.len(),
+        3,
+        "every healthy node, nothing else: {nodes:?}"
+    );
+    assert!(value("{__name__=~\"rocetop_spoofed.*\"}").is_empty());
+    assert!(value(&format!("{}{{node=\"evil\"}}", names::NIC_PFC_RX_PAUSE)).is_empty());
+    assert_eq!(value("rocetop_source_up{source=\"fleet\"}")[0].1, "1");
+
+    // The refusal is counted where the user looks (the source's notes), the names never shown.
+    let out = std::process::Command::new(bin())
+        .arg("--config")
+        .arg(&file)
+        .args(["snapshot", "--format", "table"])
+        .output()
+        .expect("rocetop snapshot");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    assert!(
+        table.contains(
+            "note: fleet: 2 series refused: a metric name outside the exposition format \
+             ([a-zA-Z_:][a-zA-Z0-9_:]*)"
+        ),
+        "{table}"
+    );
+    assert!(
+        !table.contains("spoofed") && !table.contains("evil"),
+        "{table}"
+    );
+}
+
+/// The node names a fleet's labels give, with a line break, a tab, a BEL and a zero-width space
+/// in them: `snapshot` and `check` print each escaped, so no forged row stands in the table and
+/// `gpu1` + U+200B does not pass for `gpu1`; JSON keeps the value (`\u200b`), its bytes safe too.
+#[test]
+fn names_with_line_breaks_and_zero_width_characters_print_escaped() {
+    let nodes = [
+        "gpu1",
+        "gpu1\u{200b}",
+        "gpu2\nforged-row mlx5_9",
+        "gpu3\tx",
+        "gpu4\u{7}",
+    ];
+    let (api, _) = hostile_api(Box::new(move |a: &Asked| {
+        let all = |t: f64| -> Vec<serde_json::Value> {
+            nodes
+                .iter()
+                .map(|n| {
+                    let l = serde_json::json!({"__name__": names::rdma_counter("np_cnp_sent"), "node": n, "device": "mlx5_0", "rdma_port": "1"});
+                    series_of(&l, &[(t, format!("{}", (5.0 * t).round()))])
+                })
+                .collect()
+        };
+        match a.ask() {
+            Ask::Detect => detected(&[names::rdma_counter("np_cnp_sent").as_str()]),
+            Ask::Poll { t } => answer_of("matrix", &all(t)),
+            Ask::Range { .. } => answer_of("matrix", &[]),
+        }
+    }));
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, source(api, "step = \"1s\"")).expect("config");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(bin())
+            .arg("--config")
+            .arg(&file)
+            .args(args)
+            .output()
+            .expect("rocetop");
+        // Nothing a terminal drops or obeys: no control but the line ends, no U+200B.
+        for bytes in [&o.stdout, &o.stderr] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{200b}'),
+                "{args:?}: {text:?}"
+            );
+        }
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let table = run(&["snapshot", "--format", "table"]);
+    assert!(
+        !table.lines().any(|l| l.starts_with("forged-row")),
+        "a remote name made a row of its own:\n{table}"
+    );
+    for shown in [
+        "gpu1\\u{200b} ",
+        "gpu2\\x0aforged-row mlx5_9",
+        "gpu3\\x09x",
+        "gpu4\\x07",
+    ] {
+        assert!(table.contains(shown), "{shown}:\n{table}");
+    }
+    // Every node a row of its own in the NODES table, each as wide as the header says.
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("NODES"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), nodes.len(), "{table}");
+    let check = run(&["check"]);
+    assert!(
+        !check.lines().any(|l| l.starts_with("forged-row")),
+        "{check}"
+    );
+    let json = run(&["snapshot", "--format", "json"]);
+    assert!(json.contains("gpu1\\u200b"), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert!(v.to_string().contains("gpu1\u{200b}"), "the value is kept");
 }

@@ -17,6 +17,33 @@ pub async fn resolve(src: &Secret) -> Result<String, String> {
     }
 }
 
+/// A bearer token, from where a password comes. It goes into a request header as it is (a
+/// password goes base64-encoded), so one holding a CR or LF would end the `Authorization` header
+/// and start one of its own choosing: such a token, or one with any other control character, is
+/// refused here, where it is read, whichever HTTP client sends it. The message names where the
+/// token came from, never the token.
+pub async fn resolve_token(src: &Secret) -> Result<String, String> {
+    let token = resolve(src).await?;
+    let from = || match src {
+        Secret::Env(var) => format!("${var}"),
+        Secret::Command(cmd) => format!("command `{cmd}`"),
+    };
+    if token.contains(['\r', '\n']) {
+        return Err(format!(
+            "the bearer token from {} holds a line break (CR or LF): refused, as it would add \
+             request headers of its own",
+            from()
+        ));
+    }
+    if token.chars().any(char::is_control) {
+        return Err(format!(
+            "the bearer token from {} holds a control character: refused, no HTTP header may carry it",
+            from()
+        ));
+    }
+    Ok(token)
+}
+
 /// Most bytes read from a password command: a password is a line, `yes` is not.
 const MAX_COMMAND_OUTPUT: u64 = 64 << 10;
 
@@ -107,6 +134,33 @@ mod tests {
             .await
             .expect_err("an error");
         assert!(e.contains("$ROCETOP_NXAPI_SURELY_UNSET is not set"), "{e}");
+    }
+
+    /// A token that would end its header (CR, LF) or holds another control character is
+    /// refused with where it came from (the command, as configured).
+    #[tokio::test]
+    async fn a_token_with_a_line_break_or_control_is_refused_where_it_is_read() {
+        let ok = resolve_token(&Secret::Command("printf 'abc.DEF-123_~+/='".into())).await;
+        assert_eq!(ok.as_deref(), Ok("abc.DEF-123_~+/="));
+        // A lone CR survives `lines()`: the first line of the command's output holds it.
+        let cmd = "printf 'tok3n\\rX-Injected: 1'";
+        let e = resolve_token(&Secret::Command(cmd.into()))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            e,
+            format!(
+                "the bearer token from command `{cmd}` holds a line break (CR or LF): refused, \
+                 as it would add request headers of its own"
+            )
+        );
+        let e = resolve_token(&Secret::Command("printf 'tok3n\\001'".into()))
+            .await
+            .expect_err("refused");
+        assert!(e.contains("holds a control character"), "{e}");
+        // A password is base64-encoded into its header: the same bytes are still a password.
+        let pw = resolve(&Secret::Command("printf 'pw\\rx'".into())).await;
+        assert_eq!(pw.as_deref(), Ok("pw\rx"));
     }
 
     #[tokio::test]

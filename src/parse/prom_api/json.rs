@@ -44,6 +44,11 @@ impl Labels<'_> {
             .find(|(k, _)| k.0 == name)
             .map(|(_, v)| v.0.as_ref())
     }
+
+    /// Every label's name, in the answer's order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.0.as_ref())
+    }
 }
 
 /// One series of an answer: its labels and its sample(s). Read into one scratch item that is

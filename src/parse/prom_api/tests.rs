@@ -203,7 +203,11 @@ fn the_history_section_maps_like_a_poll_and_stays_out_of_the_poll() {
         p.notes
     );
     let (h, notes) = history(&text);
-    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(
+        notes,
+        ["1 history points refused (NaN, ±Inf or negative counter)"],
+        "counted"
+    );
     assert_eq!(h.times, vec![1_700_000_000_000, 1_700_000_015_000]);
     let of = |name: &str| {
         h.series
@@ -292,4 +296,125 @@ fn rocetop_node_is_read_only_where_no_node_label_is_configured() {
         Some(Value::Counter(5)),
         "an old recording: as it was recorded"
     );
+}
+
+/// A `__name__` outside the exposition grammar (a newline spelling more series) refuses its
+/// series, counted and never shown; a label name outside it is never read; the good series of
+/// the same answer are kept.
+#[test]
+fn names_outside_the_exposition_format_are_refused_and_counted_never_shown() {
+    let text = vector(
+        r#"{"metric":{"__name__":"rocetop_nic_pfc_rx_pause_frames_total\nrocetop_spoofed_total{node=\"x\"} 1\n#","netdev":"e","priority":"3","node":"n1"},"value":[1,"5"]},
+           {"metric":{"__name__":"rocetop_rdma_a b_total","device":"d","rdma_port":"1","node":"n1"},"value":[1,"5"]},
+           {"metric":{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"n2","k8s.pod":"p","a\nb":"c"},"value":[1,"6"]},
+           {"metric":{"__name__":"rocetop_nic_pfc_rx_pause_frames_total","netdev":"e","priority":"3","node":"n1"},"value":[1,"7"]}"#,
+    );
+    let p = parse(&text);
+    assert_eq!(p.samples.len(), 2, "{:?}", p.samples);
+    assert_eq!(
+        p.find(names::NIC_PFC_RX_PAUSE, &[("node", "n1")]),
+        Some(Value::Counter(7))
+    );
+    assert_eq!(
+        p.find(&names::rdma_counter("np_cnp_sent"), &[("node", "n2")]),
+        Some(Value::Counter(6)),
+        "an odd label name does not cost its series"
+    );
+    assert!(p.samples.iter().all(|s| names::is_metric_name(&s.key.name)));
+    assert_eq!(
+        p.notes,
+        [
+            "2 series refused: a metric name outside the exposition format ([a-zA-Z_:][a-zA-Z0-9_:]*)",
+            "2 labels ignored: a label name outside the exposition format ([a-zA-Z_][a-zA-Z0-9_]*)"
+        ]
+    );
+    let shown = format!("{:?}{:?}", p.notes, p.unknown_examples);
+    assert!(
+        !shown.contains("spoofed") && !shown.contains("a b"),
+        "{shown}"
+    );
+    // Detection does not take a profile from such a name either.
+    let j = vector(r#"{"metric":{"__name__":"rdma_x\ny"},"value":[1,"1"]}"#);
+    assert_eq!(profiles(&j), Ok(vec![]));
+}
+
+/// A value no 64-bit counter holds is refused and counted, never saturated to u64::MAX; the
+/// largest below it is kept.
+#[test]
+fn a_counter_at_or_beyond_2_64_is_refused_not_saturated() {
+    let item = |node: &str, v: &str| {
+        format!(
+            r#"{{"metric":{{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","rocetop_node":"{node}"}},"value":[1,"{v}"]}}"#
+        )
+    };
+    let text = vector(&format!(
+        "{},{},{},{}",
+        item("a", "1e20"),
+        item("b", "18446744073709551616"),
+        item("c", "18446744073709549568"),
+        item("d", "12")
+    ));
+    let p = parse(&text);
+    let cnp = names::rdma_counter("np_cnp_sent");
+    assert_eq!(p.find(&cnp, &[("node", "a")]), None);
+    assert_eq!(p.find(&cnp, &[("node", "b")]), None);
+    assert_eq!(
+        p.find(&cnp, &[("node", "c")]),
+        Some(Value::Counter(18_446_744_073_709_549_568))
+    );
+    assert_eq!(p.find(&cnp, &[("node", "d")]), Some(Value::Counter(12)));
+    assert_eq!(
+        p.notes,
+        ["2 samples refused (a counter at or beyond 2^64: saturated, no counter holds it)"]
+    );
+    // Scaled into the store's unit first: 2^54 s of pause is beyond 2^64 µs.
+    let pause = vector(
+        r#"{"metric":{"__name__":"rocetop_nic_pfc_rx_pause_duration_seconds_total","node":"n","netdev":"e","priority":"3"},"value":[1,"18014398509481984"]}"#,
+    );
+    assert!(parse(&pause).samples.is_empty());
+}
+
+/// History points outside the range asked (ten years ahead, before the first step) are refused
+/// and counted, the others kept; a poll's series whose samples are later than the time asked is
+/// left out and the note says it cannot be placed in time.
+#[test]
+fn points_outside_the_time_asked_are_refused_and_said() {
+    let ten_years = 10 * 365 * 86_400;
+    let text = format!(
+        "# node_label instance\n# at 1700000030000 step 15000\n# query rdma_exporter\n{}\n\
+         # range 1700000000000 1700000015000 step 15000\n# query rdma_exporter\n{}\n",
+        matrix(&format!(
+            r#"{{"metric":{{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu1"}},"values":[[1700000030,"4"]]}},
+               {{"metric":{{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu2"}},"values":[[1700000030,"4"],[{},"5"]]}}"#,
+            1_700_000_030 + ten_years
+        )),
+        matrix(&format!(
+            r#"{{"metric":{{"__name__":"rdma_np_cnp_sent_total","device":"d","port":"1","instance":"gpu1"}},"values":[[1699999985,"0"],[1700000000,"1"],[1700000015,"2"],[{},"9"]]}}"#,
+            1_700_000_015 + ten_years
+        ))
+    );
+    let p = parse(&text);
+    let cnp = names::rdma_counter("np_cnp_sent");
+    assert_eq!(p.find(&cnp, &[("node", "gpu1")]), Some(Value::Counter(4)));
+    assert_eq!(p.find(&cnp, &[("node", "gpu2")]), None);
+    assert_eq!(
+        p.notes,
+        [
+            "1 series have samples later than the time asked (1700000030000 ms): the server's \
+             clock or data is ahead, so they cannot be placed in time: not shown"
+        ]
+    );
+    let (h, notes) = history(&text);
+    assert_eq!(h.times, [1_700_000_000_000, 1_700_000_015_000]);
+    assert_eq!(
+        notes,
+        [
+            "2 history points outside the range asked (1700000000000..=1700000015000 ms): the \
+             server's clock or data is off, so they cannot be placed in time: refused"
+        ]
+    );
+    // A history section that does not say its range places nothing.
+    let (h, notes) = history(&text.replace("# range 1700000000000 1700000015000", "# range x"));
+    assert!(h.is_empty());
+    assert!(notes[0].starts_with("4 history points outside the range asked (no range given)"));
 }
