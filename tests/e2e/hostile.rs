@@ -1,10 +1,9 @@
-//! Issue #22: what a node, switch, recording or peer sends cannot take the terminal, the memory or
+//! What a node, switch, recording or peer sends cannot take the terminal, the memory or
 //! the daemon. Each test feeds the binary the input that triggered a finding and checks its raw
 //! output bytes, its exit, or its peak RSS (a generous bound, never a timing). 127.0.0.1 only,
 //! port 0 only.
 
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::sshd;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -3,6 +3,8 @@
 
 #[path = "../common/skip.rs"]
 mod skip;
+#[path = "../common/sshd.rs"]
+mod sshd;
 
 mod cli_docs;
 mod cli_snapshot;
