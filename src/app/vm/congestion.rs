@@ -41,9 +41,17 @@ struct DevRow {
     charts: Rc<[Chart]>,
 }
 
-/// Per node rows are made for: its name, its source's id in the store ([`Ctx::source_id`]),
-/// alert subject and devices ([`Ctx::layout`]).
-type Layout = Vec<(String, Option<SourceId>, Subject, Vec<DevRow>)>;
+/// A node rows are made for ([`Ctx::layout`]).
+struct NodeDevices {
+    name: String,
+    /// Its source's id in the store ([`Ctx::source_id`]).
+    source: Option<SourceId>,
+    /// What its alerts are on.
+    subject: Subject,
+    devices: Vec<DevRow>,
+}
+
+type Layout = Vec<NodeDevices>;
 
 fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
@@ -91,8 +99,12 @@ fn layout(cx: &Ctx) -> Layout {
                 ]),
             });
         }
-        let subject = Subject::Node(node.name.clone());
-        out.push((node.name, cx.source_id(&node.source), subject, rows));
+        out.push(NodeDevices {
+            subject: Subject::Node(node.name.clone()),
+            source: cx.source_id(&node.source),
+            name: node.name,
+            devices: rows,
+        });
     }
     out
 }
@@ -124,8 +136,9 @@ fn per_sec(a: Option<Agg>) -> Option<f64> {
 
 pub fn view(cx: &Ctx) -> TabView {
     let lay = cx.layout(|| layout(cx));
-    let mut rows = Vec::with_capacity(lay.iter().map(|n| n.3.len().max(1)).sum());
-    for (g, (name, source, _, mine)) in lay.iter().enumerate() {
+    let mut rows = Vec::with_capacity(lay.iter().map(|n| n.devices.len().max(1)).sum());
+    for (g, n) in lay.iter().enumerate() {
+        let (name, source, mine) = (&n.name, &n.source, &n.devices);
         let state = cx.src_of(*source);
         if let Some(r) = state.source_row(name, !mine.is_empty(), "hw_counters") {
             rows.push(r);
@@ -156,7 +169,12 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         let Some((g, ix)) = row.pending.take() else {
             continue;
         };
-        let (name, _, subject, mine) = &lay[g as usize];
+        let NodeDevices {
+            name,
+            subject,
+            devices: mine,
+            ..
+        } = &lay[g as usize];
         let d = &mine[ix as usize];
         let h = Head::of(cx, d);
         let sev = cx.alerts.worst_for(subject);
