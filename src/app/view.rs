@@ -72,7 +72,7 @@ pub struct Views {
     switch_ids: RefCell<HashMap<String, KeptIds>>,
     /// The Overview's episode story ([`text::ranked`]) with the episode and the pairing's
     /// generation it was told from: told again only when either moves.
-    story: RefCell<Option<(text::Told, u64, Vec<(text::Weight, String)>)>>,
+    story: RefCell<Option<(text::Told, u64, text::Ranked)>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
