@@ -66,7 +66,7 @@ struct StoryCacheKey {
 /// The Overview's episode story with what it was told from.
 struct StoryCache {
     key: StoryCacheKey,
-    story: Vec<(text::Weight, String)>,
+    story: text::Ranked,
 }
 
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
@@ -79,7 +79,7 @@ pub struct ViewCache {
     rolled: RefCell<Option<(RolledKey, Rc<Vec<Rolled>>)>>,
     /// Per switch, the series its summary line reads.
     switch_ids: RefCell<HashMap<String, SwitchIdsCache>>,
-    /// The Overview's episode story ([`text::story`]) with the episode and the pairing's
+    /// The Overview's episode story ([`text::ranked`]) with the episode and the pairing's
     /// generation it was told from: told again only when either moves.
     story: RefCell<Option<StoryCache>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).

@@ -228,8 +228,11 @@ pub enum Weight {
     Rtt,
 }
 
+/// A story's pieces, each with its [`Weight`], in the sentence's order.
+pub type Ranked = Vec<(Weight, String)>;
+
 /// The pieces of the story, symptom first, then the chain, each with its [`Weight`].
-pub fn ranked(ep: &Episode, links: &Links) -> Vec<(Weight, String)> {
+pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
     let mut v = Vec::new();
     let mut put = |w, p: Option<String>| v.extend(p.map(|p| (w, p)));
     put(Weight::Symptom, training(ep));
