@@ -17,15 +17,30 @@
 # refresh latency p50/p99 (rocetop: start of a source's poll to its parsed answer, from the
 # `rocetop_poll_duration_seconds` histogram of export; baselines: start of a round to all its ssh
 # done), rounds completed, remote CPU (every sshd process and what it ran; "node %core": the nodes'
-# sshd alone, per node, in % of one core), terminal bytes/s, and
-# the monitor-CPU ratio of the watch baseline to each case.
+# sshd alone, per node, in % of one core), terminal bytes/s, and how many times less monitor CPU a
+# refresh each case takes than the watch and ControlMaster baselines.
+#
+# Then the budgets (README's goals table), one line each for what the run measured: figure, budget,
+# OK or OVER, and with ROCETOP_BASE the base binary's figure and the change, flagged when more than
+# 10 % worse. Figures are reported here, never asserted in tests:
+#   N=8 + 1 switch, 1 Hz (stream, the default mode): the TUI <= 1 % of one core (tuistream),
+#     export <= 0.5 % (stream), the node side <= 0.5 % of a core per node (stream: the nodes' sshd)
+#   512 nodes: the TUI <= 10 % of one core (tuistream), RSS <= 150 MiB with 15 minutes of history
+#     (tuistream's VmHWM at the end: SECS=900), a frame after new data <= 2 ms (render, worst tab)
+#
+#   MODES=budgets bench/perf.sh          just the budget cases, in order: N=8 stream, tuistream and
+#                                        render (SECS=30 unless set), then N=512 tuistream on its own
+#                                        fabric (SECS512=60, INTERVAL512=5 unless set; SECS512=900
+#                                        for the RSS budget's 15 minutes); one summary at the end
 #
 #   bench/perf.sh                        # N=8, 60 s per case
 #   N=64 SECS=60 bench/perf.sh
 #   N=512 MODES="export tui" bench/perf.sh   (the baselines cannot keep 1 Hz at 512 on a small box)
 #   ROCETOP_BIN=path/to/rocetop bench/perf.sh
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
-#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes
+#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes (examples/render_time
+#                                        beside the binary, else built; with ROCETOP_BASE, the one
+#                                        beside the base binary first)
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
 #   MODES=callgrind bench/perf.sh        instructions of `rocetop export` (stream) per refresh, counted
 #                                        by callgrind over SECS seconds once every source is up
@@ -59,6 +74,48 @@ if [ -n "$BASE" ]; then
   BASE=$(cd "$(dirname "$BASE")" && pwd)/$(basename "$BASE")
 fi
 NEW_BIN=$BIN
+
+# budget_summary FIGURES: one line per budget (see the header) from "KEY<TAB>VALUE<TAB>NOTE" lines,
+# KEY prefixed "base:" for the base binary's figures.
+budget_summary() {
+  echo
+  echo "Budgets (README's goals), $(date -u +%Y-%m-%d), $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg):"
+  awk -F'\t' '
+    { v[$1] = $2; note[$1] = $3 }
+    function line(key, what, limit, unit, fig, b, status, ch, bs, worse) {
+      if (!(key in v)) { printf "| %-38s | %12s | %9s | %-6s | %12s | %8s |  | not measured in this run\n", what, "-", "<= " limit " " unit, "-", "-", "-"; return }
+      fig = v[key] + 0; status = fig <= limit ? "OK" : "OVER"
+      bs = "-"; ch = "-"; worse = ""
+      if (("base:" key) in v) {
+        b = v["base:" key] + 0; bs = sprintf("%.2f %s", b, unit)
+        if (b > 0) { ch = sprintf("%+.1f %%", (fig - b) * 100 / b); if (fig > b * 1.1) worse = "WORSE > 10 %" }
+      }
+      printf "| %-38s | %9.2f %-3s | %9s | %-6s | %12s | %8s | %s | %s\n", what, fig, unit, "<= " limit " " unit, status, bs, ch, worse, note[key]
+    }
+    END {
+      printf "| %-38s | %12s | %9s | %-6s | %12s | %8s | flag | note\n", "budget", "figure", "budget", "status", "base", "change"
+      printf "|----------------------------------------|-------------:|----------:|--------|-------------:|---------:|------|-----\n"
+      line("tui8", "N=8 + 1 switch, 1 Hz: the TUI (CPU)", 1, "%")
+      line("export8", "N=8 + 1 switch, 1 Hz: export (CPU)", 0.5, "%")
+      line("node", "node side, CPU per node", 0.5, "%")
+      line("tui512", "512 nodes: the TUI (CPU)", 10, "%")
+      line("frame512", "512 nodes: a frame after new data", 2, "ms")
+      line("rss512", "512 nodes: RSS, 15 min of history", 150, "MiB")
+    }' "$1"
+}
+
+if [ "$MODES" = budgets ]; then
+  # The budget cases only: the 8-node ones and the frame first (minutes), then 512 nodes on their
+  # own fabric (writing 512 trees takes a minute or more). Each part is a run of this script;
+  # their figures meet in one file for one summary.
+  FIG=$(mktemp /tmp/rocetop-budgets.XXXXXX)
+  trap 'rm -f "$FIG"' EXIT
+  N=8 SECS=${SECS:-30} MODES="stream tuistream render" BUDGET_FIGURES=$FIG BUDGET_SUMMARY=0 ROCETOP_BIN=$BIN "$ROOT/bench/perf.sh"
+  N=512 SECS=${SECS512:-60} INTERVAL=${INTERVAL512:-5} MODES=tuistream BUDGET_FIGURES=$FIG BUDGET_SUMMARY=0 ROCETOP_BIN=$BIN "$ROOT/bench/perf.sh"
+  budget_summary "$FIG"
+  exit 0
+fi
+
 for c in sshd ssh tmux python3 curl; do
   command -v "$c" >/dev/null || [ -x "/usr/sbin/$c" ] || { echo "$c is needed" >&2; exit 1; }
 done
@@ -443,7 +500,7 @@ log "N=$N nodes on $SSHDS sshd + 1 switch, every ${INTERVAL}s, ${SECS}s per case
 for m in $MODES; do
   # With ROCETOP_BASE, each rocetop case runs twice in a row, base first, on the same fabric.
   bins=("")
-  case $m in export | stream | tui | tuistream | callgrind | tuicallgrind) [ -z "$BASE" ] || bins=(base: "") ;; esac
+  case $m in export | stream | tui | tuistream | callgrind | tuicallgrind | render) [ -z "$BASE" ] || bins=(base: "") ;; esac
   for b in "${bins[@]}"; do
     if [ "$b" = base: ]; then BIN=$BASE; else BIN=$NEW_BIN; fi
     log "running $b$m"
@@ -463,9 +520,17 @@ for m in $MODES; do
         [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
         "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
       render)
-        # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release)
-        cargo run --release --quiet --example render_time 2>/dev/null |
-          grep '^render' | tee "$W/render" >&2 ;;
+        # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release): the
+        # example built beside the binary (cargo build --release --example render_time), else
+        # built now from this tree (not for the base: its tree is not here)
+        ex=$(dirname "$BIN")/examples/render_time
+        if [ -x "$ex" ]; then
+          "$ex" | grep '^render' | sed "s/^/$b/" | tee -a "$W/render" >&2
+        elif [ -z "$b" ]; then
+          cargo run --release --quiet --example render_time 2>/dev/null | grep '^render' | tee -a "$W/render" >&2
+        else
+          log "no $ex: the base's frame is not measured"
+        fi ;;
     esac
   done
 done
@@ -499,4 +564,32 @@ fi
 [ -s "$W/memprobe" ] && { echo; cat "$W/memprobe"; }
 [ -s "$W/callgrind" ] && { echo; echo "callgrind (instructions of rocetop, stream):"; cat "$W/callgrind"; }
 [ -f "$W/first_screen" ] && echo "TUI: first full screen (every source up) after $(cat "$W/first_screen") ms"
+
+# --- the budgets -----------------------------------------------------------------------------------
+# This run's budget figures (see the header), "KEY<TAB>VALUE<TAB>NOTE"; base: rows give base: keys.
+awk -v secs="$SECS" -v n="$N" -v interval="$INTERVAL" -v OFS='\t' '
+  { pre = ""; name = $1; if (sub(/^base:/, "", name)) pre = "base:"
+    cpu = $2 * 100 / secs; split($7, rc, ":"); at = interval == 1 ? "" : "at " interval " s a refresh, not 1 Hz"
+    if (n == 8 && name == "stream") { print pre "export8", cpu, at; print pre "node", rc[2] * 100 / secs / n, at }
+    if (n == 8 && name == "tuistream") print pre "tui8", cpu, at
+    if (n >= 512 && name == "tuistream") {
+      print pre "tui512", cpu, (interval == 1 ? "" : "at " interval " s a refresh (bench/two_intervals.sh gives 1 Hz)")
+      print pre "rss512", $3 / 1024, (secs >= 900 ? "" : "a " secs " s case: not 15 minutes of history (SECS=900)")
+    } }' "$RESULTS" >"$W/figures"
+# The frame: the slowest tab at 512 nodes, after new data.
+[ -s "$W/render" ] && python3 - "$W/render" >>"$W/figures" <<'PY'
+import re, sys
+unit = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
+worst = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"(base:)?render 512 nodes, (\S+)\s+120x40:.*?([\d.]+)(ns|µs|us|ms|s) after new data", l)
+    if m:
+        pre, tab, ms = m[1] or "", m[2], float(m[3]) * unit[m[4]]
+        if ms > worst.get(pre, ("", -1))[1]:
+            worst[pre] = (tab, ms)
+for pre, (tab, ms) in worst.items():
+    print(f"{pre}frame512\t{ms:.3f}\tslowest tab: {tab}")
+PY
+[ -z "${BUDGET_FIGURES:-}" ] || cat "$W/figures" >>"$BUDGET_FIGURES"
+[ "${BUDGET_SUMMARY:-1}" = 0 ] || budget_summary "$W/figures"
 exit 0

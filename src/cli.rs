@@ -96,7 +96,7 @@ pub enum Command {
     /// Serve Prometheus /metrics of every source.
     Export {
         /// Address to listen on; a non-loopback address is allowed, with a warning.
-        #[arg(long, default_value = crate::cmd::export::DEFAULT_LISTEN, value_name = "ADDR")]
+        #[arg(long, default_value = crate::config::DEFAULT_EXPORT_LISTEN, value_name = "ADDR")]
         listen: String,
     },
     /// The responder that latency pings talk to (TCP; RDMA too when built with --features verbs).

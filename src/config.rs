@@ -96,6 +96,10 @@ pub enum PollMode {
     Stream,
 }
 
+/// Where `rocetop export` listens unless `--listen` says otherwise (loopback only). Kept here,
+/// below both the command line and the command, so neither reaches into the other for it.
+pub const DEFAULT_EXPORT_LISTEN: &str = "127.0.0.1:9464";
+
 /// The default answer cap: the largest real switch answer seen (`show queuing interface` of a
 /// 576-port NX-OS box, ~3 MB as text, ~6 MB as NX-API JSON) with room to spare.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 32 << 20;

@@ -18,7 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
+pub use crate::config::DEFAULT_EXPORT_LISTEN as DEFAULT_LISTEN;
 /// Open connections; one more is answered 503 and closed (a scrape opens one or two).
 const MAX_CONNECTIONS: usize = 512;
 /// Open connections from one address; one more is answered 503 and closed. A Prometheus keeps one

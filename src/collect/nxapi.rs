@@ -2,8 +2,8 @@
 //! kept-alive TLS connection, with HTTP basic auth. Every command of a poll goes in one request;
 //! each command's `body` comes back as JSON text, which the NX-OS parsers read.
 //!
-//! A small HTTP/1.1 client over tokio-rustls rather than an HTTP stack: one POST at a time on one
-//! connection is all NX-API needs, and we control exactly when a connection is reused.
+//! hyper over tokio-rustls (http.rs) rather than a client with a pool: one POST at a time on one
+//! connection is all NX-API needs, and the transport decides when a connection is reused.
 
 pub mod http;
 pub mod ins;
@@ -21,16 +21,14 @@ use rustls::pki_types::ServerName;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::BufReader;
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
 /// NX-API refuses longer `cli_show` batches; larger polls go in several requests.
 const MAX_BATCH: usize = 10;
 
-type Conn = BufReader<TlsStream<TcpStream>>;
+type Conn = http::Conn;
 
 pub struct NxapiTransport {
     host: String,
@@ -168,11 +166,13 @@ impl NxapiTransport {
             let post = Post {
                 host: &addr,
                 path: "/ins",
-                authorization: &authorization,
+                content_type: "application/json",
+                authorization: Some(&authorization),
                 cookie: st.cookie.as_deref(),
+                close: false,
                 body: body.as_bytes(),
             };
-            match http::exchange(&mut conn, &post).await {
+            match conn.post(&post, http::MAX_BODY).await {
                 Ok(r) => {
                     if !r.close {
                         st.conn = Some(conn);
@@ -246,7 +246,9 @@ impl NxapiTransport {
                 )),
                 None => CollectError::Connect(format!("TLS with {addr}: {e}")),
             })?;
-        Ok(BufReader::new(tls))
+        Conn::start(tls)
+            .await
+            .map_err(|e| CollectError::Connect(format!("{addr}: {e}")))
     }
 }
 

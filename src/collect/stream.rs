@@ -1,7 +1,7 @@
 //! The streaming node collector (`[poll] mode = "stream"`): one long-lived exec channel per node
 //! running a shell loop that sends, for each tick the client writes (once per interval), only the
 //! dump lines that changed (frame.rs has the wire format). The full dump is rebuilt here and
-//! parsed by the same code as an exec poll (`poll::collected`), so both modes give the same
+//! parsed by the same code as an exec poll (`collected::collected`), so both modes give the same
 //! samples; an output whose changed lines are only counter values takes its last parse with the
 //! new values set in instead (delta.rs: exact, for the parsers that say which line each sample
 //! came from). A stream that ends, breaks its framing or sends no frame within `timeout` of its tick
@@ -19,7 +19,7 @@ mod delta;
 pub mod frame;
 pub mod ticks;
 
-use super::poll::{self, Collected, KeepRaw};
+use super::collected::{self, Collected, KeepRaw};
 use super::source::Source;
 use super::ssh::batch;
 use super::transport::{ByteEvent, Request, ShellStream};
@@ -168,13 +168,13 @@ async fn follow(
         // Outputs whose changed lines are only counter values are not parsed again.
         delta.frame(&reasm, nonce);
         let results = batch::split(reasm.dump(), nonce, reqs.len());
-        let c = poll::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
-            poll::of_ports(
+        let c = collected::collected_with(src, probes, results, at, &mut |i, kind, text, opts| {
+            collected::of_ports(
                 &src.ports,
                 delta.part(i, kind, text, &src.ctx, opts, &reasm, nonce),
             )
         });
-        poll::timing::POLLS.observe(started.elapsed());
+        collected::timing::POLLS.observe(started.elapsed());
         // Between frames (most of the stream's life) the dump is kept small (frame/pack.rs).
         reasm.pack();
         if tx.send(keep.apply(c)).await.is_err() {

@@ -6,7 +6,7 @@
 //!
 //! Only for NX-OS text answers; JSON and other kinds are parsed as before.
 
-use super::{of_ports, ports_keep};
+use crate::collect::collected::{of_ports, ports_keep};
 use crate::metrics::Parsed;
 use crate::parse::switch::common::{is_prompt_or_echo, json_text};
 use crate::parse::switch::nxos::{self, flowcontrol, pfc, queuing};
@@ -33,7 +33,7 @@ struct Entry {
     skipped: capture::Skipped,
     /// The parser's answer for the cleaned text (without the note of what was skipped).
     parsed: Parsed,
-    /// Per sample of `parsed`, whether the source's ports keep it (`poll::ports_keep`; empty:
+    /// Per sample of `parsed`, whether the source's ports keep it (`collected::ports_keep`; empty:
     /// all): a memo's keys stay as they were, so the verdicts do too, and a label lookup a sample
     /// a poll was ~4 % of export's instructions (callgrind, N=8).
     keep: Vec<bool>,
@@ -52,7 +52,7 @@ pub(crate) struct Memo {
 }
 
 impl Memo {
-    /// The memos of a switch whose samples are restricted to `ports` (`poll::of_ports`).
+    /// The memos of a switch whose samples are restricted to `ports` (`collected::of_ports`).
     pub fn of_ports(ports: &[String]) -> Self {
         Memo {
             ports: ports.to_vec(),
@@ -60,7 +60,7 @@ impl Memo {
         }
     }
 
-    /// What `poll::of_ports(ports, parse::parse_with(kind, text, ctx, opts))` answers, for probe
+    /// What `collected::of_ports(ports, parse::parse_with(kind, text, ctx, opts))` answers, for probe
     /// `probe`.
     pub fn part(
         &mut self,
@@ -289,7 +289,7 @@ mod tests {
     }
 
     /// With ports asked for, every answer (parsed in full, from the memo, JSON, another kind) is
-    /// the plain parse restricted as `poll::of_ports` restricts it; with every port asked for,
+    /// the plain parse restricted as `collected::of_ports` restricts it; with every port asked for,
     /// the plain parse.
     #[test]
     fn answers_keep_only_the_ports_asked_for() {

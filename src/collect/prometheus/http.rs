@@ -1,14 +1,14 @@
 //! One Prometheus API request: a form POST on a fresh connection (plain TCP, or TLS through the
-//! NX-API rustls config), the reply read by the NX-API HTTP reader. A poll makes a handful of
-//! requests every scrape interval, so connection reuse is not worth its states.
+//! NX-API rustls config), sent and read by the NX-API HTTP connection (hyper). A poll makes a
+//! handful of requests every scrape interval, so connection reuse is not worth its states.
 
 use crate::collect::CollectError;
-use crate::collect::nxapi::http::{HttpError, read_response_max};
+use crate::collect::nxapi::http::{Conn, HttpError, Post};
 use crate::config::PromUrl;
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -55,57 +55,44 @@ pub async fn post(
             _ => CollectError::Connect(format!("{addr}: {e}")),
         })?;
     let _ = tcp.set_nodelay(true);
-    let head = request_head(url, &addr, path, form, authorization);
+    let path = format!("{}{path}", url.prefix);
+    let post = Post {
+        host: &addr,
+        path: &path,
+        content_type: "application/x-www-form-urlencoded",
+        authorization,
+        cookie: None,
+        close: true,
+        body: form.as_bytes(),
+    };
     match tls {
-        None => exchange(tcp, &head, form, &addr, max_answer).await,
+        None => exchange(tcp, &post, &addr, max_answer).await,
         Some(t) => {
             let s = TlsConnector::from(t.config.clone())
                 .connect(t.name.clone(), tcp)
                 .await
                 .map_err(|e| CollectError::Connect(format!("TLS with {addr}: {e}")))?;
-            exchange(s, &head, form, &addr, max_answer).await
+            exchange(s, &post, &addr, max_answer).await
         }
     }
 }
 
-fn request_head(url: &PromUrl, addr: &str, path: &str, form: &str, auth: Option<&str>) -> String {
-    let mut head = format!(
-        "POST {}{path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Accept: application/json\r\nContent-Length: {}\r\nConnection: close\r\nUser-Agent: rocetop\r\n",
-        url.prefix,
-        form.len()
-    );
-    if let Some(a) = auth {
-        head.push_str("Authorization: ");
-        head.push_str(a);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    head
-}
-
-async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
-    mut s: S,
-    head: &str,
-    form: &str,
+async fn exchange<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
+    s: S,
+    post: &Post<'_>,
     addr: &str,
     max_answer: usize,
 ) -> Result<String, CollectError> {
-    let io = |e: std::io::Error| CollectError::Io(format!("{addr}: {e}"));
-    s.write_all(head.as_bytes()).await.map_err(io)?;
-    s.write_all(form.as_bytes()).await.map_err(io)?;
-    s.flush().await.map_err(io)?;
-    let mut r = BufReader::new(s);
+    let io = |e: HttpError| CollectError::Io(format!("{addr}: {e}"));
+    let mut conn = Conn::start(s).await.map_err(io)?;
     // A larger answer means the selector matches far more than RDMA counters: the reading stops
     // at the cap, so memory stays bounded whatever the server sends.
-    let resp = read_response_max(&mut r, max_answer)
-        .await
-        .map_err(|e| match e {
-            HttpError::TooLarge { .. } => CollectError::Io(format!(
-                "{addr}: {e} (poll.max_answer_bytes): narrow `selector` or raise the cap"
-            )),
-            e => CollectError::Io(format!("{addr}: {e}")),
-        })?;
+    let resp = conn.post(post, max_answer).await.map_err(|e| match e {
+        HttpError::TooLarge { .. } => CollectError::Io(format!(
+            "{addr}: {e} (poll.max_answer_bytes): narrow `selector` or raise the cap"
+        )),
+        e => io(e),
+    })?;
     let json = resp
         .header("content-type")
         .is_some_and(|c| c.contains("json"));

@@ -5,8 +5,8 @@
 //! follower flushed the parser after the log went quiet, an empty segment. Replaying the segments
 //! through [`Batch::replay`] gives the same samples as the live follower produced.
 
+use crate::collect::collected::Collected;
 use crate::collect::logtail::local::{MAX_LINE, linebuf::CUT_MARK};
-use crate::collect::poll::Collected;
 use crate::metrics::store::SourceId;
 use crate::metrics::{Parsed, Sample, Ts, names};
 use crate::parse::ParseKind;
