@@ -28,9 +28,7 @@ use tokio::sync::{mpsc, watch};
 /// Set once a panic happened anywhere: nothing draws after it.
 static PANICKED: AtomicBool = AtomicBool::new(false);
 
-mod flush;
 mod term;
-use flush::Flusher;
 pub use term::restore;
 use term::{Guard, keep_heap_top, need_terminal};
 /// The live screen over `cfg`'s sources, until `q`. Exit status 0 on `q`/Ctrl-C, 2 without a
@@ -75,16 +73,13 @@ fn install_panic_hook() -> watch::Receiver<bool> {
 
 type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
-fn draw(term: &mut Term, flusher: &mut Flusher, app: &App) -> io::Result<()> {
+fn draw(term: &mut Term, app: &App) -> io::Result<()> {
     if PANICKED.load(Ordering::SeqCst) {
         return Ok(());
     }
     queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-    // Our flush, not `term.draw`'s: same writes, a cheaper diff (see flush.rs). No cursor.
-    flusher.draw(term, |f| {
-        ui::draw(f, app);
-        None
-    })?;
+    // No cursor is set on the frame, so `draw` hides it.
+    term.draw(|f| ui::draw(f, app))?;
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }
@@ -208,7 +203,6 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut flusher = Flusher::new();
     if let Ok(s) = term.size() {
         app.size = (s.width, s.height);
     }
@@ -268,7 +262,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             // The polls held back while this frame was pending (`hold_polls`) go in first.
             take_waiting(&mut feed, &mut recorder, &mut app);
             app.update(Event::Frame, now);
-            if draw(&mut term, &mut flusher, &app).is_err() {
+            if draw(&mut term, &app).is_err() {
                 break;
             }
             dirty = false;
@@ -376,7 +370,7 @@ fn terminal_events() -> io::Result<mpsc::Receiver<io::Result<TermEvent>>> {
 /// poll is shown and the screen's figures (per-second rates) move once a second. Sources poll
 /// staggered over the interval: a frame every 250 ms, as before, drew 4 frames a second of one- or
 /// two-row changes, each recomputing the tab's view (the store changed), which was most of what
-/// the live screen cost beyond `rocetop export` (bench/perf.sh, issue #20). Longer only when
+/// the live screen cost beyond `rocetop export` (bench/perf.sh). Longer only when
 /// `max_fps` asks for it. Keys and resizes do not wait for this.
 fn data_frame(min_frame: Duration) -> Duration {
     min_frame.max(Duration::from_secs(1))
