@@ -40,7 +40,7 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     let theme = match Theme::pick(theme, &cfg.ui.theme, no_color_env()) {
         Ok(t) => t,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: {e}");
+            crate::safe::eprintln(&format!("rocetop: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -48,7 +48,7 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -133,7 +133,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -141,7 +141,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let replay = match crate::record::replay_feed(path, speed) {
             Ok(r) => r,
             Err(e) => {
-                crate::safe_eprintln!("rocetop: {e}");
+                crate::safe::eprintln(&format!("rocetop: {e}"));
                 return ExitCode::from(2);
             }
         };
@@ -152,7 +152,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let theme = match Theme::pick(theme, &replay.config.ui.theme, no_color_env()) {
             Ok(t) => t,
             Err(e) => {
-                crate::safe_eprintln!("rocetop: {e}");
+                crate::safe::eprintln(&format!("rocetop: {e}"));
                 return ExitCode::from(2);
             }
         };
@@ -188,7 +188,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(g) => g,
         Err(e) => {
             restore();
-            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot set up the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -199,7 +199,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(t) => t,
         Err(e) => {
             drop(guard);
-            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot set up the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -221,7 +221,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Err(e) => {
             drop(term);
             drop(guard);
-            crate::safe_eprintln!("rocetop: cannot read the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot read the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
