@@ -164,11 +164,11 @@ pub struct App {
     pub store: Store,
     pub tab: Tab,
     /// Selected row per tab.
-    pub selected: [Selection; 6],
+    pub selected: [Selection; Tab::COUNT],
     /// Row order per tab (worst first, or a column; `<`/`>` pick, `s` flips).
-    pub sorts: [table::Sort; 6],
+    pub sorts: [table::Sort; Tab::COUNT],
     /// Columns scrolled in per tab (←/→) when some are hidden.
-    pub hscroll: [usize; 6],
+    pub hscroll: [usize; Tab::COUNT],
     /// Case-insensitive substring on row names; empty shows everything.
     pub filter: String,
     pub filter_editing: bool,
@@ -259,7 +259,7 @@ impl App {
             tab: Tab::Overview,
             selected: Default::default(),
             sorts: Default::default(),
-            hscroll: [0; 6],
+            hscroll: [0; Tab::COUNT],
             filter: String::new(),
             filter_editing: false,
             frozen: None,

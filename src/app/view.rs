@@ -60,8 +60,8 @@ type KeptIds = ((u64, u64), summary::SwitchIds);
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct Views {
-    tables: [TableSlot; 6],
-    slots: [Slot; 6],
+    tables: [TableSlot; Tab::COUNT],
+    slots: [Slot; Tab::COUNT],
     /// The rolled-up alert lines, with the alerts' and the pairing's generations they were
     /// made from (the Overview draws them every frame; they change only when those do).
     rolled: RolledSlot,
@@ -85,14 +85,14 @@ pub struct Views {
     pub timeline: RefCell<super::vm::timeline::Kept>,
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
-    pub layouts: [super::vm::LayoutSlot; 6],
+    pub layouts: [super::vm::LayoutSlot; Tab::COUNT],
     /// Per tab, the rows (main table, second table) of the table last replaced, for the next one
     /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
     /// neither frees the old rows nor allocates the new ones.
-    pub pools: [super::vm::RowPool; 6],
+    pub pools: [super::vm::RowPool; Tab::COUNT],
     /// Per tab, its tables' rows in name order, for sorting the next frame's rows by name
     /// without comparing names (`table::NameOrder`).
-    pub names: [super::vm::NameOrders; 6],
+    pub names: [super::vm::NameOrders; Tab::COUNT],
 }
 
 impl App {
