@@ -21,7 +21,7 @@ pub mod spark;
 pub mod text;
 
 use crate::app::alerts::Severity;
-use crate::app::{App, Tab};
+use crate::app::{App, Tab, TabHit};
 use grid::Tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -194,7 +194,10 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         };
         let label = Titles::of(t, titles);
         let w = label.chars().count() as u16 + 2;
-        hits.push((x, x + w, t));
+        hits.push(TabHit {
+            x: x..x + w,
+            tab: t,
+        });
         x += w;
         spans.push(Span::styled(label, st));
         let (mark, tone) = match app.alerts.worst_in(t) {

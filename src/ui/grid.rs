@@ -8,7 +8,7 @@ use super::text;
 pub use crate::app::table::{
     Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, hold_gaps, lcol,
 };
-use crate::app::{App, Tab};
+use crate::app::{App, Tab, TableHit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -273,8 +273,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
     }
     if selected.is_some() || rows.is_empty() {
         let drawn = rows.len().saturating_sub(offset).min(drawn.len()) as u16;
-        app.hits.borrow_mut().table =
-            Some((area.y + 1, drawn, offset, area.x, area.x + area.width));
+        app.hits.borrow_mut().table = Some(TableHit {
+            y: area.y + 1,
+            rows: drawn,
+            first: offset,
+            x: area.x..area.x + area.width,
+        });
     }
     text::put(f, area, lines);
 }
