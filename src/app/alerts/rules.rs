@@ -83,18 +83,6 @@ pub(super) fn id_of(prefix: &str, key: &[&str]) -> String {
     id
 }
 
-/// `n` as `{n}` writes it, in `buf`.
-pub(super) use crate::metrics::human::digits as dec;
-
-/// `parts` in one string, allocated once.
-pub(super) fn join(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for p in parts {
-        s.push_str(p);
-    }
-    s
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(super) fn find<'a>(
     memo: &mut IdMemo,
@@ -118,9 +106,6 @@ pub(super) fn find<'a>(
         None => store.increase_since(id, since),
     };
 
-    // The counts' digits (their texts are joined without the formatter, one an alert a second).
-    let mut buf = [0u8; 20];
-
     // Any drop is critical from the first one.
     for (k, n) in ids.queue_drops_qos.increase_with(store, &mut inc) {
         if n > 0 {
@@ -130,15 +115,7 @@ pub(super) fn find<'a>(
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
-                    join(&[
-                        "queue drops: ",
-                        dec(n, &mut buf),
-                        " in 60 s (",
-                        k[3],
-                        ", qos ",
-                        k[2],
-                        ")",
-                    ]),
+                    format!("queue drops: {n} in 60 s ({}, qos {})", k[3], k[2]),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -153,7 +130,7 @@ pub(super) fn find<'a>(
                     Severity::Crit,
                     Tab::Queues,
                     port(&k),
-                    join(&["ingress ", k[2], " drops: ", dec(n, &mut buf), " in 60 s"]),
+                    format!("ingress {} drops: {n} in 60 s", k[2]),
                     HOLD_MS,
                 )
                 .val(n as f64),
@@ -220,7 +197,7 @@ pub(super) fn find<'a>(
                         Severity::Warn,
                         Tab::Congestion,
                         Who::Node(k[0]),
-                        join(&[*c, " +", dec(n, &mut buf), " in 60 s on ", k[1]]),
+                        format!("{c} +{n} in 60 s on {}", k[1]),
                         HOLD_MS,
                     )
                     .val(n as f64),

@@ -343,21 +343,6 @@ fn worst_for_moves_only_with_the_lines_generation() {
     assert_eq!(seen.last(), Some(&None), "the alert ended: {seen:?}");
 }
 
-/// The drop and error counts' texts joined without the formatter read as it writes them.
-#[test]
-fn counts_read_as_the_formatter_writes_them() {
-    let mut buf = [0u8; 20];
-    for n in [0, 1, 9, 10, 99, 100, 4096, 1_000_000_007, u64::MAX] {
-        assert_eq!(rules::dec(n, &mut buf), n.to_string());
-        let (c, port) = ("packet_seq_err", "mlx5_0");
-        assert_eq!(
-            rules::join(&[c, " +", rules::dec(n, &mut buf), " in 60 s on ", port]),
-            format!("{c} +{n} in 60 s on {port}")
-        );
-    }
-    assert_eq!(rules::join(&[]), "");
-}
-
 /// An evaluation reading its counters' windows from intervals kept between seconds finds what
 /// one from the store finds, every second: through growth, a minute of quiet (the window
 /// empties), a reset, a second series appearing and a gap in the polls. A kept window that went
