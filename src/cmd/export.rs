@@ -157,7 +157,7 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
 pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
     let addr = parse_listen(listen)?;
     if let Some(w) = exposure_warning(&addr) {
-        crate::safe::eprintln(&format!("{w}"));
+        crate::safe::eprintln(&w.to_string());
     }
     let listener = TcpListener::bind(addr)
         .await
