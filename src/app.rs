@@ -134,11 +134,32 @@ pub struct Selection {
 /// Where the last draw put what a click can hit (the one thing drawing tells the state).
 #[derive(Clone, Debug, Default)]
 pub struct Hits {
-    /// Tab bar: (first column, last column + 1, tab).
-    pub tabs: Vec<(u16, u16, Tab)>,
+    /// Tab bar: where each tab's title is.
+    pub tabs: Vec<TabHit>,
     pub tab_bar_y: u16,
-    /// The selectable table's body: first row's y, rows drawn, first row index, x range.
-    pub table: Option<(u16, u16, usize, u16, u16)>,
+    /// The selectable table's body.
+    pub table: Option<TableHit>,
+}
+
+/// A tab's title in the tab bar.
+#[derive(Clone, Debug)]
+pub struct TabHit {
+    /// Its columns.
+    pub x: std::ops::Range<u16>,
+    pub tab: Tab,
+}
+
+/// The rows of the table that holds the selection, where the last draw put them.
+#[derive(Clone, Debug)]
+pub struct TableHit {
+    /// The first row's y.
+    pub y: u16,
+    /// Rows drawn.
+    pub rows: u16,
+    /// The index of the first row drawn among the table's rows.
+    pub first: usize,
+    /// The table's columns.
+    pub x: std::ops::Range<u16>,
 }
 
 /// Raw log lines kept for the Log tab.
@@ -165,11 +186,11 @@ pub struct App {
     pub store: Store,
     pub tab: Tab,
     /// Selected row per tab.
-    pub selected: [Selection; 6],
+    pub selected: [Selection; Tab::COUNT],
     /// Row order per tab (worst first, or a column; `<`/`>` pick, `s` flips).
-    pub sorts: [table::Sort; 6],
+    pub sorts: [table::Sort; Tab::COUNT],
     /// Columns scrolled in per tab (←/→) when some are hidden.
-    pub hscroll: [usize; 6],
+    pub hscroll: [usize; Tab::COUNT],
     /// Case-insensitive substring on row names; empty shows everything.
     pub filter: String,
     pub filter_editing: bool,
@@ -253,7 +274,7 @@ impl App {
             tab: Tab::Overview,
             selected: Default::default(),
             sorts: Default::default(),
-            hscroll: [0; 6],
+            hscroll: [0; Tab::COUNT],
             filter: String::new(),
             filter_editing: false,
             frozen: None,

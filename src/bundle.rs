@@ -444,7 +444,9 @@ mod tests {
             "a clock per source"
         );
         let mb = text.len() as f64 / 1e6;
-        crate::safe_eprintln!("series.json: 1010 series x 10 min at 1 s: {mb:.2} MB");
+        crate::safe::eprintln(&format!(
+            "series.json: 1010 series x 10 min at 1 s: {mb:.2} MB"
+        ));
         assert!(mb < 4.0, "{mb:.2} MB");
     }
 

@@ -31,14 +31,14 @@ fn setup_on(
     runtime: impl FnOnce(&Config) -> std::io::Result<tokio::runtime::Runtime>,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
-        safe_eprintln!("rocetop: {e}");
+        safe::eprintln(&format!("rocetop: {e}"));
         ExitCode::from(2)
     })?;
     for w in &cfg.warnings {
-        safe_eprintln!("rocetop: warning: {w}");
+        safe::eprintln(&format!("rocetop: warning: {w}"));
     }
     let rt = runtime(&cfg).map_err(|e| {
-        safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+        safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
         ExitCode::from(1)
     })?;
     Ok((cfg, rt))
@@ -89,7 +89,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => code,
             },
             Err(e) => {
-                safe_eprintln!("rocetop: {e}");
+                safe::eprintln(&format!("rocetop: {e}"));
                 ExitCode::from(2)
             }
         },
@@ -118,7 +118,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 return code;
             }
             for f in &out.failed {
-                safe_eprintln!("rocetop: source failed: {f}");
+                safe::eprintln(&format!("rocetop: source failed: {f}"));
             }
             if out.failed.is_empty() {
                 ExitCode::SUCCESS
@@ -133,11 +133,11 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             match rt.block_on(cmd::record::run(&cfg, &out, duration)) {
                 Ok(s) => {
-                    safe_eprintln!("rocetop: {}", s.line(&out));
+                    safe::eprintln(&format!("rocetop: {}", s.line(&out)));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    safe_eprintln!("rocetop: {e}");
+                    safe::eprintln(&format!("rocetop: {e}"));
                     ExitCode::from(1)
                 }
             }
@@ -153,7 +153,7 @@ pub fn run(cli: Cli) -> ExitCode {
             format: Some(format),
         }) => {
             let Ok(rt) = tokio::runtime::Runtime::new() else {
-                safe_eprintln!("rocetop: cannot start the async runtime");
+                safe::eprintln("rocetop: cannot start the async runtime");
                 return ExitCode::from(1);
             };
             match rt.block_on(cmd::record::replay_print(&file, format)) {
@@ -162,7 +162,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     Err(code) => code,
                 },
                 Err(e) => {
-                    safe_eprintln!("rocetop: {e}");
+                    safe::eprintln(&format!("rocetop: {e}"));
                     ExitCode::from(2)
                 }
             }
@@ -175,7 +175,7 @@ pub fn run(cli: Cli) -> ExitCode {
             match rt.block_on(cmd::export::run(&cfg, &listen)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    safe_eprintln!("rocetop: {e}");
+                    safe::eprintln(&format!("rocetop: {e}"));
                     ExitCode::from(1)
                 }
             }
@@ -204,14 +204,14 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Man) => match cmd::docs::man_page() {
             Ok(page) => print_or_exit(&page),
             Err(e) => {
-                crate::safe_eprintln!("rocetop: cannot render the man page: {e}");
+                safe::eprintln(&format!("rocetop: cannot render the man page: {e}"));
                 ExitCode::from(1)
             }
         },
         None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {
-                safe_eprintln!("rocetop: {e}");
+                safe::eprintln(&format!("rocetop: {e}"));
                 ExitCode::from(2)
             }
         },

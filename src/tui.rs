@@ -28,9 +28,7 @@ use tokio::sync::{mpsc, watch};
 /// Set once a panic happened anywhere: nothing draws after it.
 static PANICKED: AtomicBool = AtomicBool::new(false);
 
-mod flush;
 mod term;
-use flush::Flusher;
 pub use term::restore;
 use term::{Guard, keep_heap_top, need_terminal};
 /// The live screen over `cfg`'s sources, until `q`. Exit status 0 on `q`/Ctrl-C, 2 without a
@@ -42,7 +40,7 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     let theme = match Theme::pick(theme, &cfg.ui.theme, no_color_env()) {
         Ok(t) => t,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: {e}");
+            crate::safe::eprintln(&format!("rocetop: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -50,7 +48,7 @@ pub fn run(cfg: Config, theme: Option<&str>) -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -75,16 +73,13 @@ fn install_panic_hook() -> watch::Receiver<bool> {
 
 type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
-fn draw(term: &mut Term, flusher: &mut Flusher, app: &App) -> io::Result<()> {
+fn draw(term: &mut Term, app: &App) -> io::Result<()> {
     if PANICKED.load(Ordering::SeqCst) {
         return Ok(());
     }
     queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-    // Our flush, not `term.draw`'s: same writes, a cheaper diff (see flush.rs). No cursor.
-    flusher.draw(term, |f| {
-        ui::draw(f, app);
-        None
-    })?;
+    // No cursor is set on the frame, so `draw` hides it.
+    term.draw(|f| ui::draw(f, app))?;
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }
@@ -138,7 +133,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -146,7 +141,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let replay = match crate::record::replay_feed(path, speed) {
             Ok(r) => r,
             Err(e) => {
-                crate::safe_eprintln!("rocetop: {e}");
+                crate::safe::eprintln(&format!("rocetop: {e}"));
                 return ExitCode::from(2);
             }
         };
@@ -157,7 +152,7 @@ pub fn run_replay(path: &std::path::Path, speed: f64, theme: Option<&str>) -> Ex
         let theme = match Theme::pick(theme, &replay.config.ui.theme, no_color_env()) {
             Ok(t) => t,
             Err(e) => {
-                crate::safe_eprintln!("rocetop: {e}");
+                crate::safe::eprintln(&format!("rocetop: {e}"));
                 return ExitCode::from(2);
             }
         };
@@ -193,7 +188,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(g) => g,
         Err(e) => {
             restore();
-            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot set up the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -204,11 +199,10 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Ok(t) => t,
         Err(e) => {
             drop(guard);
-            crate::safe_eprintln!("rocetop: cannot set up the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot set up the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
-    let mut flusher = Flusher::new();
     if let Ok(s) = term.size() {
         app.size = (s.width, s.height);
     }
@@ -227,7 +221,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
         Err(e) => {
             drop(term);
             drop(guard);
-            crate::safe_eprintln!("rocetop: cannot read the terminal: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot read the terminal: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -268,7 +262,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             // The polls held back while this frame was pending (`hold_polls`) go in first.
             take_waiting(&mut feed, &mut recorder, &mut app);
             app.update(Event::Frame, now);
-            if draw(&mut term, &mut flusher, &app).is_err() {
+            if draw(&mut term, &app).is_err() {
                 break;
             }
             dirty = false;
@@ -376,7 +370,7 @@ fn terminal_events() -> io::Result<mpsc::Receiver<io::Result<TermEvent>>> {
 /// poll is shown and the screen's figures (per-second rates) move once a second. Sources poll
 /// staggered over the interval: a frame every 250 ms, as before, drew 4 frames a second of one- or
 /// two-row changes, each recomputing the tab's view (the store changed), which was most of what
-/// the live screen cost beyond `rocetop export` (bench/perf.sh, issue #20). Longer only when
+/// the live screen cost beyond `rocetop export` (bench/perf.sh). Longer only when
 /// `max_fps` asks for it. Keys and resizes do not wait for this.
 fn data_frame(min_frame: Duration) -> Duration {
     min_frame.max(Duration::from_secs(1))

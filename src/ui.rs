@@ -21,7 +21,7 @@ pub mod spark;
 pub mod text;
 
 use crate::app::alerts::Severity;
-use crate::app::{App, Tab};
+use crate::app::{App, Tab, TabHit};
 use grid::Tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -147,8 +147,7 @@ enum Titles {
 impl Titles {
     fn of(t: Tab, this: Titles) -> String {
         match this {
-            // Not `format!`: six a frame.
-            Titles::Full => [" ", &(t.index() + 1).to_string(), " ", t.title()].concat(),
+            Titles::Full => format!(" {} {}", t.index() + 1, t.title()),
             Titles::Short => format!(
                 " {} {}",
                 t.index() + 1,
@@ -194,7 +193,10 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         };
         let label = Titles::of(t, titles);
         let w = label.chars().count() as u16 + 2;
-        hits.push((x, x + w, t));
+        hits.push(TabHit {
+            x: x..x + w,
+            tab: t,
+        });
         x += w;
         spans.push(Span::styled(label, st));
         let (mark, tone) = match app.alerts.worst_in(t) {
@@ -287,12 +289,15 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(msg.clone(), app.theme.accent));
         }
     }
-    // Not `format!`: every frame.
-    let mut tail = [" | sort ", &sort].concat();
-    if !app.filter.is_empty() {
-        tail.push_str(&[" | filter '", &app.filter, "'"].concat());
-    }
-    tail.push_str(&[" | ", &fmt::clock(now), " | ? help  q quit"].concat());
+    let filter = if app.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" | filter '{}'", app.filter)
+    };
+    let tail = format!(
+        " | sort {sort}{filter} | {} | ? help  q quit",
+        fmt::clock(now)
+    );
     spans.push(Span::styled(tail, app.theme.dim));
     text::put(f, area, Line::from(spans));
 }

@@ -252,20 +252,20 @@ pub(super) fn mouse(app: &mut App, m: MouseEvent) -> bool {
 fn click(app: &mut App, x: u16, y: u16) {
     let hits = app.hits.borrow().clone();
     if y == hits.tab_bar_y {
-        if let Some((_, _, t)) = hits.tabs.iter().find(|(a, b, _)| (*a..*b).contains(&x)) {
-            app.tab = *t;
+        if let Some(t) = hits.tabs.iter().find(|t| t.x.contains(&x)) {
+            app.tab = t.tab;
         }
         return;
     }
-    let Some((y0, n, first, x0, x1)) = hits.table else {
+    let Some(t) = hits.table else {
         return;
     };
-    if y < y0 || y >= y0 + n || x < x0 || x >= x1 {
+    if y < t.y || y >= t.y + t.rows || !t.x.contains(&x) {
         return;
     }
     let tab = app.tab;
     let view = app.shown(tab);
-    let i = first + (y - y0) as usize;
+    let i = t.first + (y - t.y) as usize;
     if let Some(r) = view.get(i) {
         app.selected[tab.index()] = Selection {
             id: Some(r.id.clone()),

@@ -11,7 +11,10 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    /// How many tabs there are: the length of every per-tab table.
+    pub const COUNT: usize = 6;
+
+    pub const ALL: [Tab; Tab::COUNT] = [
         Tab::Overview,
         Tab::Queues,
         Tab::Pfc,

@@ -72,8 +72,8 @@ struct StoryCache {
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct ViewCache {
-    tables: [TableSlot; 6],
-    slots: [Slot; 6],
+    tables: [TableSlot; Tab::COUNT],
+    slots: [Slot; Tab::COUNT],
     /// The rolled-up alert lines, with what they were made from (the Overview draws them every
     /// frame).
     rolled: RefCell<Option<(RolledKey, Rc<Vec<Rolled>>)>>,
@@ -94,14 +94,14 @@ pub struct ViewCache {
     pub timeline: RefCell<super::vm::timeline::TimelineMemo>,
     /// Per tab, its rows as made from the set of series (`vm::Ctx::layout`): a frame after new
     /// data reads only the values behind them.
-    pub layouts: [super::vm::LayoutCache; 6],
+    pub layouts: [super::vm::LayoutCache; Tab::COUNT],
     /// Per tab, the rows (main table, second table) of the table last replaced, for the next one
     /// to be written into ([`Row::reuse`](super::table::Row::reuse)): a frame after new data
     /// neither frees the old rows nor allocates the new ones.
-    pub pools: [super::vm::RowPool; 6],
+    pub pools: [super::vm::RowPool; Tab::COUNT],
     /// Per tab, its tables' rows in name order, for sorting the next frame's rows by name
     /// without comparing names (`table::NameOrderMemo`).
-    pub names: [super::vm::NameOrderMemos; 6],
+    pub names: [super::vm::NameOrderMemos; Tab::COUNT],
 }
 
 impl App {

@@ -204,7 +204,7 @@ pub async fn start_collectors(cfg: &Config) -> (Arc<Mutex<Store>>, JoinSet<()>) 
 pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
     let addr = parse_listen(listen)?;
     if let Some(w) = exposure_warning(&addr) {
-        crate::safe_eprintln!("{w}");
+        crate::safe::eprintln(&w.to_string());
     }
     let listener = TcpListener::bind(addr)
         .await
@@ -214,7 +214,9 @@ pub async fn run(cfg: &Config, listen: &str) -> Result<(), String> {
     // Held while serving (a guard dropped inside start_collectors would stop it at once).
     let _heap = crate::heap::spawn_give_back();
     let n = store.lock().map(|s| s.sources().count()).unwrap_or(0);
-    crate::safe_eprintln!("rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops");
+    crate::safe::eprintln(&format!(
+        "rocetop: serving http://{local}/metrics ({n} sources); Ctrl-C stops"
+    ));
     serve(listener, store, super::record::shutdown_signal()).await;
     drop(tasks);
     Ok(())

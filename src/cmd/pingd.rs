@@ -60,7 +60,7 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
             Ok(x) => x,
             Err(e) => {
                 if backoff == Duration::from_millis(10) {
-                    crate::safe_eprintln!("pingd: accept failed ({e}); retrying");
+                    crate::safe::eprintln(&format!("pingd: accept failed ({e}); retrying"));
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
@@ -79,7 +79,7 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
         let Ok(slot) = slot.inspect_err(|why| {
             // Closed unanswered; said once per 1000 so a flood does not flood stderr too.
             if refused % 1000 == 0 {
-                crate::safe_eprintln!("pingd: {peer}: refused, {why}");
+                crate::safe::eprintln(&format!("pingd: {peer}: refused, {why}"));
             }
             refused += 1;
         }) else {
@@ -88,8 +88,8 @@ pub async fn serve(listener: TcpListener, opts: Arc<Options>) -> io::Result<()> 
         let opts = opts.clone();
         sessions.spawn(async move {
             match session(s, &opts).await {
-                Ok(mode) => crate::safe_eprintln!("pingd: {peer}: {mode} session ended"),
-                Err(e) => crate::safe_eprintln!("pingd: {peer}: {}", tcp::why(&e)),
+                Ok(mode) => crate::safe::eprintln(&format!("pingd: {peer}: {mode} session ended")),
+                Err(e) => crate::safe::eprintln(&format!("pingd: {peer}: {}", tcp::why(&e))),
             }
             drop(slot);
         });
@@ -177,7 +177,7 @@ async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
     std.set_nonblocking(false)?;
     let (device, spin) = (verbs::Verbs(opts.verbs.clone()), opts.spin);
     tokio::task::spawn_blocking(move || {
-        let log = |l: String| crate::safe_eprintln!("pingd: {peer}: {l}");
+        let log = |l: String| crate::safe::eprintln(&format!("pingd: {peer}: {l}"));
         verbs::serve(std, &device, spin, &log).map_err(io::Error::other)
     })
     .await
@@ -198,7 +198,7 @@ pub fn run(opts: Options) -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot start the async runtime: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -206,22 +206,25 @@ pub fn run(opts: Options) -> ExitCode {
         let listener = match TcpListener::bind(&opts.listen).await {
             Ok(l) => l,
             Err(e) => {
-                crate::safe_eprintln!("rocetop pingd: cannot listen on {}: {e}", opts.listen);
+                crate::safe::eprintln(&format!(
+                    "rocetop pingd: cannot listen on {}: {e}",
+                    opts.listen
+                ));
                 return ExitCode::from(2);
             }
         };
         let addr = listener
             .local_addr()
             .map_or(opts.listen.clone(), |a| a.to_string());
-        crate::safe_eprintln!(
+        crate::safe::eprintln(&format!(
             "pingd listening on {addr}; {}; {}",
             rdma_status(&opts.verbs),
             spin_cost(opts.spin)
-        );
+        ));
         match serve(listener, Arc::new(opts)).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                crate::safe_eprintln!("rocetop pingd: {e}");
+                crate::safe::eprintln(&format!("rocetop pingd: {e}"));
                 ExitCode::from(1)
             }
         }

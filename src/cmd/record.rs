@@ -108,14 +108,14 @@ pub async fn run(cfg: &Config, out: &Path, duration: Option<Duration>) -> Result
         _ = &mut stop => true,
     };
     let n_sources = sources.len();
-    crate::safe_eprintln!(
+    crate::safe::eprintln(&format!(
         "rocetop: recording {n_sources} sources to {}{}; Ctrl-C stops",
         out.display(),
         duration.map_or(String::new(), |d| format!(
             " for {}",
             crate::config::duration::format(d)
         )),
-    );
+    ));
     let (tx, mut rx) = mpsc::channel(256);
     let t0 = Instant::now();
     let tasks = spawn_all(sources, tx, KeepRaw::always());
@@ -235,11 +235,11 @@ pub async fn replay_print(path: &Path, format: Format) -> Result<String, String>
         ));
     }
     if let Some(c) = &r.cut {
-        crate::safe_eprintln!(
+        crate::safe::eprintln(&format!(
             "rocetop: {}: replayed {} polls; the file ends early ({c})",
             path.display(),
             r.polls
-        );
+        ));
     }
     Ok(match format {
         Format::Prom => prom::render(&r.store, true, true),

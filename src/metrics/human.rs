@@ -22,23 +22,11 @@ pub mod name {
     pub const DROPS: &str = "drops/s";
 }
 
-mod fixed;
-pub use fixed::digits;
-use fixed::{fixed, push_fixed, uint};
-
-/// `HH:MM:SS` (UTC) of a timestamp (milliseconds).
+/// `HH:MM:SS` (UTC) of a timestamp (milliseconds): the one clock of the screen, the alerts and
+/// the episode lines.
 pub fn clock(t: crate::metrics::Ts) -> String {
     let s = t.div_euclid(1000).rem_euclid(86_400);
-    // Not `format!`: every alert line shows one, every frame.
-    let mut out = String::with_capacity(8);
-    for (i, n) in [s / 3600, s / 60 % 60, s % 60].into_iter().enumerate() {
-        if i > 0 {
-            out.push(':');
-        }
-        out.push(char::from(b'0' + (n / 10) as u8));
-        out.push(char::from(b'0' + (n % 10) as u8));
-    }
-    out
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// A compact number: 0, 0.40, 9.00, 12, 950, 12.3k, 203.4k, 4.5M, 1.2G.
@@ -50,18 +38,16 @@ pub fn num(v: Option<f64>) -> String {
     if a == 0.0 {
         "0".into()
     } else if a < 10.0 {
-        fixed(v, 2)
+        format!("{v:.2}")
     } else if a < 1000.0 {
-        fixed(v, 0)
+        format!("{v:.0}")
     } else {
         let (d, unit) = match a {
             a if a < 1e6 => (1e3, 'k'),
             a if a < 1e9 => (1e6, 'M'),
             _ => (1e9, 'G'),
         };
-        let mut s = fixed(v / d, 1);
-        s.push(unit);
-        s
+        format!("{:.1}{unit}", v / d)
     }
 }
 
@@ -77,7 +63,7 @@ pub fn per_sec(v: Option<f64>) -> String {
 pub fn count(v: Option<u64>) -> String {
     match v {
         None => "-".into(),
-        Some(n) if n < 1_000_000 => uint(n),
+        Some(n) if n < 1_000_000 => n.to_string(),
         Some(n) => num(Some(n as f64)),
     }
 }
@@ -89,7 +75,7 @@ fn sig3(x: f64) -> String {
         a if a < 100.0 => 1,
         _ => 0,
     };
-    fixed(x, prec)
+    format!("{x:.prec$}")
 }
 
 /// A time in seconds (RTT, step, all-reduce), in the unit that keeps it readable: below 1 ms in
@@ -111,10 +97,8 @@ pub fn percent(frac: Option<f64>) -> String {
         Some(0.0) => "0%".into(),
         Some(f) => {
             let pct = f * 100.0;
-            let mut s = String::with_capacity(8);
-            push_fixed(&mut s, pct, if pct.abs() < 1.0 { 2 } else { 1 });
-            s.push('%');
-            s
+            let prec = if pct.abs() < 1.0 { 2 } else { 1 };
+            format!("{pct:.prec$}%")
         }
     }
 }

@@ -34,7 +34,7 @@ fn status(res: io::Result<()>) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(ExitCode::from(BROKEN_PIPE_STATUS)),
         Err(e) => {
-            crate::safe_eprintln!("rocetop: cannot write to stdout: {e}");
+            crate::safe::eprintln(&format!("rocetop: cannot write to stdout: {e}"));
             Err(ExitCode::from(1))
         }
     }

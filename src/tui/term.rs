@@ -57,9 +57,9 @@ pub(super) fn need_terminal() -> Option<ExitCode> {
     if io::stdout().is_terminal() && io::stdin().is_terminal() {
         return None;
     }
-    crate::safe_eprintln!(
+    crate::safe::eprintln(
         "rocetop: the live screen needs a terminal, and stdin or stdout is not one.\n  \
-         Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table."
+         Run it in a terminal (or tmux), or use `rocetop snapshot` for a one-shot table.",
     );
     Some(ExitCode::from(2))
 }

@@ -23,29 +23,8 @@ pub fn rate(a: Option<&Agg>, ascii: bool) -> String {
 pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
     let r = rate(a, ascii);
     match last_min {
-        Some(n) if r != "-" => {
-            // Not `format!`: one a sparse cell a frame.
-            let mut s = r;
-            s.push_str(" (");
-            s.push_str(&count(Some(n)));
-            s.push(')');
-            s
-        }
+        Some(n) if r != "-" => format!("{r} ({})", count(Some(n))),
         _ => r,
-    }
-}
-
-/// `s` onto `out`, padded with spaces to `w` characters on the right (`left`) or the left, never
-/// cut: `format!("{s:<w$}")` / `format!("{s:>w$}")` without the formatter.
-pub fn push_padded(out: &mut String, s: &str, w: usize, left: bool) {
-    let pad = w.saturating_sub(s.chars().count());
-    let spaces = |out: &mut String| out.extend(std::iter::repeat_n(' ', pad));
-    if !left {
-        spaces(out);
-    }
-    out.push_str(s);
-    if left {
-        spaces(out);
     }
 }
 
@@ -108,20 +87,6 @@ mod tests {
         assert_eq!(clock(-1), "23:59:59");
         assert_eq!(clock(3_723_000), "01:02:03");
         assert_eq!(age(250_000), "4m10s");
-    }
-
-    /// Padding reads as the formatter's: ASCII, wider texts (never cut), multi-byte characters.
-    #[test]
-    fn padding_reads_as_the_formatters() {
-        for s in ["", "ab", "µs·→", "exactly8", "longer than eight"] {
-            for w in [0, 3, 8, 12] {
-                let (mut l, mut r) = (String::new(), String::new());
-                push_padded(&mut l, s, w, true);
-                push_padded(&mut r, s, w, false);
-                assert_eq!(l, format!("{s:<w$}"));
-                assert_eq!(r, format!("{s:>w$}"));
-            }
-        }
     }
 
     #[test]

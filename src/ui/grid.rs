@@ -8,12 +8,11 @@ use super::text;
 pub use crate::app::table::{
     Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, axis_start, col, hold_gaps, lcol,
 };
-use crate::app::{App, Tab};
+use crate::app::{App, Tab, TableHit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use std::borrow::Cow;
 
 impl Tone {
     pub fn style(self, app: &App) -> Style {
@@ -47,25 +46,13 @@ pub fn text(v: &Val, ascii: bool) -> String {
 }
 
 /// `s` cut to `w` characters (`fit`) and padded with spaces to `w` on the right (`left`) or the
-/// left: `format!("{:<w$}", fit(s, w))` in one string, without `fit`'s copy or the formatter
-/// (every cell of every drawn row: at 512 nodes a third of a table's drawing).
+/// left.
 fn pad(s: &str, w: usize, left: bool) -> String {
-    let mut out = String::with_capacity(s.len().max(w) + 2);
-    if s.chars().count() <= w {
-        fmt::push_padded(&mut out, s, w, left);
-    } else if w > 0 {
-        // Cut: `w - 1` characters and the mark, exactly `w` wide.
-        out.extend(s.chars().take(w - 1));
-        out.push('~');
-    }
-    out
-}
-
-/// [`text`] borrowing a text value rather than copying it.
-fn text_of(v: &Val, ascii: bool) -> Cow<'_, str> {
-    match v {
-        Val::Text(s) => crate::safe::line(s),
-        v => Cow::Owned(text(v, ascii)),
+    let s = fmt::fit(s, w);
+    if left {
+        format!("{s:<w$}")
+    } else {
+        format!("{s:>w$}")
     }
 }
 
@@ -147,20 +134,19 @@ fn row_line<'a>(app: &App, cols: &[Col], shown: &[usize], r: &'a Row, selected: 
         "a row drawn before its cells were computed"
     );
     let base = r.tone.style(app);
-    let mut spans = Vec::with_capacity(shown.len() * 3);
+    let mut spans = Vec::with_capacity(shown.len() * 2);
     let upto = r.span.as_ref().map_or(cols.len(), |(n, _)| *n);
     for (n, &i) in shown.iter().enumerate().filter(|(_, i)| **i < upto) {
         let c = &cols[i];
         if n > 0 {
             spans.push(Span::styled(" ", base));
         }
-        let (val, tone) = r
+        let (s, tone) = r
             .cells
             .get(i)
-            .map_or((None, None), |x| (Some(&x.val), x.tone));
+            .map_or((String::new(), None), |x| (text(&x.val, app.ascii), x.tone));
         let st = tone.map_or(base, |t| base.patch(t.style(app)));
-        let s = val.map_or(Cow::Borrowed(""), |v| text_of(v, app.ascii));
-        pad_spans(&mut spans, s, c.width, c.left, st);
+        spans.push(Span::styled(pad(&s, c.width, c.left), st));
     }
     if let Some((_, cell)) = &r.span {
         let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
@@ -172,51 +158,6 @@ fn row_line<'a>(app: &App, cols: &[Col], shown: &[usize], r: &'a Row, selected: 
         }
     }
     Line::from(spans)
-}
-
-/// Spaces padding cells are borrowed from (a column is rarely wider).
-const SPACES: &str = "                                                                ";
-
-/// [`pad`] as spans of style `st` pushed onto `out`: the text itself (borrowed, or the formatted
-/// value moved in), its cut and the padding borrowed from [`SPACES`], no string built per cell.
-/// Text of other than one-cell characters gets [`pad`]'s one string: a cluster may join a
-/// character to the padding or the cut mark next to it, and must be measured as `Paragraph`
-/// measures it.
-fn pad_spans<'a>(out: &mut Vec<Span<'a>>, s: Cow<'a, str>, w: usize, left: bool, st: Style) {
-    if !s.chars().all(text::one_cell) {
-        out.push(Span::styled(pad(&s, w, left), st));
-        return;
-    }
-    let n = s.chars().count();
-    let gap = |k: usize| match SPACES.get(..k) {
-        Some(sp) => Span::styled(sp, st),
-        None => Span::styled(" ".repeat(k), st),
-    };
-    if n > w {
-        if w > 0 {
-            // Cut: `w - 1` characters and the mark, exactly `w` wide.
-            let end = s.char_indices().nth(w - 1).map_or(s.len(), |(b, _)| b);
-            let cut = match s {
-                Cow::Borrowed(b) => Cow::Borrowed(&b[..end]),
-                Cow::Owned(mut o) => {
-                    o.truncate(end);
-                    Cow::Owned(o)
-                }
-            };
-            out.push(Span::styled(cut, st));
-            out.push(Span::styled("~", st));
-        }
-        return;
-    }
-    if !left && n < w {
-        out.push(gap(w - n));
-    }
-    if n > 0 {
-        out.push(Span::styled(s, st));
-    }
-    if left && n < w {
-        out.push(gap(w - n));
-    }
 }
 
 /// One table of a tab.
@@ -276,8 +217,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
     }
     if selected.is_some() || rows.is_empty() {
         let drawn = rows.len().saturating_sub(offset).min(drawn.len()) as u16;
-        app.hits.borrow_mut().table =
-            Some((area.y + 1, drawn, offset, area.x, area.x + area.width));
+        app.hits.borrow_mut().table = Some(TableHit {
+            y: area.y + 1,
+            rows: drawn,
+            first: offset,
+            x: area.x..area.x + area.width,
+        });
     }
     text::put(f, area, lines);
 }
@@ -285,54 +230,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::table::RowId;
-    use ratatui::buffer::Buffer;
-    use ratatui::style::Color;
-    use ratatui::widgets::{Paragraph, Widget};
-    use std::rc::Rc;
-
-    /// The row as it was drawn before [`pad_spans`]: one padded string a cell.
-    fn padded_row<'a>(app: &App, cols: &[Col], shown: &[usize], r: &Row, sel: bool) -> Line<'a> {
-        let base = r.tone.style(app);
-        let mut spans = Vec::new();
-        let upto = r.span.as_ref().map_or(cols.len(), |(n, _)| *n);
-        let missing = Cell::default();
-        for (n, &i) in shown.iter().enumerate().filter(|(_, i)| **i < upto) {
-            let (c, cell) = (&cols[i], r.cells.get(i).unwrap_or(&missing));
-            if n > 0 {
-                spans.push(Span::styled(" ", base));
-            }
-            let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
-            spans.push(Span::styled(
-                pad(&text(&cell.val, app.ascii), c.width, c.left),
-                st,
-            ));
-        }
-        if let Some((_, cell)) = &r.span {
-            let st = cell.tone.map_or(base, |t| base.patch(t.style(app)));
-            spans.push(Span::styled(format!(" {}", text(&cell.val, app.ascii)), st));
-        }
-        if sel {
-            for sp in &mut spans {
-                sp.style = app.theme.on_selected(sp.style);
-            }
-        }
-        Line::from(spans)
-    }
-
-    fn row(cells: Vec<Cell>, tone: Tone, span: Option<(usize, Cell)>) -> Row {
-        Row {
-            id: RowId::Node("n".into()),
-            name: "n".into(),
-            cells,
-            tone,
-            score: 0.0,
-            span,
-            charts: Rc::from(Vec::new()),
-            notes: Vec::new(),
-            pending: None,
-        }
-    }
 
     /// A name with a BEL and a zero-width space (which the screen draws as nothing) is shown
     /// escaped: printable ASCII, as many cells as its padding counts.
@@ -341,135 +238,7 @@ mod tests {
         let v = Val::Text("gpu1\u{7}\u{200b}".into());
         let shown = text(&v, false);
         assert_eq!(shown, "gpu1\\x07\\u{200b}");
-        assert_eq!(text_of(&v, false), shown);
         assert_eq!(pad(&shown, 20, true).chars().count(), 20);
-        assert!(shown.chars().all(text::one_cell));
-    }
-
-    /// Rows drawn from [`pad_spans`]' pieces are cell for cell the rows of one padded string a
-    /// cell, drawn by `text::put` and by `Paragraph`: texts shorter, as long as and longer than
-    /// their column, right and left aligned, empty and missing cells, wide characters (東京,
-    /// an emoji), a combining mark, a zero-width space, µ and arrows, tones, a selected row, a
-    /// row with a spanning error, and areas cutting the row at the right edge (inside a column,
-    /// on a separator, across a wide character).
-    #[test]
-    fn rows_of_spans_equal_padded_rows() {
-        let app = App::new(
-            crate::config::Config::reference(),
-            crate::metrics::store::Store::new(600_000, 600),
-            crate::theme::Theme::named("dark").expect("theme"),
-            0,
-        );
-        let cols = [
-            lcol("node", 6, 0),
-            col("rate", 7, 0),
-            lcol("dev", 5, 0),
-            col("n", 4, 0),
-            col("big", 70, 0),
-        ];
-        let t = |s: &str| Cell::new(Val::Text(s.into()));
-        let warn = |s: &str| Cell::tone(Val::Text(s.into()), Tone::Warn);
-        let rows = [
-            row(
-                vec![t("gpu1"), t("12.3k"), t("ens1"), t("0"), t("x")],
-                Tone::Normal,
-                None,
-            ),
-            row(
-                vec![
-                    t("ubunturdma10"),
-                    t("1234567890"),
-                    t("東京-1"),
-                    t("e\u{301}t"),
-                    t(""),
-                ],
-                Tone::Dim,
-                None,
-            ),
-            row(
-                vec![
-                    t("東京東京東京"),
-                    warn("45.0 µs"),
-                    t("a\u{200b}b"),
-                    t("🙂"),
-                    t("→·…"),
-                ],
-                Tone::Stale,
-                None,
-            ),
-            row(vec![t(""), t("↺reset"), t("abcdef")], Tone::Warn, None),
-            row(
-                vec![t("gpu2")],
-                Tone::Crit,
-                Some((1, warn("ssh: connection refused"))),
-            ),
-            row(
-                vec![
-                    t("éé"),
-                    Cell::new(Val::Count(Some(12))),
-                    Cell::new(Val::Num(Some(0.4))),
-                ],
-                Tone::Normal,
-                None,
-            ),
-        ];
-        let shown: Vec<usize> = (0..cols.len()).collect();
-        let mut seen = 0;
-        for sel in [None, Some(1), Some(2)] {
-            let new: Vec<Line> = (rows.iter().enumerate())
-                .map(|(i, r)| row_line(&app, &cols, &shown, r, sel == Some(i)))
-                .collect();
-            let old: Vec<Line> = (rows.iter().enumerate())
-                .map(|(i, r)| padded_row(&app, &cols, &shown, r, sel == Some(i)))
-                .collect();
-            for w in [120u16, 100, 30, 27, 19, 13, 9, 6, 1] {
-                let area = Rect::new(1, 1, w, 7);
-                let full = Rect::new(0, 0, 122, 9);
-                let bufs = [0, 1, 2].map(|k| {
-                    let mut b = Buffer::empty(full);
-                    b.set_string(0, 2, "#".repeat(122), Style::default().bg(Color::Blue));
-                    match k {
-                        0 => text::Lines(&new).render(area, &mut b),
-                        1 => text::Lines(&old).render(area, &mut b),
-                        _ => Paragraph::new(old.clone()).render(area, &mut b),
-                    }
-                    b
-                });
-                assert_eq!(bufs[0], bufs[1], "width {w} selected {sel:?}");
-                assert_eq!(bufs[0], bufs[2], "width {w} selected {sel:?}");
-                seen += usize::from(bufs[0][(1, 2)].symbol() == "u");
-            }
-        }
-        // The comparison saw the rows' text.
-        assert_eq!(seen, 27);
-    }
-
-    /// `pad` writes what formatting `fit`'s cut padded to the width writes, for texts shorter,
-    /// as long as and longer than the column, of several-byte characters, and a zero width.
-    #[test]
-    fn pad_equals_the_formatted_cut() {
-        let texts = [
-            "",
-            "a",
-            "gpu1",
-            "12.3k",
-            "▲ µs",
-            "ubunturdma10",
-            "µµµµµµµµµµ",
-            "a b c d e f",
-        ];
-        for s in texts {
-            for w in 0..12 {
-                for left in [true, false] {
-                    let cut = fit(s, w);
-                    let want = if left {
-                        format!("{cut:<w$}")
-                    } else {
-                        format!("{cut:>w$}")
-                    };
-                    assert_eq!(pad(s, w, left), want, "{s:?} {w} {left}");
-                }
-            }
-        }
+        assert!(shown.chars().all(crate::ui::text::one_cell));
     }
 }

@@ -164,10 +164,7 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
     for sw in &app.cfg.switches {
         let name = sw.name.as_str();
         let state = src_state(app, name);
-        let mut spans = vec![Span::styled(
-            ["Switch ", name, " "].concat(),
-            app.theme.header,
-        )];
+        let mut spans = vec![Span::styled(format!("Switch {name} "), app.theme.header)];
         let stale = matches!(state, SrcState::Stale(_));
         match state.span(name) {
             Some(c) => spans.push(Span::styled(
@@ -189,34 +186,26 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
                 } else {
                     base
                 };
-                // Not `format!`: every frame, every switch.
-                let drops = [
-                    "drops/s ",
-                    &fmt::num(sw.drops),
-                    " (",
-                    &fmt::count(sw.drops_window),
-                    " in 60 s, ",
-                    &fmt::count(sw.drops_since_baseline),
-                    " since ",
-                    &fmt::clock(app.baseline()),
-                    ")",
-                ]
-                .concat();
+                let drops = format!(
+                    "drops/s {} ({} in 60 s, {} since {})",
+                    fmt::num(sw.drops),
+                    fmt::count(sw.drops_window),
+                    fmt::count(sw.drops_since_baseline),
+                    fmt::clock(app.baseline()),
+                );
                 spans.push(Span::styled(drops, dtone));
-                let pfc = [
-                    "  PFC/s edge ",
-                    &fmt::num(sw.pfc_edge),
-                    " internal ",
-                    &fmt::num(sw.pfc_ii),
-                ]
-                .concat();
+                let pfc = format!(
+                    "  PFC/s edge {} internal {}",
+                    fmt::num(sw.pfc_edge),
+                    fmt::num(sw.pfc_ii),
+                );
                 spans.push(Span::styled(pfc, base));
                 let fc = match sw.flowcontrol {
                     Some(true) => "on",
                     Some(false) => "off",
                     None => "-",
                 };
-                spans.push(Span::styled(["  802.3x ", fc].concat(), base));
+                spans.push(Span::styled(format!("  802.3x {fc}"), base));
             }
         }
         lines.push(Line::from(spans));
@@ -294,11 +283,7 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         } else {
             app.theme.chart
         };
-        // `format!("{:<17}{:>8} ")` without the formatter (nine a frame).
-        let mut head = String::with_capacity(28);
-        fmt::push_padded(&mut head, &l.label, 17, true);
-        fmt::push_padded(&mut head, &show(last), 8, false);
-        head.push(' ');
+        let head = format!("{:<17}{:>8} ", l.label, show(last));
         lines.push(Line::from(vec![
             Span::styled(head, app.theme.normal),
             Span::styled(spark::scaled(&l.values, w, app.ascii, scale), tone),
@@ -369,18 +354,12 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
         };
         lines.push(Line::from(vec![
             Span::styled(lead, app.theme.dim),
-            Span::styled([l.severity.label(), " "].concat(), tone),
+            Span::styled(format!("{} ", l.severity.label()), tone),
             Span::styled(
-                [
-                    &fmt::clock(l.since),
-                    " (",
-                    &fmt::age(now - l.since),
-                    " ago) ",
-                ]
-                .concat(),
+                format!("{} ({} ago) ", fmt::clock(l.since), fmt::age(now - l.since)),
                 app.theme.dim,
             ),
-            Span::styled(["[", l.tab.title(), "] "].concat(), app.theme.accent),
+            Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
             Span::styled(l.text(&app.alerts), body),
         ]));
     }

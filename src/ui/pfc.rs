@@ -14,7 +14,7 @@
 use super::grid;
 use super::text;
 use super::{fmt, title};
-use crate::app::{App, Tab};
+use crate::app::{App, Tab, TableHit};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -78,7 +78,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     );
     // Clicks select in the table that holds the selection (one click map): the host table's
     // rows come after the port table's in the selection's order.
-    let hits = app.hits.borrow().table;
+    let hits = app.hits.borrow().table.clone();
     grid::draw(
         f,
         b2,
@@ -92,8 +92,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         },
     );
     let mut h = app.hits.borrow_mut();
-    h.table = match (in_hosts, h.table) {
-        (Some(_), Some((y0, n, first, x0, x1))) => Some((y0, n, first + v.rows.len(), x0, x1)),
+    h.table = match (in_hosts, h.table.take()) {
+        (Some(_), Some(t)) => Some(TableHit {
+            first: t.first + v.rows.len(),
+            ..t
+        }),
         _ => hits,
     };
 }

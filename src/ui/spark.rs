@@ -71,24 +71,19 @@ pub const RANGE_W: usize = 16;
 /// end written by `show`, the formatter of the line's own quantity (so a step time in seconds
 /// reads `157..364 ms`, never `0.16..0.36`). A unit both ends share is written once.
 pub fn range_cell(r: Option<(f64, f64)>, show: fn(Option<f64>) -> String) -> String {
-    let mut t = String::with_capacity(RANGE_W);
-    match r {
+    let t = match r {
         Some((lo, hi)) => {
             let (lo, hi) = (show(Some(lo)), show(Some(hi)));
-            match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
-                (Some((l, lu)), Some((_, hu))) if lu == hu => t.push_str(l),
-                _ => t.push_str(&lo),
-            }
-            t.push_str("..");
-            t.push_str(&hi);
+            // "157..364 ms", not "157 ms..364 ms".
+            let lo = match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
+                (Some((l, lu)), Some((_, hu))) if lu == hu => l,
+                _ => &lo,
+            };
+            format!("{lo}..{hi}")
         }
-        None => t.push('-'),
-    }
-    // Not `format!`: nine a frame on the Overview.
-    let mut out = String::with_capacity(RANGE_W + 4);
-    out.push(' ');
-    crate::ui::fmt::push_padded(&mut out, &t, RANGE_W - 1, false);
-    out
+        None => "-".to_string(),
+    };
+    format!(" {t:>w$}", w = RANGE_W - 1)
 }
 
 #[cfg(test)]
