@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 measurement (not a test): launch `rocetop --demo` at 120x40 under tmux and time, from
+# Episode-line measurement (not a test): launch `rocetop --demo` at 120x40 under tmux and time, from
 # launch, (1) the first episode line on the Overview and (2) that line naming the culprit port and
 # node (`Ethernet1/1/2 → ubunturdma6`), with no key pressed; then count the Overview's alert-area
 # lines after 120 s. Usage: bench/culprit_tmux.sh [BIN]   (default target/release/rocetop)

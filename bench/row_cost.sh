@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Cost per row of a big switch answer (issue #22 item 3): the 13.6 MB NX-API PFC reply of the
-# issue (125k ports) and the same ports as an NX-OS text table, through `rocetop parse nxos-pfc`
+# Cost per row of a big switch answer: a 13.6 MB NX-API PFC reply
+# (125k ports) and the same ports as an NX-OS text table, through `rocetop parse nxos-pfc`
 # (--format prom and json: peak RSS from GNU time) and through examples/row_cost.rs (exact heap
 # bytes from a counting allocator: parse, the store holding the series, each render).
 # Before and after run side by side: BASE_BIN / BASE_EX are binaries built from the commit before

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The live screen against one NX-OS switch answering PORTS ports (issue #22 measured 20k ports in
-# the TUI at 0.7 core and 507 MB), over loopback OpenSSH only: the switch is an sshd ForceCommand
+# The live screen against one NX-OS switch answering PORTS ports (20k ports once cost the
+# TUI 0.7 core and 507 MB), over loopback OpenSSH only: the switch is an sshd ForceCommand
 # that answers `show interface priority-flow-control` with the table of tests/e2e/hostile.rs,
 # rewritten every second with the pause counters of a port in ten moving (the other commands answer
 # nothing). The TUI runs under tmux at 120x40 polling every second; after its first full screen, CPU

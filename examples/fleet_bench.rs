@@ -1,11 +1,11 @@
-//! Fleet-mode bench (issue #17): a real Prometheus over a backfilled fleet (default 2000 nodes ×
+//! Fleet-mode bench: a real Prometheus over a backfilled fleet (default 2000 nodes ×
 //! 2 devices × 30 min at 15 s), read by a `[[prometheus]]` source. Reports the first full screen
 //! (two polls, since rates need two samples, and a drawn 200x50 Overview frame), wall time and
 //! rocetop CPU per refresh (poll + store + the Overview/ECN view models + one drawn frame), RSS,
 //! and queries per refresh (counted by the transport); Prometheus' own CPU per refresh beside.
 //!
 //! The source backfills the store's history (`poll.retention`, 15 minutes) on its first poll, as
-//! the TUI's does (`query_range`, issue #17 item 3), so the first poll already gives rates and the
+//! the TUI's does (`query_range`), so the first poll already gives rates and the
 //! first screen is one poll; `no-history` measures without it (two polls).
 //!
 //!     cargo run --release --example fleet_bench -- [NODES] [no-history]

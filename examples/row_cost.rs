@@ -1,4 +1,4 @@
-//! Heap cost per input row of parsing, storing and rendering a big switch answer (issue #22: a
+//! Heap cost per input row of parsing, storing and rendering a big switch answer (a
 //! 13.6 MB NX-API PFC reply of 125k rows took GBs). A counting allocator gives exact heap bytes:
 //! the peak while a phase runs above what was live before it, and what the phase leaves behind.
 //! Run by bench/row_cost.sh, or directly:

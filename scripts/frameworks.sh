@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real training frameworks as clients of rocetop's log follower (issue 18.4): a few CPU steps of
+# Real training frameworks as clients of rocetop's log follower: a few CPU steps of
 # the real Hugging Face Trainer and of real torch.distributed DDP over Gloo (2 processes under
 # torchrun), writing the logs those libraries print, and their own record of what they did.
 #

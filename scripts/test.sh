@@ -23,7 +23,7 @@ if [ "${ROCETOP_FRAMEWORKS:-1}" != 0 ]; then
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 fi
 [ -e /usr/include/rdma/rdma_cma.h ] || need+=(librdmacm-dev)
-# bindgen loads libclang.so / libclang-<N>.so, never libclang-cpp: detect what it loads (#15).
+# bindgen loads libclang.so / libclang-<N>.so, never libclang-cpp: detect what it loads.
 # shellcheck source=scripts/libclang.sh
 . scripts/libclang.sh
 libclang_dir >/dev/null || need+=("$(libclang_package)")

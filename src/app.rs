@@ -212,7 +212,7 @@ pub struct App {
     /// The live store's counters' intervals the evaluation's 60 s windows are read from, kept
     /// only a little longer than that window: the views' (3 min) held ~16 MB more at 512 nodes.
     /// The Overview's switch lines read their drop counters' windows here too while the tables
-    /// show the live store: one sync a new point, not one here and one in the views' (issue #20).
+    /// show the live store: one sync a new point, not one here and one in the views'.
     eval_windows: std::cell::RefCell<crate::metrics::store::WindowsCache>,
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.

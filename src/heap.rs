@@ -1,4 +1,4 @@
-//! A counting allocator for measuring heap use exactly: the size-amplification checks (issue #22)
+//! A counting allocator for measuring heap use exactly: the size-amplification checks
 //! in `tests/heap/amplification.rs` and the fuzz targets, and `examples/row_cost.rs`. rocetop
 //! itself never registers it; a program that wants the counts does:
 //!

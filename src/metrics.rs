@@ -32,7 +32,7 @@ pub type LabelName = &'static str;
 
 /// A metric name plus its labels, sorted by label name so that equal series compare equal. The
 /// texts are [`Str`]s: a big answer's samples share their switch, port and metric names instead
-/// of each holding copies (issue #22).
+/// of each holding copies.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct SeriesKey {
     pub name: Str,
@@ -239,7 +239,7 @@ impl Sample {
 
 /// Where a parser puts the samples it reads, one at a time: collected (a parser's accumulator,
 /// which keeps one sample per series) or passed on as read (`rocetop parse` writes each sample
-/// as it comes, so a 125k-port answer is never held as a whole vector of samples; issue #22).
+/// as it comes, so a 125k-port answer is never held as a whole vector of samples).
 /// A closure taking a [`Sample`] is a sink.
 pub trait Sink {
     fn set(&mut self, s: Sample);
@@ -367,7 +367,7 @@ mod tests {
     fn a_sample_is_small() {
         // The name one pointer, the label set inline (its shared part one pointer, two
         // closed-vocabulary labels as numbers): what a parsed sample costs besides its row's
-        // one shared set (issue #22).
+        // one shared set.
         assert!(std::mem::size_of::<Str>() <= 8);
         assert!(std::mem::size_of::<Labels>() <= 16);
         assert!(std::mem::size_of::<SeriesKey>() <= 24);

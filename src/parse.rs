@@ -314,7 +314,7 @@ pub fn parse(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
 
 /// [`parse`], each sample handed to `each` instead of collected: the samples of `parse(kind,
 /// text, ctx)`, in its order, and what else it gave returned (its `samples` empty). A kind with a
-/// streaming parser (NX-OS PFC, the 125k-port answer of issue #22) never holds its samples: it
+/// streaming parser (NX-OS PFC, a 125k-port answer) never holds its samples: it
 /// reads the text twice, first keeping only a hash of each series' key, so that a series the text
 /// names twice is passed once, at its first place with its last value, as [`parse`]'s accumulator
 /// keeps it. Other kinds are parsed whole, then passed on.

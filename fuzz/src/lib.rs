@@ -2,7 +2,7 @@
 //! fails panics, which is the crash.
 //!
 //! Heap is counted by rocetop's counting allocator, so every parse target also checks size
-//! amplification (issue #22): the heap that parsing and storing an input takes at its peak stays
+//! amplification: the heap that parsing and storing an input takes at its peak stays
 //! within `rocetop::heap::bound(input length)`, the bound `tests/heap/amplification.rs` holds every
 //! capture and 100k-row answers to in the normal test suite.
 

@@ -1,4 +1,4 @@
-//! Alerts (issue 3 item 2), evaluated from the store. Each names where its data is (a tab and a
+//! Alerts, evaluated from the store. Each names where its data is (a tab and a
 //! row subject) and keeps the time it started; it ends once its condition has been absent for a
 //! while, so a single quiet poll does not make it flap. Thresholds come from config `[alerts]`.
 
@@ -172,8 +172,8 @@ impl Alerts {
         // What the rolled-up lines and the rows' marks show moved (a value too): only then is
         // the generation bumped, so an evaluation that changed nothing keeps the kept views.
         let mut shown = false;
-        // Each alert found is marked with this evaluation (a set of the ids found, hashed and
-        // dropped every second, was ~0.04 M instructions an evaluation at N=8, issue #20).
+        // Each alert found is marked with this evaluation (not a set of the ids found: one
+        // hashed and dropped every second was work each evaluation did for nothing).
         let this = self.evaluations;
         for f in found {
             match self.active.get_mut(&f.id) {

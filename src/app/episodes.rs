@@ -205,7 +205,7 @@ struct ConcludedKey {
 #[derive(Debug, Default)]
 pub struct Episodes {
     /// Per layer (`Layer as usize`), by key: looked up by a borrowed key ([`each_value`]), so a
-    /// second's hundreds of signals allocate nothing once known (issue #20).
+    /// second's hundreds of signals allocate nothing once known.
     signals: [Signals; LAYERS],
     pub open: Option<Episode>,
     /// Closed episodes, oldest first.
@@ -544,7 +544,7 @@ fn conclude(ep: &mut Episode, links: &Links) {
     // Drops name the congestion point; without drops, the port that sends the most pauses.
     // Ports borrowed from the parts' keys: only the culprit's are copied.
     // The parts sorted stably by port, then summed per port in chain order (as a map by port
-    // summed them; a map's entry for each of ~100 parts a second was most of this, issue #20).
+    // summed them; a map's entry for each of ~100 parts a second was most of this).
     let mut parts: Vec<(Port<'_>, Ts, f64)> = ep
         .parts(Layer::Drops)
         .filter_map(|p| Some((switch_port(&p.key)?, p.first, p.peak)))

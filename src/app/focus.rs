@@ -1,4 +1,4 @@
-//! Focus (issue #17 item 4): Prometheus for the fleet, SSH for the node you look at. Enter on a
+//! Focus: Prometheus for the fleet, SSH for the node you look at. Enter on a
 //! row of a `[[prometheus]]` fleet's node asks the event loop to start SSH collectors for that
 //! node ([`Action::Focus`]); when they run ([`Event::Focused`]) the screen becomes that node's: a
 //! whole `App` of its own, over its own config (the node, its logs and pings, 1 s) and its own

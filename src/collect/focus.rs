@@ -1,4 +1,4 @@
-//! Focus (issue #17 item 4): Prometheus for the fleet, SSH for the node you look at. Enter on a
+//! Focus: Prometheus for the fleet, SSH for the node you look at. Enter on a
 //! node of a `[[prometheus]]` fleet starts SSH collectors for that one node (its counters every
 //! second, its `[[log]]` tail, its `[[ping]]`s), feeding a store of their own; Esc stops them.
 //!

@@ -13,7 +13,7 @@
 //! header with the node label and the window (`parse::prom_api` reads it), so record/replay maps
 //! them again.
 //!
-//! History (issue #17 item 3): when the source starts, and after a gap (polls that failed), the
+//! History: when the source starts, and after a gap (polls that failed), the
 //! same poll also asks `query_range` for the store's history window (one query per profile, step
 //! = `step`, `last_over_time(...[step - 1 ms])` so each point is the newest sample in
 //! `(t - step, t]` as a poll reads it). Its answers follow the poll's in the same text, after a

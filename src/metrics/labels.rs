@@ -1,7 +1,7 @@
 //! [`Labels`]: a series' label set, sorted by name. A switch answer's row makes about ten series
 //! that share their switch and port and differ in a priority or a direction; a set of its own
 //! per sample (`Arc<[(name, value)]>`, ~112 bytes) was most of a parsed sample's and a stored
-//! series' cost (issue #22). So a set is two parts: the labels whose value is one of a small
+//! series' cost. So a set is two parts: the labels whose value is one of a small
 //! closed vocabulary ([`OWN_NAMES`] with [`OWN_VALUES`]: priorities, DSCP values, directions) are
 //! held inline as numbers into one static table, at most [`MAX_OWN`] of them, and the rest is an
 //! immutable shared `Arc` slice. Sets made one after another share that slice through a small

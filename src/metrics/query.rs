@@ -121,14 +121,14 @@ pub enum Combine {
 /// The quiet counters' runs already put in one timeline's buckets. Another series with the same
 /// run would add only zeros where the first put them, which moves neither a sum nor a maximum of
 /// rates (never negative), so it is skipped: most of a big switch's PFC and drop counters are
-/// quiet, and each cost the timeline ~600 instructions a frame (issue #20). A sum of newest rates
+/// quiet, and adding each to the timeline every frame was work for nothing. A sum of newest rates
 /// or of increases over many series skips them the same way (their rate and increase are zero,
 /// the same for the same run): a switch's summary line sums ~900 of them every frame.
 struct Quiet {
     /// Every run counted; none for a small group, where only `last` is looked at.
     runs: Option<FxHashSet<QuietRun>>,
     /// The run counted last: a switch's quiet counters share one run (polled together since
-    /// their source came up), so most are told by one compare, not a hash (issue #20).
+    /// their source came up), so most are told by one compare, not a hash.
     last: Option<QuietRun>,
 }
 
@@ -474,7 +474,7 @@ pub fn pause_fraction_by(
 
 /// A group's key borrowed from the store: the values of `N` group labels ("" where absent). The
 /// alerts and the episode detector group every switch port's series twice a second; a
-/// `Vec<String>` per series was most of what that cost (issue #20), an array of `&str` costs
+/// `Vec<String>` per series was most of what that cost, an array of `&str` costs
 /// nothing to make and orders as the `Vec<String>` of the `*_by` functions does.
 pub type Key<'a, const N: usize> = [&'a str; N];
 

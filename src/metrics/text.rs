@@ -1,7 +1,7 @@
 //! [`Str`]: the text of metric names and label values. A big answer makes millions of samples
 //! that repeat a handful of texts (the switch's name, a port's name for each of its ten series,
 //! the metric names, priorities `0`–`7`): each sample holding its own `String`s cost kilobytes a
-//! row (issue #22). A `Str` is a shared, immutable text behind one pointer (`Arc<Box<str>>`: a
+//! row. A `Str` is a shared, immutable text behind one pointer (`Arc<Box<str>>`: a
 //! word, where an `Arc<str>` is two; a stored series holds a name and a label set, and the
 //! second word was 8 of its bytes), and texts made one after another are shared through a small
 //! per-thread cache of the last texts seen, so a row's repeated texts are allocated once.

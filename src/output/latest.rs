@@ -3,7 +3,7 @@
 //! last value the input gave, the first [`MAX_SERIES_PER_SOURCE`] series the input named, sorted
 //! and grouped by family). The samples come one at a time from the parser ([`Latest::put`]) and
 //! each keeps its label set, its value and two numbers (40 bytes a series), where a store's
-//! series cost ~265 B and the whole vector of samples came before it (issue #22).
+//! series cost ~265 B and the whole vector of samples came before it.
 //!
 //! [`prom::render`]: super::prom::render
 

@@ -153,7 +153,7 @@ pub(crate) fn value_text(counter: bool, v: Value) -> String {
 }
 
 /// One family: its type and its lines, one text (a line per series as its own `String` cost
-/// ~40 bytes more each, on top of the text; issue #22).
+/// ~40 bytes more each, on top of the text).
 pub(crate) struct Family {
     kind: &'static str,
     lines: String,

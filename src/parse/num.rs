@@ -26,7 +26,7 @@ pub fn count(s: &str) -> Option<u64> {
 /// `str::trim`, faster on the ASCII text devices print: ASCII whitespace is cut byte by byte, and
 /// characters are decoded only where the text starts or ends with a non-ASCII one. A table's
 /// padding is skipped 8 spaces at a compare: a switch's boxed cells are mostly leading spaces, and
-/// trimming them byte by byte was most of splitting a box line (callgrind).
+/// trimming them byte by byte was most of splitting a box line.
 pub fn trim(s: &str) -> &str {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
     let b = s.as_bytes();
@@ -70,7 +70,7 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// How many lines [`lines`] gives, counting newlines (memchr's vectorised count: a node's
 /// outputs are counted every frame; a search per line cost several times more, and a plain
-/// byte loop more still, callgrind).
+/// byte loop more still).
 pub fn line_count(text: &str) -> usize {
     let b = text.as_bytes();
     memchr::memchr_iter(b'\n', b).count() + usize::from(b.last().is_some_and(|&c| c != b'\n'))
@@ -80,7 +80,7 @@ pub fn line_count(text: &str) -> usize {
 /// its index and both texts; `None` when the two do not have as many lines. The equal stretch
 /// before each difference is skipped 16 bytes at a compare ([`same_prefix`]) and its lines counted
 /// after: a switch's answers of 100s of KB, most lines unchanged, are compared every poll, and a
-/// search for each line's end was ~7 % of `rocetop export`'s instructions (callgrind, N=8).
+/// search for each line's end was a visible part of `rocetop export`'s CPU.
 pub fn diff_lines<'o, 'n>(old: &'o str, new: &'n str) -> Option<Vec<(usize, &'o str, &'n str)>> {
     // The line at byte `i` of `t` as `lines` gives it, and where the next one starts.
     fn at(t: &str, i: usize) -> (&str, usize) {
@@ -183,7 +183,7 @@ pub fn is_rule(line: &str) -> bool {
     let rule_byte = |b: &u8| matches!(b, b'-' | b'=' | b'+' | b'|' | b' ');
     // Most lines are ASCII: decide on bytes, and decode characters (box-drawing ones) only from
     // the first byte that is not ASCII; a line with a byte that is neither was decoded whole
-    // after the byte scan, ~200 instructions a box line of a switch's answer (callgrind).
+    // after the byte scan, which cost more than the scan on a switch answer's box lines.
     !t.is_empty()
         && match t.as_bytes().iter().position(|b| !rule_byte(b)) {
             None => true,

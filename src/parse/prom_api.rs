@@ -12,9 +12,9 @@
 //! never given its old value again (which would read as a rate of 0). Older recordings hold
 //! instant vectors with the node in [`NODE_LABEL`]; they map as before.
 //!
-//! After a `# range FIRST LAST step S` line come the collector's history answers (`query_range`
-//! of `last_over_time`, issue #17 item 3): [`parse`] leaves them out (they are not the poll's
-//! present) and [`history`] maps them, with the same mapping, into one sample set per step.
+//! After a `# range FIRST LAST step S` line come the collector's history answers (`query_range` of
+//! `last_over_time`, the store's history window): [`parse`] leaves them out (they are not the
+//! poll's present) and [`history`] maps them, with the same mapping, into one sample set per step.
 //!
 //! Profiles (exact names from the exporters' source): node_exporter's infiniband collector
 //! (`node_infiniband_*_total{device,port}`) and ethtool collector (`node_ethtool_received_prio3_pause`

@@ -1,5 +1,5 @@
 //! Training-log line parsers: one stateful [`LineParser`] that turns lines into [`TrainRecord`]s and
-//! highlight classes, for every format of issue 7 (the lab's own scripts, PyTorch DDP scripts, Hugging
+//! highlight classes, for every format it knows (the lab's own scripts, PyTorch DDP scripts, Hugging
 //! Face Trainer, Megatron-LM / Megatron-DeepSpeed, DeepSpeed `log_dist`, nccl-tests tables), with MPI /
 //! torchrun / srun rank prefixes, glued lines, scientific notation and CRLF.
 //!

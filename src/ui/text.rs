@@ -74,7 +74,7 @@ impl Widget for Lines<'_> {
 ///
 /// The row's cells are taken as one slice and each span's style patched once: indexing the
 /// buffer by position cell by cell (a bounds check and a multiply each) was most of this
-/// function's cost, ~3000 cells a frame on the Overview (issue #20).
+/// function's cost, ~3000 cells a frame on the Overview.
 fn put_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line) {
     let base = Style::default().patch(line.style);
     let start = buf.index_of(x, y);

@@ -1,4 +1,4 @@
-//! Fault suite (issue 10, item 6): `rocetop record` stopped by SIGTERM, SIGINT or SIGHUP closes
+//! Fault suite: `rocetop record` stopped by SIGTERM, SIGINT or SIGHUP closes
 //! its recording cleanly (every poll readable, the `end` record present); under `nohup` (SIGHUP
 //! ignored) a hangup does not stop it. (The TUI's SIGTERM/SIGHUP are in tests/tui/tui_tmux.rs.)
 

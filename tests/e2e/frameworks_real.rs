@@ -1,4 +1,4 @@
-//! Real frameworks as real clients (issue 18.4). `scripts/frameworks.sh run` trains a few CPU
+//! Real frameworks as real clients. `scripts/frameworks.sh run` trains a few CPU
 //! steps with the real Hugging Face `Trainer` and with real `torch.distributed` DDP over Gloo (2
 //! processes under torchrun), while rocetop follows both logs the way the app does: a config with
 //! a local node and two `[[log]]`s, `source::build`, and the follower task

@@ -1,4 +1,4 @@
-//! Size amplification (issue #22): the heap a parse and the store holding its series take at their
+//! Size amplification: the heap a parse and the store holding its series take at their
 //! peak is bounded by the input's size, `rocetop::heap::bound(len)` (MAX_PER_INPUT_BYTE heap bytes
 //! per input byte plus a fixed SLACK). Every capture under tests/fixtures/ goes through every
 //! parse kind (its own and all the wrong ones), then for each kind the captures it reads are

@@ -1,4 +1,4 @@
-//! Heap bytes per stored series (issue #22 item 3: storing a row of a big answer must cost a few
+//! Heap bytes per stored series (storing a row of a big answer must cost a few
 //! hundred bytes, not kilobytes). An NX-OS PFC table of thousands of ports, ten series a port,
 //! goes through the real parser into a store as the TUI sizes it, poll after poll; what the store
 //! holds once the parses are gone is counted exactly by `rocetop::heap::Counting` (no RSS, no
@@ -98,7 +98,7 @@ fn a_stored_series_costs_tens_of_bytes_not_hundreds() {
     );
 }
 
-/// Parsing a big answer (issue #22 item 3): at its peak the parse holds not much more than the
+/// Parsing a big answer: at its peak the parse holds not much more than the
 /// samples it gives (a row's ten samples and its one label set). 19214e9's accumulator doubled its
 /// vector of samples and kept a 17-byte-a-slot index beside it: 1.66 times what it gave here
 /// (1126 B a row), 2.1 times at 125k rows.

@@ -1,4 +1,4 @@
-//! Fault suite (issue 10, item 4): counter resets (driver reload, `clear counters`), 32-bit
+//! Fault suite: counter resets (driver reload, `clear counters`), 32-bit
 //! wraps, duplicate timestamps and hosts whose clocks are off, through the real parsers and the
 //! store (rate.rs has the unit tests; these prove the path from device text to a rate on screen).
 

@@ -1,4 +1,4 @@
-//! Fault suite (issue 10, items 3 and 4): bad outputs of every parse kind, and counters that
+//! Fault suite: bad outputs of every parse kind, and counters that
 //! reset, wrap or arrive twice, through `poll::parse_outputs` and the `Store` as a live poll puts
 //! them there. No panic; lines not understood are counted; a bad poll never writes zeros over
 //! the last good values; rates stay within what the counters really grew.

@@ -55,13 +55,13 @@ const RULES: &[(&str, &str, ParseKind)] = &[
     ("linux", "rdma-stat", ParseKind::RdmaStatistic),
     ("linux", "hw-counters", ParseKind::HwCounters),
     ("training", "", ParseKind::TrainingLog),
-    // Topology captures (#21): LLDP, host QoS, PFC watchdog.
+    // Topology captures: LLDP, host QoS, PFC watchdog.
     ("topology", "lldpctl", ParseKind::Lldpctl),
     ("topology", "show-lldp-", ParseKind::LldpNeighbors),
     ("topology", "mlnx_qos", ParseKind::HostQos),
     ("topology", "show-pfcwd-stats", ParseKind::SonicPfcwd),
     ("topology", "show-queuing-pfc-queue", ParseKind::NxosPfcwd),
-    // Switch QoS configuration (#21): DSCP classification, PFC, ECN, MTU.
+    // Switch QoS configuration: DSCP classification, PFC, ECN, MTU.
     (
         "topology",
         "show-runningconfiguration-all",

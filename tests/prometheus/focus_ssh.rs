@@ -1,8 +1,9 @@
-//! Focus (issue #17 item 4) end to end: a fleet read from Prometheus (the real Debian server over a
-//! backfilled TSDB, and a fleet store filled by hand where it is not installed), Enter on one of
-//! its nodes, that node's `[[node]]` pointing at a real sshd on 127.0.0.1 serving a fake sysfs
-//! tree and a training log: its SSH samples and log lines reach the focus's own store, the tab
-//! bar names the focus, Esc returns to the fleet and the node's SSH connection closes.
+//! Focus (SSH for one node of a Prometheus fleet) end to end: a fleet read from Prometheus (the
+//! real Debian server over a backfilled TSDB, and a fleet store filled by hand where it is not
+//! installed), Enter on one of its nodes, that node's `[[node]]` pointing at a real sshd on
+//! 127.0.0.1 serving a fake sysfs tree and a training log: its SSH samples and log lines reach the
+//! focus's own store, the tab bar names the focus, Esc returns to the fleet and the node's SSH
+//! connection closes.
 
 use crate::prom;
 use crate::prom_skip;

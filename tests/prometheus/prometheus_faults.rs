@@ -1,4 +1,4 @@
-//! Fleet mode against bad input (issue #17): the real Debian Prometheus behind basic auth, a
+//! Fleet mode against bad input: the real Debian Prometheus behind basic auth, a
 //! server that never answers, answers over the cap, and a TSDB with a vanishing node, +Inf and
 //! duplicate series. The source shows its error or a note, the others keep going, and no zero is
 //! ever invented. Loopback listeners stand in only where the real server cannot misbehave so

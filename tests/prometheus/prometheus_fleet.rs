@@ -1,4 +1,4 @@
-//! Fleet mode against the real Debian Prometheus (issue #17): a TSDB backfilled by promtool with
+//! Fleet mode against the real Debian Prometheus: a TSDB backfilled by promtool with
 //! counters growing at known rates in node_exporter's and rdma_exporter's names; rocetop's rates,
 //! read through `[[prometheus]]` and the store's rate.rs, must equal them.
 
@@ -121,7 +121,7 @@ async fn rates_from_a_backfilled_prometheus_equal_the_known_rates() {
         &[("node", "gpu0004"), ("device", "mlx5_1")],
     );
     assert_eq!(ecn, Some(Fleet::ecn_rate(4, 1) as f64));
-    // Seconds of pause per second (the store keeps the NIC's µs and reads seconds, #15.2).
+    // Seconds of pause per second (the store keeps the NIC's µs and reads seconds).
     let frac = rate_sum(
         &store,
         names::NIC_PFC_RX_PAUSE_DURATION,
@@ -233,7 +233,7 @@ async fn a_server_without_profiles_says_what_to_enable_and_a_dead_one_says_so() 
     assert!(e.contains("refused"), "{e}");
 }
 
-/// Issue #17 item 3: the first poll brings the store's history window from `query_range` (one
+/// History: the first poll brings the store's history window from `query_range` (one
 /// query per profile), and a poll after a gap brings the steps it missed; the store's rates over
 /// that history are the injected ones (a reset gives no rate), as if it had polled all along.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! Fleet mode over a live scrape (issue #17 (b)): the real Debian Prometheus scrapes two
+//! Fleet mode over a live scrape: the real Debian Prometheus scrapes two
 //! `rocetop export --demo` instances every second, and a `[[prometheus]]` source reads them back.
 //! What rocetop shows must be what the exports served: the same nodes, each counter between the
 //! values the export served just before and just after the scrape rocetop read, pause time in the

@@ -1,4 +1,4 @@
-//! Fleet mode over Debian's `prometheus-node-exporter` (issue #17 (b)): the real exporter reads a
+//! Fleet mode over Debian's `prometheus-node-exporter`: the real exporter reads a
 //! fake sysfs tree (`--path.sysfs`) holding the InfiniBand port counters its infiniband collector
 //! knows (procfs `parseInfiniBandCounters`: `class/infiniband/<dev>/{fw_ver,board_id,hca_type}`,
 //! `ports/<n>/{state,phys_state,rate}`, `ports/<n>/counters/<file>`), a real Prometheus scrapes it

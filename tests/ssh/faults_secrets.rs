@@ -1,4 +1,4 @@
-//! Fault suite (issue 10, item 7): secrets never printed; `export` binds loopback by default;
+//! Fault suite: secrets never printed; `export` binds loopback by default;
 //! identity files others can read are warned about. (Host keys, plaintext passwords and shell
 //! metacharacters are proven in tests/ssh/ssh_transport.rs and src/config/validate/tests.rs.)
 //!

@@ -1,6 +1,7 @@
-//! Fault suite (issue 10, items 1 and 2) through the real collector path: `source::build` with
-//! `cmd::remote()` (SSH to sshd processes on 127.0.0.1), `poll::spawn_all`, the `Store` and the
-//! `App`. Nodes read fake sysfs trees whose counters a writer thread advances.
+//! Fault suite: a killed sshd, a hung node and a failed topology read, through the real
+//! collector path: `source::build` with `cmd::remote()` (SSH to sshd processes on 127.0.0.1),
+//! `poll::spawn_all`, the `Store` and the `App`. Nodes read fake sysfs trees whose counters a
+//! writer thread advances.
 
 use crate::sshd;
 

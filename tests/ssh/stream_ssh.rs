@@ -1,4 +1,4 @@
-//! The streaming node collector (`[poll] mode = "stream"`, issue 20 item 1) against a real sshd on
+//! The streaming node collector (`[poll] mode = "stream"`) against a real sshd on
 //! 127.0.0.1 serving fake sysfs trees: it gives exactly what an exec poll gives, follows counter
 //! resets and new devices, survives its loop being killed, carries a 1 MB frame and a 3 MB line,
 //! and a slow reader holds the node back instead of growing memory.

@@ -1,6 +1,7 @@
-//! Issue 16 through `App::update`: alerts rolled up (ports into ranges, a node's counters into one
-//! line, the episode's under it), acknowledged and muted; Enter on an alert lands on its row; live
-//! time travel with `[` `]` `{` `}` and back to live; the Overview's alert area after two minutes.
+//! Alerts and episodes through `App::update`: alerts rolled up (ports into ranges, a node's
+//! counters into one line, the episode's under it), acknowledged and muted; Enter on an alert lands
+//! on its row; live time travel with `[` `]` `{` `}` and back to live; the Overview's alert area
+//! after two minutes.
 
 use crate::feed;
 

@@ -1,4 +1,4 @@
-//! Topology in the live App (#21): the demo lab with its rare topology reads fed through the
+//! Topology in the live App: the demo lab with its rare topology reads fed through the
 //! live path (`support/feed.rs`), then one host's or switch's answer changed. What LLDP pairs
 //! reaches the Queues and PFC tabs, the config's `switch_port` still wins, and a lossless-path
 //! mismatch is marked on the PFC rows it bites, with the finding and its fix in the detail view.

@@ -173,7 +173,7 @@ fn help_fits_80x24() {
     }
 }
 
-/// Focus (issue #17 item 4): one node of a fleet looked at over SSH (here the demo's node and its
+/// Focus: one node of a fleet looked at over SSH (here the demo's node and its
 /// log and pings), drawn through the fleet's App: the node's own tabs, the tab bar naming the focus.
 #[test]
 fn focused_node() {

@@ -420,7 +420,7 @@ fn a_key_closing_an_overlay_does_nothing_else() {
         .unwrap_or_else(|c| panic!("q did not exit with 0:\n{c}"));
 }
 
-/// Issue 16: the demo's first congestion episode is told on the Overview, culprit port and node
+/// Episodes: the demo's first congestion episode is told on the Overview, culprit port and node
 /// named, without a key; `[` travels back with a banner, Esc returns live; `e` lists episodes.
 #[test]
 fn the_episode_line_names_the_culprit_and_time_travel_shows_a_banner() {

@@ -1,6 +1,6 @@
 //! The series the once-a-second evaluation reads (the alerts' rules and the episode detector's
 //! observation), resolved once per store shape (`metrics::query::resolved`): an evaluation
-//! reads their values without looking up a label (issue #20).
+//! reads their values without looking up a label.
 
 use super::RDMA_ERRORS;
 use crate::metrics::Store;

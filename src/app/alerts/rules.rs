@@ -7,7 +7,7 @@ use crate::app::pairing::Links;
 use crate::config::Config;
 use crate::metrics::names::*;
 // The series and their groups come resolved (`ids.rs`): finding them by label was most of an
-// evaluation's cost (issue #20); their keys are borrowed from there.
+// evaluation's cost; their keys are borrowed from there.
 use super::ids::EvalIdsCache;
 use crate::metrics::store::WindowsCache;
 use crate::metrics::{Store, Ts, human};
@@ -26,7 +26,7 @@ pub(super) struct Found<'a> {
 
 /// An alert's row as found, its names borrowed from the keys it was found under: made a
 /// [`Subject`] only for an alert not already active (a port's two names cost two allocations
-/// per port alert per evaluation, ~100 a second at N=8 with drops on every port; issue #20).
+/// per port alert per evaluation, hundreds a second with drops on every port).
 pub(super) enum Who<'a> {
     Source(&'a str),
     Node(&'a str),

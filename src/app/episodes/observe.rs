@@ -29,7 +29,7 @@ pub struct PortDrops<'a> {
 }
 
 /// The fabric at `at`. Names are borrowed from the resolved series ([`EvalIdsCache`]) where they can
-/// be: a fabric dropping on every port made ~400 allocations an evaluation of them (issue #20).
+/// be: a fabric dropping on every port made ~400 allocations an evaluation of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Obs<'a> {
     pub at: Ts,

@@ -103,8 +103,8 @@ fn same_reason(a: &str, b: &str) -> bool {
 ///
 /// Parts are grouped by (reason, switch, port) borrowed from their keys, found through their
 /// port: a fabric dropping on every port makes an episode of ~100 drop parts, and the Overview
-/// tells it every frame, where a search of owned triples over all of them was ~6 % of the live
-/// screen's thread at N=8 (issue #20).
+/// tells it every frame, where a search of owned triples over all of them was a visible part of
+/// the live screen's thread.
 fn drops(ep: &Episode, links: &Links) -> Vec<String> {
     // (reason as written by the first part, switch, port, summed peak), in order of appearance
     let mut seen: Vec<(&str, &str, &str, f64)> = Vec::new();
@@ -404,7 +404,7 @@ impl StoryKey {
 }
 
 /// [`line`] from the episode's [`story`] made before (the Overview keeps it while the episode
-/// and the pairing stay the same: telling the story was ~0.19 M instructions a frame at N=8).
+/// and the pairing stay the same: telling the story again every frame was work for nothing).
 pub fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
     format!("{} Episode: {story} · {}", clock(ep.start), status(ep, now))
 }

@@ -76,7 +76,7 @@ pub fn arrange_with_names(
 
 /// The rows' indices worst first (`flipped`: best first), ties by the name's place. Each row's
 /// order is one integer (score, place, index) sorted as integers: comparing through the rows'
-/// indices cost ~100 instructions a comparison, hundreds of rows each frame after new data.
+/// indices cost a lookup per side per comparison, hundreds of rows each frame after new data.
 fn by_score(rows: &[Row], rank: &[u32], flipped: bool) -> Vec<usize> {
     let mut keys: Vec<u128> = rows
         .iter()

@@ -35,7 +35,7 @@ struct Entry {
     parsed: Parsed,
     /// Per sample of `parsed`, whether the source's ports keep it (`collected::ports_keep`; empty:
     /// all): a memo's keys stay as they were, so the verdicts do too, and a label lookup a sample
-    /// a poll was ~4 % of export's instructions (callgrind, N=8).
+    /// a poll was a visible part of export's CPU.
     keep: Vec<bool>,
     trace: Trace,
 }

@@ -304,7 +304,7 @@ fn include_files(arg: &str) -> Vec<PathBuf> {
 
 /// The `Host` lines of an ssh config file, each as its list of patterns (a missing or unreadable
 /// file has none). Read once when the live screen starts: [`names_host`] then answers without I/O
-/// whether a node of a fleet is one the user set up to reach (focus, issue #17).
+/// whether a node of a fleet is one the user set up to reach (so that focus can use SSH for it).
 pub fn host_lines(ssh_config: &Path) -> Vec<Vec<String>> {
     let Ok(text) = std::fs::read_to_string(ssh_config) else {
         return Vec::new();

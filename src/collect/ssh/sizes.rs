@@ -1,8 +1,8 @@
 //! How much room to read a command's answer into.
 
 /// The size of each command's last answer on a connection, so the next one is read into room
-/// for it: a switch's ~200 KB answer grown by doubling was copied about once more, ~1 % of
-/// export's instructions (callgrind, N=8). A few commands a connection; any more are not kept.
+/// for it: a switch's ~200 KB answer grown by doubling was copied about once more, work
+/// done again every poll. A few commands a connection; any more are not kept.
 #[derive(Default)]
 pub(super) struct AnswerSizes(std::sync::Mutex<Vec<(String, usize)>>);
 

@@ -1,4 +1,4 @@
-//! The series of a question resolved once per store shape (issue #20). Every evaluation asked
+//! The series of a question resolved once per store shape. Every evaluation asked
 //! the same questions (`increase_by_key`, `rate_by_key`, ...): walking a metric's series and
 //! comparing label names to find each one's group was most of its cost, though the answer moves
 //! only when a series or a source is added ([`Store::shape_generation`]; series are never

@@ -1,5 +1,5 @@
 //! The store's series, in chunks: a `Vec` of 200k series of ~100 bytes doubles to 26 MB when it
-//! holds 13 MB, and leaves up to as much unused (issue #22 counts a series' bytes). Chunks of
+//! holds 13 MB, and leaves up to as much unused. Chunks of
 //! [`CHUNK`] never move once full, so the room left over is at most one chunk's.
 
 /// Series a chunk holds at most. The first grows as a `Vec` does, so a small store stays small.

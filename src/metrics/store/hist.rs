@@ -23,7 +23,7 @@ pub(super) struct At {
 }
 
 /// A series' history as the series holds it: 20 bytes, aligned to 4 so that it packs beside the
-/// series' source (issue #22: a row of a big answer makes ten series, so these bytes are most
+/// series' source (a row of a big answer makes ten series, so these bytes are most
 /// of what a row costs). The newest point is unencoded; before it either a run held as a count
 /// (the series has not changed and missed no poll since its first point: most error, drop and
 /// `enabled` series of a switch, which then cost nothing more however long they are kept) or,

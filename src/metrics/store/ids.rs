@@ -1,6 +1,6 @@
 //! Compact lists of series ids. A `Vec<SeriesId>` costs 4 bytes an id and up to as much again in
 //! room left by its doubling; the store keeps two lists that name every series (the series of each
-//! metric name, each source's last poll in order), which were ~11 of a series' bytes (issue #22).
+//! metric name, each source's last poll in order), which were ~11 of a series' bytes.
 //! Both lists have structure: a name's ids only grow (ids are handed out in order), and a poll
 //! names the series it made in one go one after another.
 

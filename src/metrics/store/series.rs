@@ -67,7 +67,7 @@ impl Clock {
     }
 }
 
-/// 48 bytes (issue #22: a row of a big answer makes ten): its key 24 (`Str` and `Labels` one
+/// 48 bytes (a row of a big answer makes ten of them): its key 24 (`Str` and `Labels` one
 /// pointer each), its source 4 and its history 20 (the newest value, its poll, a count or the
 /// slot of its encoded points, the older of the two newest points as a difference, and the
 /// series' kind and scale in 3 of its bits). Times are its source's clock's, the store's: so

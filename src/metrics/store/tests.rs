@@ -201,7 +201,7 @@ fn gauges_have_no_rate_but_keep_values() {
     );
 }
 
-/// Issue #22: a big answer makes 10 series a row, so a series' fixed cost is what a row costs.
+/// A big answer makes 10 series a row, so a series' fixed cost is what a row costs.
 /// A series that never moved holds no history on the heap however many polls it has.
 #[test]
 fn an_unmoving_series_is_small_and_holds_no_history_bytes() {

@@ -1,6 +1,6 @@
 //! NX-API tables read one row at a time. `json_doc` + `nxapi_bodies` + `find_rows` hold the whole
 //! reply as a `serde_json::Value` tree, ~760 B a port: a 125k-port PFC reply is ~95 MB of tree
-//! before the first sample (issue #22). Here the reply is walked as text instead: each object on
+//! before the first sample. Here the reply is walked as text instead: each object on
 //! the way to the table is split into its keys and values (slices of the input), the rows array
 //! into its rows' slices, and one row at a time becomes a `Value` for the parser's row function,
 //! then is dropped. The rows, their order and each row's `Value` are those of the tree

@@ -150,7 +150,7 @@ pub fn update_lines<R: Rows>(
 /// One changed line read again: the samples it sets are compared, one by one, with those it set
 /// the last time (`olds`, indices into the last parse's samples), keys by their parts where the
 /// parser gives them so ([`Sink::put`]: no key is made), and only their values are kept. Building
-/// every sample's key to compare it was most of a switch poll's cost (issue #20).
+/// every sample's key to compare it was most of a switch poll's cost.
 #[derive(Default)]
 pub struct Redo {
     olds: Vec<u32>,

@@ -200,7 +200,7 @@ fn nccl_transport_lines_become_info_samples() {
     assert!(!p.notes.iter().any(|n| n.contains("no training progress")));
 }
 
-/// The formats of issue 18 (NeMo 2, MaxText, Lightning's tqdm bar, MetricLogger): one record per
+/// Newer frameworks' formats (NeMo 2, MaxText, Lightning's tqdm bar, MetricLogger): one record per
 /// step line with the train loss (never `val_loss`, `lm_loss` twice or a perplexity), the step
 /// printed without a key, and the step time the framework states.
 #[test]

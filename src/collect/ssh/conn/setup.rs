@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 /// The ciphers offered, best first: russh's own list (all AEAD or CTR+MAC, nothing weaker), with
 /// aes256-gcm ahead of chacha20-poly1305 where the CPU has AES and carry-less multiply
 /// instructions. There GCM costs a fraction of ChaCha20-Poly1305 per byte on both ends (perf of
-/// `rocetop export` at N=8: ~3 % of the client's CPU was ChaCha20 and Poly1305, decrypting a
+/// `rocetop export`: ChaCha20 and Poly1305 were a visible part of the client's CPU, decrypting a
 /// switch's ~200 KB of `show queuing` a second); without them ChaCha20 stays first, as OpenSSH has it.
 fn ciphers() -> Cow<'static, [cipher::Name]> {
     let default = Preferred::default().cipher;
@@ -55,11 +55,10 @@ fn aes_in_hardware() -> bool {
 /// client/mod.rs:1403 one per session, cipher/mod.rs:334 grown to the packet, start_reading
 /// only clears it): a node's first stream frame (~30 KB) left 32-64 KiB per connection. Under
 /// 8 KiB with room for the packet's header, padding and MAC, the whole packet fits in 8 KiB:
-/// glibc's in-use heap at N=64 (stream, 60 s) 18.55 MB at 16 KiB, 17.74 at 8, 17.68 at 4
-/// (~12.7 KB less a node at 8, nothing measurable more at 4); export's instructions at N=8
-/// 7.00-7.44 M a second at 16, 6.91 at 8, 7.36 at 4 (callgrind). Switches keep russh's size:
-/// their ~200 KB answers every poll came in half again as many TCP segments with 16 KiB and
-/// took ~1 ms more client CPU a poll (N=8). (The channel window stays russh's 2 MiB: russh
+/// glibc's in-use heap fell going from 16 KiB to 8, not measurably further at 4, and export's
+/// CPU was lowest at 8 (smaller packets cost more a byte). Switches keep russh's size: with
+/// smaller packets their ~200 KB answers every poll came in more TCP segments and took more
+/// client CPU a poll. (The channel window stays russh's 2 MiB: russh
 /// opens it again as data arrives, not as it is read, so it bounds nothing in memory; the
 /// 100-message queue per channel does.)
 pub const NODE_MAX_PACKET: u32 = (8 << 10) - 256;

@@ -240,8 +240,8 @@ fn diff(
 fn shared(line: &str, tpl: &str) -> usize {
     let (a, b) = (line.as_bytes(), tpl.as_bytes());
     let n = a.len().min(b.len()).min(u16::MAX as usize);
-    // Eight bytes a step: every line of every frame is compared (byte by byte, packing took
-    // about as many instructions as the rest of a node's frame).
+    // Eight bytes a step: every line of every frame is compared (byte by byte, packing cost
+    // about as much as the rest of a node's frame).
     let mut k = 0;
     while k + 8 <= n && word(a, k) == word(b, k) {
         k += 8;

@@ -33,8 +33,8 @@ impl WindowsCache {
         }
         if s.points.run().is_some() {
             // Every point one value (a quiet counter): nothing grew, told before its two newest
-            // points are read (most of a switch's drop counters: ~250 instructions each, ~250
-            // of them an evaluation at N=8, issue #20).
+            // points are read (most of a switch's drop counters, hundreds of them an evaluation,
+            // and reading their points each time was work for nothing).
             return [Some(0); K];
         }
         let Some(two) = s.two(st) else {
@@ -79,7 +79,7 @@ impl WindowsCache {
         {
             // Every point one value a poll apart (most counters of a big switch are quiet): its
             // intervals are read off the clock as the store reads them, and none is kept, so a
-            // quiet counter costs no intervals (48 B a second each, issue #22).
+            // quiet counter costs no intervals (48 B a second each).
             let from = clock.seq_from(since).max(first + 1);
             let mut prev = clock.time(from - 1);
             for q in from..=last {

@@ -1,7 +1,7 @@
 //! Read again only the lines that changed. A switch answers `show queuing interface` every poll
 //! (~200 KB and ~1500 samples for 32 ports), and from one poll to the next only the counter
 //! values move: re-reading every line and building every sample's key again was most of a
-//! switch poll's cost (issue #20).
+//! switch poll's cost.
 //!
 //! Exact, not a guess: the parser is a state machine whose state between lines is small (the
 //! port, the QoS group, the section), and a line's effect is a function of that state and the

@@ -8,9 +8,9 @@ use crate::parse::switch::normalize_port;
 use crate::parse::switch::nxos::drop_reason;
 
 /// The non-empty cells of a box line, trimmed, into `cells` (cleared first). The bars are found
-/// by one vectorised search over the line: a byte loop that cut at each bar was ~1 500
-/// instructions a box line, and this ~1 100 (callgrind; most of the rest is trimming the cells'
-/// padding). '|' is ASCII, so every cut is a char boundary.
+/// by one vectorised search over the line: a byte loop that cut at each bar cost more
+/// (most of what is left is trimming the cells' padding). '|' is ASCII, so every cut is a char
+/// boundary.
 pub(super) fn split_cells<'a>(t: &'a str, cells: &mut Vec<&'a str>) {
     cells.clear();
     let mut from = 0;

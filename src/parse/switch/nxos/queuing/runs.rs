@@ -2,7 +2,7 @@
 //! those digits is read again without the parser (delta.rs). A switch's moved `show queuing`
 //! lines are counter cells (`|  Tx Pkts |  1070000|  0|  0|` → `... 1140000 ...`): the parser
 //! split, trimmed and classified every cell and compared every key again only to set new
-//! values, ~3 000 instructions a line, 18 % of `rocetop export`'s (callgrind, N=8).
+//! values, a large part of what `rocetop export` did.
 //!
 //! A line is cut into digit runs (maximal stretches of ASCII digits) and the text between them.
 //! While tracing, the parser says which cells it read each sample's value from ([`Rec`]); a
@@ -93,7 +93,7 @@ pub fn moved(old: &str, new: &str, free: u64, vals: &mut [u64; MAX_RUNS]) -> boo
 /// [`moved`] of two lines of one length (a fixed-width table's: the common case): then the runs
 /// are at the same places, and one pass over both compares and reads them, 8 bytes at a time
 /// where both have the same bytes and no digit (a table's padding). A walk that matched runs of
-/// any width was ~1 100 instructions a box line (callgrind).
+/// any width cost as much as splitting the line into cells.
 fn same_width(a: &[u8], b: &[u8], free: u64, vals: &mut [u64; MAX_RUNS]) -> bool {
     // The run being read: its number, whether a digit changed or it passed u64; runs read.
     let mut run = Run::default();
