@@ -101,6 +101,6 @@ fi
 cargo test --all-targets --no-fail-fast
 if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib
-  # The hardware test's parts that need no hardware (output parsing, the README's tolerance).
+  # The hardware test's parts that need no hardware (output parsing, the tolerance docs/latency.md states).
   cargo test --features verbs --test e2e ping_rdma_hw::
 fi

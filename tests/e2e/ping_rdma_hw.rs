@@ -30,7 +30,7 @@ fn ib_send_lat_avg_us(out: &str) -> Option<f64> {
         .and_then(|c| c[5].parse().ok())
 }
 
-/// README, "Latency on real RoCE hardware": rocetop's RTT/2 is within 0.8–1.5× of `ib_send_lat`'s
+/// docs/latency.md, "On real RoCE hardware": rocetop's RTT/2 is within 0.8–1.5× of `ib_send_lat`'s
 /// `t_avg` (no additive slack: on a 2 µs fabric, 1 µs would be half the claim).
 fn within_readme_tolerance(rocetop_half_us: f64, ib_avg_us: f64) -> bool {
     (0.8 * ib_avg_us..=1.5 * ib_avg_us).contains(&rocetop_half_us)
@@ -57,7 +57,7 @@ fn parses_ib_send_lat_output() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs two RoCE hosts: see README, Latency on real RoCE hardware"]
+#[ignore = "needs two RoCE hosts: see docs/latency.md, On real RoCE hardware"]
 async fn rdma_rtt_agrees_with_ib_send_lat() {
     let peer = std::env::var("ROCETOP_HW_PEER")
         .expect("set ROCETOP_HW_PEER to the peer's address on the RDMA network");
