@@ -49,27 +49,35 @@ pub struct SwitchIds {
     flowcontrol: Vec<SeriesId>,
 }
 
+/// The series of PFC counter `name` among those `lbl` selects, each (switch, port) with the
+/// series of its best pick only ([`PfcPick`]: a port's pauses counted once, never per class and
+/// again as its total), and whether the port is internal (`ii`).
+pub fn picked_pfc(st: &Store, name: &str, lbl: &[(&str, &str)]) -> Vec<(bool, Vec<SeriesId>)> {
+    let mut by_port: BTreeMap<(&str, &str), (PfcPick, Vec<SeriesId>)> = BTreeMap::new();
+    for (id, s) in st.select(name, lbl) {
+        let switch = s.key.label("switch").unwrap_or("");
+        let port = s.key.label("port").unwrap_or("");
+        let pick = PfcPick::of(s.key.label("priority").unwrap_or(""));
+        let e = by_port.entry((switch, port)).or_insert((pick, Vec::new()));
+        if pick < e.0 {
+            *e = (pick, Vec::new());
+        }
+        if pick == e.0 {
+            e.1.push(id);
+        }
+    }
+    (by_port.into_iter())
+        .map(|((_, port), (_, ids))| (port_class(port) == PortClass::Internal, ids))
+        .collect()
+}
+
 impl SwitchIds {
     pub fn of(st: &Store, sw: &str) -> SwitchIds {
         let lbl = [("switch", sw)];
         let ids = |n: &str| st.select(n, &lbl).map(|(id, _)| id).collect::<Vec<_>>();
         let (mut pfc_edge, mut pfc_ii) = (Vec::new(), Vec::new());
-        // Each port's series of its best pick only (`PfcPick`: a port's pauses counted once).
         for n in [SW_PFC_RX, SW_PFC_TX] {
-            let mut by_port: BTreeMap<&str, (PfcPick, Vec<SeriesId>)> = BTreeMap::new();
-            for (id, s) in st.select(n, &lbl) {
-                let port = s.key.label("port").unwrap_or("");
-                let pick = PfcPick::of(s.key.label("priority").unwrap_or(""));
-                let e = by_port.entry(port).or_insert((pick, Vec::new()));
-                if pick < e.0 {
-                    *e = (pick, Vec::new());
-                }
-                if pick == e.0 {
-                    e.1.push(id);
-                }
-            }
-            for (port, (_, ids)) in by_port {
-                let internal = port_class(port) == PortClass::Internal;
+            for (internal, ids) in picked_pfc(st, n, &lbl) {
                 if internal { &mut pfc_ii } else { &mut pfc_edge }.extend(ids);
             }
         }

@@ -13,7 +13,6 @@ use crate::metrics::names::*;
 use crate::metrics::query::{self, Combine};
 use crate::metrics::store::{SeriesId, ShapeKey, WindowsCache};
 use crate::metrics::{Store, Ts, human};
-use crate::parse::switch::{PortClass, port_class};
 use std::cell::RefCell;
 
 /// What a line's values are, so the screen writes them with the unit's one formatter and picks
@@ -152,17 +151,12 @@ type RateIds = ByPart<Vec<SeriesId>>;
 
 fn rate_ids(live: &Store) -> RateIds {
     let all = |n: &str| live.select(n, &[]).map(|(id, _)| id).collect::<Vec<_>>();
-    // A PFC counter's edge or internal ports, in the store's order.
+    // A PFC counter's edge or internal ports, each port's series of one pick (counted once).
     let side = |n: &str, internal: bool| {
-        live.select(n, &[])
-            .filter(|(_, s)| {
-                let ii = s
-                    .key
-                    .label("port")
-                    .is_some_and(|p| port_class(p) == PortClass::Internal);
-                ii == internal
-            })
-            .map(|(id, _)| id)
+        super::summary::picked_pfc(live, n, &[])
+            .into_iter()
+            .filter(|(ii, _)| *ii == internal)
+            .flat_map(|(_, ids)| ids)
             .collect()
     };
     ByPart::of(|p| match p {
@@ -440,6 +434,46 @@ mod tests {
         // The cursor sits on the column of its time.
         let tl = compute(&st, &windows, &memo, now, Some(t0 + 4_500), 12);
         assert_eq!(tl.cursor, Some(6));
+    }
+
+    /// An NX-OS edge port reports its pauses per class (`priority="3"`) and as the port total
+    /// (`priority="all"`); beside it a port with only its total, and an `ii` port with two
+    /// classes: each line counts a port once (the lossless class where it is there, else the
+    /// total), as the episodes and the switch line do.
+    #[test]
+    fn pfc_lines_count_each_port_once() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("sw", 1000);
+        let t0 = 1_000_000;
+        let pfc = |port: &str, prio: &str, v: u64| {
+            Sample::counter(
+                SW_PFC_RX,
+                &[("switch", "a"), ("port", port), ("priority", prio)],
+                v,
+            )
+        };
+        for k in 0..6u64 {
+            let samples = vec![
+                pfc("Ethernet1/1", "3", 30 * k),
+                pfc("Ethernet1/1", "all", 30 * k),
+                pfc("Ethernet1/2", "all", 5 * k),
+                pfc("ii1/1/1", "3", 7 * k),
+                pfc("ii1/1/1", "4", 2 * k),
+            ];
+            st.ingest(src, t0 + k as i64 * 1000, &Parsed::from(samples));
+        }
+        let now = t0 + 5_000;
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, now, None, 4);
+        let get = |label: &str| {
+            (tl.lines.iter().find(|l| l.label == label))
+                .unwrap_or_else(|| panic!("no line {label}"))
+                .values
+                .clone()
+        };
+        assert_eq!(get("PFC/s edge ports").last(), Some(&Some(35.0)));
+        assert_eq!(get("PFC/s internal ii").last(), Some(&Some(7.0)));
     }
 
     /// Frames that take the last frame's columns from the memo equal frames computed from nothing, through
