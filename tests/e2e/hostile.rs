@@ -548,19 +548,7 @@ fn pingd_survives_a_connection_flood_and_fd_exhaustion() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let mut err = child.stderr.take().expect("stderr");
-    let mut seen = String::new();
-    let mut b = [0u8; 256];
-    let addr = loop {
-        let n = err.read(&mut b).expect("read");
-        assert!(n > 0, "pingd ended: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&b[..n]));
-        if let Some(rest) = seen.split("pingd listening on ").nth(1)
-            && let Some(end) = rest.find(';')
-        {
-            break rest[..end].to_string();
-        }
-    };
+    let (addr, mut err) = pingd_address(&mut child);
     let mut pingd = Kill(child);
     let drain = std::thread::spawn(move || {
         let mut all = Vec::new();
@@ -917,19 +905,7 @@ fn pingd_keeps_one_source_to_its_share() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let mut err = child.stderr.take().expect("stderr");
-    let mut seen = String::new();
-    let mut b = [0u8; 256];
-    let addr = loop {
-        let n = err.read(&mut b).expect("read");
-        assert!(n > 0, "pingd ended: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&b[..n]));
-        if let Some(rest) = seen.split("pingd listening on ").nth(1)
-            && let Some(end) = rest.find(';')
-        {
-            break rest[..end].to_string();
-        }
-    };
+    let (addr, mut err) = pingd_address(&mut child);
     let _pingd = Kill(child);
     std::thread::spawn(move || {
         let mut sink = Vec::new();
@@ -1044,6 +1020,24 @@ fn parse_prints_remote_names_with_line_breaks_escaped() {
                     "the value is kept: {v}"
                 );
             }
+        }
+    }
+}
+
+/// The address a `pingd` started with `--listen 127.0.0.1:0` says it listens on (its first
+/// stderr line), and its stderr to go on reading.
+fn pingd_address(child: &mut Child) -> (String, std::process::ChildStderr) {
+    let mut err = child.stderr.take().expect("stderr");
+    let mut seen = String::new();
+    let mut b = [0u8; 256];
+    loop {
+        let n = err.read(&mut b).expect("read");
+        assert!(n > 0, "pingd ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&b[..n]));
+        if let Some(rest) = seen.split("pingd listening on ").nth(1)
+            && let Some(end) = rest.find(';')
+        {
+            return (rest[..end].to_string(), err);
         }
     }
 }
