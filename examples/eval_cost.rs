@@ -1,7 +1,8 @@
 //! CPU of the TUI's once-a-second evaluation (alerts, episodes) and of the rolled-up alert lines,
 //! for 8 (the demo lab) and 512 nodes (bench/gpu512.toml), fed through the same deterministic
 //! live path as the UI tests (tests/support/feed.rs). A benchmark, not a test: it prints figures
-//! and asserts nothing. Times are this thread's CPU time (`/proc/thread-self/schedstat`).
+//! and asserts nothing. Times are this thread's CPU time
+//! (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`: schedstat moves only at a scheduler tick).
 //!
 //!   cargo run --release --example eval_cost
 //!   EVAL_NODES=512 EVAL_SECS=60 EVAL_WARM=30 target/release/examples/eval_cost
@@ -17,10 +18,17 @@ use rocetop::app::Event;
 use std::time::Duration;
 
 fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    #[allow(unsafe_code)] // std has no thread CPU clock
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn main() {

@@ -1,9 +1,11 @@
 //! Render time of one frame of every tab at 120x40, for 8 (the demo lab) and 512 nodes
 //! (bench/gpu512.toml), fed through the same deterministic live path as the UI tests
 //! (tests/support/feed.rs). A benchmark, not a test: it prints figures and asserts nothing.
-//! Times are this thread's CPU time (`/proc/thread-self/schedstat`, ns), not the wall clock: on
-//! a shared box the wall clock counts the time other processes held the core, which made the
-//! same binary's "after new data" vary 3x from run to run.
+//! Times are this thread's CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), not the wall
+//! clock: on a shared box the wall clock counts the time other processes held the core, which
+//! made the same binary's "after new data" vary 3x from run to run. Not
+//! `/proc/thread-self/schedstat` either: the kernel updates a running thread's figure there only
+//! at a scheduler tick, so a 0.5 ms frame read as 0 or 4 ms.
 //!
 //!   cargo run --release --example render_time
 //!   bench/render512.sh                        # two builds side by side
@@ -23,23 +25,38 @@ use rocetop::app::Tab;
 use rocetop::ui;
 use std::time::Duration;
 
-/// CPU time this thread has run, where Linux tells it; the wall clock elsewhere.
+/// CPU time this thread has run, where the OS tells it; the wall clock elsewhere.
 #[derive(Clone, Copy)]
-struct Cpu(Option<u64>, std::time::Instant);
+struct Cpu(Option<Duration>, std::time::Instant);
+
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    #[allow(unsafe_code)] // std has no thread CPU clock
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
 
 impl Cpu {
     fn now() -> Cpu {
-        let ns = std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok());
-        Cpu(ns, std::time::Instant::now())
+        Cpu(thread_cpu(), std::time::Instant::now())
     }
     fn elapsed(self) -> Duration {
-        match (self.0, Cpu::now().0) {
-            (Some(a), Some(b)) => Duration::from_nanos(b.saturating_sub(a)),
+        match (self.0, thread_cpu()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
             _ => self.1.elapsed(),
         }
     }
+}
+
+/// A frame after new data, by name for a profiler
+/// (`valgrind --tool=callgrind --toggle-collect='*draw_after_new_data*'`).
+#[inline(never)]
+fn draw_after_new_data(t: &mut Terminal<TestBackend>, app: &rocetop::app::App) {
+    t.draw(|f| ui::draw(f, app)).expect("draw");
 }
 
 fn on_tab(lab: &mut Lab, tab: Tab) {
@@ -96,7 +113,7 @@ fn main() {
                 upd += d;
                 polls += p;
                 let start = Cpu::now();
-                t.draw(|f| ui::draw(f, &lab.app)).expect("draw");
+                draw_after_new_data(&mut t, &lab.app);
                 fresh += start.elapsed();
             }
             println!(
