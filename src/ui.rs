@@ -26,7 +26,7 @@ use grid::Tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear};
 
 /// One bucket per second on every time axis, so sparklines of all tabs line up.
 pub const STEP_MS: i64 = 1000;
@@ -379,7 +379,9 @@ fn help_popup(f: &mut Frame, body: Rect, app: &App) {
     let block = Block::bordered()
         .title(" keys (any key closes this, and does nothing else) ")
         .border_style(app.theme.border);
-    f.render_widget(Paragraph::new(lines).block(block), r);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    text::put(f, inner, lines);
 }
 
 /// What the tables' marks mean, under the keys.
@@ -430,7 +432,9 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, row: &crate::app::table::R
     let block = Block::bordered()
         .title(format!(" {name} (any key closes) "))
         .border_style(app.theme.border);
-    f.render_widget(Paragraph::new(lines).block(block), r);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    text::put(f, inner, lines);
 }
 
 /// Words of `s` in lines of at most `width` characters (a longer word gets a line of its own).

@@ -9,7 +9,7 @@ use crate::app::episodes::text;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear};
 
 /// `1m20s`, `45s`.
 pub fn ago(ms: i64) -> String {
@@ -38,7 +38,9 @@ fn frame(f: &mut Frame, area: Rect, app: &App, title: &str, lines: Vec<Line>, se
     let block = Block::bordered()
         .title(title.to_string())
         .border_style(app.theme.border);
-    f.render_widget(Paragraph::new(window(lines, sel_line, h)).block(block), r);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    super::text::put(f, inner, window(lines, sel_line, h));
 }
 
 pub fn episodes(f: &mut Frame, area: Rect, app: &App) {

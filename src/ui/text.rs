@@ -55,6 +55,12 @@ impl Widget for Lines<'_> {
         if area.is_empty() {
             return;
         }
+        // Text from other machines (names, log lines, error text) may hold characters a
+        // terminal draws as nothing: they are shown escaped, so columns count what is drawn.
+        if self.0.iter().any(needs_escape) {
+            let shown: Vec<Line> = self.0.iter().map(escaped).collect();
+            return Lines(&shown).render(area, buf);
+        }
         // Centred or right-aligned lines are placed by their whole width: left to `Paragraph`.
         if self
             .0
@@ -68,6 +74,30 @@ impl Widget for Lines<'_> {
             put_line(buf, area.left(), y, area.width, line);
         }
     }
+}
+
+/// Whether a span of `line` holds a character [`crate::safe::is_unsafe`] refuses: `Paragraph`
+/// would drop it (a control character) or draw it as nothing (a zero-width or format one), and
+/// `gpu1` would look like `gpu1` + U+200B while the cells after it moved.
+fn needs_escape(line: &Line) -> bool {
+    line.spans.iter().any(|s| {
+        let t: &str = s.content.as_ref();
+        !t.bytes().all(|b| matches!(b, b' '..=b'~')) && t.chars().any(crate::safe::is_unsafe)
+    })
+}
+
+/// `line` with each such character shown as `safe::line` prints it (`\x07`, `\u{200b}`) and
+/// a tab as a space (a log line's field separator).
+fn escaped<'a>(line: &Line<'a>) -> Line<'a> {
+    let mut out = line.clone();
+    for span in &mut out.spans {
+        let t: &str = span.content.as_ref();
+        if t.chars().any(crate::safe::is_unsafe) {
+            let t = t.replace('\t', " ");
+            span.content = crate::safe::line(&t).into_owned().into();
+        }
+    }
+    out
 }
 
 /// One line at (`x`, `y`), at most `width` cells.
@@ -178,7 +208,7 @@ mod tests {
     }
 
     /// The cells equal `Paragraph`'s for ASCII, sparkline and box-drawing text, text in other
-    /// scripts (wide characters, combining marks, a control character), line and span styles,
+    /// scripts (wide characters, combining marks), line and span styles,
     /// lines cut at the width (a wide character across the edge), more lines than rows, an area
     /// off the origin and one past the buffer's edge.
     #[test]
@@ -189,18 +219,18 @@ mod tests {
                 Span::raw("▁▂▃▅▇█ ├└─"),
                 Span::styled(" 12.5%", Modifier::BOLD),
             ]),
-            // One-cell characters before a combining mark, a wide one and a control character.
-            Line::from(vec![Span::raw("▁▂▃ xe\u{301}y 東 →\t·"), Span::raw("éé")]),
+            // One-cell characters before a combining mark and a wide one.
+            Line::from(vec![Span::raw("▁▂▃ xe\u{301}y 東 → ·"), Span::raw("éé")]),
             Line::from(vec![
                 Span::raw("node 東京-1 "),
                 Span::raw("e\u{301}tat·ok"),
-                Span::raw("tab\there"),
+                Span::raw("tab here"),
             ])
             .style(Style::default().bg(Color::Green)),
             Line::from("x".repeat(40)).italic(),
             Line::from(vec![Span::raw("1234567890123456789012"), Span::raw("東京")]),
             Line::default(),
-            Line::from("🙂 emoji and \u{200b}zero width"),
+            Line::from("🙂 emoji and e\u{301}\u{301} marks"),
             Line::from("one line too many"),
         ];
         for area in [
@@ -212,6 +242,22 @@ mod tests {
             let (a, b) = both(&lines, area);
             assert_eq!(a, b, "area {area:?}");
         }
+        // With a tab, a BEL and a zero-width space: the cells equal `Paragraph`'s of the text
+        // as shown (escaped).
+        let hostile = vec![Line::from(vec![
+            Span::raw("東 →\t·"),
+            Span::raw("gpu1\u{200b}|\u{7}x"),
+        ])];
+        let full = Rect::new(0, 0, 24, 6);
+        let mut a = Buffer::empty(full);
+        let mut b = Buffer::empty(full);
+        Lines(&hostile).render(full, &mut a);
+        Paragraph::new(vec![Line::from(vec![
+            Span::raw("東 → ·"),
+            Span::raw("gpu1\\u{200b}|\\x07x"),
+        ])])
+        .render(full, &mut b);
+        assert_eq!(a, b);
         // The comparison saw text, not two blank buffers.
         let (a, _) = both(&lines, Rect::new(0, 0, 24, 6));
         assert_eq!(a[(0, 0)].symbol(), "s");

@@ -1043,3 +1043,41 @@ fn rows_computed_when_drawn_equal_the_full_table() {
         assert!(left_pending, "{tab:?}: every row was computed");
     }
 }
+
+/// Remote text holding characters a terminal draws as nothing (a BEL, a zero-width space) or
+/// moves the cursor for (a tab) is shown escaped on every screen, so what follows it stays in
+/// its column: the Log tab's lines and the alerts list (a popup).
+#[test]
+fn hostile_text_is_shown_escaped_where_it_is_drawn() {
+    let mut lab = busy();
+    let src = lab.id("log ubunturdma1:~/training.log");
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: vec!["step 7\u{7} loss\u{200b}=2.5\tend|".into()],
+        },
+        lab.now(),
+    );
+    on_tab(&mut lab, Tab::Log);
+    let s = screen(&lab.app);
+    let line = s
+        .lines()
+        .find(|l| l.contains("step 7"))
+        .unwrap_or_else(|| panic!("the log line is drawn:\n{s}"));
+    assert!(
+        line.contains(r"step 7\x07 loss\u{200b}=2.5 end|"),
+        "escaped, the tab a space: {line:?}"
+    );
+    // Every character is one cell: the bar after the text is where its length puts it.
+    let b = render(&lab.app, 120, 40);
+    let (x, y) = find(&b, "step 7").expect("found in the buffer");
+    let bar = x as usize + r"step 7\x07 loss\u{200b}=2.5 end".len();
+    assert_eq!(b[(bar as u16, y)].symbol(), "|");
+
+    // A source whose error text carries the same characters, in the alerts list's popup.
+    lab.fail("ubunturdma3", "refused\u{7}\u{200b} by peer");
+    lab.run_except(2, &["ubunturdma3"]);
+    lab.key(KeyCode::Char('A'));
+    let s = screen(&lab.app);
+    assert!(s.contains(r"refused\x07\u{200b} by peer"), "{s}");
+}
