@@ -206,6 +206,16 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     if let Ok(s) = term.size() {
         app.size = (s.width, s.height);
     }
+    // Test hook (tests/tui/tui_tmux.rs): an allocation that fails, the way out no guard sees.
+    if let Some(ms) = std::env::var("ROCETOP_TEST_ALLOC_FAIL_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<[u8; 1 << 20]>());
+        });
+    }
     // Test hook (tests/tui/tui_tmux.rs): a background task that panics, to prove the way out.
     if let Some(ms) = std::env::var("ROCETOP_TEST_PANIC_AFTER_MS")
         .ok()

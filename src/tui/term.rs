@@ -34,6 +34,7 @@ pub(super) struct Guard;
 
 impl Guard {
     pub(super) fn enter(mouse: bool) -> io::Result<Guard> {
+        on_abort::arm();
         enable_raw_mode()?;
         // From here on the guard exists, so a failure below still restores.
         let g = Guard;
@@ -50,6 +51,60 @@ impl Drop for Guard {
     fn drop(&mut self) {
         restore();
     }
+}
+
+/// The way out no guard sees: an allocation that fails aborts the process (Rust's default
+/// allocation-error handler calls `abort`), and so does a panic while panicking. No destructor
+/// runs, so a SIGABRT handler restores the terminal itself, with what a signal handler may call:
+/// `write` of the fixed bytes that leave the alternate screen, and `tcsetattr` with the terminal
+/// settings saved before raw mode. Then the default action goes on (the process still aborts, and
+/// a core dump is still made where one would be).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod on_abort {
+    use std::sync::OnceLock;
+
+    /// Mouse off, end of a synchronized update, main screen, cursor shown.
+    const LEAVE: &[u8] =
+        b"\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?2026l\x1b[?1049l\x1b[?25h";
+
+    /// The terminal settings before raw mode, read once.
+    static COOKED: OnceLock<libc::termios> = OnceLock::new();
+
+    extern "C" fn restore(sig: libc::c_int) {
+        // SAFETY: only async-signal-safe calls (write, tcsetattr, signal, raise), on memory set
+        // before the handler was installed and never changed after.
+        unsafe {
+            let _ = libc::write(1, LEAVE.as_ptr().cast(), LEAVE.len());
+            if let Some(t) = COOKED.get() {
+                let _ = libc::tcsetattr(0, libc::TCSANOW, t);
+            }
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+
+    /// Save the settings and install the handler (before raw mode: what is saved is cooked).
+    pub(super) fn arm() {
+        // SAFETY: tcgetattr writes the struct it is given; an all-zero termios is a valid value.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(0, &mut t) } != 0 || COOKED.set(t).is_err() {
+            return;
+        }
+        // SAFETY: the handler only makes async-signal-safe calls.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = restore as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigaction(libc::SIGABRT, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod on_abort {
+    pub(super) fn arm() {}
 }
 
 /// Without a terminal the screen cannot run: say so (the exit code to return).

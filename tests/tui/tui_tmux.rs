@@ -329,6 +329,32 @@ fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     s.assert_shell_usable();
 }
 
+/// An allocation that fails aborts the process (no destructor runs): the terminal is restored
+/// all the same. Run from `sh`, which (unlike an interactive bash) does not put the terminal
+/// back itself after a job a signal killed, and asked before any shell prompt: cooked mode and
+/// the main screen, with SIGABRT (134) as the exit status.
+#[test]
+fn an_allocation_failure_restores_the_terminal() {
+    if !have_tmux("an_allocation_failure_restores_the_terminal") {
+        return;
+    }
+    let s = Session::new("oom", 100, 30);
+    s.line(&format!(
+        "sh -c 'ulimit -c 0; ROCETOP_TEST_ALLOC_FAIL_AFTER_MS=1500 {BIN} --demo 2>/dev/null; \
+         echo EXITED-$?; stty -a | tr \" \" \"\\n\" | grep -x -e icanon -e -icanon'"
+    ));
+    let c = s
+        .wait_for_fn(|c| c.lines().any(|l| l.trim().ends_with("icanon")), 10)
+        .unwrap_or_else(|c| panic!("the allocation failure did not end it:\n{c}"));
+    assert!(c.contains("EXITED-134"), "aborted (SIGABRT):\n{c}");
+    let alt = s.tmux(&["display", "-p", "-t", &s.0, "#{alternate_on}"]);
+    assert_eq!(alt.trim(), "0", "left in the alternate screen:\n{c}");
+    assert!(
+        c.lines().any(|l| l.trim() == "icanon"),
+        "left in raw mode:\n{c}"
+    );
+}
+
 #[test]
 fn without_a_terminal_it_says_so() {
     let out = Command::new(BIN)
