@@ -370,6 +370,14 @@ impl App {
 
     /// Apply one event at `now`; returns whether the screen should be redrawn.
     pub fn update(&mut self, ev: Event, now: Ts) -> bool {
+        let redraw = self.apply(ev, now);
+        // The alert lines are rolled up here, when the alerts (an evaluation, an ack, a mute)
+        // or the pairing changed, rather than in the frame after new data that shows them.
+        self.rolled();
+        redraw
+    }
+
+    fn apply(&mut self, ev: Event, now: Ts) -> bool {
         // While rewinding, the clock stays at the cursor: the history arriving is older.
         if self.rewinding.is_none() {
             self.now = self.now.max(now);

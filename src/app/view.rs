@@ -57,18 +57,6 @@ struct SwitchIdsCache {
     ids: summary::SwitchIds,
 }
 
-/// What an episode's story was told from: the episode as the story reads it, and the pairing.
-struct StoryCacheKey {
-    told: text::StoryKey,
-    links: u64,
-}
-
-/// The Overview's episode story with what it was told from.
-struct StoryCache {
-    key: StoryCacheKey,
-    story: text::Ranked,
-}
-
 /// One kept view per tab: its table (app/vm) and what `ui` computes besides (charts, lines).
 #[derive(Default)]
 pub struct ViewCache {
@@ -79,9 +67,6 @@ pub struct ViewCache {
     rolled: RefCell<Option<(RolledKey, Rc<Vec<Rolled>>)>>,
     /// Per switch, the series its summary line reads.
     switch_ids: RefCell<HashMap<String, SwitchIdsCache>>,
-    /// The Overview's episode story ([`text::ranked`]) with the episode and the pairing's
-    /// generation it was told from: told again only when either moves.
-    story: RefCell<Option<StoryCache>>,
     /// Views computed so far (a test checks that an unchanged frame computes nothing).
     pub computed: Cell<u64>,
     /// Counters' intervals decoded for the tables' store (the live one, or the time-travel copy
@@ -272,39 +257,16 @@ impl App {
         )
     }
 
-    /// The Overview's sentence for episode `ep` at the view time ([`text::line`]); its story is
-    /// kept while what it tells of the episode and the pairing stay the same (an open episode
-    /// moves its newest abnormal instant every second, its story only while a peak grows).
+    /// The Overview's sentence for episode `ep` at the view time ([`text::line`]).
     pub fn episode_line(&self, ep: &Episode) -> String {
-        self.with_story(ep, |pieces| {
-            let story: Vec<&str> = pieces.iter().map(|(_, p)| p.as_str()).collect();
-            text::line_of(ep, &story.join(" · "), self.view_now())
-        })
+        text::line(ep, &self.links, self.view_now())
     }
 
     /// The sentence of [`App::episode_line`] in at most `max` lines of `width` columns
     /// ([`text::lines`]: whole words, the least important pieces left out first).
     pub fn episode_lines(&self, ep: &Episode, width: usize, max: usize) -> Vec<String> {
-        self.with_story(ep, |pieces| {
-            text::lines(ep, pieces, self.view_now(), width, max)
-        })
-    }
-
-    fn with_story<T>(&self, ep: &Episode, f: impl FnOnce(&[(text::Weight, String)]) -> T) -> T {
-        let links = self.links.generation();
-        let mut slot = self.views.story.borrow_mut();
-        let story = match &mut *slot {
-            Some(c) if c.key.told.is(ep) && c.key.links == links => &c.story,
-            slot => {
-                let key = StoryCacheKey {
-                    told: text::StoryKey::of(ep),
-                    links,
-                };
-                let story = text::ranked(ep, &self.links);
-                &slot.insert(StoryCache { key, story }).story
-            }
-        };
-        f(story)
+        let pieces = text::ranked(ep, &self.links);
+        text::lines(ep, &pieces, self.view_now(), width, max)
     }
 
     /// The training line of the log on `node` (any node's where `None`) at the view time.

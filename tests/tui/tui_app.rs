@@ -484,37 +484,6 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
     }
 }
 
-/// The Overview keeps an episode's story while the episode stays the same: each second through
-/// an episode opening, growing and closing, the kept sentence equals one told afresh.
-#[test]
-fn the_kept_episode_sentence_is_the_one_told_afresh() {
-    use rocetop::app::episodes::text;
-    let mut lab = Lab::new();
-    let (mut stories, mut open, mut closed) = (Vec::<String>::new(), false, false);
-    for _ in 0..120 {
-        lab.run(1);
-        let app = &lab.app;
-        let Some(ep) = app.episode_in_view() else {
-            continue;
-        };
-        let fresh = text::line(ep, &app.links, app.view_now());
-        assert_eq!(app.episode_line(ep), fresh, "at {} s", lab.secs);
-        let story = text::story(ep, &app.links);
-        if stories.last() != Some(&story) {
-            stories.push(story);
-        }
-        (open, closed) = (open | ep.end.is_none(), closed | ep.end.is_some());
-    }
-    assert!(
-        open && closed,
-        "an episode opened and closed: {open} {closed}"
-    );
-    assert!(
-        stories.len() >= 2,
-        "the story moved while kept: {stories:#?}"
-    );
-}
-
 /// The Overview's switch line, whose drop windows are read from the evaluation's kept intervals
 /// and whose PFC rates are summed from the evaluation's per-port rates while the live store is
 /// shown, says what the store says second after second: through the demo's drop episode and a

@@ -368,44 +368,8 @@ pub fn story(ep: &Episode, links: &Links) -> String {
     pieces(ep, links).join(" · ")
 }
 
-/// What [`story`] reads of an episode (besides the pairing): a story told from an episode that
-/// [`StoryKey::is`] is the story of that episode.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StoryKey {
-    chain: Vec<Part>,
-    pfc_total_peak: f64,
-    dcqcn: Dcqcn,
-    switch_read: bool,
-    culprit: Option<(String, String)>,
-    culprit_by: Option<CulpritBy>,
-}
-
-impl StoryKey {
-    pub fn of(ep: &Episode) -> StoryKey {
-        StoryKey {
-            chain: ep.chain.clone(),
-            pfc_total_peak: ep.pfc_total_peak,
-            dcqcn: ep.dcqcn,
-            switch_read: ep.switch_read,
-            culprit: ep.culprit.clone(),
-            culprit_by: ep.culprit_by,
-        }
-    }
-
-    /// Whether `ep` tells what this was made from.
-    pub fn is(&self, ep: &Episode) -> bool {
-        self.chain == ep.chain
-            && self.pfc_total_peak == ep.pfc_total_peak
-            && self.dcqcn == ep.dcqcn
-            && self.switch_read == ep.switch_read
-            && self.culprit == ep.culprit
-            && self.culprit_by == ep.culprit_by
-    }
-}
-
-/// [`line`] from the episode's [`story`] made before (the Overview keeps it while the episode
-/// and the pairing stay the same: telling the story again every frame was work for nothing).
-pub fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
+/// [`line`] from the episode's [`story`].
+fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
     format!("{} Episode: {story} · {}", clock(ep.start), status(ep, now))
 }
 
