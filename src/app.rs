@@ -558,9 +558,7 @@ impl App {
         let pfc = episodes::port_pfc_in(live, ids);
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
-        let ep = self
-            .episodes
-            .update_in(&obs, &rules, &self.links, Some(self.links.generation()));
+        let ep = self.episodes.update(&obs, &rules, &self.links);
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

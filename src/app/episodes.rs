@@ -193,14 +193,6 @@ impl Signal {
     }
 }
 
-/// What the open episode's verdicts were concluded for: the episode and the pairing's
-/// generation ([`Links::generation`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ConcludedKey {
-    episode: u32,
-    links: u64,
-}
-
 /// The detector: baselines, the open episode, and past ones.
 #[derive(Debug, Default)]
 pub struct Episodes {
@@ -215,9 +207,6 @@ pub struct Episodes {
     /// The open episode's chain ordered by key, for (episode id, chain length) it was made for:
     /// parts are only added (then the chain is sorted again), so it holds until one is.
     by_key: (Option<(u32, usize)>, Vec<usize>),
-    /// What the last [`conclude`] was for: its verdicts stand while the
-    /// chain's parts and peaks do not move.
-    concluded: Option<ConcludedKey>,
 }
 
 /// The signals of one layer, by key.
@@ -320,20 +309,6 @@ impl Episodes {
 
     /// Judge the fabric at `o.at`; returns whether an episode opened, changed or closed.
     pub fn update(&mut self, o: &Obs, rules: &Rules, links: &Links) -> bool {
-        self.update_in(o, rules, links, None)
-    }
-
-    /// [`Episodes::update`] with the pairing's generation ([`Links::generation`]): the open
-    /// episode's verdicts are concluded again only when its chain moved or the pairing did (a
-    /// storm's ~100 parts concluded every second). `None`
-    /// concludes every time.
-    pub fn update_in(
-        &mut self,
-        o: &Obs,
-        rules: &Rules,
-        links: &Links,
-        links_gen: Option<u64>,
-    ) -> bool {
         let at = o.at;
         let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
@@ -401,7 +376,7 @@ impl Episodes {
         let Some(ep) = self.open.as_mut() else {
             return false;
         };
-        let moved = record(
+        record(
             ep,
             (&abnormal, &keys),
             o,
@@ -410,14 +385,7 @@ impl Episodes {
             &self.signals,
             &mut self.by_key,
         );
-        let with = links_gen.map(|links| ConcludedKey {
-            episode: ep.id,
-            links,
-        });
-        if moved || with.is_none() || self.concluded != with {
-            conclude(ep, links);
-            self.concluded = with;
-        }
+        conclude(ep, links);
         if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
             let mut ep = self.open.take().expect("open");
             ep.end = Some(ep.last_abnormal);
@@ -431,7 +399,7 @@ impl Episodes {
 }
 
 /// Fold one instant's abnormal signals (and the buffer their keys are in) into the open
-/// episode; whether a part came or a peak moved (what [`conclude`] reads). `by_key`: the chain
+/// episode. `by_key`: the chain
 /// ordered by key, kept between instants for the episode and chain length it was made for.
 fn record(
     ep: &mut Episode,
@@ -441,14 +409,12 @@ fn record(
     at: Ts,
     signals: &[Signals; LAYERS],
     (by_key_of, by_key): &mut (Option<(u32, usize)>, Vec<usize>),
-) -> bool {
+) {
     if !abnormal.is_empty() {
         ep.last_abnormal = at;
     }
-    let mut moved = false;
     if !ep.switch_read && (!o.pfc.is_empty() || !o.drops.is_empty()) {
         ep.switch_read = true;
-        moved = true;
     }
     if abnormal.len() > ep.peak_count {
         ep.peak_count = abnormal.len();
@@ -474,12 +440,10 @@ fn record(
                 if v.v > p.peak {
                     p.peak = v.v;
                     p.peak_at = at;
-                    moved = true;
                 }
                 if v.rx > p.rx_peak || v.tx > p.tx_peak {
                     p.rx_peak = p.rx_peak.max(v.rx);
                     p.tx_peak = p.tx_peak.max(v.tx);
-                    moved = true;
                 }
             }
             Err(j) => {
@@ -499,11 +463,9 @@ fn record(
     }
     if pfc_total > ep.pfc_total_peak {
         ep.pfc_total_peak = pfc_total;
-        moved = true;
     }
     // Only a new part moves a part's place (first, layer and key never change).
     if ep.chain.len() > parts {
-        moved = true;
         ep.chain
             .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
         // The new parts' places in the key order are not known: made again next time.
@@ -520,7 +482,6 @@ fn record(
             ep.lost_s += (1.0 - b / s) * dt as f64 / 1000.0;
         }
     }
-    moved
 }
 
 /// A (switch, port) borrowed from a part's key.
