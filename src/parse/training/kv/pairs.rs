@@ -6,6 +6,9 @@ pub(super) enum Unit {
     None,
     /// A duration; the factor converts to seconds.
     Time(f64),
+    /// A time per step (`3ms/step`, `0.855 sec/step`): the step time whatever the key; the factor
+    /// converts to seconds.
+    PerStep(f64),
     SamplesPerSecond,
     Other,
 }
@@ -19,6 +22,13 @@ pub(super) const UNITS: &[(&str, Unit)] = &[
     ("tokens/sec", Unit::Other),
     ("tokens/s", Unit::Other),
     ("tok/s", Unit::Other),
+    ("sec/step", Unit::PerStep(1.0)),
+    ("sec/iter", Unit::PerStep(1.0)),
+    ("ms/step", Unit::PerStep(1e-3)),
+    ("ms/iter", Unit::PerStep(1e-3)),
+    ("us/step", Unit::PerStep(1e-6)),
+    ("s/step", Unit::PerStep(1.0)),
+    ("s/iter", Unit::PerStep(1.0)),
     ("it/s", Unit::Other),
     ("s/it", Unit::Other),
     ("seconds", Unit::Time(1.0)),
@@ -45,6 +55,9 @@ pub(super) struct Pair<'a> {
     pub key: &'a str,
     /// The key ended in `:` or `=`.
     pub sep: bool,
+    /// The key is all the text between a delimiter (`|`, `,`, the line's start) and its value: a
+    /// column of a `| key value |` record, so it needs no `:` to be a key.
+    pub delimited: bool,
     pub value: f64,
     pub unit: Unit,
 }
@@ -89,12 +102,13 @@ impl<'a> Iterator for Pairs<'a> {
             if (i == 0 || !is_word(b[i - 1]))
                 && let Some((value, end)) = non_finite(self.s, i)
             {
-                let (key, sep) = key_before(&self.s[self.key_start..i]);
+                let (key, sep, delimited) = key_before(&self.s[self.key_start..i]);
                 self.key_start = end;
                 self.i = end;
                 return Some(Pair {
                     key,
                     sep,
+                    delimited,
                     value,
                     unit: Unit::None,
                 });
@@ -104,12 +118,13 @@ impl<'a> Iterator for Pairs<'a> {
                     && b.get(i + 1).is_some_and(u8::is_ascii_digit));
             if starts && (i == 0 || !is_word(b[i - 1])) {
                 if let Some((value, unit, end)) = number(self.s, i) {
-                    let (key, sep) = key_before(&self.s[self.key_start..i]);
+                    let (key, sep, delimited) = key_before(&self.s[self.key_start..i]);
                     self.key_start = end;
                     self.i = end;
                     return Some(Pair {
                         key,
                         sep,
+                        delimited,
                         value,
                         unit,
                     });
@@ -136,8 +151,9 @@ impl<'a> Iterator for Pairs<'a> {
 }
 
 /// The key in the text between the previous value and this one: after the last hard delimiter (or
-/// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes.
-fn key_before(text: &str) -> (&str, bool) {
+/// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes; whether it had a
+/// separator, and whether it fills its column (see [`Pair::delimited`]).
+fn key_before(text: &str) -> (&str, bool, bool) {
     // `Epoch [1/10], Step [100/600]`: a bracket right before the value belongs to the value.
     let t = text
         .trim_end_matches([' ', '\'', '"'])
@@ -147,20 +163,28 @@ fn key_before(text: &str) -> (&str, bool) {
         Some(k) => (k.trim_end_matches([' ', '\'', '"']), true),
         None => (t, false),
     };
-    let mut from = t.bytes().rposition(is_hard_delimiter).map_or(0, |p| p + 1);
+    let hard = t.bytes().rposition(is_hard_delimiter);
+    let mut from = hard.map_or(0, |p| p + 1);
+    let mut phrase = false;
     for phrase_end in [": ", " - ", "= "] {
         if let Some(p) = t.rfind(phrase_end)
             && p + phrase_end.len() > from
         {
             from = p + phrase_end.len();
+            phrase = true;
         }
     }
     let key = t.get(from..).unwrap_or("").trim();
+    // Only a `|` or `,` column is a key of several words without a separator (`| train loss 2.3 |`);
+    // the line's start is prose as often (`saving at step 5`).
+    let delimited = !phrase
+        && hard.is_some_and(|p| matches!(t.as_bytes().get(p), Some(b'|' | b',')))
+        && !key.is_empty();
     // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no.
-    if !sep && key.contains(' ') {
-        return ("", false);
+    if !sep && !delimited && key.contains(' ') {
+        return ("", false, false);
     }
-    (key, sep)
+    (key, sep, delimited)
 }
 
 /// `nan`, `inf`, `-inf`, `infinity` (any case) as a whole word at `i`: what Python prints for a loss
