@@ -486,8 +486,11 @@ fn joins(held: &str, next: &str) -> bool {
     let separator = |c: char| c.is_whitespace() || matches!(c, '|' | ',' | ';' | ':' | '=');
     let mid_token = held.ends_with(word) && next.starts_with(word);
     let between_pairs = (held.ends_with(separator) || next.starts_with(separator))
+        && j.records > 0
         && j.records < a.records + b.records;
-    j.fields >= apart && (j.fields > apart || mid_token || between_pairs)
+    // (joined to an evaluation's line, a training line would be lost)
+    let loses = j.evaluation && !a.evaluation;
+    !loses && j.fields >= apart && (j.fields > apart || mid_token || between_pairs)
 }
 
 /// A line with undecodable bytes (U+FFFD after lossy decoding) or control characters other than

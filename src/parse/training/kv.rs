@@ -53,6 +53,8 @@ use pairs::{Pair, Pairs, Unit};
 
 /// Keys whose value may follow without `:` or `=` (`Iteration 10`, `Epoch 1/3`, `loss 4.2`).
 const BARE_KEYS: &[&str] = &[
+    "global step",
+    "train step",
     "iteration",
     "iter",
     "step",
@@ -78,11 +80,13 @@ pub(super) fn read(body: &str) -> Read {
     }
     let mut acc = Acc::default();
     let (mut pairs, mut all_sep, mut step) = (0usize, true, false);
-    let (mut eval_loss, mut step_time) = (false, false);
+    let (mut eval_loss, mut step_time, mut train_loss) = (false, false, false);
     for pair in Pairs::new(body) {
         pairs += 1;
         all_sep &= pair.sep;
         eval_loss |= is_eval_loss(&pair);
+        train_loss |= normalise(pair.key)
+            .is_some_and(|k| k.split([' ', '/']).any(|w| w == "train" || w == "training"));
         let Some((field, key)) = map(&pair) else {
             continue;
         };
@@ -109,10 +113,10 @@ pub(super) fn read(body: &str) -> Read {
         set_once(&mut acc.rec.step_seconds, seconds);
     }
     acc.finish(&mut read);
-    // An evaluation's losses with no step time: nanoGPT's `step 250: train loss 1.97, val loss
-    // 2.08` is its estimate at an evaluation interval, not a step (Keras' epoch line prints its
-    // `val_loss` beside the step's time, and stays a step).
-    if read.summary || (eval_loss && !step_time) {
+    // An evaluation of both splits, with no step time: nanoGPT's `step 250: train loss 1.97, val
+    // loss 2.08` is its estimate at an evaluation interval, not a step (Keras' epoch line prints
+    // the step's own `loss` beside `val_loss`, and stays a step).
+    if read.summary || (eval_loss && train_loss && !step_time) {
         read.groups.clear();
     }
     read.block_line =
@@ -147,10 +151,12 @@ pub(super) struct Weight {
     /// The pairs the vocabulary names, and a step printed without a key.
     pub fields: usize,
     pub records: usize,
+    pub evaluation: bool,
 }
 
 pub(super) fn weight(body: &str) -> Weight {
     Weight {
+        evaluation: progress::is_evaluation(body),
         fields: Pairs::new(body).filter(|p| map(p).is_some()).count()
             + usize::from(progress::read(body).is_some()),
         records: read(body).groups.len(),
@@ -295,6 +301,13 @@ const NAMES: &[(&str, Field)] = &[
     ("train step timing", Field::Step),
     // MaxText's step time; only as `seconds:` (a key), never a bare word
     ("seconds", Field::Step),
+    // PaddlePaddle's suites: `batch_cost: 0.5344` (`avg_batch_cost: 0.18023 s`)
+    ("batch cost", Field::Step),
+    ("avg batch cost", Field::Step),
+    // VISSL: `btime(ms): 192`
+    ("btime", Field::Step),
+    // char-rnn and its kin: `time/batch = 0.194`
+    ("time/batch", Field::Step),
     // DeepSpeed-Chat: `Latency: 0.27s` (SFT/DPO/reward), `E2E latency=7.99s` (RLHF step)
     ("latency", Field::Step),
     ("e2e latency", Field::Step),
@@ -317,6 +330,8 @@ const NAMES: &[(&str, Field)] = &[
     ("img/s", Field::Samples),
     ("images/s", Field::Samples),
     ("images/sec", Field::Samples),
+    // PaddlePaddle: `ips: 355.1 samples/s` (instances per second), also without a unit
+    ("ips", Field::Samples),
     ("rank", Field::Rank),
     ("global rank", Field::Rank),
     ("train runtime", Field::Summary),
@@ -341,6 +356,11 @@ fn map(p: &Pair<'_>) -> Option<(Field, String)> {
         return Some((Field::Step, "per step".to_string()));
     }
     let key = normalise(p.key)?;
+    // icefall: `loss[loss=0.74, ...], tot_loss[loss=1.09, ...]`: the bracket names the key.
+    let key = match p.outer.and_then(normalise) {
+        Some(outer) => format!("{outer}/{key}"),
+        None => key,
+    };
     let (base, _) = key_unit(&key);
     let base = KEY_SPACES
         .iter()
@@ -378,7 +398,10 @@ fn is_eval_loss(p: &Pair<'_>) -> bool {
 
 /// `loss` with only [`LOSS_WORDS`] beside it.
 fn is_loss_name(key: &str) -> bool {
-    let words: Vec<&str> = key.split([' ', '/']).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = key
+        .split([' ', '/', '.'])
+        .filter(|w| !w.is_empty())
+        .collect();
     words.contains(&"loss") && words.iter().all(|w| *w == "loss" || LOSS_WORDS.contains(w))
 }
 

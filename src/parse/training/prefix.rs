@@ -86,7 +86,15 @@ fn tag_len(s: &str) -> Option<(usize, u32)> {
         .count();
     if role > 0 && role <= 32 {
         let (n, used) = digits(&rest[role..])?;
-        let after = rest[role + used..].strip_prefix("]:")?;
+        let mut tail = &rest[role + used..];
+        let mut n = n;
+        // torchx through torchrun: `[trainer0|3]:` (replica, then the rank on its node)
+        if let Some(r) = tail.strip_prefix('|') {
+            let (local, used) = digits(r)?;
+            n = local;
+            tail = &r[used..];
+        }
+        let after = tail.strip_prefix("]:")?;
         return Some((s.len() - after.len(), n));
     }
     let (_, used) = digits(rest)?;
@@ -232,6 +240,10 @@ mod tests {
             ("iter 3: loss 2.1", Some(1))
         );
         assert_eq!(strip("[trainer12]:x"), ("x", Some(12)));
+        assert_eq!(
+            strip("[trainer0|3]:Step 1 | loss:2"),
+            ("Step 1 | loss:2", Some(3))
+        );
         assert_eq!(strip("[INFO]: x"), ("[INFO]: x", None));
         assert_eq!(strip("[default1] x"), ("[default1] x", None));
         // torchx, with its role and replica, and the bare role

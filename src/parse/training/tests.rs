@@ -416,3 +416,55 @@ fn hard_wrapped_records_are_joined_wherever_cut() {
         assert_eq!(got, whole, "width {width}:\n{text}");
     }
 }
+
+#[test]
+fn bracketed_groups_name_their_keys() {
+    // icefall: the batch's own loss, then the running total's
+    let r = read_all(
+        "2022-04-21 06:21:16,518 INFO [train.py:518] Epoch 0, batch 500, loss[ctc_loss=0.7647, att_loss=0.7367, loss=0.7423, over 2223 frames.], tot_loss[ctc_loss=1.098, att_loss=1.086, loss=1.088, over 438207.72270125535 frames.], batch size: 8\n",
+    );
+    assert_eq!(r.len(), 1, "{r:#?}");
+    assert_eq!((r[0].iteration, r[0].loss), (Some(500), Some(0.7423)));
+}
+
+#[test]
+fn two_word_steps_and_more_names() {
+    let r = read_all("INFO:tensorflow:global step 2: loss = 72.8609 (17.053 sec/step)\n");
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].step_seconds),
+        (Some(2), Some(72.8609), Some(17.053))
+    );
+    let r = read_all(
+        "INFO 2021-12-02 18:52:20,806 log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718; btime(ms): 192; eta: 0:00:08; peak_mem(M): 4176;\n",
+    );
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].rank),
+        (Some(57), Some(2.94718), Some(0))
+    );
+    assert!(r[0].step_seconds.is_some_and(|s| (s - 0.192).abs() < 1e-12));
+    let r = read_all("268/446 (epoch 0), train_loss = 2.097, time/batch = 0.194\n");
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].step_seconds),
+        (Some(268), Some(2.097), Some(0.194))
+    );
+    // Keras' epoch line with its validation figures is still the step's
+    let r = read_all(
+        "1562/1562 [==============================] - 484s - loss: 0.7744 - acc: 0.7344 - val_loss: 0.6673 - val_acc: 0.7737\n",
+    );
+    assert_eq!((r[0].iteration, r[0].loss), (Some(1562), Some(0.7744)));
+}
+
+#[test]
+fn glued_records_without_units_and_steps_after_a_log_level() {
+    let r = read_all(
+        "Epoch: 0, Step: 77, Rank: 3, loss = 0.95703125Epoch: 0, Step: 77, Rank: 1, loss = 0.71484375\n",
+    );
+    assert_eq!(
+        r.iter().map(|r| (r.rank, r.loss)).collect::<Vec<_>>(),
+        vec![(Some(3), Some(0.95703125)), (Some(1), Some(0.71484375))]
+    );
+    let r = read_all("00:20:21 SUCCESS Step 0 | Time: 60.98s | Loss: 0.0000 | ...\n");
+    assert_eq!((r[0].iteration, r[0].step_seconds), (Some(0), Some(60.98)));
+    // still no step from prose
+    assert!(read_all("saving at step 5\n").is_empty());
+}

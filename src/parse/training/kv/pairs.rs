@@ -58,6 +58,9 @@ pub(super) struct Pair<'a> {
     /// The key is all the text between a delimiter (`|`, `,`, the line's start) and its value: a
     /// column of a `| key value |` record, so it needs no `:` to be a key.
     pub delimited: bool,
+    /// The name of the bracket the pair is in (`tot_loss[loss=1.088, ...]`: `tot_loss`), so that
+    /// `loss[loss=0.74]` and `tot_loss[loss=1.09]` are two different keys.
+    pub outer: Option<&'a str>,
     pub value: f64,
     pub unit: Unit,
 }
@@ -67,6 +70,7 @@ pub(super) struct Pairs<'a> {
     s: &'a str,
     i: usize,
     key_start: usize,
+    outer: Option<&'a str>,
 }
 
 impl<'a> Pairs<'a> {
@@ -75,6 +79,7 @@ impl<'a> Pairs<'a> {
             s,
             i: 0,
             key_start: 0,
+            outer: None,
         }
     }
 }
@@ -109,6 +114,7 @@ impl<'a> Iterator for Pairs<'a> {
                     key,
                     sep,
                     delimited,
+                    outer: self.outer,
                     value,
                     unit: Unit::None,
                 });
@@ -125,6 +131,7 @@ impl<'a> Iterator for Pairs<'a> {
                         key,
                         sep,
                         delimited,
+                        outer: self.outer,
                         value,
                         unit,
                     });
@@ -143,6 +150,13 @@ impl<'a> Iterator for Pairs<'a> {
                     self.i += 1;
                 }
             } else {
+                if c == b'[' {
+                    // a name glued to its bracket: `tot_loss[`
+                    let name = b[..i].iter().rev().take_while(|c| is_word(**c)).count();
+                    self.outer = (name > 0).then(|| &self.s[i - name..i]);
+                } else if c == b']' {
+                    self.outer = None;
+                }
                 self.i += 1;
             }
         }
@@ -180,12 +194,31 @@ fn key_before(text: &str) -> (&str, bool, bool) {
     let delimited = !phrase
         && hard.is_some_and(|p| matches!(t.as_bytes().get(p), Some(b'|' | b',')))
         && !key.is_empty();
-    // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no.
+    // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no;
+    // or a name of two words (`INFO:tensorflow:global step 1`).
     if !sep && !delimited && key.contains(' ') {
+        let two = key.rsplit([' ', ':']).take(2).collect::<Vec<_>>();
+        if let [last, before] = two[..]
+            && BARE_PAIRS.contains(&(before, last))
+        {
+            let from = key.len() - last.len() - 1 - before.len();
+            return (key.get(from..).unwrap_or(""), false, false);
+        }
+        // after a log level: `00:20:21 SUCCESS Step 0`
+        let mut words = key.rsplit(' ');
+        if let (Some(last), Some(level)) = (words.next(), words.next())
+            && level.len() >= 3
+            && level.bytes().all(|c| c.is_ascii_uppercase())
+        {
+            return (last, false, false);
+        }
         return ("", false, false);
     }
     (key, sep, delimited)
 }
+
+/// Two-word names that need no `:` (see `key_before`).
+const BARE_PAIRS: &[(&str, &str)] = &[("global", "step"), ("train", "step")];
 
 /// `nan`, `inf`, `-inf`, `infinity` (any case) as a whole word at `i`: what Python prints for a loss
 /// that diverged. Only a loss takes it; every other field refuses a value that is not finite.
@@ -312,6 +345,10 @@ fn unit_after(s: &str, j: usize) -> Option<(Unit, usize)> {
             {
                 return Some((*unit, j + u.len()));
             }
+        }
+        // Two records glued together: `loss = 0.957Epoch: 0, ...` (a word that starts anew)
+        if rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Some((Unit::None, j));
         }
         return None;
     }

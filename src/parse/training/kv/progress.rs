@@ -24,10 +24,17 @@ fn keras(body: &str) -> Option<u64> {
     let (n, rest) = t.split_once('/')?;
     let n: u64 = n.parse().ok()?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let bar = rest.get(digits..)?.strip_prefix(" [")?;
+    let after = rest.get(digits..)?;
+    if digits == 0 {
+        return None;
+    }
+    // without a bar (`verbose=2`: `1079/1079 - 21s - loss: ...`, char-rnn's `268/446 (epoch 0)`)
+    if after.starts_with(" - ") || after.starts_with(" (") {
+        return Some(n);
+    }
+    let bar = after.strip_prefix(" [")?;
     let (inside, _) = bar.split_once(']')?;
-    (digits > 0 && !inside.is_empty() && inside.bytes().all(|c| matches!(c, b'=' | b'>' | b'.')))
-        .then_some(n)
+    (!inside.is_empty() && inside.bytes().all(|c| matches!(c, b'=' | b'>' | b'.'))).then_some(n)
 }
 
 /// Words that say a line is an evaluation's when they start it or one of its `|` columns:
@@ -151,6 +158,8 @@ fn epoch_brackets(body: &str) -> Option<u64> {
     rest = rest.strip_prefix("(train)").unwrap_or(rest);
     rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
     let (epoch, after) = bracket(rest)?;
+    // `[0]` or `[0/100]` (DINO)
+    let epoch = epoch.split_once('/').map_or(epoch, |(e, _)| e);
     epoch.trim().parse::<u64>().ok()?;
     let (pos, _) = bracket(after.trim_start())?;
     let (i, _total) = pos.split_once('/')?;
