@@ -209,7 +209,8 @@ impl LineParser {
             let clean = prefix::clean(prefix::truncate(line, MAX_LINE_BYTES));
             for part in clean.split('\r') {
                 for sub in prefix::split_tagged(part) {
-                    self.wrap.observe(prefix::strip(sub).0);
+                    let (body, rank) = prefix::strip(sub);
+                    self.wrap.observe(body, rank);
                 }
             }
         }
@@ -238,7 +239,7 @@ impl LineParser {
     fn feed_one(&mut self, raw: &str, out: &mut LineOutcome) {
         let (body, rank) = prefix::strip(raw);
         if !self.prescanned {
-            self.wrap.observe(body);
+            self.wrap.observe(body, rank);
         }
         let width = self.wrap.width();
         let full = width.is_some_and(|w| body.chars().count() == w);
@@ -473,24 +474,54 @@ impl LineParser {
     }
 }
 
-/// Whether `next` goes on with the wrapped line `held`: read as one they give at least as many
-/// fields as read apart, and either more (a key cut in two), or the cut falls inside a word or a
-/// number (`2.` and `31`), or between two pairs of one record (at a space or a `|`, and read as one
-/// they make fewer records). Two lines that are whole records stay apart: glued, they read no
-/// more, and a line starts with no separator (`{'loss': ...`, `[2023-...`).
+/// Whether `next` goes on with the line `held`, which has the wrap column's width: read as one,
+/// they lose no field that reading them apart gives (a fragment of a word at the cut aside), and
+/// `next` is no line of its own: no
+/// evaluation's line after a training line (`| valid on 'valid' subset | ...`), and, unless the
+/// join reads more, it does not start as a line does (`{'loss': ...`, `[2023-...`). Two whole
+/// records that happen to have that width stay apart: glued, a number of theirs is lost
+/// (`120.5step: 11`). An evaluation's line cut through what makes it one (`..., val` and
+/// ` loss 91.5`) is joined whatever its halves read.
 fn joins(held: &str, next: &str) -> bool {
     let joined = format!("{held}{next}");
+    // Cut inside a word, the rest's first word is a fragment (`nll_` and `loss 1.2`): what it
+    // would read alone is no field of the line's.
+    let starts_a_line = next.starts_with(['{', '['])
+        || (held.ends_with(|c: char| !c.is_whitespace()) && starts_with_a_time(next));
+    let mid_word = !starts_a_line
+        && held.ends_with(|c: char| !c.is_whitespace())
+        && next.starts_with(|c: char| !c.is_whitespace() && !matches!(c, '|' | ',' | ';'));
+    let rest = if mid_word {
+        next.trim_start_matches(|c: char| !c.is_whitespace() && !matches!(c, '|' | ',' | ';'))
+    } else {
+        next
+    };
     let (a, b, j) = (kv::weight(held), kv::weight(next), kv::weight(&joined));
-    let apart = a.fields + b.fields;
-    let word = |c: char| c.is_alphanumeric() || c == '.' || c == '_';
-    let separator = |c: char| c.is_whitespace() || matches!(c, '|' | ',' | ';' | ':' | '=');
-    let mid_token = held.ends_with(word) && next.starts_with(word);
-    let between_pairs = (held.ends_with(separator) || next.starts_with(separator))
-        && j.records > 0
-        && j.records < a.records + b.records;
-    // (joined to an evaluation's line, a training line would be lost)
-    let loses = j.evaluation && !a.evaluation;
-    !loses && j.fields >= apart && (j.fields > apart || mid_token || between_pairs)
+    let apart = a.fields + kv::weight(rest).fields;
+    let evaluation_across = j.evaluation && !a.evaluation && !b.evaluation;
+    // A training line after an evaluation's (or the other way round) would be lost in it.
+    let own_evaluation = (b.evaluation && !a.evaluation)
+        || (j.evaluation && !b.evaluation && b.steps > 0 && !mid_word);
+    // Two lines that each are a record, glued into two records, are two lines.
+    let two_records = a.records > 0 && b.records > 0 && j.records > 1;
+    evaluation_across
+        || (j.fields >= apart
+            && !own_evaluation
+            && !two_records
+            && (j.fields > apart || !starts_a_line))
+}
+
+/// `2024-01-01 ...`, `04/21 21:03:53 ...`, `12:00:01 ...`: a date or a time as the first word.
+/// (After a line that ends in a space, such a word is a value: `eta: ` and `0:00:02`.)
+fn starts_with_a_time(s: &str) -> bool {
+    let word = s.split_whitespace().next().unwrap_or("");
+    let mut parts = word.split(['/', '-', ':']);
+    let all_digits =
+        |p: &str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|c| c.is_ascii_digit());
+    let n = word.split(['/', '-', ':']).count();
+    s.starts_with(|c: char| c.is_ascii_digit())
+        && n >= 2
+        && parts.all(|p| all_digits(p.split(['.', ',']).next().unwrap_or("")))
 }
 
 /// A line with undecodable bytes (U+FFFD after lossy decoding) or control characters other than

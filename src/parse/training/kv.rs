@@ -25,6 +25,8 @@ pub(super) struct Read {
     /// The line is one or two `key: value` pairs and nothing else, with no step among them: a line
     /// of a block under a step header (`  loss: 2.31`, `"lr": 0.001,`), known key or not.
     pub block_line: bool,
+    /// An evaluation's line: read, and no step.
+    pub evaluation: bool,
 }
 
 /// A line of a block holds at most this many pairs.
@@ -72,6 +74,7 @@ const MAX_KEY: usize = 64;
 pub(super) fn read(body: &str) -> Read {
     let mut read = Read::default();
     if progress::is_evaluation(body) {
+        read.evaluation = true;
         return read;
     }
     if is_metrics_table_row(body) {
@@ -80,13 +83,11 @@ pub(super) fn read(body: &str) -> Read {
     }
     let mut acc = Acc::default();
     let (mut pairs, mut all_sep, mut step) = (0usize, true, false);
-    let (mut eval_loss, mut step_time, mut train_loss) = (false, false, false);
+    let (mut eval_loss, mut step_time) = (false, false);
     for pair in Pairs::new(body) {
         pairs += 1;
         all_sep &= pair.sep;
         eval_loss |= is_eval_loss(&pair);
-        train_loss |= normalise(pair.key)
-            .is_some_and(|k| k.split([' ', '/']).any(|w| w == "train" || w == "training"));
         let Some((field, key)) = map(&pair) else {
             continue;
         };
@@ -116,7 +117,14 @@ pub(super) fn read(body: &str) -> Read {
     // An evaluation of both splits, with no step time: nanoGPT's `step 250: train loss 1.97, val
     // loss 2.08` is its estimate at an evaluation interval, not a step (Keras' epoch line prints
     // the step's own `loss` beside `val_loss`, and stays a step).
-    if read.summary || (eval_loss && train_loss && !step_time) {
+    let train_loss = eval_loss && {
+        let lower = body.to_ascii_lowercase();
+        ["train loss", "train_loss", "training loss", "train/loss"]
+            .iter()
+            .any(|k| lower.contains(k))
+    };
+    read.evaluation = eval_loss && train_loss && !step_time;
+    if read.summary || read.evaluation {
         read.groups.clear();
     }
     read.block_line =
@@ -151,15 +159,19 @@ pub(super) struct Weight {
     /// The pairs the vocabulary names, and a step printed without a key.
     pub fields: usize,
     pub records: usize,
+    /// Records with a measurement (not only a position).
+    pub steps: usize,
     pub evaluation: bool,
 }
 
 pub(super) fn weight(body: &str) -> Weight {
+    let r = read(body);
     Weight {
-        evaluation: progress::is_evaluation(body),
+        evaluation: r.evaluation,
+        records: r.groups.len(),
+        steps: r.groups.iter().filter(|g| g.rec.has_progress()).count(),
         fields: Pairs::new(body).filter(|p| map(p).is_some()).count()
             + usize::from(progress::read(body).is_some()),
-        records: read(body).groups.len(),
     }
 }
 
