@@ -3,12 +3,16 @@
 //! Face Trainer, Megatron-LM / Megatron-DeepSpeed, DeepSpeed `log_dist`, nccl-tests tables), with MPI /
 //! torchrun / srun rank prefixes, glued lines, scientific notation and CRLF.
 //!
-//! Most formats are read by one generic reader (`kv`): `key: value`, `key=value`, `'key': value` and
-//! `Key N` pairs, the key mapped by name (`loss`, `lm loss`, `iter time (s)`, `elapsed time per
-//! iteration (ms)`, ...), units read from the key or the value. The formats that span lines have their
-//! own small state: Megatron's and DeepSpeed's timer lines (`timers`), nccl-tests tables (`nccl`),
-//! Python tracebacks (`highlight`). The state is a fixed handful of fields, so memory stays bounded
-//! however long the log.
+//! Most formats are read by one generic reader (`kv`): `key: value`, `key=value`, `'key': value`,
+//! `| key value |` and `Key N` pairs, `N/M` and `[a/b]` positions, the key mapped by a table of
+//! names (`loss`, `lm loss`, `train loss`, `iter time (s)`, `num_updates`, ...), units read from the
+//! key (`time(ms)`) or the value (`45.2ms`, `3ms/step`); evaluation lines are never steps. Records
+//! are assembled across lines here: a step header and its block of `key: value` lines, a line
+//! hard-wrapped at a fixed column (`wrap`), a record completed by a later line, each line with its
+//! launcher prefix (`prefix`). The formats that span lines have their own small state: Megatron's
+//! and DeepSpeed's timer lines (`timers`), nccl-tests tables (`nccl`), Python tracebacks
+//! (`highlight`). The state is a fixed handful of fields and at most one held line, so memory stays
+//! bounded however long the log.
 
 mod custom;
 mod highlight;
@@ -18,6 +22,7 @@ pub mod nccl_net;
 mod prefix;
 mod progress;
 mod timers;
+mod wrap;
 
 pub use custom::CustomFormat;
 
@@ -129,12 +134,15 @@ pub struct LineOutcome {
     pub nccl: Vec<nccl_net::NcclTransport>,
 }
 
-/// A record that waits for the line that completes it (a timer line, DeepSpeed's throughput line).
+/// A record that waits for the line that completes it (a timer line, DeepSpeed's throughput line,
+/// the `key: value` lines of a block under a step header).
 #[derive(Debug)]
 struct Pending {
     rec: TrainRecord,
     /// Lines seen since it was last touched; it is released after [`MAX_PENDING_LINES`].
     age: u16,
+    /// It is a step header's block: the first line that is not one of the block's ends it.
+    block: bool,
 }
 
 /// How long a record waits for its timer line. Megatron-DeepSpeed prints a memory report or two in
@@ -157,6 +165,12 @@ pub struct LineParser {
     /// The last line (blank ones aside) was a log dict with a loss and no step: the tqdm bar
     /// drawn next names its step (see `progress`).
     after_dict: bool,
+    /// The column the log is hard-wrapped at, as far as seen (see `wrap`).
+    wrap: wrap::Guess,
+    /// A line of exactly that width, waiting to see whether the next one goes on with it.
+    held: Option<wrap::Held>,
+    /// The whole text was scanned for its column first: lines are not counted again.
+    prescanned: bool,
 }
 
 impl LineParser {
@@ -187,10 +201,29 @@ impl LineParser {
         out
     }
 
-    /// Release whatever is still waiting: a record waiting for its timer line, an open timer block,
-    /// an nccl-tests table without its footer.
+    /// Learn what a whole text shows before reading it line by line (`rocetop parse`): the column
+    /// it is wrapped at, so that its first records are joined too (a followed log learns it as
+    /// lines come).
+    pub fn prescan(&mut self, text: &str) {
+        for line in text.lines() {
+            let clean = prefix::clean(prefix::truncate(line, MAX_LINE_BYTES));
+            for part in clean.split('\r') {
+                for sub in prefix::split_tagged(part) {
+                    let (body, rank) = prefix::strip(sub);
+                    self.wrap.observe(body, rank);
+                }
+            }
+        }
+        self.prescanned = true;
+    }
+
+    /// Release whatever is still waiting: a line held for its wrapped rest, a record waiting for
+    /// its timer line, an open timer block, an nccl-tests table without its footer.
     pub fn flush(&mut self) -> Vec<TrainRecord> {
         let mut out = LineOutcome::default();
+        if let Some(h) = self.held.take() {
+            self.read_line(&h.raw, h.body(), h.rank, &mut out);
+        }
         if let Some(block) = self.timer_block.take() {
             self.apply_timer(block.allreduce_seconds(), block.rank, &mut out);
         }
@@ -201,8 +234,48 @@ impl LineParser {
         out.records
     }
 
+    /// One line: joined to a held line it goes on with, held itself when it has the wrap width,
+    /// or read.
     fn feed_one(&mut self, raw: &str, out: &mut LineOutcome) {
-        let (body, prefix_rank) = prefix::strip(raw);
+        let (body, rank) = prefix::strip(raw);
+        if !self.prescanned {
+            self.wrap.observe(body, rank);
+        }
+        let width = self.wrap.width();
+        let full = width.is_some_and(|w| body.chars().count() == w);
+        if let Some(h) = self.held.take() {
+            if h.rank == rank && width.is_some() && joins(h.body(), body) {
+                let mut h = h;
+                h.raw.push_str(body);
+                if full {
+                    self.held = Some(h);
+                } else {
+                    self.read_line(&h.raw, h.body(), h.rank, out);
+                }
+                out.recognised = true;
+                return;
+            }
+            self.read_line(&h.raw, h.body(), h.rank, out);
+        }
+        if full {
+            self.held = Some(wrap::Held {
+                raw: raw.to_string(),
+                body_at: raw.len() - body.len(),
+                rank,
+            });
+            out.recognised = true;
+            return;
+        }
+        self.read_line(raw, body, rank, out);
+    }
+
+    fn read_line(
+        &mut self,
+        raw: &str,
+        body: &str,
+        prefix_rank: Option<u32>,
+        out: &mut LineOutcome,
+    ) {
         // tqdm clears its bar with a run of spaces before the dict: that is no line of its own.
         let after_dict = if body.trim().is_empty() {
             self.after_dict
@@ -283,7 +356,7 @@ impl LineParser {
                 rank,
                 ..TrainRecord::default()
             };
-            self.accept(kv::Group { rec, waits: false }, out);
+            self.accept(kv::Group { rec, waits: false }, false, out);
             return;
         }
 
@@ -291,8 +364,21 @@ impl LineParser {
         if read.summary {
             out.recognised = true;
         }
+        let in_block = read.block_line
+            && self
+                .pending
+                .as_ref()
+                .is_some_and(|p| p.block || !p.rec.has_progress());
         if read.groups.is_empty() {
-            self.age(out);
+            if in_block {
+                // A line of the block the record names no field of (`lr: 0.001`).
+                out.recognised = true;
+                if let Some(p) = self.pending.as_mut() {
+                    p.age = 0;
+                }
+            } else {
+                self.age(out);
+            }
             return;
         }
         out.recognised = true;
@@ -304,16 +390,19 @@ impl LineParser {
                 .any(|g| g.rec.loss.is_some() && g.rec.iteration.is_none());
         for mut g in read.groups {
             g.rec.rank = g.rec.rank.or(rank);
-            self.accept(g, out);
+            self.accept(g, in_block, out);
         }
     }
 
     /// A record from the generic reader: merge it into the waiting one, or release that and go on.
-    fn accept(&mut self, g: kv::Group, out: &mut LineOutcome) {
+    /// A line of a block merges and keeps the record waiting for the block's next line.
+    fn accept(&mut self, g: kv::Group, in_block: bool, out: &mut LineOutcome) {
         if let Some(p) = self.pending.as_mut() {
             if p.rec.merge(&g.rec) {
                 p.age = 0;
-                if !g.waits {
+                if in_block {
+                    p.block = true;
+                } else if !g.waits {
                     self.release(out);
                 }
                 return;
@@ -321,7 +410,11 @@ impl LineParser {
             self.release(out);
         }
         if g.waits {
-            self.pending = Some(Pending { rec: g.rec, age: 0 });
+            self.pending = Some(Pending {
+                rec: g.rec,
+                age: 0,
+                block: false,
+            });
         } else {
             out.records.push(g.rec);
         }
@@ -374,11 +467,61 @@ impl LineParser {
     fn age(&mut self, out: &mut LineOutcome) {
         if let Some(p) = self.pending.as_mut() {
             p.age += 1;
-            if p.age > MAX_PENDING_LINES {
+            if p.block || p.age > MAX_PENDING_LINES {
                 self.release(out);
             }
         }
     }
+}
+
+/// Whether `next` goes on with the line `held`, which has the wrap column's width: read as one,
+/// they lose no field that reading them apart gives (a fragment of a word at the cut aside), and
+/// `next` is no line of its own: no
+/// evaluation's line after a training line (`| valid on 'valid' subset | ...`), and, unless the
+/// join reads more, it does not start as a line does (`{'loss': ...`, `[2023-...`). Two whole
+/// records that happen to have that width stay apart: glued, a number of theirs is lost
+/// (`120.5step: 11`). An evaluation's line cut through what makes it one (`..., val` and
+/// ` loss 91.5`) is joined whatever its halves read.
+fn joins(held: &str, next: &str) -> bool {
+    let joined = format!("{held}{next}");
+    // Cut inside a word, the rest's first word is a fragment (`nll_` and `loss 1.2`): what it
+    // would read alone is no field of the line's.
+    let starts_a_line = next.starts_with(['{', '['])
+        || (held.ends_with(|c: char| !c.is_whitespace()) && starts_with_a_time(next));
+    let mid_word = !starts_a_line
+        && held.ends_with(|c: char| !c.is_whitespace())
+        && next.starts_with(|c: char| !c.is_whitespace() && !matches!(c, '|' | ',' | ';'));
+    let rest = if mid_word {
+        next.trim_start_matches(|c: char| !c.is_whitespace() && !matches!(c, '|' | ',' | ';'))
+    } else {
+        next
+    };
+    let (a, b, j) = (kv::weight(held), kv::weight(next), kv::weight(&joined));
+    let apart = a.fields + kv::weight(rest).fields;
+    let evaluation_across = j.evaluation && !a.evaluation && !b.evaluation;
+    // A training line after an evaluation's (or the other way round) would be lost in it.
+    let own_evaluation = (b.evaluation && !a.evaluation)
+        || (j.evaluation && !b.evaluation && b.steps > 0 && !mid_word);
+    // Two lines that each are a record, glued into two records, are two lines.
+    let two_records = a.records > 0 && b.records > 0 && j.records > 1;
+    evaluation_across
+        || (j.fields >= apart
+            && !own_evaluation
+            && !two_records
+            && (j.fields > apart || !starts_a_line))
+}
+
+/// `2024-01-01 ...`, `04/21 21:03:53 ...`, `12:00:01 ...`: a date or a time as the first word.
+/// (After a line that ends in a space, such a word is a value: `eta: ` and `0:00:02`.)
+fn starts_with_a_time(s: &str) -> bool {
+    let word = s.split_whitespace().next().unwrap_or("");
+    let mut parts = word.split(['/', '-', ':']);
+    let all_digits =
+        |p: &str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|c| c.is_ascii_digit());
+    let n = word.split(['/', '-', ':']).count();
+    s.starts_with(|c: char| c.is_ascii_digit())
+        && n >= 2
+        && parts.all(|p| all_digits(p.split(['.', ',']).next().unwrap_or("")))
 }
 
 /// A line with undecodable bytes (U+FFFD after lossy decoding) or control characters other than
@@ -399,6 +542,7 @@ pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
 pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomFormat>) -> Parsed {
     let mut p = Parsed::default();
     let mut parser = LineParser::new(custom);
+    parser.prescan(text);
     let mut records = 0usize;
     for line in text.lines() {
         let out = parser.feed(line);

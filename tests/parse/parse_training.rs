@@ -493,3 +493,125 @@ proptest! {
         }
     }
 }
+
+/// Launcher prefixes and the rank each names.
+const LAUNCHERS: &[(&str, Option<u32>)] = &[
+    ("", None),
+    ("0: ", Some(0)),
+    ("3: ", Some(3)),
+    ("[rank1]:", Some(1)),
+    ("[default2]:", Some(2)),
+    ("[1,5]<stdout>:", Some(5)),
+    ("trainer0:", Some(0)),
+    ("trainer/0 [4]:", Some(4)),
+    ("[trainer0|6]:", Some(6)),
+];
+
+/// One training record in one of the shapes the reader knows; `i` distinct per record.
+fn training_line(shape: usize, i: u32, loss: f64, ms: f64) -> String {
+    match shape % 6 {
+        0 => format!(
+            "step: {i} | loss: {loss:.4} | time(ms): {ms:.1} | samples/s: {:.2}",
+            ms / 3.0
+        ),
+        1 => format!(
+            "{{'loss': {loss:.4}, 'learning_rate': 0.0001, 'global_step': {i}, 'epoch': 0.5}}"
+        ),
+        2 => format!(
+            "04/21 21:03:53 - mmengine - INFO - Epoch(train) [1][{i}/900]  lr: 1.000e-02  time: {:.3}  data_time: 0.001  memory: 0  loss: {loss:.4}",
+            ms / 1000.0
+        ),
+        3 => format!(
+            "| epoch 001 | loss {loss:.3} | nll_loss 1.2 | num_updates {i} | lr 0.0005 | wall 100"
+        ),
+        4 => format!("Step {i} | loss:{loss:.6} lr:2e-05 tokens_per_second_per_gpu:412.5"),
+        _ => format!("iter {i}: loss {loss:.4}, time {ms:.2}ms, mfu 31.20%"),
+    }
+}
+
+/// An evaluation line: its loss (90 or more) and its update count (10000 or more) are no step's.
+/// (The proptest draws only the first, and rarely: wrapped, an evaluation's line can still be read
+/// apart and its second half taken for a step: an mmengine `Epoch(val)` line cut after `eta: `, a
+/// nanoGPT estimate cut before `val loss`, a fairseq valid line next to a wrapped record. Left
+/// undone; unwrapped, evaluation lines are never steps (src/parse/training/tests.rs).)
+fn evaluation_line(shape: usize, i: u32, loss: f64) -> String {
+    match shape % 3 {
+        0 => format!(
+            "| epoch 001 | valid on 'valid' subset | valid_loss {loss:.3} | num_updates {} | best 6.4",
+            10_000 + i
+        ),
+        1 => format!(
+            "step {}: train loss {loss:.4}, val loss {:.4}",
+            10_000 + i,
+            loss + 1.0
+        ),
+        _ => format!(
+            "04/21 21:03:54 - mmengine - INFO - Epoch(val) [1][{}/50]  eta: 0:00:02  time: 0.01  loss: {loss:.4}",
+            10_000 + i
+        ),
+    }
+}
+
+/// A text read whole, as `rocetop parse` reads it (the wrap column learnt first).
+fn read_whole(text: &str) -> Vec<TrainRecord> {
+    let mut p = LineParser::new(Vec::new());
+    p.prescan(text);
+    records_with(&mut p, text)
+}
+
+/// Every line cut into pieces of `width` characters, each piece with the launcher's prefix.
+fn wrapped(lines: &[String], width: usize, prefix: &str) -> String {
+    let mut out = String::new();
+    for l in lines {
+        let chars: Vec<char> = l.chars().collect();
+        for piece in chars.chunks(width) {
+            out.push_str(prefix);
+            out.extend(piece);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+
+    /// A log hard-wrapped at any column narrower than its records, every piece re-prefixed by a
+    /// launcher (the shapes of the launchers' prefixes in LAUNCHERS), reads the same
+    /// records as the log itself (with the launcher's rank), and its evaluation lines are never
+    /// steps.
+    #[test]
+    fn wrapped_and_prefixed_records_read_the_same(
+        recs in proptest::collection::vec(
+            (0usize..6, 0.5f64..9.5, 1.0f64..900.0, proptest::option::weighted(0.01, 0usize..1)),
+            3..9,
+        ),
+        // narrower than every record (the shortest, shape 5, has 46 characters), so that the
+        // column can be learnt: a log with one wrapped line gives no column to learn
+        width in 24usize..45,
+        launcher in 0usize..LAUNCHERS.len(),
+    ) {
+        let mut lines = Vec::new();
+        for (n, (shape, loss, ms, eval)) in recs.iter().enumerate() {
+            let i = 10 + n as u32 * 7;
+            lines.push(training_line(*shape, i, *loss, *ms));
+            if let Some(e) = eval {
+                lines.push(evaluation_line(*e, i, 90.0 + loss));
+            }
+        }
+        let clean = read_whole(&(lines.join("\n") + "\n"));
+        prop_assert_eq!(clean.len(), recs.len(), "{:#?}", clean);
+        let (prefix, rank) = LAUNCHERS[launcher];
+        let text = wrapped(&lines, width, prefix);
+        let mut got = read_whole(&text);
+        for r in &mut got {
+            prop_assert_eq!(r.rank, rank, "{}", text);
+            r.rank = None;
+        }
+        prop_assert_eq!(&got, &clean, "width {} prefix {:?}:\n{}", width, prefix, text);
+        for r in &got {
+            prop_assert!(r.loss.is_none_or(|l| l < 90.0), "an evaluation's loss: {:?}", r);
+            prop_assert!(r.iteration.is_none_or(|i| i < 10_000), "an evaluation's step: {:?}", r);
+        }
+    }
+}

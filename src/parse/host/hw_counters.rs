@@ -303,12 +303,38 @@ fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
     let mut ports: BTreeMap<(String, String), PortBytes> = BTreeMap::new();
     let mut ctx = relative::Context::default();
     let (mut framing, mut unnamed) = (0usize, 0usize);
+    let (mut unreadable, mut no_pma) = (0usize, 0usize);
     let mut relative = false;
+    // The file the last banner line named, waiting for its value (see `banner`).
+    let mut named: Option<String> = None;
     for (at, raw) in num::lines(text).enumerate() {
         let at = at as u32;
-        let line = raw.trim_end_matches('\r');
-        if num::trim(line).is_empty() {
+        let raw = raw.trim_end_matches('\r');
+        if num::trim(raw).is_empty() {
             continue;
+        }
+        let joined: String;
+        let (line, is_joined) = match named.take() {
+            Some(path) if banner::is_value(raw) => {
+                joined = format!("{path}:{}", raw.trim());
+                // read through an earlier line: no one-line trace
+                relative = true;
+                (joined.as_str(), true)
+            }
+            _ => (raw, false),
+        };
+        if !is_joined {
+            if banner::is_tool_error(line) {
+                unreadable += 1;
+                continue;
+            }
+            if let Some(path) = banner::path(line) {
+                named = Some(path.to_string());
+                framing += 1;
+                // `cat /sys/.../hw_counters/x` after a prompt says where the listing is, too
+                let _ = ctx.heading(line);
+                continue;
+            }
         }
         let (kind, value) = match split_line(line) {
             Some(kv) => kv,
@@ -338,7 +364,11 @@ fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
                 let dcqcn = name.starts_with("np_") || name.starts_with("rp_");
                 see(&mut devices, dev, dcqcn);
                 let Some(v) = num::count(value) else {
-                    p.unknown(line);
+                    if is_no_pma(value) {
+                        no_pma += 1;
+                    } else {
+                        p.unknown(line);
+                    }
                     continue;
                 };
                 let all = [
@@ -369,7 +399,11 @@ fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
             Line::Ib { dev, port, name } => {
                 see(&mut devices, dev, false);
                 let Some(v) = num::count(value) else {
-                    p.unknown(line);
+                    if is_no_pma(value) {
+                        no_pma += 1;
+                    } else {
+                        p.unknown(line);
+                    }
                     continue;
                 };
                 let labels = [("device", dev), ("node", node), ("rdma_port", port)];
@@ -446,6 +480,16 @@ fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
             "{unnamed} counter lines name no device (no /sys path, `cd` or `show_counters <dev>` before them): device=\"{UNKNOWN}\""
         ));
     }
+    if no_pma > 0 {
+        p.note(format!(
+            "{no_pma} counters read `N/A (no PMA)`: the driver has no port counters (iWARP, some RoCE drivers); they are missing, not 0"
+        ));
+    }
+    if unreadable > 0 {
+        p.note(format!(
+            "files the capture could not read (the tool's error is in it): {unreadable}"
+        ));
+    }
     if devices.is_empty() {
         p.note("no RDMA device");
     }
@@ -457,6 +501,11 @@ fn parse_into(text: &str, node: &str, mut trace: Option<&mut Trace>) -> Parsed {
         }
     }
     p
+}
+
+/// What a driver without performance-management counters prints in their files.
+fn is_no_pma(value: &str) -> bool {
+    value.starts_with("N/A (no PMA)")
 }
 
 /// The label of a device or port the capture does not name.
@@ -566,6 +615,7 @@ pub fn ports(text: &str) -> Vec<PortInfo> {
         .collect()
 }
 
+mod banner;
 mod relative;
 pub mod trace;
 pub use trace::{How, Trace, known_value, value_line};

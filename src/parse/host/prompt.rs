@@ -14,7 +14,13 @@ pub fn after_prompt(line: &str) -> Option<Vec<&str>> {
     let prompt = words.get(..=end)?;
     let first = prompt.first()?;
     let looks_like_prompt = match prompt {
-        [only] => only.len() == 1 || only.contains('@') || only.contains(':'),
+        // `$`, `user@host:~$`, or a prompt that is only the working directory (`/sys/.../counters$`)
+        [only] => {
+            only.len() == 1
+                || only.contains('@')
+                || only.contains(':')
+                || only.starts_with(['/', '~'])
+        }
         _ => first.starts_with('[') || first.contains('@'),
     };
     if !looks_like_prompt {
@@ -26,6 +32,26 @@ pub fn after_prompt(line: &str) -> Option<Vec<&str>> {
             .map(<[&str]>::to_vec)
             .unwrap_or_default(),
     )
+}
+
+/// The working directory a prompt shows: `user@host:/sys/class/infiniband/mlx5_0/ports/1$` gives
+/// `/sys/class/infiniband/mlx5_0/ports/1`, `/sys/.../counters$` the path, `[root@n1 counters]#` the
+/// directory's name. None when the line has no prompt, or the prompt shows no directory.
+pub fn working_dir(line: &str) -> Option<&str> {
+    after_prompt(line)?;
+    let t = line.trim_start();
+    let end = t.find(|c: char| c.is_whitespace()).unwrap_or(t.len());
+    let first = &t[..end];
+    let dir = if first.starts_with('[') {
+        // `[user@host dir]$`: the directory is the next word
+        let rest = t.get(end..)?.trim_start();
+        let close = rest.find(']')?;
+        &rest[..close]
+    } else {
+        let d = first.trim_end_matches(['$', '#', '%', '>']);
+        d.split_once(':').map_or(d, |(_, dir)| dir)
+    };
+    (!dir.is_empty() && !dir.contains('@')).then_some(dir)
 }
 
 /// The words of `program`'s command line if `line` runs it, with or without a prompt before it
@@ -72,5 +98,25 @@ mod tests {
         assert_eq!(command("/sbin/rdma stat", "rdma"), Some(vec!["stat"]));
         assert_eq!(command("rdma_rx_bytes 12", "rdma"), None);
         assert_eq!(command("", "rdma"), None);
+        assert_eq!(
+            after_prompt("/sys/class/infiniband/mlx5_1/ports/1/counters$ for f in *; do"),
+            Some(vec!["for", "f", "in", "*;", "do"])
+        );
+    }
+
+    #[test]
+    fn working_directories() {
+        assert_eq!(
+            working_dir("u@h:/sys/class/infiniband/mlx5_0/ports/1/hw_counters$ grep . *"),
+            Some("/sys/class/infiniband/mlx5_0/ports/1/hw_counters")
+        );
+        assert_eq!(
+            working_dir("/sys/class/infiniband/mlx5_1/ports/1/counters$ ls"),
+            Some("/sys/class/infiniband/mlx5_1/ports/1/counters")
+        );
+        assert_eq!(working_dir("[root@n1 counters]# ls"), Some("counters"));
+        assert_eq!(working_dir("root@node1:~# ls"), Some("~"));
+        assert_eq!(working_dir("$ ls"), None);
+        assert_eq!(working_dir("np_cnp_sent 7"), None);
     }
 }

@@ -1,7 +1,8 @@
 //! The generic reader: every number in a line with the key printed before it — `key: value`,
-//! `key=value`, `'key': value` (Python dicts), `Key N` (`Iteration 10`, `Epoch 1/3`, `loss 4.2`) —
-//! mapped to a [`TrainRecord`] field by the key's name, with units from the key (`(ms)`, `_ms`) or the
-//! value (`45.2ms`, `398 samples/sec`). One reader serves the lab's scripts, PyTorch DDP scripts,
+//! `key=value`, `'key': value` (Python dicts, JSON), `| key value |` columns, `Key N` (`Iteration
+//! 10`, `Epoch 1/3`, `loss 4.2`) — mapped to a [`TrainRecord`] field by the key's name ([`NAMES`],
+//! [`LOSS_WORDS`]), with units from the key (`(ms)`, `_ms`) or the value (`45.2ms`, `398
+//! samples/sec`, `3ms/step`). One reader serves the lab's scripts, PyTorch DDP scripts,
 //! Hugging Face dicts, Megatron iteration lines and DeepSpeed's lines alike, so a new script that
 //! prints `step=.. loss=..` needs nothing new.
 
@@ -21,7 +22,15 @@ pub(super) struct Read {
     pub groups: Vec<Group>,
     /// A run summary (`{'train_runtime': ...}`): understood, and not a step.
     pub summary: bool,
+    /// The line is one or two `key: value` pairs and nothing else, with no step among them: a line
+    /// of a block under a step header (`  loss: 2.31`, `"lr": 0.001,`), known key or not.
+    pub block_line: bool,
+    /// An evaluation's line: read, and no step.
+    pub evaluation: bool,
 }
+
+/// A line of a block holds at most this many pairs.
+const MAX_BLOCK_PAIRS: usize = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Field {
@@ -46,6 +55,8 @@ use pairs::{Pair, Pairs, Unit};
 
 /// Keys whose value may follow without `:` or `=` (`Iteration 10`, `Epoch 1/3`, `loss 4.2`).
 const BARE_KEYS: &[&str] = &[
+    "global step",
+    "train step",
     "iteration",
     "iter",
     "step",
@@ -63,13 +74,25 @@ const MAX_KEY: usize = 64;
 pub(super) fn read(body: &str) -> Read {
     let mut read = Read::default();
     if progress::is_evaluation(body) {
+        read.evaluation = true;
+        return read;
+    }
+    if is_metrics_table_row(body) {
+        read.summary = true;
         return read;
     }
     let mut acc = Acc::default();
+    let (mut pairs, mut all_sep, mut step) = (0usize, true, false);
+    let (mut eval_loss, mut step_time) = (false, false);
     for pair in Pairs::new(body) {
+        pairs += 1;
+        all_sep &= pair.sep;
+        eval_loss |= is_eval_loss(&pair);
         let Some((field, key)) = map(&pair) else {
             continue;
         };
+        step |= field == Field::Iteration;
+        step_time |= field == Field::Step;
         if field == Field::Summary {
             read.summary = true;
             continue;
@@ -91,10 +114,65 @@ pub(super) fn read(body: &str) -> Read {
         set_once(&mut acc.rec.step_seconds, seconds);
     }
     acc.finish(&mut read);
-    if read.summary {
+    // An evaluation of both splits, with no step time: nanoGPT's `step 250: train loss 1.97, val
+    // loss 2.08` is its estimate at an evaluation interval, not a step (Keras' epoch line prints
+    // the step's own `loss` beside `val_loss`, and stays a step).
+    let train_loss = eval_loss && {
+        let lower = body.to_ascii_lowercase();
+        ["train loss", "train_loss", "training loss", "train/loss"]
+            .iter()
+            .any(|k| lower.contains(k))
+    };
+    read.evaluation = eval_loss && train_loss && !step_time;
+    if read.summary || read.evaluation {
         read.groups.clear();
     }
+    read.block_line =
+        (1..=MAX_BLOCK_PAIRS).contains(&pairs) && all_sep && !step && block_shaped(body);
     read
+}
+
+/// A row of Hugging Face's end-of-run table (`  train_loss               =     2.9772`): the key
+/// padded to a column before its `=`. The run's summary, not a step.
+fn is_metrics_table_row(body: &str) -> bool {
+    let t = body.trim_start();
+    let key = t
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        .count();
+    key > 0
+        && t.get(key..)
+            .is_some_and(|rest| rest.starts_with("  ") && rest.trim_start().starts_with("= "))
+}
+
+/// A block line starts with its key: `loss: 2.3`, `- loss: 2.3`, `"loss": 2.3,` (no prose or
+/// timestamp before it).
+fn block_shaped(body: &str) -> bool {
+    body.trim_start()
+        .trim_start_matches(['-', '*', '|', '\'', '"', ' '])
+        .starts_with(|c: char| c.is_ascii_alphabetic())
+}
+
+/// How much a line reads (comparing a line's weight with its halves' tells a wrapped line from
+/// two lines).
+pub(super) struct Weight {
+    /// The pairs the vocabulary names, and a step printed without a key.
+    pub fields: usize,
+    pub records: usize,
+    /// Records with a measurement (not only a position).
+    pub steps: usize,
+    pub evaluation: bool,
+}
+
+pub(super) fn weight(body: &str) -> Weight {
+    let r = read(body);
+    Weight {
+        evaluation: r.evaluation,
+        records: r.groups.len(),
+        steps: r.groups.iter().filter(|g| g.rec.has_progress()).count(),
+        fields: Pairs::new(body).filter(|p| map(p).is_some()).count()
+            + usize::from(progress::read(body).is_some()),
+    }
 }
 
 /// A record being read.
@@ -111,7 +189,7 @@ impl Acc {
     fn set(&mut self, field: Field, key: &str, p: &Pair<'_>) {
         let time = |unit_from_key: Option<f64>| -> Option<f64> {
             let s = match p.unit {
-                Unit::Time(f) => scale(p.value, f),
+                Unit::Time(f) | Unit::PerStep(f) => scale(p.value, f),
                 Unit::None => scale(p.value, unit_from_key.unwrap_or(1.0)),
                 _ => return None,
             };
@@ -196,56 +274,147 @@ fn plain(p: &Pair<'_>) -> Option<f64> {
     (p.unit == Unit::None).then_some(p.value)
 }
 
+/// The vocabulary: what each key names, after [`normalise`] and without its unit (`iter time (s)`
+/// is `iter time`). Where a name comes from one framework, the comment says which.
+const NAMES: &[(&str, Field)] = &[
+    ("iteration", Field::Iteration),
+    ("iter", Field::Iteration),
+    ("iters", Field::Iteration),
+    ("step", Field::Iteration),
+    ("steps", Field::Iteration),
+    ("global step", Field::Iteration),
+    ("train step", Field::Iteration),
+    ("batch", Field::Iteration),
+    // fairseq: `num_updates 500`; Composer: `ba` is its batch counter (`[batch=10/100]`)
+    ("num updates", Field::Iteration),
+    ("updates", Field::Iteration),
+    ("optimizer step", Field::Iteration),
+    // MaxText: `completed step: 9, seconds: 5.667, ...`
+    ("completed step", Field::Iteration),
+    ("epoch", Field::Epoch),
+    ("train epoch", Field::Epoch),
+    ("loss", Field::Loss),
+    ("lm loss", Field::Loss),
+    // LitGPT: `loss train (curr): 1.657`
+    ("loss train (curr)", Field::Loss),
+    // NeMo / Megatron-Core through Lightning: the loss averaged over data-parallel ranks
+    ("reduced train loss", Field::Loss),
+    ("elapsed time per iteration", Field::Step),
+    ("iter time", Field::Step),
+    ("iteration time", Field::Step),
+    ("step time", Field::Step),
+    ("time per step", Field::Step),
+    ("time per iteration", Field::Step),
+    ("batch time", Field::Step),
+    ("train step time", Field::Step),
+    ("time", Field::Step),
+    ("dt", Field::Step),
+    // NeMo: `train_step_timing in s: 0.03146`
+    ("train step timing", Field::Step),
+    // MaxText's step time; only as `seconds:` (a key), never a bare word
+    ("seconds", Field::Step),
+    // PaddlePaddle's suites: `batch_cost: 0.5344` (`avg_batch_cost: 0.18023 s`)
+    ("batch cost", Field::Step),
+    ("avg batch cost", Field::Step),
+    // VISSL: `btime(ms): 192`
+    ("btime", Field::Step),
+    // char-rnn and its kin: `time/batch = 0.194`
+    ("time/batch", Field::Step),
+    // DeepSpeed-Chat: `Latency: 0.27s` (SFT/DPO/reward), `E2E latency=7.99s` (RLHF step)
+    ("latency", Field::Step),
+    ("e2e latency", Field::Step),
+    // ezpz: forward and backward seconds
+    ("dtf", Field::Forward),
+    ("dtb", Field::Backward),
+    ("allreduce", Field::AllReduce),
+    ("all reduce", Field::AllReduce),
+    ("allreduce time", Field::AllReduce),
+    ("all reduce time", Field::AllReduce),
+    ("samples/sec", Field::Samples),
+    ("samples/s", Field::Samples),
+    ("sample/s", Field::Samples),
+    ("samples per second", Field::Samples),
+    ("samples per sec", Field::Samples),
+    ("currsamplespersec", Field::Samples),
+    // DeepSpeed-Chat's RLHF line spells it with one r
+    ("cursamplespersec", Field::Samples),
+    // MetricLogger of the image references: images are its samples
+    ("img/s", Field::Samples),
+    ("images/s", Field::Samples),
+    ("images/sec", Field::Samples),
+    // PaddlePaddle: `ips: 355.1 samples/s` (instances per second), also without a unit
+    ("ips", Field::Samples),
+    ("rank", Field::Rank),
+    ("global rank", Field::Rank),
+    ("train runtime", Field::Summary),
+];
+
+/// Words that may stand beside `loss` in a training loss's name (`train loss`, `batch avg loss`,
+/// `loss/train/total`, `avg_loss`); any other word names another loss (`val loss`, `nll loss`,
+/// `loss scale`).
+const LOSS_WORDS: &[&str] = &[
+    "train", "training", "batch", "avg", "average", "mean", "total", "step", "running", "lm",
+    "curr", "smoothed", "reduced",
+];
+
+/// Namespaces a logger puts before a key (`train/loss`, `trainer/global_step`).
+const KEY_SPACES: &[&str] = &["train/", "training/", "trainer/"];
+
 /// The field a pair feeds, and its normalised key.
 fn map(p: &Pair<'_>) -> Option<(Field, String)> {
+    let per_step = matches!(p.unit, Unit::PerStep(_));
+    // Keras: `- 5s 3ms/step -`: the unit says what it is.
+    if per_step && normalise(p.key).is_none() {
+        return Some((Field::Step, "per step".to_string()));
+    }
     let key = normalise(p.key)?;
+    // icefall: `loss[loss=0.74, ...], tot_loss[loss=1.09, ...]`: the bracket names the key.
+    let key = match p.outer.and_then(normalise) {
+        Some(outer) => format!("{outer}/{key}"),
+        None => key,
+    };
     let (base, _) = key_unit(&key);
-    if !p.sep && !BARE_KEYS.contains(&base) {
+    let base = KEY_SPACES
+        .iter()
+        .find_map(|ns| base.strip_prefix(ns))
+        .filter(|b| !b.is_empty())
+        .unwrap_or(base);
+    if !p.sep && !p.delimited && !per_step && !BARE_KEYS.contains(&base) {
         return None;
     }
-    let field = match base {
-        "iteration" | "iter" | "step" | "steps" | "global step" | "batch" | "train step"
-        // MaxText: `completed step: 9, seconds: 5.667, ...`
-        | "completed step" => Field::Iteration,
-        "epoch" | "train epoch" => Field::Epoch,
-        "loss" | "lm loss" | "training loss" | "avg loss" | "average loss" | "train/loss"
-        // LitGPT: `loss train (curr): 1.657`
-        | "loss train (curr)" | "loss train"
-        // NeMo / Megatron-Core through Lightning: the loss averaged over data-parallel ranks
-        | "reduced train loss" => Field::Loss,
-        "elapsed time per iteration"
-        | "iter time"
-        | "iteration time"
-        | "step time"
-        | "time per step"
-        | "time per iteration"
-        | "batch time"
-        | "time"
-        | "dt"
-        // NeMo: `train_step_timing in s: 0.03146`
-        | "train step timing"
-        // MaxText's step time; only as `seconds:` (a key), never a bare word
-        | "seconds"
-        // DeepSpeed-Chat: `Latency: 0.27s` (SFT/DPO/reward), `E2E latency=7.99s` (RLHF step)
-        | "latency"
-        | "e2e latency" => Field::Step,
+    let named = NAMES.iter().find(|(n, _)| *n == base).map(|(_, f)| *f);
+    let field = match named {
         // The lab's `Total: 156.3ms` is the step time; a bare `total` elsewhere is a count.
-        "total" if matches!(p.unit, Unit::Time(_)) => Field::Step,
-        "dtf" => Field::Forward,
-        "dtb" => Field::Backward,
-        "allreduce" | "all reduce" | "allreduce time" | "all reduce time" => Field::AllReduce,
-        "samples/sec" | "samples/s" | "sample/s" | "samples per second" | "samples per sec"
-        | "currsamplespersec"
-        // DeepSpeed-Chat's RLHF line spells it with one r
-        | "cursamplespersec"
-        // MetricLogger of the image references: images are its samples
-        | "img/s" | "images/s" | "images/sec" => Field::Samples,
-        "rank" | "global rank" => Field::Rank,
-        "train runtime" => Field::Summary,
-        _ if p.unit == Unit::SamplesPerSecond => Field::Samples,
-        _ => return None,
+        None if base == "total" && matches!(p.unit, Unit::Time(_)) => Field::Step,
+        None if per_step => Field::Step,
+        None if p.unit == Unit::SamplesPerSecond => Field::Samples,
+        None if is_loss_name(base) => Field::Loss,
+        Some(f) => f,
+        None => return None,
     };
     Some((field, key))
+}
+
+/// A number under an evaluation's loss: `val loss`, `eval_loss`, `valid/loss`, `loss/val`.
+fn is_eval_loss(p: &Pair<'_>) -> bool {
+    let Some(key) = normalise(p.key) else {
+        return false;
+    };
+    let words: Vec<&str> = key.split([' ', '/']).filter(|w| !w.is_empty()).collect();
+    p.value.is_finite()
+        && words.contains(&"loss")
+        && words
+            .iter()
+            .any(|w| matches!(*w, "val" | "valid" | "validation" | "eval" | "test"))
+}
+
+/// `loss` with only [`LOSS_WORDS`] beside it.
+fn is_loss_name(key: &str) -> bool {
+    let words: Vec<&str> = key
+        .split([' ', '/', '.'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.contains(&"loss") && words.iter().all(|w| *w == "loss" || LOSS_WORDS.contains(w))
 }
 
 /// The key without a unit suffix (`iter time (s)`, `elapsed time per iteration ms`), and the unit's
@@ -256,7 +425,11 @@ fn key_unit(key: &str) -> (&str, Option<f64>) {
         (" in s", 1.0),
         (" in ms", 1e-3),
         (" (ms)", 1e-3),
+        (" (msec)", 1e-3),
+        (" msec", 1e-3),
         (" ms", 1e-3),
+        (" (seconds)", 1.0),
+        (" seconds", 1.0),
         (" (s)", 1.0),
         (" (sec)", 1.0),
         (" s", 1.0),

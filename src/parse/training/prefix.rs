@@ -86,7 +86,15 @@ fn tag_len(s: &str) -> Option<(usize, u32)> {
         .count();
     if role > 0 && role <= 32 {
         let (n, used) = digits(&rest[role..])?;
-        let after = rest[role + used..].strip_prefix("]:")?;
+        let mut tail = &rest[role + used..];
+        let mut n = n;
+        // torchx through torchrun: `[trainer0|3]:` (replica, then the rank on its node)
+        if let Some(r) = tail.strip_prefix('|') {
+            let (local, used) = digits(r)?;
+            n = local;
+            tail = &r[used..];
+        }
+        let after = tail.strip_prefix("]:")?;
         return Some((s.len() - after.len(), n));
     }
     let (_, used) = digits(rest)?;
@@ -132,6 +140,12 @@ pub(super) fn strip(line: &str) -> (&str, Option<u32>) {
             rank = Some(r);
             continue;
         }
+        // torchx: `trainer/0 [3]:text` (role, replica, then the rank on its node)
+        if let Some((len, r)) = torchx_len(body) {
+            body = &body[len..];
+            rank = Some(r);
+            continue;
+        }
         // `srun --label`: `3: text` (a time like `12:42:20` has no space after its colon)
         let t = body.trim_start_matches(' ');
         if let Some((r, used)) = digits(t)
@@ -144,6 +158,33 @@ pub(super) fn strip(line: &str) -> (&str, Option<u32>) {
         break;
     }
     (body, rank)
+}
+
+/// Role names a launcher prints bare before a rank (`trainer0: text`); other words followed by a
+/// number and a colon are the line's own (`epoch1: ...`).
+const ROLES: &[&str] = &["trainer", "worker", "default"];
+
+/// The length of a torchx prefix at the start of `s` and its rank: `ROLE/REPLICA [RANK]:`, or a
+/// bare `ROLE N:` of [`ROLES`].
+fn torchx_len(s: &str) -> Option<(usize, u32)> {
+    let role = s
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+        .count();
+    if role == 0 || role > 32 || !s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    if let Some(rest) = s[role..].strip_prefix('/') {
+        let (_, used) = digits(rest)?;
+        let r = rest[used..].strip_prefix(" [")?;
+        let (n, used) = digits(r)?;
+        let after = r[used..].strip_prefix("]:")?;
+        return Some((s.len() - after.len(), n));
+    }
+    let name = ROLES.iter().find(|n| s.starts_with(**n))?;
+    let (n, used) = digits(&s[name.len()..])?;
+    let after = s[name.len() + used..].strip_prefix(':')?;
+    Some((s.len() - after.len(), n))
 }
 
 /// A rank named inside the line: DeepSpeed's and Megatron's `[Rank 0]`, Primus' `[rank-7/8]`.
@@ -199,8 +240,20 @@ mod tests {
             ("iter 3: loss 2.1", Some(1))
         );
         assert_eq!(strip("[trainer12]:x"), ("x", Some(12)));
+        assert_eq!(
+            strip("[trainer0|3]:Step 1 | loss:2"),
+            ("Step 1 | loss:2", Some(3))
+        );
         assert_eq!(strip("[INFO]: x"), ("[INFO]: x", None));
         assert_eq!(strip("[default1] x"), ("[default1] x", None));
+        // torchx, with its role and replica, and the bare role
+        assert_eq!(
+            strip("trainer/0 [1]:I0210 step 3"),
+            ("I0210 step 3", Some(1))
+        );
+        assert_eq!(strip("trainer0: step: 3"), (" step: 3", Some(0)));
+        assert_eq!(strip("epoch1: loss 2"), ("epoch1: loss 2", None));
+        assert_eq!(strip("a/b [x]: loss 2"), ("a/b [x]: loss 2", None));
     }
 
     #[test]

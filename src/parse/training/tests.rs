@@ -298,3 +298,173 @@ fn metric_logger_test_lines_are_no_steps() {
     let got: Vec<_> = recs.iter().map(|r| (r.iteration, r.loss)).collect();
     assert_eq!(got, vec![(Some(0), Some(0.0098))]);
 }
+
+fn read_all(text: &str) -> Vec<TrainRecord> {
+    let mut p = LineParser::new(Vec::new());
+    p.prescan(text);
+    let mut out = Vec::new();
+    for l in text.lines() {
+        out.extend(p.feed(l).records);
+    }
+    out.extend(p.flush());
+    out
+}
+
+#[test]
+fn a_step_header_and_its_block_are_one_record() {
+    let text = "Step 100:\n  loss: 2.31\n  lr: 0.0001\n  time(ms): 120\n\n\
+                Step 101:\n  train loss: 2.29\n  time(ms): 118\nsaving\n";
+    let r = read_all(text);
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!((r[0].iteration, r[0].loss), (Some(100), Some(2.31)));
+    assert!(r[0].step_seconds.is_some_and(|s| (s - 0.12).abs() < 1e-12));
+    assert_eq!((r[1].iteration, r[1].loss), (Some(101), Some(2.29)));
+    // A pretty-printed JSON record is a block too.
+    let r = read_all("{\n  \"global_step\": 7,\n  \"loss\": 1.5,\n  \"lr\": 0.1\n}\n");
+    assert_eq!(r.len(), 1, "{r:#?}");
+    assert_eq!((r[0].iteration, r[0].loss), (Some(7), Some(1.5)));
+}
+
+#[test]
+fn a_lone_key_value_line_stays_its_own_record() {
+    let r = read_all("loss: 2.5\nloss: 2.4\n");
+    assert_eq!(
+        r.iter().map(|r| r.loss).collect::<Vec<_>>(),
+        vec![Some(2.5), Some(2.4)]
+    );
+}
+
+#[test]
+fn column_records_and_longer_loss_names() {
+    // fairseq's simple log format: `| key value |` columns, the step as num_updates
+    let r = read_all(
+        "epoch 001:    100 / 1563 loss=9.012, nll_loss=8.9, ppl=478.6, wps=12345, num_updates=100, lr=1e-05, wall=50\n\
+         | epoch 001 | loss 7.951 | nll_loss 6.01 | ppl 64.5 | num_updates 500 | train_wall 230\n",
+    );
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].epoch),
+        (Some(100), Some(9.012), Some(1.0))
+    );
+    assert_eq!((r[1].iteration, r[1].loss), (Some(500), Some(7.951)));
+    let r =
+        read_all("step 3 | batch avg loss 1.25 | loss scale 65536\nstep=4 loss/train/total=0.5\n");
+    assert_eq!(
+        r.iter().map(|r| r.loss).collect::<Vec<_>>(),
+        vec![Some(1.25), Some(0.5)]
+    );
+}
+
+#[test]
+fn per_step_times_and_keras_bars() {
+    let r = read_all(
+        "1875/1875 [==============================] - 5s 3ms/step - loss: 0.2606 - accuracy: 0.9250\n",
+    );
+    assert_eq!((r[0].iteration, r[0].loss), (Some(1875), Some(0.2606)));
+    assert!(r[0].step_seconds.is_some_and(|s| (s - 0.003).abs() < 1e-12));
+    let r = read_all(
+        "ep 55 train, step 1347, ce 0.324, mem_usage:cuda:0 67.8GB, 0.855 sec/step, elapsed 0:16:59\n",
+    );
+    assert_eq!(
+        (r[0].iteration, r[0].step_seconds),
+        (Some(1347), Some(0.855))
+    );
+}
+
+#[test]
+fn evaluation_lines_are_no_steps() {
+    for l in [
+        "| epoch 001 | valid on 'valid' subset | loss 7.9 | nll_loss 6 | num_updates 500",
+        "step 250: train loss 1.9700, val loss 2.0800",
+        "Evaluating: step 100 loss 2.1",
+        "[eval] step: 100 loss: 2.1",
+        "2024-01-01 12:00:00 | INFO | valid | epoch 002 | loss 6.1 | num_updates 1000",
+        "{'eval_loss': 0.52, 'eval_runtime': 1.2, 'epoch': 1.0}",
+    ] {
+        let r = read_all(l);
+        assert!(r.is_empty(), "{l}: {r:?}");
+    }
+    // A note about the last evaluation on a training line does not make it one.
+    let r = read_all(
+        "Ep 1 | iter 1 | step 1: loss train (curr): 1.657, val (prev val iter): None | iter time: 298.27 ms",
+    );
+    assert_eq!(r[0].loss, Some(1.657));
+}
+
+#[test]
+fn hard_wrapped_records_are_joined_wherever_cut() {
+    let recs: Vec<String> = (0..6)
+        .map(|i| format!("step: {i} | loss: 2.{i}5 | time(ms): 12{i}.5 | samples/s: 1{i}.25"))
+        .collect();
+    let whole = read_all(&(recs.join("\n") + "\n"));
+    assert_eq!(whole.len(), 6);
+    for width in [24, 25, 29, 31, 37, 40] {
+        let mut text = String::new();
+        for r in &recs {
+            let chars: Vec<char> = r.chars().collect();
+            for piece in chars.chunks(width) {
+                text.push_str("0: ");
+                text.extend(piece);
+                text.push('\n');
+            }
+        }
+        let mut got = read_all(&text);
+        for r in &mut got {
+            assert_eq!(r.rank, Some(0));
+            r.rank = None;
+        }
+        assert_eq!(got, whole, "width {width}:\n{text}");
+    }
+}
+
+#[test]
+fn bracketed_groups_name_their_keys() {
+    // icefall: the batch's own loss, then the running total's
+    let r = read_all(
+        "2022-04-21 06:21:16,518 INFO [train.py:518] Epoch 0, batch 500, loss[ctc_loss=0.7647, att_loss=0.7367, loss=0.7423, over 2223 frames.], tot_loss[ctc_loss=1.098, att_loss=1.086, loss=1.088, over 438207.72270125535 frames.], batch size: 8\n",
+    );
+    assert_eq!(r.len(), 1, "{r:#?}");
+    assert_eq!((r[0].iteration, r[0].loss), (Some(500), Some(0.7423)));
+}
+
+#[test]
+fn two_word_steps_and_more_names() {
+    let r = read_all("INFO:tensorflow:global step 2: loss = 72.8609 (17.053 sec/step)\n");
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].step_seconds),
+        (Some(2), Some(72.8609), Some(17.053))
+    );
+    let r = read_all(
+        "INFO 2021-12-02 18:52:20,806 log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718; btime(ms): 192; eta: 0:00:08; peak_mem(M): 4176;\n",
+    );
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].rank),
+        (Some(57), Some(2.94718), Some(0))
+    );
+    assert!(r[0].step_seconds.is_some_and(|s| (s - 0.192).abs() < 1e-12));
+    let r = read_all("268/446 (epoch 0), train_loss = 2.097, time/batch = 0.194\n");
+    assert_eq!(
+        (r[0].iteration, r[0].loss, r[0].step_seconds),
+        (Some(268), Some(2.097), Some(0.194))
+    );
+    // Keras' epoch line with its validation figures is still the step's
+    let r = read_all(
+        "1562/1562 [==============================] - 484s - loss: 0.7744 - acc: 0.7344 - val_loss: 0.6673 - val_acc: 0.7737\n",
+    );
+    assert_eq!((r[0].iteration, r[0].loss), (Some(1562), Some(0.7744)));
+}
+
+#[test]
+fn glued_records_without_units_and_steps_after_a_log_level() {
+    let r = read_all(
+        "Epoch: 0, Step: 77, Rank: 3, loss = 0.95703125Epoch: 0, Step: 77, Rank: 1, loss = 0.71484375\n",
+    );
+    assert_eq!(
+        r.iter().map(|r| (r.rank, r.loss)).collect::<Vec<_>>(),
+        vec![(Some(3), Some(0.95703125)), (Some(1), Some(0.71484375))]
+    );
+    let r = read_all("00:20:21 SUCCESS Step 0 | Time: 60.98s | Loss: 0.0000 | ...\n");
+    assert_eq!((r[0].iteration, r[0].step_seconds), (Some(0), Some(60.98)));
+    // still no step from prose
+    assert!(read_all("saving at step 5\n").is_empty());
+}

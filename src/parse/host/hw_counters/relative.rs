@@ -33,6 +33,12 @@ pub(super) struct Context {
 const COMMANDS: &[&str] = &[
     "cd",
     "for",
+    "do",
+    "done",
+    "echo",
+    "printf",
+    "head",
+    "tail",
     "grep",
     "cat",
     "ls",
@@ -43,6 +49,11 @@ const COMMANDS: &[&str] = &[
     "show_counters",
     "show_rdma_counters",
 ];
+
+/// Whether `word` is one of the [`COMMANDS`] (a shell line, never a value).
+pub(super) fn is_command(word: &str) -> bool {
+    COMMANDS.contains(&word)
+}
 
 /// A sysfs file name as the kernel names counters (`np_cnp_sent`, `RcvHdrOvr10`).
 fn is_name(s: &str) -> bool {
@@ -61,7 +72,19 @@ impl Context {
             return true;
         }
         let words = match crate::parse::host::prompt::after_prompt(t) {
-            Some(w) => w,
+            Some(w) => {
+                // The prompt's working directory names the listing: `root@n1:/sys/class/
+                // infiniband/mlx5_0/ports/1/hw_counters# grep . *`, `[root@n1 counters]#`.
+                if let Some(dir) = crate::parse::host::prompt::working_dir(t) {
+                    let last = dir.rsplit('/').next().unwrap_or(dir);
+                    if dir.contains("infiniband/") {
+                        self.cd(dir);
+                    } else if matches!(last, "hw_counters" | "counters") {
+                        self.cd(last);
+                    }
+                }
+                w
+            }
             None => {
                 let w: Vec<&str> = t.split_whitespace().collect();
                 if !w.first().is_some_and(|c| COMMANDS.contains(c)) {

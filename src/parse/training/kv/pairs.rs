@@ -6,6 +6,9 @@ pub(super) enum Unit {
     None,
     /// A duration; the factor converts to seconds.
     Time(f64),
+    /// A time per step (`3ms/step`, `0.855 sec/step`): the step time whatever the key; the factor
+    /// converts to seconds.
+    PerStep(f64),
     SamplesPerSecond,
     Other,
 }
@@ -19,6 +22,13 @@ pub(super) const UNITS: &[(&str, Unit)] = &[
     ("tokens/sec", Unit::Other),
     ("tokens/s", Unit::Other),
     ("tok/s", Unit::Other),
+    ("sec/step", Unit::PerStep(1.0)),
+    ("sec/iter", Unit::PerStep(1.0)),
+    ("ms/step", Unit::PerStep(1e-3)),
+    ("ms/iter", Unit::PerStep(1e-3)),
+    ("us/step", Unit::PerStep(1e-6)),
+    ("s/step", Unit::PerStep(1.0)),
+    ("s/iter", Unit::PerStep(1.0)),
     ("it/s", Unit::Other),
     ("s/it", Unit::Other),
     ("seconds", Unit::Time(1.0)),
@@ -45,6 +55,12 @@ pub(super) struct Pair<'a> {
     pub key: &'a str,
     /// The key ended in `:` or `=`.
     pub sep: bool,
+    /// The key is all the text between a delimiter (`|`, `,`, the line's start) and its value: a
+    /// column of a `| key value |` record, so it needs no `:` to be a key.
+    pub delimited: bool,
+    /// The name of the bracket the pair is in (`tot_loss[loss=1.088, ...]`: `tot_loss`), so that
+    /// `loss[loss=0.74]` and `tot_loss[loss=1.09]` are two different keys.
+    pub outer: Option<&'a str>,
     pub value: f64,
     pub unit: Unit,
 }
@@ -54,6 +70,7 @@ pub(super) struct Pairs<'a> {
     s: &'a str,
     i: usize,
     key_start: usize,
+    outer: Option<&'a str>,
 }
 
 impl<'a> Pairs<'a> {
@@ -62,6 +79,7 @@ impl<'a> Pairs<'a> {
             s,
             i: 0,
             key_start: 0,
+            outer: None,
         }
     }
 }
@@ -89,12 +107,14 @@ impl<'a> Iterator for Pairs<'a> {
             if (i == 0 || !is_word(b[i - 1]))
                 && let Some((value, end)) = non_finite(self.s, i)
             {
-                let (key, sep) = key_before(&self.s[self.key_start..i]);
+                let (key, sep, delimited) = key_before(&self.s[self.key_start..i]);
                 self.key_start = end;
                 self.i = end;
                 return Some(Pair {
                     key,
                     sep,
+                    delimited,
+                    outer: self.outer,
                     value,
                     unit: Unit::None,
                 });
@@ -104,12 +124,14 @@ impl<'a> Iterator for Pairs<'a> {
                     && b.get(i + 1).is_some_and(u8::is_ascii_digit));
             if starts && (i == 0 || !is_word(b[i - 1])) {
                 if let Some((value, unit, end)) = number(self.s, i) {
-                    let (key, sep) = key_before(&self.s[self.key_start..i]);
+                    let (key, sep, delimited) = key_before(&self.s[self.key_start..i]);
                     self.key_start = end;
                     self.i = end;
                     return Some(Pair {
                         key,
                         sep,
+                        delimited,
+                        outer: self.outer,
                         value,
                         unit,
                     });
@@ -128,6 +150,13 @@ impl<'a> Iterator for Pairs<'a> {
                     self.i += 1;
                 }
             } else {
+                if c == b'[' {
+                    // a name glued to its bracket: `tot_loss[`
+                    let name = b[..i].iter().rev().take_while(|c| is_word(**c)).count();
+                    self.outer = (name > 0).then(|| &self.s[i - name..i]);
+                } else if c == b']' {
+                    self.outer = None;
+                }
                 self.i += 1;
             }
         }
@@ -136,8 +165,9 @@ impl<'a> Iterator for Pairs<'a> {
 }
 
 /// The key in the text between the previous value and this one: after the last hard delimiter (or
-/// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes.
-fn key_before(text: &str) -> (&str, bool) {
+/// `: ` / ` - ` that ends an earlier phrase), without its separator and quotes; whether it had a
+/// separator, and whether it fills its column (see [`Pair::delimited`]).
+fn key_before(text: &str) -> (&str, bool, bool) {
     // `Epoch [1/10], Step [100/600]`: a bracket right before the value belongs to the value.
     let t = text
         .trim_end_matches([' ', '\'', '"'])
@@ -147,21 +177,48 @@ fn key_before(text: &str) -> (&str, bool) {
         Some(k) => (k.trim_end_matches([' ', '\'', '"']), true),
         None => (t, false),
     };
-    let mut from = t.bytes().rposition(is_hard_delimiter).map_or(0, |p| p + 1);
+    let hard = t.bytes().rposition(is_hard_delimiter);
+    let mut from = hard.map_or(0, |p| p + 1);
+    let mut phrase = false;
     for phrase_end in [": ", " - ", "= "] {
         if let Some(p) = t.rfind(phrase_end)
             && p + phrase_end.len() > from
         {
             from = p + phrase_end.len();
+            phrase = true;
         }
     }
     let key = t.get(from..).unwrap_or("").trim();
-    // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no.
-    if !sep && key.contains(' ') {
-        return ("", false);
+    // Only a `|` or `,` column is a key of several words without a separator (`| train loss 2.3 |`);
+    // the line's start is prose as often (`saving at step 5`).
+    let delimited = !phrase
+        && hard.is_some_and(|p| matches!(t.as_bytes().get(p), Some(b'|' | b',')))
+        && !key.is_empty();
+    // A bare key is one word after punctuation: `INFO - Step 10` yes, `saving at step 5` no;
+    // or a name of two words (`INFO:tensorflow:global step 1`).
+    if !sep && !delimited && key.contains(' ') {
+        let two = key.rsplit([' ', ':']).take(2).collect::<Vec<_>>();
+        if let [last, before] = two[..]
+            && BARE_PAIRS.contains(&(before, last))
+        {
+            let from = key.len() - last.len() - 1 - before.len();
+            return (key.get(from..).unwrap_or(""), false, false);
+        }
+        // after a log level: `00:20:21 SUCCESS Step 0`
+        let mut words = key.rsplit(' ');
+        if let (Some(last), Some(level)) = (words.next(), words.next())
+            && level.len() >= 3
+            && level.bytes().all(|c| c.is_ascii_uppercase())
+        {
+            return (last, false, false);
+        }
+        return ("", false, false);
     }
-    (key, sep)
+    (key, sep, delimited)
 }
+
+/// Two-word names that need no `:` (see `key_before`).
+const BARE_PAIRS: &[(&str, &str)] = &[("global", "step"), ("train", "step")];
 
 /// `nan`, `inf`, `-inf`, `infinity` (any case) as a whole word at `i`: what Python prints for a loss
 /// that diverged. Only a loss takes it; every other field refuses a value that is not finite.
@@ -288,6 +345,10 @@ fn unit_after(s: &str, j: usize) -> Option<(Unit, usize)> {
             {
                 return Some((*unit, j + u.len()));
             }
+        }
+        // Two records glued together: `loss = 0.957Epoch: 0, ...` (a word that starts anew)
+        if rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Some((Unit::None, j));
         }
         return None;
     }

@@ -14,7 +14,44 @@ pub(super) fn read(body: &str) -> Option<(u64, Option<f64>)> {
     tqdm(body)
         .or_else(|| rich(body))
         .or_else(|| epoch_brackets(body).map(|i| (i, None)))
+        .or_else(|| keras(body).map(|i| (i, None)))
 }
+
+/// Keras' bar: `  100/1875 [====>.....] - ETA: 1:23 - loss: 0.30`: the step of the epoch starts
+/// the line, its bar right after it. (Its `3ms/step` is read as a step time by the pair reader.)
+fn keras(body: &str) -> Option<u64> {
+    let t = body.trim_start();
+    let (n, rest) = t.split_once('/')?;
+    let n: u64 = n.parse().ok()?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest.get(digits..)?;
+    if digits == 0 {
+        return None;
+    }
+    // without a bar (`verbose=2`: `1079/1079 - 21s - loss: ...`, char-rnn's `268/446 (epoch 0)`)
+    if after.starts_with(" - ") || after.starts_with(" (") {
+        return Some(n);
+    }
+    let bar = after.strip_prefix(" [")?;
+    let (inside, _) = bar.split_once(']')?;
+    (!inside.is_empty() && inside.bytes().all(|c| matches!(c, b'=' | b'>' | b'.'))).then_some(n)
+}
+
+/// Words that say a line is an evaluation's when they start it or one of its `|` columns:
+/// `| valid on 'valid' subset |` (fairseq), `Evaluating: ...`, `[eval] step 100 ...`. (Anywhere
+/// else they may be a note on a training line: LitGPT's `val (prev val iter): None`.)
+const EVAL_WORDS: &[&str] = &[
+    "eval",
+    "evaluation",
+    "evaluating",
+    "evaluate",
+    "val",
+    "valid",
+    "validation",
+    "validating",
+    "test",
+    "testing",
+];
 
 /// An evaluation line of the loggers that print one in the training format: MetricLogger's and
 /// ProgressMeter's `Test:  [40/96]  ... loss: 0.4499 ...`, their summary `* Acc@1 88.381 Acc@5
@@ -31,6 +68,14 @@ pub(super) fn is_evaluation(body: &str) -> bool {
         || body
             .split_whitespace()
             .any(|w| matches!(w, "Test:" | "Val:" | "Validation:" | "Eval:"))
+        || body.split('|').any(|column| {
+            column.split_whitespace().next().is_some_and(|w| {
+                let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+                EVAL_WORDS.iter().any(|e| w.eq_ignore_ascii_case(e))
+            })
+        })
+        || body.contains("Iter(val)")
+        || body.contains("Iter(test)")
 }
 
 /// A bar of a training loop: its description names an epoch or training, and no evaluation.
@@ -98,14 +143,23 @@ fn tqdm(body: &str) -> Option<(u64, Option<f64>)> {
     Some((n, rate_seconds(rate)))
 }
 
-/// `Epoch: [E]  [ I/N]`, `Epoch(train) [E][I/N]`, `Epoch [E][I/N]`: I.
+/// `Epoch: [E]  [ I/N]`, `Epoch(train) [E][I/N]`, `Epoch [E][I/N]`: I. MMEngine's iteration-based
+/// loop: `Iter(train) [  50/80000]`: I.
 fn epoch_brackets(body: &str) -> Option<u64> {
+    if let Some(at) = body.find("Iter(train)") {
+        let rest = body.get(at + "Iter(train)".len()..)?.trim_start();
+        let (pos, _) = bracket(rest)?;
+        let (i, _total) = pos.split_once('/')?;
+        return i.trim().parse().ok();
+    }
     let lower = body.to_ascii_lowercase();
     let at = lower.find("epoch")?;
     let mut rest = body.get(at + "epoch".len()..)?;
     rest = rest.strip_prefix("(train)").unwrap_or(rest);
     rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
     let (epoch, after) = bracket(rest)?;
+    // `[0]` or `[0/100]` (DINO)
+    let epoch = epoch.split_once('/').map_or(epoch, |(e, _)| e);
     epoch.trim().parse::<u64>().ok()?;
     let (pos, _) = bracket(after.trim_start())?;
     let (i, _total) = pos.split_once('/')?;
