@@ -16,6 +16,10 @@ pub type Queue = Arc<Mutex<VecDeque<[u8; PROBE_LEN]>>>;
 /// Each poll of a fake endpoint advances the fake clock this much (so an echo has an RTT of
 /// exactly this, and an empty CQ lets time pass).
 pub const POLL_NS: u64 = 10_000;
+/// What opening an endpoint, and bringing it to RTS, each cost: about what a real NIC takes
+/// (device open, PD/CQ/QP creation, two `modify_qp` through the kernel), so setup time shows in
+/// any loop that mistakes it for RTT.
+pub const SETUP_NS: u64 = 20_000_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ev {
@@ -36,6 +40,14 @@ pub struct FakeClock {
 impl FakeClock {
     fn advance(&self, d: u64) {
         *self.t.lock().expect("clock") += d;
+    }
+}
+
+/// Spend [`SETUP_NS`]: on the fake clock when there is one, else for real.
+fn spend_setup(clock: &Option<FakeClock>) {
+    match clock {
+        Some(c) => c.advance(SETUP_NS),
+        None => std::thread::sleep(std::time::Duration::from_nanos(SETUP_NS)),
     }
 }
 
@@ -125,10 +137,13 @@ impl Device for FakeDevice {
         }
         let blackhole = s.blackhole_opens > 0;
         s.blackhole_opens = s.blackhole_opens.saturating_sub(1);
+        let qpn = 0x100 + s.opens as u32;
+        drop(s);
+        spend_setup(&self.clock);
         Ok(FakeEp {
             dev: self.clone(),
             blackhole,
-            qpn: 0x100 + s.opens as u32,
+            qpn,
         })
     }
 }
@@ -145,10 +160,11 @@ impl Endpoint for FakeEp {
     }
 
     fn connect(&mut self, _remote: &ConnInfo) -> Result<(), String> {
-        match &self.dev.script.lock().expect("script").fail_connect {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
+        if let Some(e) = &self.dev.script.lock().expect("script").fail_connect {
+            return Err(e.clone());
         }
+        spend_setup(&self.dev.clock);
+        Ok(())
     }
 
     fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
