@@ -2,7 +2,7 @@
 //! session (feature `verbs`) gets its own RC QP, set up over the same TCP connection, and its probes
 //! echoed by a thread that busy-polls the CQ. One line at start says what it serves.
 
-use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode};
+use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode, Msg, ProtoError};
 use crate::collect::ping::{VerbsOptions, tcp};
 use std::io;
 use std::process::ExitCode;
@@ -133,7 +133,17 @@ async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
     tokio::time::timeout(HELLO_TIMEOUT, s.read_exact(&mut hello))
         .await
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no hello within 5 s"))??;
-    let hello = Hello::decode(&hello).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let hello = match Hello::decode(&hello) {
+        Ok(h) => h,
+        Err(e) => {
+            if e == ProtoError::OldRdma {
+                // An older pinger shows this sentence; closing without it would say only "closed".
+                let why = Msg::Refuse(e.to_string()).encode().unwrap_or_default();
+                let _ = s.write_all(&why).await;
+            }
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+    };
     match hello.mode {
         Mode::Tcp => {
             // Echo whatever arrives at once: probes are timed by the pinger, not here.
@@ -186,7 +196,6 @@ async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
 
 #[cfg(not(feature = "verbs"))]
 async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
-    use crate::collect::ping::proto::Msg;
     let why = Msg::Refuse("RDMA pings: pingd built without verbs".into());
     s.write_all(&why.encode().map_err(io::Error::other)?)
         .await?;
@@ -234,7 +243,6 @@ pub fn run(opts: Options) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::ping::proto::Msg;
 
     #[test]
     fn the_start_line_says_what_rdma_can_do() {
@@ -274,6 +282,15 @@ mod tests {
         // Closed (or reset: the request was left unread), never answered.
         let _ = s.read_to_end(&mut b).await;
         assert!(b.is_empty(), "no answer to a stranger");
+        // An RDMA pinger of protocol 1 (no RoCE versions in its Info) is told why.
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"RTPING\x01R").await.expect("w");
+        let mut b = Vec::new();
+        let _ = s.read_to_end(&mut b).await;
+        assert_eq!(
+            Msg::decode(&b).map(|m| m.0),
+            Ok(Msg::Refuse(ProtoError::OldRdma.to_string()))
+        );
         if !cfg!(feature = "verbs") {
             let mut s = TcpStream::connect(addr).await.expect("connect");
             s.write_all(&Hello { mode: Mode::Rdma }.encode())

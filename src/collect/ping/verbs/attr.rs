@@ -100,6 +100,7 @@ mod tests {
     //! Expected values are rc_pingpong's (rdma-core libibverbs/examples/rc_pingpong.c,
     //! pp_init_ctx and pp_connect_ctx), written out as numbers from verbs.h.
     use super::*;
+    use crate::collect::ping::gid::{Roce, Versions};
 
     const STATE: u32 = 1;
     const ACCESS_FLAGS: u32 = 1 << 3;
@@ -124,6 +125,7 @@ mod tests {
             lid: 7,
             gid,
             mtu: 5,
+            versions: Versions::only(Roce::V2),
         }
     }
 

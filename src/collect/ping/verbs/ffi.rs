@@ -3,7 +3,7 @@
 //! code (verbs return it; errno is not set reliably).
 
 use super::super::VerbsOptions;
-use super::super::gid::{self, Choice, Pin, Route};
+use super::super::gid::{self, Choice, Pin, Roce, Route, Versions};
 use super::super::proto::{ConnInfo, PROBE_LEN};
 use super::{Device, Endpoint, UNAVAILABLE, attr};
 use rdma_sys::*;
@@ -231,13 +231,18 @@ impl Device for Verbs {
             gid_index: o.gid_index,
         };
         let choice = gid::select(&o.sysfs_root, &route, &pin)?;
-        Rc::open(choice, o.traffic_class, o.sl)
+        Rc::open(choice, &o.sysfs_root, o.traffic_class, o.sl)
     }
 }
 
 /// The verbs objects of one RC endpoint, destroyed in reverse order on drop.
 pub struct Rc {
     choice: Choice,
+    /// The version sent: the preferred one until both ends agreed in `connect`.
+    roce: Roce,
+    agreed: bool,
+    /// Where the GID table is re-read after a GID change.
+    sysfs_root: String,
     local: attr::Local,
     ctx: *mut ibv_context,
     pd: *mut ibv_pd,
@@ -297,11 +302,14 @@ pub fn rc_err(what: &str, rc: i32) -> String {
 
 impl Rc {
     /// Open the chosen device, create PD, MR, CQ and an RC QP in INIT with every receive posted.
-    fn open(choice: Choice, traffic_class: u8, sl: u8) -> Result<Self, String> {
+    fn open(choice: Choice, sysfs_root: &str, traffic_class: u8, sl: u8) -> Result<Self, String> {
         let mut ep = Rc {
+            roce: choice.preferred(),
+            agreed: false,
+            sysfs_root: sysfs_root.to_string(),
             local: attr::Local {
                 port: choice.port,
-                gid_index: choice.gid_index,
+                gid_index: choice.gid_index(),
                 traffic_class,
                 sl,
                 mtu: ibv_mtu::IBV_MTU_1024 as u8,
@@ -430,10 +438,22 @@ impl Endpoint for Rc {
             lid: self.lid,
             gid: self.gid,
             mtu: self.local.mtu,
+            versions: if self.agreed {
+                Versions::only(self.roce)
+            } else {
+                self.choice.versions()
+            },
         }
     }
 
     fn connect(&mut self, remote: &ConnInfo) -> Result<(), String> {
+        let v = gid::agree(self.choice.versions(), remote.versions)?;
+        let index = self
+            .choice
+            .entry(v)
+            .map(|e| e.index)
+            .ok_or_else(|| format!("no {v} GID"))?;
+        (self.roce, self.agreed, self.local.gid_index) = (v, true, index);
         let (mut a, m) = attr::rtr(&self.local, remote);
         self.modify(&mut a, m, "QP to RTR")?;
         let (mut a, m) = attr::rts(self.local.psn);
@@ -529,16 +549,25 @@ impl Endpoint for Rc {
         };
         let (kind, name) = event_kind(ty);
         let ours = port == self.local.port as i32;
-        let fatal = match kind {
-            EventKind::Fatal => true,
-            EventKind::Port | EventKind::GidChange => ours,
-            EventKind::Ignore => false,
-        };
-        fatal.then(|| format!("{}: {name}", self.choice.device))
+        let dev = &self.choice.device;
+        match kind {
+            EventKind::Fatal => Some(format!("{dev}: {name}")),
+            EventKind::Port if ours => Some(format!("{dev}: {name}")),
+            // Any entry of the port's table changing raises it: rebuild only if ours did.
+            EventKind::GidChange if ours => gid::still_holds(
+                &self.sysfs_root,
+                &self.choice,
+                self.local.gid_index,
+                self.roce,
+            )
+            .err()
+            .map(|why| format!("{dev}: {name}: {why}")),
+            _ => None,
+        }
     }
 
     fn describe(&self) -> String {
-        self.choice.to_string()
+        self.choice.path(self.roce)
     }
 }
 

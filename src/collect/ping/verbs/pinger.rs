@@ -340,7 +340,13 @@ impl Control for TcpControl {
         c.write_all(&b).map_err(io)?;
         c.set_read_timeout(Some(Duration::from_secs(5)))
             .map_err(io)?;
-        let remote = match Msg::read_from(c).map_err(io)? {
+        let answer = Msg::read_from(c).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => "control connection closed by peer before its \
+                answer (a pingd older than this rocetop closes RDMA sessions of protocol 2)"
+                .to_string(),
+            _ => io(e),
+        })?;
+        let remote = match answer {
             Msg::Info(i) => i,
             Msg::Refuse(why) => return Err(format!("peer says: {why}")),
             Msg::Period(_) => return Err("control connection: unexpected message".into()),

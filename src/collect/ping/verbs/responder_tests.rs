@@ -4,6 +4,7 @@
 use super::super::fake::FakeDevice;
 use super::super::pinger::{Pinger, RealClock, TcpDialer};
 use super::*;
+use crate::collect::ping::gid::Versions;
 use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode, Probe};
 use crate::collect::ping::{Link, Options, lock};
 use std::net::TcpListener;
@@ -43,6 +44,7 @@ fn request(c: &mut TcpStream, period: Option<u64>) -> Msg {
         lid: 0,
         gid: [0; 16],
         mtu: 3,
+        versions: Versions { v1: true, v2: true },
     };
     b.extend(Msg::Info(me).encode().expect("enc"));
     c.write_all(&b).expect("write");
@@ -202,4 +204,87 @@ fn pinger_and_pingd_meet_over_tcp_and_probes_come_back() {
     let (sent, answered, lost) = lock(&link, |l| (l.window.sent, l.window.answered, l.window.lost));
     assert_eq!(answered, 5, "every posted probe came back");
     assert_eq!(sent, answered + lost);
+}
+
+/// A pinger (its port's RoCE versions `mine`) and pingd (`theirs`) over loopback TCP; pingd serves
+/// one session, then the pinger is stopped. pingd's result and lines, the pinger's notes and
+/// (sent, answered).
+fn meet(mine: Versions, theirs: Versions) -> (Result<(), String>, Vec<String>, Vec<String>, u64) {
+    let s = stop();
+    let (a, b) = FakeDevice::pair(s.clone());
+    a.script.lock().expect("s").versions = Some(mine);
+    b.script.lock().expect("s").versions = Some(theirs);
+    a.script.lock().expect("s").stop_after = Some(3);
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    let t = std::thread::spawn(move || {
+        let (mut c, _) = l.accept().expect("accept");
+        let mut h = [0u8; HELLO_LEN];
+        c.read_exact(&mut h).expect("hello");
+        let lines = Mutex::new(Vec::new());
+        let r = serve(c, &b, Duration::from_millis(20), &|l| {
+            lines.lock().expect("l").push(l)
+        });
+        (r, lines.into_inner().expect("l"))
+    });
+    let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(100.0))));
+    let mut p = Pinger::new(
+        a,
+        TcpDialer(addr.clone()),
+        RealClock(std::time::Instant::now()),
+        Duration::from_millis(10),
+        Duration::from_secs(2),
+        &addr,
+        link.clone(),
+        s.clone(),
+    );
+    let pinger = std::thread::spawn(move || p.run());
+    let (r, lines) = t.join().expect("pingd");
+    // A refused pinger waits to retry: it is stopped once pingd's one session is over.
+    s.store(true, std::sync::atomic::Ordering::Relaxed);
+    pinger.join().expect("pinger");
+    let (notes, answered) = lock(&link, |l| (l.notes.clone(), l.window.answered));
+    (r, lines, notes, answered)
+}
+
+#[test]
+fn a_roce_v1_only_peer_is_pinged_over_v1() {
+    let both = Versions { v1: true, v2: true };
+    let v1 = Versions::only(crate::collect::ping::gid::Roce::V1);
+    let (r, lines, notes, answered) = meet(both, v1);
+    assert_eq!(r, Ok(()));
+    assert_eq!(answered, 3);
+    assert!(
+        lines[0].starts_with("RDMA via fake0 port 1 GID 2 (IB/RoCE v1 ::ffff:127.0.0.1 on lo);"),
+        "{lines:?}"
+    );
+    assert!(
+        notes[0].contains("via fake0 port 1 GID 2 (IB/RoCE v1 ::ffff:127.0.0.1 on lo)"),
+        "the pinger switched to its v1 index too: {notes:?}"
+    );
+    let (_, lines, _, answered) = meet(both, both);
+    assert_eq!(answered, 3);
+    assert!(lines[0].contains("GID 3 (RoCE v2"), "v2 when both have it");
+}
+
+#[test]
+fn a_v1_v2_mix_is_refused_with_its_reason() {
+    use crate::collect::ping::gid::Roce;
+    let (r, _, notes, answered) = meet(Versions::only(Roce::V2), Versions::only(Roce::V1));
+    let why = "pingd fake0 port 1 GID 2 (IB/RoCE v1 ::ffff:127.0.0.1 on lo): RoCE versions \
+               differ: this end has RoCE v1 only, the peer RoCE v2 only; both ends must send the \
+               same (a ConnectX-3 has RoCE v2 GIDs only with the ROCE_V1_V2 firmware capability)";
+    assert_eq!(r, Err(why.into()));
+    assert_eq!(answered, 0);
+    assert_eq!(
+        notes,
+        vec![format!(
+            "RDMA ping to {}: peer says: {why}",
+            notes[0]
+                .strip_prefix("RDMA ping to ")
+                .and_then(|n| n.split(": ").next())
+                .unwrap_or("?")
+        )],
+        "the pinger shows pingd's reason, not a retry loop"
+    );
 }
