@@ -120,8 +120,9 @@ pub enum Command {
         /// Service level of the RDMA replies.
         #[arg(long, default_value_t = 0)]
         sl: u8,
-        /// Busy-poll the CQ at most this long after each probe (each pinger says its period; pingd
-        /// spins 1.25 periods, so probes are caught by the spin); 0 polls every 50 µs.
+        /// RDMA: pingd sleeps until just before each probe is due (pingers say their period) and
+        /// spins around it; a pinger faster than one probe per 2 ms is busy-polled 1.25 periods
+        /// after each probe, at most this long; 0 polls every 50 µs.
         #[arg(long, default_value = "1s", value_parser = parse_duration)]
         spin: std::time::Duration,
     },

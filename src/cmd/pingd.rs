@@ -16,8 +16,8 @@ use tokio::task::JoinSet;
 pub struct Options {
     pub listen: String,
     pub verbs: VerbsOptions,
-    /// RDMA: the most the CQ is busy-polled after each probe (each session spins 1.25 of its
-    /// pinger's period, up to this) before polling every 50 µs.
+    /// RDMA: the most the CQ is busy-polled after each probe of a pinger faster than one probe
+    /// per 2 ms (slower ones are slept for until just before each probe); 0 polls every 50 µs.
     pub spin: Duration,
 }
 
@@ -172,12 +172,21 @@ pub fn spin_cost(spin: Duration) -> String {
         "RDMA sessions poll every 50 µs (replies up to ~0.1 ms late)".into()
     } else {
         format!(
-            "each RDMA session busy-polls a core for 1.25 probe periods (at most {spin:?}) after \
-             each probe: a whole core per pinger sending every {:?} or faster",
-            spin.mul_f64(0.8)
+            "each RDMA session sleeps until just before its pinger's next probe is due (about \
+             0.3 % of a core at 10 probes/s); pingers faster than one probe per 2 ms are \
+             busy-polled 1.25 periods after each probe (at most {spin:?})"
         )
     }
 }
+
+/// Threads for blocking work: every RDMA session holds one for its life, so the pool holds as many
+/// as sessions may be open (tokio's default of 512 left sessions past it queued, never served),
+/// and a few for other blocking calls.
+pub const BLOCKING_THREADS: usize = MAX_SESSIONS + 16;
+const _: () = assert!(
+    BLOCKING_THREADS >= MAX_SESSIONS,
+    "every session gets its thread"
+);
 
 #[cfg(feature = "verbs")]
 async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
@@ -204,7 +213,11 @@ async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
 
 /// `rocetop pingd`: bind, say what is served, answer until killed.
 pub fn run(opts: Options) -> ExitCode {
-    let rt = match tokio::runtime::Runtime::new() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
@@ -260,8 +273,9 @@ mod tests {
     fn the_start_line_says_what_spinning_costs() {
         assert_eq!(
             spin_cost(Duration::from_secs(1)),
-            "each RDMA session busy-polls a core for 1.25 probe periods (at most 1s) after each \
-             probe: a whole core per pinger sending every 800ms or faster"
+            "each RDMA session sleeps until just before its pinger's next probe is due (about 0.3 % \
+             of a core at 10 probes/s); pingers faster than one probe per 2 ms are busy-polled 1.25 \
+             periods after each probe (at most 1s)"
         );
         assert!(spin_cost(Duration::ZERO).contains("every 50 µs"));
     }

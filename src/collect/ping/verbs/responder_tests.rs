@@ -84,7 +84,7 @@ fn probes_are_echoed_until_the_pinger_leaves() {
         lines,
         vec![
             "RDMA via fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo); probe period 100ms: \
-             busy-polls 125ms after each probe (a whole core while the pinger runs)"
+             sleeps until 300µs before each probe is due (about 0.3 % of a core)"
         ]
     );
     let src = theirs.script.lock().expect("s").sources.clone();
@@ -149,7 +149,7 @@ fn an_error_completion_ends_the_session() {
         Err("completion failed: transport retry counter exceeded".into())
     );
     assert!(
-        lines[0].ends_with("busy-polls 0ns after each probe (the pinger did not say its period)"),
+        lines[0].ends_with("probe period unknown: polls every 50 µs (replies up to ~0.1 ms late)"),
         "{lines:?}"
     );
 }
@@ -157,11 +157,81 @@ fn an_error_completion_ends_the_session() {
 #[test]
 fn the_session_line_says_what_polling_costs() {
     let p = |ms| Some(Duration::from_millis(ms));
-    let line = session_line("d", p(2000), Duration::from_secs(1));
+    let s = Duration::from_secs(1);
     assert!(
-        line.ends_with("probe period 2s: busy-polls 1s after each probe (then polls every 50 µs: replies up to ~0.1 ms late)"),
-        "{line}"
+        session_line("d", p(2000), s).ends_with(
+            "probe period 2s: sleeps until 300µs before each probe is due (about 0.0 % of a core)"
+        ),
+        "{}",
+        session_line("d", p(2000), s)
     );
+    assert!(
+        session_line("d", Some(Duration::from_micros(100)), s)
+            .ends_with("busy-polls 125µs after each probe (a whole core while the pinger runs)")
+    );
+    assert!(session_line("d", None, s).ends_with(
+        "probe period unknown: busy-polls 1s after each probe (the pinger did not say its period)"
+    ));
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+#[test]
+fn pingd_sleeps_until_just_before_the_next_probe_is_due() {
+    let t = Instant::now();
+    let mut pace = Pace::new(Some(100 * MS), Duration::from_secs(1), t);
+    assert_eq!(
+        pace.wait(t + 50 * MS),
+        Wait::Spin,
+        "before the first probe: as before"
+    );
+    // A probe that left 2 ms late arrives at t: the next one is due at t + 98 ms.
+    pace.arrived(t, 2 * MS);
+    assert_eq!(
+        pace.wait(t + MS),
+        Wait::Sleep(CHECK),
+        "long sleeps are cut to CHECK"
+    );
+    let due = t + 98 * MS;
+    assert_eq!(pace.wait(due - GUARD - MS), Wait::Sleep(MS));
+    assert_eq!(pace.wait(due - GUARD), Wait::Spin);
+    assert_eq!(
+        pace.wait(due + GUARD),
+        Wait::Spin,
+        "spins GUARD past it too"
+    );
+    // It did not come: it may still, off its slot (a retransmission), so poll until the next.
+    assert_eq!(pace.wait(due + GUARD + MS), Wait::Poll);
+    assert_eq!(pace.wait(due + 100 * MS - GUARD - MS), Wait::Poll);
+    assert_eq!(
+        pace.wait(due + 100 * MS - GUARD),
+        Wait::Spin,
+        "the next slot's probe"
+    );
+    assert_eq!(pace.wait(due + 350 * MS), Wait::Poll, "three slots missed");
+    // It comes: paced from it again.
+    pace.arrived(due + 350 * MS, Duration::ZERO);
+    assert_eq!(pace.wait(due + 351 * MS), Wait::Sleep(CHECK));
+}
+
+#[test]
+fn fast_pingers_and_spin_zero_keep_their_old_polling() {
+    let t = Instant::now();
+    let mut fast = Pace::new(Some(MS), Duration::from_secs(1), t);
+    fast.arrived(t, Duration::ZERO);
+    assert_eq!(fast.wait(t + MS / 2), Wait::Spin, "1 ms: always spun");
+    assert_eq!(
+        fast.wait(t + 2 * MS),
+        Wait::Poll,
+        "1.25 periods after the last probe"
+    );
+    let mut never = Pace::new(Some(100 * MS), Duration::ZERO, t);
+    never.arrived(t, Duration::ZERO);
+    assert_eq!(never.wait(t + 100 * MS), Wait::Poll, "--spin 0");
+    let mut unknown = Pace::new(None, Duration::from_secs(1), t);
+    unknown.arrived(t, Duration::ZERO);
+    assert_eq!(unknown.wait(t + 900 * MS), Wait::Spin);
+    assert_eq!(unknown.wait(t + 1100 * MS), Wait::Poll);
 }
 
 #[test]
@@ -198,7 +268,7 @@ fn pinger_and_pingd_meet_over_tcp_and_probes_come_back() {
     let (r, lines) = t.join().expect("pingd");
     assert_eq!(r, Ok(()), "the pinger's leaving ends the session");
     assert!(
-        lines[0].contains("probe period 10ms: busy-polls 12.5ms after each probe"),
+        lines[0].contains("probe period 10ms: sleeps until 300µs before each probe is due"),
         "{lines:?}"
     );
     let (sent, answered, lost) = lock(&link, |l| (l.window.sent, l.window.answered, l.window.lost));
@@ -287,4 +357,96 @@ fn a_v1_v2_mix_is_refused_with_its_reason() {
         )],
         "the pinger shows pingd's reason, not a retry loop"
     );
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_THREAD_CPUTIME_ID is always available on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// 50 pingers at 10/s, each with its pingd session over loopback TCP (fake endpoints, real clocks
+/// and threads): what each session costs pingd, and that none is starved. Spinning 1.25 periods
+/// after each probe, each session took a whole core (50 cores asked of this machine's few).
+#[test]
+fn fifty_sessions_at_ten_per_second_cost_pingd_little_and_none_starves() {
+    const N: usize = 50;
+    const SECS: u64 = 3;
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    let s = stop();
+    let mut pairs = Vec::new();
+    for _ in 0..N {
+        let (a, b) = FakeDevice::pair(s.clone());
+        pairs.push((a, b));
+    }
+    let theirs: Vec<FakeDevice> = pairs.iter().map(|p| p.1.clone()).collect();
+    // pingd: one thread per session, as pingd's blocking pool runs them; each reports its CPU time.
+    let served = std::thread::spawn(move || {
+        let mut threads = Vec::new();
+        for dev in theirs {
+            let (mut c, _) = l.accept().expect("accept");
+            threads.push(std::thread::spawn(move || {
+                let mut h = [0u8; HELLO_LEN];
+                c.read_exact(&mut h).expect("hello");
+                let started = thread_cpu();
+                let t0 = Instant::now();
+                let r = serve(c, &dev, Duration::from_secs(1), &|_| {});
+                (r, thread_cpu() - started, t0.elapsed())
+            }));
+        }
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("session"))
+            .collect::<Vec<_>>()
+    });
+    let mut pingers = Vec::new();
+    let mut links = Vec::new();
+    for (a, _) in pairs {
+        let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(10.0))));
+        links.push(link.clone());
+        let mut p = Pinger::new(
+            a,
+            TcpDialer(addr.clone()),
+            RealClock(Instant::now()),
+            Duration::from_millis(100),
+            Duration::from_secs(1),
+            &addr,
+            link,
+            s.clone(),
+        );
+        pingers.push(std::thread::spawn(move || p.run()));
+    }
+    std::thread::sleep(Duration::from_secs(SECS));
+    s.store(true, std::sync::atomic::Ordering::Relaxed);
+    for p in pingers {
+        p.join().expect("pinger");
+    }
+    let sessions = served.join().expect("pingd");
+    let cpu: Duration = sessions.iter().map(|s| s.1).sum();
+    let wall: Duration = sessions.iter().map(|s| s.2).sum();
+    let share = cpu.as_secs_f64() / wall.as_secs_f64();
+    let answered: Vec<u64> = links
+        .iter()
+        .map(|l| lock(l, |l| l.window.answered))
+        .collect();
+    eprintln!(
+        "pingd: {N} sessions at 10/s for {SECS} s: {:.3} % of a core per session \
+         ({cpu:?} CPU in {wall:?} of sessions); answered per session min {} max {}",
+        100.0 * share,
+        answered.iter().min().unwrap_or(&0),
+        answered.iter().max().unwrap_or(&0),
+    );
+    assert!(sessions.iter().all(|s| s.0.is_ok()), "{sessions:?}");
+    // About 25 slots after each 80 ms setup: none starved.
+    assert!(
+        answered.iter().all(|&n| n >= 20),
+        "a session was starved: {answered:?}"
+    );
+    assert!(share < 0.02, "{:.2} % of a core per session", 100.0 * share);
 }
