@@ -37,11 +37,21 @@ pub enum Wait {
     Sleep(Duration),
 }
 
-/// When the next probe is due, from the last one's arrival.
+/// Offsets kept to estimate the pinger's clock: a few seconds of probes, so clock drift between
+/// the hosts (tens of ppm) does not build up.
+const OFFSETS: usize = 32;
+
+/// When the next probe is due. Probes carry their slot on the pinger's clock; the smallest
+/// (arrival − send stamp) of the recent ones maps that clock onto ours (a probe found late, after
+/// pingd overslept, only raises its own value), so the next slot is expected where the pinger will
+/// send it, never one oversleep later than the last arrival.
 #[derive(Clone, Debug)]
 pub struct Pace {
     period: Option<Duration>,
     bound: Duration,
+    base: Instant,
+    /// Recent (arrival ns since `base`) − (send stamp ns), newest last.
+    offsets: std::collections::VecDeque<i128>,
     /// When the next probe should arrive, once one has.
     next: Option<Instant>,
     last: Instant,
@@ -52,19 +62,28 @@ impl Pace {
         Pace {
             period,
             bound,
+            base: now,
+            offsets: std::collections::VecDeque::with_capacity(OFFSETS),
             next: None,
             last: now,
         }
     }
 
-    /// A probe arrived at `at`, sent `late` after its slot: the next slot's probe arrives one
-    /// period after this one would have if sent on time.
-    pub fn arrived(&mut self, at: Instant, late: Duration) {
+    /// The probe of slot `intended_ns`, stamped `sent_ns` (the pinger's clock), was found at `at`.
+    pub fn arrived(&mut self, at: Instant, intended_ns: u64, sent_ns: u64) {
         self.last = at;
-        if let Some(p) = self.period {
-            let on_time = at.checked_sub(late.min(p)).unwrap_or(at);
-            self.next = Some(on_time + p);
+        let Some(p) = self.period else {
+            return;
+        };
+        let local = at.saturating_duration_since(self.base).as_nanos() as i128;
+        if self.offsets.len() == OFFSETS {
+            self.offsets.pop_front();
         }
+        self.offsets.push_back(local - sent_ns as i128);
+        let offset = self.offsets.iter().copied().min().unwrap_or(0);
+        let due = intended_ns as i128 + p.as_nanos() as i128 + offset;
+        let due = u64::try_from(due.max(0)).unwrap_or(u64::MAX);
+        self.next = self.base.checked_add(Duration::from_nanos(due));
     }
 
     fn paced(&self) -> Option<(Duration, Instant)> {
@@ -215,12 +234,6 @@ pub fn session_line(path: &str, period: Option<Duration>, bound: Duration) -> St
     format!("RDMA via {path}; probe period {period}: {how}")
 }
 
-/// How late a probe left after its slot, as the pinger stamped it.
-fn lateness(b: &[u8; PROBE_LEN]) -> Duration {
-    let p = super::super::proto::Probe::decode(b);
-    Duration::from_nanos(p.sent_ns.saturating_sub(p.intended_ns))
-}
-
 fn echo<E: Endpoint>(c: &mut TcpStream, ep: &mut E, mut pace: Pace) -> Result<(), String> {
     let mut got: Vec<[u8; PROBE_LEN]> = Vec::new();
     let mut checked = Instant::now();
@@ -231,7 +244,8 @@ fn echo<E: Endpoint>(c: &mut TcpStream, ep: &mut E, mut pace: Pace) -> Result<()
                 ep.send(b)?;
             }
             if let Some(b) = got.last() {
-                pace.arrived(Instant::now(), lateness(b));
+                let p = super::super::proto::Probe::decode(b);
+                pace.arrived(Instant::now(), p.intended_ns, p.sent_ns);
             }
         } else {
             match pace.wait(Instant::now()) {

@@ -179,14 +179,15 @@ const MS: Duration = Duration::from_millis(1);
 #[test]
 fn pingd_sleeps_until_just_before_the_next_probe_is_due() {
     let t = Instant::now();
+    let ns = |d: Duration| d.as_nanos() as u64;
     let mut pace = Pace::new(Some(100 * MS), Duration::from_secs(1), t);
     assert_eq!(
         pace.wait(t + 50 * MS),
         Wait::Spin,
         "before the first probe: as before"
     );
-    // A probe that left 2 ms late arrives at t: the next one is due at t + 98 ms.
-    pace.arrived(t, 2 * MS);
+    // Slot 0 (pinger time 1 s) sent 2 ms late and found at t: slot 1 comes at t + 98 ms.
+    pace.arrived(t, ns(1000 * MS), ns(1002 * MS));
     assert_eq!(
         pace.wait(t + MS),
         Wait::Sleep(CHECK),
@@ -209,16 +210,20 @@ fn pingd_sleeps_until_just_before_the_next_probe_is_due() {
         "the next slot's probe"
     );
     assert_eq!(pace.wait(due + 350 * MS), Wait::Poll, "three slots missed");
-    // It comes: paced from it again.
-    pace.arrived(due + 350 * MS, Duration::ZERO);
-    assert_eq!(pace.wait(due + 351 * MS), Wait::Sleep(CHECK));
+    // Slot 5 sent on time but found 5 ms late (pingd overslept): slot 6 is still expected on
+    // its own time, not 5 ms late; a late find never carries over.
+    let slot5 = t + 498 * MS;
+    pace.arrived(slot5 + 5 * MS, ns(1500 * MS), ns(1500 * MS));
+    assert_eq!(pace.wait(slot5 + 6 * MS), Wait::Sleep(CHECK));
+    assert_eq!(pace.wait(slot5 + 100 * MS - GUARD - MS), Wait::Sleep(MS));
+    assert_eq!(pace.wait(slot5 + 100 * MS - GUARD), Wait::Spin);
 }
 
 #[test]
 fn fast_pingers_and_spin_zero_keep_their_old_polling() {
     let t = Instant::now();
     let mut fast = Pace::new(Some(MS), Duration::from_secs(1), t);
-    fast.arrived(t, Duration::ZERO);
+    fast.arrived(t, 0, 0);
     assert_eq!(fast.wait(t + MS / 2), Wait::Spin, "1 ms: always spun");
     assert_eq!(
         fast.wait(t + 2 * MS),
@@ -226,10 +231,10 @@ fn fast_pingers_and_spin_zero_keep_their_old_polling() {
         "1.25 periods after the last probe"
     );
     let mut never = Pace::new(Some(100 * MS), Duration::ZERO, t);
-    never.arrived(t, Duration::ZERO);
+    never.arrived(t, 0, 0);
     assert_eq!(never.wait(t + 100 * MS), Wait::Poll, "--spin 0");
     let mut unknown = Pace::new(None, Duration::from_secs(1), t);
-    unknown.arrived(t, Duration::ZERO);
+    unknown.arrived(t, 0, 0);
     assert_eq!(unknown.wait(t + 900 * MS), Wait::Spin);
     assert_eq!(unknown.wait(t + 1100 * MS), Wait::Poll);
 }
