@@ -108,8 +108,8 @@ pub enum Command {
         /// pinger connected to).
         #[arg(long)]
         device: Option<String>,
-        /// RDMA port of a pinned device.
-        #[arg(long, default_value_t = 1)]
+        /// RDMA port of a pinned device (verbs count ports from 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
         ib_port: u8,
         /// GID index of a pinned device (default: its RoCE v2 GID equal to that address).
         #[arg(long)]
@@ -120,8 +120,9 @@ pub enum Command {
         /// Service level of the RDMA replies.
         #[arg(long, default_value_t = 0)]
         sl: u8,
-        /// Busy-poll the CQ at most this long after each probe (each pinger says its period; pingd
-        /// spins 1.25 periods, so probes are caught by the spin); 0 polls every 50 µs.
+        /// RDMA: pingd sleeps until just before each probe is due (pingers say their period) and
+        /// spins around it; a pinger faster than one probe per 2 ms is busy-polled 1.25 periods
+        /// after each probe, at most this long; 0 polls every 50 µs.
         #[arg(long, default_value = "1s", value_parser = parse_duration)]
         spin: std::time::Duration,
     },
@@ -144,4 +145,20 @@ pub enum Shell {
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     crate::config::duration::parse(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pingd_refuses_port_zero() {
+        let e = Cli::try_parse_from(["rocetop", "pingd", "--ib-port", "0"]).err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| e.to_string().contains("--ib-port")),
+            "{e:?}"
+        );
+        assert!(Cli::try_parse_from(["rocetop", "pingd", "--ib-port", "2"]).is_ok());
+    }
 }

@@ -2,7 +2,7 @@
 //! session (feature `verbs`) gets its own RC QP, set up over the same TCP connection, and its probes
 //! echoed by a thread that busy-polls the CQ. One line at start says what it serves.
 
-use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode};
+use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode, Msg, ProtoError};
 use crate::collect::ping::{VerbsOptions, tcp};
 use std::io;
 use std::process::ExitCode;
@@ -16,8 +16,8 @@ use tokio::task::JoinSet;
 pub struct Options {
     pub listen: String,
     pub verbs: VerbsOptions,
-    /// RDMA: the most the CQ is busy-polled after each probe (each session spins 1.25 of its
-    /// pinger's period, up to this) before polling every 50 µs.
+    /// RDMA: the most the CQ is busy-polled after each probe of a pinger faster than one probe
+    /// per 2 ms (slower ones are slept for until just before each probe); 0 polls every 50 µs.
     pub spin: Duration,
 }
 
@@ -133,7 +133,17 @@ async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
     tokio::time::timeout(HELLO_TIMEOUT, s.read_exact(&mut hello))
         .await
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no hello within 5 s"))??;
-    let hello = Hello::decode(&hello).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let hello = match Hello::decode(&hello) {
+        Ok(h) => h,
+        Err(e) => {
+            if e == ProtoError::OldRdma {
+                // An older pinger shows this sentence; closing without it would say only "closed".
+                let why = Msg::Refuse(e.to_string()).encode().unwrap_or_default();
+                let _ = s.write_all(&why).await;
+            }
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+    };
     match hello.mode {
         Mode::Tcp => {
             // Echo whatever arrives at once: probes are timed by the pinger, not here.
@@ -162,12 +172,21 @@ pub fn spin_cost(spin: Duration) -> String {
         "RDMA sessions poll every 50 µs (replies up to ~0.1 ms late)".into()
     } else {
         format!(
-            "each RDMA session busy-polls a core for 1.25 probe periods (at most {spin:?}) after \
-             each probe: a whole core per pinger sending every {:?} or faster",
-            spin.mul_f64(0.8)
+            "each RDMA session sleeps until just before its pinger's next probe is due (about \
+             0.3 % of a core at 10 probes/s); pingers faster than one probe per 2 ms are \
+             busy-polled 1.25 periods after each probe (at most {spin:?})"
         )
     }
 }
+
+/// Threads for blocking work: every RDMA session holds one for its life, so the pool holds as many
+/// as sessions may be open (tokio's default of 512 left sessions past it queued, never served),
+/// and a few for other blocking calls.
+pub const BLOCKING_THREADS: usize = MAX_SESSIONS + 16;
+const _: () = assert!(
+    BLOCKING_THREADS >= MAX_SESSIONS,
+    "every session gets its thread"
+);
 
 #[cfg(feature = "verbs")]
 async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
@@ -186,7 +205,6 @@ async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
 
 #[cfg(not(feature = "verbs"))]
 async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
-    use crate::collect::ping::proto::Msg;
     let why = Msg::Refuse("RDMA pings: pingd built without verbs".into());
     s.write_all(&why.encode().map_err(io::Error::other)?)
         .await?;
@@ -195,7 +213,11 @@ async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
 
 /// `rocetop pingd`: bind, say what is served, answer until killed.
 pub fn run(opts: Options) -> ExitCode {
-    let rt = match tokio::runtime::Runtime::new() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             crate::safe::eprintln(&format!("rocetop: cannot start the async runtime: {e}"));
@@ -234,7 +256,6 @@ pub fn run(opts: Options) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::ping::proto::Msg;
 
     #[test]
     fn the_start_line_says_what_rdma_can_do() {
@@ -252,8 +273,9 @@ mod tests {
     fn the_start_line_says_what_spinning_costs() {
         assert_eq!(
             spin_cost(Duration::from_secs(1)),
-            "each RDMA session busy-polls a core for 1.25 probe periods (at most 1s) after each \
-             probe: a whole core per pinger sending every 800ms or faster"
+            "each RDMA session sleeps until just before its pinger's next probe is due (about 0.3 % \
+             of a core at 10 probes/s); pingers faster than one probe per 2 ms are busy-polled 1.25 \
+             periods after each probe (at most 1s)"
         );
         assert!(spin_cost(Duration::ZERO).contains("every 50 µs"));
     }
@@ -274,6 +296,15 @@ mod tests {
         // Closed (or reset: the request was left unread), never answered.
         let _ = s.read_to_end(&mut b).await;
         assert!(b.is_empty(), "no answer to a stranger");
+        // An RDMA pinger of protocol 1 (no RoCE versions in its Info) is told why.
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"RTPING\x01R").await.expect("w");
+        let mut b = Vec::new();
+        let _ = s.read_to_end(&mut b).await;
+        assert_eq!(
+            Msg::decode(&b).map(|m| m.0),
+            Ok(Msg::Refuse(ProtoError::OldRdma.to_string()))
+        );
         if !cfg!(feature = "verbs") {
             let mut s = TcpStream::connect(addr).await.expect("connect");
             s.write_all(&Hello { mode: Mode::Rdma }.encode())

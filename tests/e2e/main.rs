@@ -12,6 +12,7 @@ mod faults_signals;
 mod frameworks_real;
 mod hostile;
 mod libclang_detect;
+mod ping_fake_verbs;
 mod ping_rdma_hw;
 mod ping_tcp;
 mod pipes;

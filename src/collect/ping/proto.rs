@@ -1,19 +1,25 @@
 //! The wire format between the pinger and `rocetop pingd`, all over one TCP connection:
 //!
-//! 1. the pinger sends a [`Hello`] (8 bytes: `RTPING`, version, mode);
+//! 1. the pinger sends a [`Hello`] (8 bytes: `RTPING`, version, mode; TCP sessions say version 1,
+//!    RDMA sessions 2, whose `Info` carries the RoCE versions the sender can use);
 //! 2. mode `T` (TCP ping): the pinger sends fixed-size [`Probe`]s, the responder echoes every byte;
 //! 3. mode `R` (RDMA RC ping-pong): the pinger sends [`Msg::Period`] (its probe period, so the
 //!    responder knows how long to busy-poll) and [`Msg::Info`] with its QP number, PSN, LID and GID;
-//!    the responder answers with its own `Info` or a [`Msg::Refuse`] saying why it cannot
+//!    the responder agrees on a RoCE version and answers with its own `Info` (that one version),
+//!    or a [`Msg::Refuse`] saying why it cannot
 //!    ("RDMA unavailable on this host: no devices"). The TCP connection stays open as the session's
 //!    lifeline: when it closes, the responder tears its QP down.
 //!
 //! Integers are big-endian. Decoding never panics on any input.
 
+use super::gid::Versions;
 use std::fmt;
 
 pub const MAGIC: &[u8; 6] = b"RTPING";
-pub const VERSION: u8 = 1;
+/// The protocol of RDMA sessions: 2 since `Info` carries the RoCE versions.
+pub const VERSION: u8 = 2;
+/// TCP sessions did not change: they still say 1, which every pingd speaks.
+pub const TCP_VERSION: u8 = 1;
 pub const HELLO_LEN: usize = 8;
 pub const PROBE_LEN: usize = 24;
 /// A refusal reason longer than this is cut (it is a sentence for a person, not data).
@@ -34,8 +40,13 @@ pub struct Hello {
 pub enum ProtoError {
     #[error("not a rocetop ping peer (bad magic)")]
     BadMagic,
-    #[error("protocol version {0}, this rocetop speaks {VERSION}")]
+    #[error("protocol version {0}, this rocetop speaks {TCP_VERSION} and {VERSION}")]
     Version(u8),
+    #[error(
+        "the pinger speaks RDMA protocol {TCP_VERSION}, without RoCE versions in its handshake: \
+         it needs rocetop as new as this pingd"
+    )]
+    OldRdma,
     #[error("unknown mode {0:#04x}")]
     Mode(u8),
     #[error("unknown message tag {0:#04x}")]
@@ -52,10 +63,9 @@ impl Hello {
     pub fn encode(&self) -> [u8; HELLO_LEN] {
         let mut b = [0u8; HELLO_LEN];
         b[..6].copy_from_slice(MAGIC);
-        b[6] = VERSION;
-        b[7] = match self.mode {
-            Mode::Tcp => b'T',
-            Mode::Rdma => b'R',
+        (b[6], b[7]) = match self.mode {
+            Mode::Tcp => (TCP_VERSION, b'T'),
+            Mode::Rdma => (VERSION, b'R'),
         };
         b
     }
@@ -68,13 +78,14 @@ impl Hello {
         if &b[..6] != MAGIC {
             return Err(ProtoError::BadMagic);
         }
-        if b[6] != VERSION {
+        if b[6] != TCP_VERSION && b[6] != VERSION {
             return Err(ProtoError::Version(b[6]));
         }
-        let mode = match b[7] {
-            b'T' => Mode::Tcp,
-            b'R' => Mode::Rdma,
-            m => return Err(ProtoError::Mode(m)),
+        let mode = match (b[7], b[6]) {
+            (b'T', _) => Mode::Tcp,
+            (b'R', VERSION) => Mode::Rdma,
+            (b'R', _) => return Err(ProtoError::OldRdma),
+            (m, _) => return Err(ProtoError::Mode(m)),
         };
         Ok(Self { mode })
     }
@@ -123,18 +134,21 @@ pub struct ConnInfo {
     pub gid: [u8; 16],
     /// Active path MTU as the `ibv_mtu` enum (1 = 256 ... 5 = 4096); both sides use the smaller.
     pub mtu: u8,
+    /// The pinger: the RoCE versions it can send its GID as; pingd: the one agreed on.
+    pub versions: Versions,
 }
 
 impl fmt::Debug for ConnInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "qpn {:#x} psn {:#x} lid {} gid {} mtu {}",
+            "qpn {:#x} psn {:#x} lid {} gid {} mtu {} {}",
             self.qpn,
             self.psn,
             self.lid,
             gid_string(&self.gid),
-            self.mtu
+            self.mtu,
+            self.versions
         )
     }
 }
@@ -147,7 +161,7 @@ pub fn gid_string(g: &[u8; 16]) -> String {
         .join(":")
 }
 
-const INFO_LEN: usize = 1 + 4 + 4 + 2 + 16 + 1;
+const INFO_LEN: usize = 1 + 4 + 4 + 2 + 16 + 1 + 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Msg {
@@ -173,6 +187,7 @@ impl Msg {
                 b.extend_from_slice(&i.lid.to_be_bytes());
                 b.extend_from_slice(&i.gid);
                 b.push(i.mtu);
+                b.push(i.versions.bits());
                 Ok(b)
             }
             Msg::Period(ns) => {
@@ -216,6 +231,7 @@ impl Msg {
                         lid: u16::from_be_bytes([m[9], m[10]]),
                         gid,
                         mtu: m[27],
+                        versions: Versions::from_bits(m[28]),
                     }),
                     INFO_LEN,
                 ))
@@ -266,6 +282,7 @@ mod tests {
             lid: 0,
             gid: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 250, 202],
             mtu: 5,
+            versions: Versions { v1: true, v2: true },
         }
     }
 
@@ -276,7 +293,19 @@ mod tests {
             assert_eq!(Hello::decode(&h.encode()), Ok(h));
         }
         assert_eq!(Hello::decode(b"GET / HTTP/1.1"), Err(ProtoError::BadMagic));
-        assert_eq!(Hello::decode(b"RTPING\x02T"), Err(ProtoError::Version(2)));
+        assert_eq!(Hello::decode(b"RTPING\x03T"), Err(ProtoError::Version(3)));
+        assert_eq!(
+            Hello { mode: Mode::Tcp }.encode()[6],
+            1,
+            "any pingd takes TCP pings"
+        );
+        assert_eq!(Hello { mode: Mode::Rdma }.encode()[6], 2);
+        assert_eq!(Hello::decode(b"RTPING\x02T"), Ok(Hello { mode: Mode::Tcp }));
+        assert_eq!(
+            Hello::decode(b"RTPING\x01R"),
+            Err(ProtoError::OldRdma),
+            "an RDMA pinger that cannot say its RoCE versions"
+        );
         assert_eq!(Hello::decode(b"RTPING\x01X"), Err(ProtoError::Mode(b'X')));
         assert_eq!(Hello::decode(b"RTP"), Err(ProtoError::Incomplete));
     }
@@ -296,11 +325,12 @@ mod tests {
     fn conn_info_round_trips_with_exact_layout() {
         let m = Msg::Info(info());
         let b = m.encode().expect("encodes");
-        assert_eq!(b.len(), 28);
+        assert_eq!(b.len(), 29);
         assert_eq!(&b[..5], &[b'I', 0, 1, 2, 3]);
         assert_eq!(&b[5..9], &[0, 0xab, 0xcd, 0xef]);
         assert_eq!(&b[23..27], &[192, 168, 250, 202]);
-        assert_eq!(Msg::decode(&b), Ok((m, 28)));
+        assert_eq!(b[28], 3, "RoCE v1 and v2");
+        assert_eq!(Msg::decode(&b), Ok((m, 29)));
         // Every strict prefix asks for more bytes instead of guessing.
         for n in 0..b.len() {
             assert_eq!(
@@ -311,7 +341,8 @@ mod tests {
         }
         assert_eq!(
             format!("{:?}", info()),
-            "qpn 0x10203 psn 0xabcdef lid 0 gid 0000:0000:0000:0000:0000:ffff:c0a8:faca mtu 5"
+            "qpn 0x10203 psn 0xabcdef lid 0 gid 0000:0000:0000:0000:0000:ffff:c0a8:faca mtu 5 \
+             RoCE v1 and v2"
         );
     }
 
@@ -347,8 +378,9 @@ mod tests {
 
         #[test]
         fn any_info_round_trips(qpn in any::<u32>(), psn in 0u32..0x0100_0000, lid in any::<u16>(),
-                                gid in any::<[u8; 16]>(), mtu in any::<u8>()) {
-            let m = Msg::Info(ConnInfo { qpn, psn, lid, gid, mtu });
+                                gid in any::<[u8; 16]>(), mtu in any::<u8>(), v in 0u8..4) {
+            let versions = Versions::from_bits(v);
+            let m = Msg::Info(ConnInfo { qpn, psn, lid, gid, mtu, versions });
             let b = m.encode().expect("encodes");
             prop_assert_eq!(Msg::decode(&b), Ok((m, b.len())));
         }

@@ -99,6 +99,11 @@ impl Window {
         self.samples.is_empty()
     }
 
+    /// The RTTs in the window, oldest first (what a setup check prints).
+    pub fn rtts(&self) -> Vec<u64> {
+        self.samples.iter().map(|&(_, r)| r).collect()
+    }
+
     /// Statistics of the answers now in the window; `None` when it is empty.
     pub fn summary(&mut self) -> Option<Summary> {
         let rtts: Vec<u64> = self.samples.iter().map(|&(_, r)| r).collect();

@@ -57,19 +57,23 @@ pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Pin
             format!("{rate} pings/s is outside 0.1..10000"),
         );
     }
-    let mut byte = |key: &str, v: Option<i64>, max: i64| -> Option<u8> {
+    let mut byte = |key: &str, v: Option<i64>, min: i64, max: i64| -> Option<u8> {
         let v = v?;
-        if (0..=max).contains(&v) {
+        if (min..=max).contains(&v) {
             Some(v as u8)
         } else {
-            p.add(&format!("{path}.{key}"), format!("{v} is outside 0..{max}"));
+            p.add(
+                &format!("{path}.{key}"),
+                format!("{v} is outside {min}..{max}"),
+            );
             None
         }
     };
-    let ib_port = byte("ib_port", r.ib_port, 255).unwrap_or(1);
-    let gid_index = byte("gid_index", r.gid_index, 255);
-    let traffic_class = byte("traffic_class", r.traffic_class, 255).unwrap_or(106);
-    let sl = byte("sl", r.sl, 15).unwrap_or(0);
+    // Verbs number ports from 1: port 0 makes `modify_qp` to INIT fail with EINVAL, far from here.
+    let ib_port = byte("ib_port", r.ib_port, 1, 255).unwrap_or(1);
+    let gid_index = byte("gid_index", r.gid_index, 0, 255);
+    let traffic_class = byte("traffic_class", r.traffic_class, 0, 255).unwrap_or(106);
+    let sl = byte("sl", r.sl, 0, 15).unwrap_or(0);
     if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
         p.add(
             &format!("{path}.device"),

@@ -214,6 +214,12 @@ fn ping_rdma_pins_are_read_and_checked() {
         "{p:?}"
     );
     assert!(p.iter().any(|s| s.starts_with("ping[0].device: ")), "{p:?}");
+    let p = problems(&format!("{base}device = \"mlx4_0\"\nib_port = 0\n"));
+    assert_eq!(
+        p,
+        vec!["ping[0].ib_port: 0 is outside 1..255".to_string()],
+        "verbs ports count from 1"
+    );
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn route(a: [u8; 4], netdev: &str) -> Route {
 }
 
 fn pick(t: &Tree, r: &Route, pin: &Pin) -> Result<(String, u8, u8), String> {
-    select(t.root(), r, pin).map(|c| (c.device, c.port, c.gid_index))
+    select(t.root(), r, pin).map(|c| (c.device.clone(), c.port, c.gid_index()))
 }
 
 fn two_rails() -> Tree {
@@ -115,22 +115,177 @@ fn an_inactive_port_is_skipped_and_said() {
 }
 
 #[test]
-fn only_a_roce_v2_gid_equal_to_the_source_will_do() {
+fn only_a_gid_equal_to_the_source_will_do_and_v2_is_preferred() {
     let t = Tree::new();
     t.port("mlx5_0", 1, "4: ACTIVE", "Ethernet")
         .gid("mlx5_0", 1, 0, "IB/RoCE v1", LL, "ens3")
         .gid("mlx5_0", 1, 1, "RoCE v2", LL, "ens3")
-        .gid("mlx5_0", 1, 2, "IB/RoCE v1", &mapped([10, 1, 1, 1]), "ens3");
+        .gid("mlx5_0", 1, 2, "IB/RoCE v1", &mapped([10, 1, 1, 9]), "ens3");
     let e = pick(&t, &route([10, 1, 1, 1], "ens3"), &Pin::default())
-        .expect_err("RoCE v1 and index 0 are not a fallback");
+        .expect_err("index 0 is not a fallback");
     assert!(
-        e.starts_with("no active port has a RoCE v2 GID ::ffff:10.1.1.1"),
+        e.starts_with("no active port has a RoCE GID ::ffff:10.1.1.1"),
         "{e}"
     );
-    t.gid("mlx5_0", 1, 3, "RoCE v2", &mapped([10, 1, 1, 1]), "ens3");
+    t.gid("mlx5_0", 1, 3, "IB/RoCE v1", &mapped([10, 1, 1, 1]), "ens3")
+        .gid("mlx5_0", 1, 4, "RoCE v2", &mapped([10, 1, 1, 1]), "ens3");
+    let c = select(t.root(), &route([10, 1, 1, 1], "ens3"), &Pin::default()).expect("choice");
+    assert_eq!((c.gid_index(), c.preferred()), (4, Roce::V2));
+    assert_eq!(c.versions(), Versions { v1: true, v2: true });
+    assert_eq!(c.entry(Roce::V1).map(|e| e.index), Some(3));
     assert_eq!(
-        pick(&t, &route([10, 1, 1, 1], "ens3"), &Pin::default()),
-        Ok(("mlx5_0".into(), 1, 3))
+        c.path(Roce::V1),
+        "mlx5_0 port 1 GID 3 (IB/RoCE v1 ::ffff:10.1.1.1 on ens3)"
+    );
+}
+
+/// A plain ConnectX-3 (mlx4 without ROCE_V1_V2): its GIDs are all "IB/RoCE v1". Asking for v2
+/// only found nothing there, on the lab's mlx4_0 port 2.
+#[test]
+fn a_port_with_only_roce_v1_gids_is_used_as_v1() {
+    let t = Tree::new();
+    t.port("mlx4_0", 2, "4: ACTIVE", "Ethernet")
+        .gid("mlx4_0", 2, 0, "IB/RoCE v1", LL, "ens1d1")
+        .gid(
+            "mlx4_0",
+            2,
+            2,
+            "IB/RoCE v1",
+            &mapped([192, 168, 250, 203]),
+            "ens1d1",
+        );
+    let c = select(
+        t.root(),
+        &route([192, 168, 250, 203], "ens1d1"),
+        &Pin::default(),
+    )
+    .expect("v1 will do");
+    assert_eq!((c.port, c.gid_index(), c.preferred()), (2, 2, Roce::V1));
+    assert_eq!(c.versions(), Versions::only(Roce::V1));
+    assert_eq!(
+        c.to_string(),
+        "mlx4_0 port 2 GID 2 (IB/RoCE v1 ::ffff:192.168.250.203 on ens1d1)"
+    );
+}
+
+/// Kernels before gid_attrs (4.9) list GIDs with no type: rdma-core takes each for v1.
+#[test]
+fn without_gid_attrs_every_gid_is_v1() {
+    let t = Tree::new();
+    let p = t.dir("mlx4_0", 1);
+    std::fs::create_dir_all(p.join("gids")).expect("mkdir");
+    std::fs::write(p.join("state"), "4: ACTIVE\n").expect("w");
+    std::fs::write(p.join("link_layer"), "Ethernet\n").expect("w");
+    std::fs::write(p.join("gids/0"), format!("{LL}\n")).expect("w");
+    std::fs::write(p.join("gids/1"), format!("{}\n", mapped([10, 3, 0, 1]))).expect("w");
+    std::fs::write(
+        p.join("gids/2"),
+        "0000:0000:0000:0000:0000:0000:0000:0000\n",
+    )
+    .expect("w");
+    let c = select(t.root(), &route([10, 3, 0, 1], "eth2"), &Pin::default()).expect("v1");
+    assert_eq!((c.gid_index(), c.preferred()), (1, Roce::V1));
+    assert_eq!(c.netdev, None, "no ndevs either: the address alone decides");
+    assert_eq!(
+        c.to_string(),
+        "mlx4_0 port 1 GID 1 (IB/RoCE v1 ::ffff:10.3.0.1)"
+    );
+}
+
+#[test]
+fn both_ends_agree_on_v2_else_v1_and_a_mix_is_refused() {
+    let both = Versions { v1: true, v2: true };
+    let v1 = Versions::only(Roce::V1);
+    let v2 = Versions::only(Roce::V2);
+    assert_eq!(agree(both, both), Ok(Roce::V2));
+    assert_eq!(agree(both, v1), Ok(Roce::V1), "a ConnectX-3 peer");
+    assert_eq!(agree(v1, both), Ok(Roce::V1));
+    assert_eq!(agree(v2, both), Ok(Roce::V2));
+    assert_eq!(agree(v1, v1), Ok(Roce::V1));
+    let e = agree(v2, v1).expect_err("mixed");
+    assert_eq!(
+        e,
+        "RoCE versions differ: this end has RoCE v2 only, the peer RoCE v1 only; both ends must \
+         send the same (a ConnectX-3 has RoCE v2 GIDs only with the ROCE_V1_V2 firmware capability)"
+    );
+    assert!(agree(both, Versions::default()).is_err());
+    for v in [both, v1, v2, Versions::default()] {
+        assert_eq!(Versions::from_bits(v.bits()), v);
+    }
+    assert_eq!(Versions::from_bits(0xfe), v2, "unknown bits are ignored");
+}
+
+#[test]
+fn a_gid_change_elsewhere_in_the_table_leaves_the_session_alone() {
+    let t = two_rails();
+    let r = route([192, 168, 250, 201], "ens224");
+    let c = select(t.root(), &r, &Pin::default()).expect("choice");
+    assert_eq!(still_holds(t.root(), &c, 3, Roce::V2), Ok(()));
+    // An IPv6 privacy address and a pod's interface arrive: new entries, ours untouched.
+    t.gid(
+        "rocep19s0",
+        1,
+        4,
+        "IB/RoCE v1",
+        "2001:0db8:0000:0000:1234:5678:9abc:def0",
+        "ens224",
+    )
+    .gid(
+        "rocep19s0",
+        1,
+        5,
+        "RoCE v2",
+        &mapped([10, 244, 1, 7]),
+        "veth1",
+    );
+    assert_eq!(still_holds(t.root(), &c, 3, Roce::V2), Ok(()));
+    // Our address moved away: the entry now holds another one.
+    t.gid(
+        "rocep19s0",
+        1,
+        3,
+        "RoCE v2",
+        &mapped([192, 168, 250, 99]),
+        "ens224",
+    );
+    assert_eq!(
+        still_holds(t.root(), &c, 3, Roce::V2),
+        Err("GID 3 is now RoCE v2 ::ffff:192.168.250.99 on ens224".into())
+    );
+    // Gone (the address was removed: the kernel zeroes the entry).
+    t.gid(
+        "rocep19s0",
+        1,
+        3,
+        "RoCE v2",
+        "0000:0000:0000:0000:0000:0000:0000:0000",
+        "",
+    );
+    assert_eq!(
+        still_holds(t.root(), &c, 3, Roce::V2),
+        Err("GID 3 is gone".into())
+    );
+    // The same address on another netdev is another path.
+    t.gid(
+        "rocep19s0",
+        1,
+        3,
+        "RoCE v2",
+        &mapped([192, 168, 250, 201]),
+        "ens224.5",
+    );
+    assert!(still_holds(t.root(), &c, 3, Roce::V2).is_err());
+    t.gid(
+        "rocep19s0",
+        1,
+        3,
+        "IB/RoCE v1",
+        &mapped([192, 168, 250, 201]),
+        "ens224",
+    );
+    assert!(
+        still_holds(t.root(), &c, 3, Roce::V2).is_err(),
+        "another version"
     );
 }
 

@@ -18,8 +18,11 @@ pub struct Local {
     pub psn: u32,
 }
 
-/// Routed RoCE v2 crosses L3 hops: rc_pingpong's hop limit of 1 would stop at the first router
-/// (perftest uses 255).
+/// The GRH hop limit asked for. On RoCE the kernel replaces it when the QP goes to RTR with the IP
+/// stack's hop limit toward the destination (`ib_resolve_unicast_gid_dmac` in core/verbs.c, from
+/// the route it resolves the next hop's MAC with), so whatever is set here does not reach the wire
+/// there; it matters only on InfiniBand, where a GRH crosses IB routers, and there rc_pingpong's 1
+/// would stop at the first one (perftest asks for 255).
 pub const HOP_LIMIT: u8 = 64;
 
 fn zeroed() -> ibv_qp_attr {
@@ -43,7 +46,7 @@ pub fn init(port: u8) -> (ibv_qp_attr, ibv_qp_attr_mask) {
 }
 
 /// INIT → RTR toward `remote`, as rc_pingpong; the GRH is set when the remote GID has an interface
-/// id (always on RoCE), with this side's GID index, traffic class and a routable hop limit.
+/// id (always on RoCE), with this side's GID index, traffic class and [`HOP_LIMIT`].
 pub fn rtr(local: &Local, remote: &ConnInfo) -> (ibv_qp_attr, ibv_qp_attr_mask) {
     let mut a = zeroed();
     a.qp_state = ibv_qp_state::IBV_QPS_RTR;
@@ -97,6 +100,7 @@ mod tests {
     //! Expected values are rc_pingpong's (rdma-core libibverbs/examples/rc_pingpong.c,
     //! pp_init_ctx and pp_connect_ctx), written out as numbers from verbs.h.
     use super::*;
+    use crate::collect::ping::gid::{Roce, Versions};
 
     const STATE: u32 = 1;
     const ACCESS_FLAGS: u32 = 1 << 3;
@@ -121,6 +125,7 @@ mod tests {
             lid: 7,
             gid,
             mtu: 5,
+            versions: Versions::only(Roce::V2),
         }
     }
 
@@ -167,7 +172,7 @@ mod tests {
         assert_eq!(ah.grh.traffic_class, 106);
         assert_eq!(
             ah.grh.hop_limit, HOP_LIMIT,
-            "rc_pingpong says 1: not routable"
+            "rc_pingpong says 1: not routable over InfiniBand routers"
         );
         // A GID with no interface id (an InfiniBand peer known by LID only): no GRH.
         let (a, _) = rtr(&local(), &remote([0; 16]));

@@ -3,6 +3,7 @@
 //! to `tx`: the same queue for an echoing peer, crossed queues for a pinger/pingd pair.
 
 use super::super::Link;
+use super::super::gid::{self, Choice, Entry, Roce, Versions};
 use super::super::proto::{ConnInfo, PROBE_LEN, Probe};
 use super::pinger::{Clock, Control, Dialer};
 use super::{Device, Endpoint};
@@ -16,6 +17,10 @@ pub type Queue = Arc<Mutex<VecDeque<[u8; PROBE_LEN]>>>;
 /// Each poll of a fake endpoint advances the fake clock this much (so an echo has an RTT of
 /// exactly this, and an empty CQ lets time pass).
 pub const POLL_NS: u64 = 10_000;
+/// What opening an endpoint, and bringing it to RTS, each cost: about what a real NIC takes
+/// (device open, PD/CQ/QP creation, two `modify_qp` through the kernel), so setup time shows in
+/// any loop that mistakes it for RTT.
+pub const SETUP_NS: u64 = 20_000_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ev {
@@ -36,6 +41,14 @@ pub struct FakeClock {
 impl FakeClock {
     fn advance(&self, d: u64) {
         *self.t.lock().expect("clock") += d;
+    }
+}
+
+/// Spend [`SETUP_NS`]: on the fake clock when there is one, else for real.
+fn spend_setup(clock: &Option<FakeClock>) {
+    match clock {
+        Some(c) => c.advance(SETUP_NS),
+        None => std::thread::sleep(std::time::Duration::from_nanos(SETUP_NS)),
     }
 }
 
@@ -64,6 +77,8 @@ pub struct Script {
     /// The next poll after this many sends (in all) fails with an error completion, once.
     pub fail_poll_after: Option<u64>,
     pub event: Option<String>,
+    /// The RoCE versions the fake port has its GID as (None: both, index 2 v1 and 3 v2).
+    pub versions: Option<Versions>,
     /// Set `stop` after this many sends in all.
     pub stop_after: Option<u64>,
     pub opens: u64,
@@ -111,6 +126,25 @@ pub struct FakeEp {
     dev: FakeDevice,
     blackhole: bool,
     qpn: u32,
+    choice: Choice,
+    /// The version agreed on in `connect`.
+    agreed: Option<Roce>,
+}
+
+/// The fake port: ::ffff:127.0.0.1 on lo at index 2 as v1 and 3 as v2, as the script says.
+fn fake_choice(v: Versions) -> Choice {
+    let entry = |index: u8, ty: &str| Entry {
+        index,
+        ty: ty.into(),
+    };
+    Choice {
+        device: "fake0".into(),
+        port: 1,
+        v1: v.v1.then(|| entry(2, "IB/RoCE v1")),
+        v2: v.v2.then(|| entry(3, "RoCE v2")),
+        gid: "0000:0000:0000:0000:0000:ffff:7f00:0001".into(),
+        netdev: Some("lo".into()),
+    }
 }
 
 impl Device for FakeDevice {
@@ -125,10 +159,16 @@ impl Device for FakeDevice {
         }
         let blackhole = s.blackhole_opens > 0;
         s.blackhole_opens = s.blackhole_opens.saturating_sub(1);
+        let qpn = 0x100 + s.opens as u32;
+        let versions = s.versions.unwrap_or(Versions { v1: true, v2: true });
+        drop(s);
+        spend_setup(&self.clock);
         Ok(FakeEp {
             dev: self.clone(),
             blackhole,
-            qpn: 0x100 + s.opens as u32,
+            qpn,
+            choice: fake_choice(versions),
+            agreed: None,
         })
     }
 }
@@ -141,14 +181,17 @@ impl Endpoint for FakeEp {
             lid: 0,
             gid: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1],
             mtu: 3,
+            versions: self.agreed.map_or(self.choice.versions(), Versions::only),
         }
     }
 
-    fn connect(&mut self, _remote: &ConnInfo) -> Result<(), String> {
-        match &self.dev.script.lock().expect("script").fail_connect {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
+    fn connect(&mut self, remote: &ConnInfo) -> Result<(), String> {
+        if let Some(e) = &self.dev.script.lock().expect("script").fail_connect {
+            return Err(e.clone());
         }
+        self.agreed = Some(gid::agree(self.choice.versions(), remote.versions)?);
+        spend_setup(&self.dev.clock);
+        Ok(())
     }
 
     fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
@@ -189,7 +232,8 @@ impl Endpoint for FakeEp {
     }
 
     fn describe(&self) -> String {
-        "fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo)".into()
+        self.choice
+            .path(self.agreed.unwrap_or(self.choice.preferred()))
     }
 }
 

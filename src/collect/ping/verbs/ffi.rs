@@ -3,7 +3,7 @@
 //! code (verbs return it; errno is not set reliably).
 
 use super::super::VerbsOptions;
-use super::super::gid::{self, Choice, Pin, Route};
+use super::super::gid::{self, Choice, Pin, Roce, Route, Versions};
 use super::super::proto::{ConnInfo, PROBE_LEN};
 use super::{Device, Endpoint, UNAVAILABLE, attr};
 use rdma_sys::*;
@@ -14,6 +14,120 @@ use std::ptr;
 const RECV_SLOTS: usize = 16;
 const SLOT: usize = 64;
 const SEND_WR_ID: u64 = u64::MAX;
+
+/// The registered memory: receive slots the NIC writes while the program runs, then the send slot.
+/// Held as a raw pointer, never as a Rust slice: a `&mut [u8]` over bytes the NIC may be writing
+/// would promise the compiler that nobody else touches them. Every access copies through the
+/// pointer, inside the bounds checked here.
+struct Buf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Buf {
+    const ALIGN: usize = 64;
+
+    fn new(len: usize) -> Result<Self, String> {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
+            .map_err(|e| e.to_string())?;
+        // SAFETY: the layout has a nonzero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err("cannot allocate the probe buffer".into());
+        }
+        Ok(Buf { ptr, len })
+    }
+
+    /// The address of byte `off`, if `n` bytes from there are inside the buffer.
+    fn at(&self, off: usize, n: usize) -> Option<*mut u8> {
+        // SAFETY: off + n <= len, so the result points inside (or one past) the allocation.
+        (off.checked_add(n)? <= self.len).then(|| unsafe { self.ptr.add(off) })
+    }
+
+    fn write(&self, off: usize, data: &[u8]) -> bool {
+        let Some(p) = self.at(off, data.len()) else {
+            return false;
+        };
+        // SAFETY: `p..p+len` is inside the allocation (checked by `at`) and does not overlap `data`,
+        // a Rust value; the NIC reads the send slot only during a post, which copies inline data.
+        unsafe { ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+        true
+    }
+
+    fn read(&self, off: usize) -> Option<[u8; PROBE_LEN]> {
+        let p = self.at(off, PROBE_LEN)?;
+        let mut out = [0u8; PROBE_LEN];
+        // SAFETY: inside the allocation (checked by `at`); the receive completion of this slot was
+        // polled, so the NIC has finished writing it and will not again until it is reposted.
+        unsafe { ptr::copy_nonoverlapping(p, out.as_mut_ptr(), PROBE_LEN) };
+        Some(out)
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        if let Ok(layout) = std::alloc::Layout::from_size_align(self.len.max(1), Self::ALIGN) {
+            // SAFETY: allocated in `new` with this layout, freed once; the MR over it was
+            // deregistered first (`Rc::drop` runs before its fields drop).
+            unsafe { std::alloc::dealloc(self.ptr, layout) };
+        }
+    }
+}
+
+/// Whether a receive completion holds a whole probe: the peer's sends are PROBE_LEN bytes, and a
+/// shorter one leaves the rest of the slot as the previous probe wrote it.
+fn holds_a_probe(byte_len: u32) -> bool {
+    byte_len as usize == PROBE_LEN
+}
+
+/// `ibv_async_event` as libibverbs writes it, with the event type as the integer it is. rdma-sys
+/// declares the type a Rust enum: a value it does not list (an event a newer kernel adds) would be
+/// undefined behaviour the moment it is read.
+#[repr(C)]
+struct RawAsyncEvent {
+    element: ibv_async_event_element_t,
+    event_type: u32,
+}
+
+/// What an async event means for a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventKind {
+    /// The device, our QP or our CQ is broken.
+    Fatal,
+    /// A port went down or its GID table changed: matters when it is our port.
+    Port,
+    GidChange,
+    Ignore,
+}
+
+/// The event's meaning and name (libibverbs' `ibv_event_type_str` words), for any integer.
+fn event_kind(ty: u32) -> (EventKind, String) {
+    use EventKind::*;
+    let (kind, name) = match ty {
+        0 => (Fatal, "CQ error"),
+        1 => (Fatal, "local work queue catastrophic error"),
+        2 => (Fatal, "invalid request local work queue error"),
+        3 => (Fatal, "local access violation work queue error"),
+        4 => (Ignore, "communication established"),
+        5 => (Ignore, "send queue drained"),
+        6 => (Ignore, "path migrated"),
+        7 => (Ignore, "path migration request error"),
+        8 => (Fatal, "local catastrophic error"),
+        9 => (Ignore, "port active"),
+        10 => (Port, "port error"),
+        11 => (Ignore, "LID change"),
+        12 => (Ignore, "P_Key change"),
+        13 => (Ignore, "SM change"),
+        14 => (Ignore, "SRQ catastrophic error"),
+        15 => (Ignore, "SRQ limit reached"),
+        16 => (Ignore, "last WQE reached"),
+        17 => (Ignore, "client reregistration"),
+        18 => (GidChange, "GID table change"),
+        19 => (Ignore, "WQ fatal"),
+        n => return (Ignore, format!("unknown event {n}")),
+    };
+    (kind, name.to_string())
+}
 
 /// Names of the RDMA devices of this host, or why there are none. With no RDMA in the kernel
 /// `ibv_get_device_list` returns NULL (ENOSYS), not an empty list.
@@ -117,20 +231,25 @@ impl Device for Verbs {
             gid_index: o.gid_index,
         };
         let choice = gid::select(&o.sysfs_root, &route, &pin)?;
-        Rc::open(choice, o.traffic_class, o.sl)
+        Rc::open(choice, &o.sysfs_root, o.traffic_class, o.sl)
     }
 }
 
 /// The verbs objects of one RC endpoint, destroyed in reverse order on drop.
 pub struct Rc {
     choice: Choice,
+    /// The version sent: the preferred one until both ends agreed in `connect`.
+    roce: Roce,
+    agreed: bool,
+    /// Where the GID table is re-read after a GID change.
+    sysfs_root: String,
     local: attr::Local,
     ctx: *mut ibv_context,
     pd: *mut ibv_pd,
     cq: *mut ibv_cq,
     qp: *mut ibv_qp,
     mr: *mut ibv_mr,
-    buf: Vec<u8>,
+    buf: Buf,
     gid: [u8; 16],
     lid: u16,
 }
@@ -183,11 +302,14 @@ pub fn rc_err(what: &str, rc: i32) -> String {
 
 impl Rc {
     /// Open the chosen device, create PD, MR, CQ and an RC QP in INIT with every receive posted.
-    fn open(choice: Choice, traffic_class: u8, sl: u8) -> Result<Self, String> {
+    fn open(choice: Choice, sysfs_root: &str, traffic_class: u8, sl: u8) -> Result<Self, String> {
         let mut ep = Rc {
+            roce: choice.preferred(),
+            agreed: false,
+            sysfs_root: sysfs_root.to_string(),
             local: attr::Local {
                 port: choice.port,
-                gid_index: choice.gid_index,
+                gid_index: choice.gid_index(),
                 traffic_class,
                 sl,
                 mtu: ibv_mtu::IBV_MTU_1024 as u8,
@@ -199,7 +321,7 @@ impl Rc {
             cq: ptr::null_mut(),
             qp: ptr::null_mut(),
             mr: ptr::null_mut(),
-            buf: vec![0u8; SLOT * (RECV_SLOTS + 1)],
+            buf: Buf::new(SLOT * (RECV_SLOTS + 1))?,
             gid: [0; 16],
             lid: 0,
         };
@@ -242,11 +364,11 @@ impl Rc {
             if self.pd.is_null() {
                 return Err(os_err("ibv_alloc_pd"));
             }
-            // The buffer lives in `self` (a Vec never resized) as long as the MR that covers it.
+            // The buffer lives in `self` as long as the MR that covers it (dropped after it).
             self.mr = ibv_reg_mr(
                 self.pd,
-                self.buf.as_mut_ptr().cast(),
-                self.buf.len(),
+                self.buf.ptr.cast(),
+                self.buf.len,
                 ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0 as i32,
             );
             if self.mr.is_null() {
@@ -285,7 +407,7 @@ impl Rc {
 
     fn post_recv(&mut self, slot: usize) -> Result<(), String> {
         let mut sge = ibv_sge {
-            addr: self.buf.as_ptr() as u64 + (slot * SLOT) as u64,
+            addr: self.buf.ptr as u64 + (slot * SLOT) as u64,
             length: SLOT as u32,
             // SAFETY: mr is live.
             lkey: unsafe { (*self.mr).lkey },
@@ -316,10 +438,22 @@ impl Endpoint for Rc {
             lid: self.lid,
             gid: self.gid,
             mtu: self.local.mtu,
+            versions: if self.agreed {
+                Versions::only(self.roce)
+            } else {
+                self.choice.versions()
+            },
         }
     }
 
     fn connect(&mut self, remote: &ConnInfo) -> Result<(), String> {
+        let v = gid::agree(self.choice.versions(), remote.versions)?;
+        let index = self
+            .choice
+            .entry(v)
+            .map(|e| e.index)
+            .ok_or_else(|| format!("no {v} GID"))?;
+        (self.roce, self.agreed, self.local.gid_index) = (v, true, index);
         let (mut a, m) = attr::rtr(&self.local, remote);
         self.modify(&mut a, m, "QP to RTR")?;
         let (mut a, m) = attr::rts(self.local.psn);
@@ -330,9 +464,11 @@ impl Endpoint for Rc {
     /// through the CQ.
     fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
         let off = RECV_SLOTS * SLOT;
-        self.buf[off..off + PROBE_LEN].copy_from_slice(data);
+        if !self.buf.write(off, data) {
+            return Err("the send slot is outside the probe buffer".into());
+        }
         let mut sge = ibv_sge {
-            addr: self.buf.as_ptr() as u64 + off as u64,
+            addr: self.buf.ptr as u64 + off as u64,
             length: PROBE_LEN as u32,
             // SAFETY: mr is live.
             lkey: unsafe { (*self.mr).lkey },
@@ -372,13 +508,15 @@ impl Endpoint for Rc {
                 continue;
             }
             let slot = wc.wr_id as usize;
-            let mut p = [0u8; PROBE_LEN];
-            if let Some(b) = self.buf.get(slot * SLOT..slot * SLOT + PROBE_LEN) {
-                p.copy_from_slice(b);
-                out.push(p);
-                got += 1;
+            if slot < RECV_SLOTS && holds_a_probe(wc.byte_len) {
+                if let Some(p) = self.buf.read(slot * SLOT) {
+                    out.push(p);
+                    got += 1;
+                }
             }
-            self.post_recv(slot)?;
+            if slot < RECV_SLOTS {
+                self.post_recv(slot)?;
+            }
         }
         Ok(got)
     }
@@ -394,36 +532,42 @@ impl Endpoint for Rc {
         if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
             return None;
         }
-        // SAFETY: ibv_async_event is plain data; zero is valid and is overwritten on success.
-        let mut ev: ibv_async_event = unsafe { std::mem::zeroed() };
-        // SAFETY: ctx is live; an event is ready, so the call does not block; every event got is
-        // acknowledged once (destroying the QP/CQ waits for the acks).
+        // SAFETY: plain data (a union of pointers and an int, and an int); zero is valid and is
+        // overwritten on success.
+        let mut ev: RawAsyncEvent = unsafe { std::mem::zeroed() };
+        let raw = (&mut ev as *mut RawAsyncEvent).cast::<ibv_async_event>();
+        // SAFETY: ctx is live; an event is ready, so the call does not block; `raw` points to a
+        // struct of ibv_async_event's layout (checked by a test) whose event type is read as an
+        // integer only; every event got is acknowledged once (destroying the QP/CQ waits for it).
         let (ty, port) = unsafe {
-            if ibv_get_async_event(self.ctx, &mut ev) != 0 {
+            if ibv_get_async_event(self.ctx, raw) != 0 {
                 return None;
             }
             let port = ev.element.port_num;
-            ibv_ack_async_event(&mut ev);
+            ibv_ack_async_event(raw);
             (ev.event_type, port)
         };
-        use ibv_event_type::*;
+        let (kind, name) = event_kind(ty);
         let ours = port == self.local.port as i32;
-        let fatal = match ty {
-            IBV_EVENT_DEVICE_FATAL
-            | IBV_EVENT_QP_FATAL
-            | IBV_EVENT_QP_REQ_ERR
-            | IBV_EVENT_QP_ACCESS_ERR
-            | IBV_EVENT_CQ_ERR => true,
-            IBV_EVENT_PORT_ERR | IBV_EVENT_GID_CHANGE => ours,
-            _ => false,
-        };
-        // SAFETY: ibv_event_type_str returns a static string for any event type.
-        let name = unsafe { CStr::from_ptr(ibv_event_type_str(ty)) };
-        fatal.then(|| format!("{}: {}", self.choice.device, name.to_string_lossy()))
+        let dev = &self.choice.device;
+        match kind {
+            EventKind::Fatal => Some(format!("{dev}: {name}")),
+            EventKind::Port if ours => Some(format!("{dev}: {name}")),
+            // Any entry of the port's table changing raises it: rebuild only if ours did.
+            EventKind::GidChange if ours => gid::still_holds(
+                &self.sysfs_root,
+                &self.choice,
+                self.local.gid_index,
+                self.roce,
+            )
+            .err()
+            .map(|why| format!("{dev}: {name}: {why}")),
+            _ => None,
+        }
     }
 
     fn describe(&self) -> String {
-        self.choice.to_string()
+        self.choice.path(self.roce)
     }
 }
 
@@ -454,6 +598,59 @@ fn open_device(name: &str) -> Result<*mut ibv_context, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_raw_event_has_libibverbs_layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(size_of::<RawAsyncEvent>(), size_of::<ibv_async_event>());
+        assert_eq!(align_of::<RawAsyncEvent>(), align_of::<ibv_async_event>());
+        assert_eq!(
+            offset_of!(RawAsyncEvent, event_type),
+            offset_of!(ibv_async_event, event_type)
+        );
+        assert_eq!(size_of::<ibv_event_type>(), size_of::<u32>());
+    }
+
+    #[test]
+    fn any_event_number_has_a_meaning_and_a_name() {
+        assert_eq!(
+            event_kind(8),
+            (EventKind::Fatal, "local catastrophic error".into())
+        );
+        assert_eq!(event_kind(18).0, EventKind::GidChange);
+        assert_eq!(event_kind(10).0, EventKind::Port);
+        assert_eq!(event_kind(9).0, EventKind::Ignore);
+        assert_eq!(
+            event_kind(ibv_event_type::IBV_EVENT_WQ_FATAL as u32).1,
+            "WQ fatal"
+        );
+        assert_eq!(
+            event_kind(1234),
+            (EventKind::Ignore, "unknown event 1234".into()),
+            "an event this build does not know is named, never undefined behaviour"
+        );
+    }
+
+    #[test]
+    fn a_short_receive_is_not_a_probe() {
+        assert!(holds_a_probe(PROBE_LEN as u32));
+        assert!(!holds_a_probe(0));
+        assert!(!holds_a_probe(PROBE_LEN as u32 - 1));
+        assert!(!holds_a_probe(64));
+    }
+
+    #[test]
+    fn the_buffer_copies_only_inside_its_bounds() {
+        let b = Buf::new(2 * SLOT).expect("alloc");
+        let p = [7u8; PROBE_LEN];
+        assert!(b.write(SLOT, &p));
+        assert_eq!(b.read(SLOT), Some(p));
+        assert_eq!(b.read(0), Some([0u8; PROBE_LEN]), "zeroed");
+        assert!(!b.write(2 * SLOT - 1, &p));
+        assert_eq!(b.read(2 * SLOT - PROBE_LEN + 1), None);
+        assert_eq!(b.read(usize::MAX), None);
+        assert_eq!(b.ptr as usize % Buf::ALIGN, 0);
+    }
 
     #[test]
     fn return_codes_become_the_error_text() {

@@ -4,8 +4,12 @@
 //! - The send time is read right before the post; the shared [`Link`] is touched only after the
 //!   probe is settled, and then with `try_lock` (a report being built never delays a probe; the
 //!   tally waits for the next probe instead).
-//! - Every slot counts: one that passes while the session is down (retry wait, failed dial, device
-//!   open or handshake) is sent and lost, as in the TCP pinger.
+//! - Every slot counts once the pinger has been told to reach its peer: one that passes while the
+//!   session is down (retry wait, failed dial, device open or handshake) or being rebuilt counts as
+//!   sent and lost, as in the TCP pinger. Only the very first session's setup (open, handshake,
+//!   RTR/RTS: 5-30 ms on real NICs) sends nothing: its slots were never due, the pinger had no path
+//!   yet. Either way the first probe after a setup leaves in its own slot, never as a late send of
+//!   a past one (which `rtt_ns` would time from that slot, counting the setup as RTT).
 //! - [`STALL_PROBES`] unanswered in a row, an error completion, a device event or a closed control
 //!   connection tear the session down; it is rebuilt after [`RETRY`].
 
@@ -63,6 +67,8 @@ pub struct Pinger<D, N, C> {
     next: u64,
     seq: u64,
     tally: Tally,
+    /// No session has been attempted yet: the first one's setup time sends nothing.
+    first: bool,
 }
 
 impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
@@ -90,6 +96,7 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             next: 0,
             seq: 0,
             tally: Tally::default(),
+            first: true,
         }
     }
 
@@ -117,17 +124,30 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
     /// One session's life: Ok when stopped, else why it ended (its endpoint is dropped on return:
     /// QP, CQ, MR, PD and context destroyed before the next one is built).
     fn session(&mut self) -> Result<(), String> {
+        let first = std::mem::replace(&mut self.first, false);
+        let began = self.clock.now();
         let (mut ctl, src) = self.dialer.dial()?;
         let mut ep = self.device.open(src)?;
         let remote = ctl.handshake(self.period_ns, &ep.info())?;
         ep.connect(&remote)?;
-        let note = format!("RDMA to {} via {}", self.addr, ep.describe());
+        let setup_ns = self.clock.now().saturating_sub(began);
+        // Probing starts at the next slot to come: the past ones are skipped (first session) or
+        // counted lost (a rebuild; those of the retry wait were counted there).
+        if first {
+            self.next = self.next.max(self.due());
+        } else {
+            self.skip_missed();
+        }
+        let note = format!(
+            "RDMA to {} via {} (set up in {})",
+            self.addr,
+            ep.describe(),
+            millis(setup_ns)
+        );
         lock(&self.link, |l| {
             l.status = Status::Up;
             l.notes = vec![note];
         });
-        // Slots that passed while this session was built are sent late, or counted lost past
-        // their deadline, by the probe loop; those of a retry wait were counted there.
         let mut got = Vec::new();
         let mut unanswered = 0u32;
         while !self.stopped() {
@@ -210,10 +230,15 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         }
     }
 
+    /// The first slot that is not yet past.
+    fn due(&self) -> u64 {
+        let since = self.clock.now().saturating_sub(self.t0);
+        since.div_ceil(self.period_ns)
+    }
+
     /// Count the slots that passed unsent (session down or being built) as sent and lost.
     fn skip_missed(&mut self) {
-        let since = self.clock.now().saturating_sub(self.t0);
-        let due = since.div_ceil(self.period_ns);
+        let due = self.due();
         if due > self.next {
             self.tally.sent += due - self.next;
             self.tally.lost += due - self.next;
@@ -253,6 +278,11 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             g.window.record(at, rtt);
         }
     }
+}
+
+/// "23.4 ms" (a setup time, for the session's note).
+fn millis(ns: u64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
 }
 
 /// Monotonic time since the plan's epoch; sleeps most of a wait and spins the last stretch, so a
@@ -310,7 +340,13 @@ impl Control for TcpControl {
         c.write_all(&b).map_err(io)?;
         c.set_read_timeout(Some(Duration::from_secs(5)))
             .map_err(io)?;
-        let remote = match Msg::read_from(c).map_err(io)? {
+        let answer = Msg::read_from(c).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => "control connection closed by peer before its \
+                answer (a pingd older than this rocetop closes RDMA sessions of protocol 2)"
+                .to_string(),
+            _ => io(e),
+        })?;
+        let remote = match answer {
             Msg::Info(i) => i,
             Msg::Refuse(why) => return Err(format!("peer says: {why}")),
             Msg::Period(_) => return Err("control connection: unexpected message".into()),

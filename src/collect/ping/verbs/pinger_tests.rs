@@ -1,6 +1,6 @@
 //! The pinger loop on the fake device and a virtual clock: every count below is exact.
 
-use super::super::fake::{Ev, FakeClock, FakeDevice, FakeDialer, POLL_NS};
+use super::super::fake::{Ev, FakeClock, FakeDevice, FakeDialer, POLL_NS, SETUP_NS};
 use super::*;
 use crate::collect::ping::Options;
 
@@ -34,11 +34,15 @@ fn setup() -> Run {
 
 impl Run {
     fn pinger(&self) -> Pinger<FakeDevice, FakeDialer, FakeClock> {
+        self.pinger_every(Duration::from_millis(100))
+    }
+
+    fn pinger_every(&self, period: Duration) -> Pinger<FakeDevice, FakeDialer, FakeClock> {
         Pinger::new(
             self.dev.clone(),
             self.dialer.clone(),
             self.clock.clone(),
-            Duration::from_millis(100),
+            period,
             Duration::from_millis(50),
             "peer:18515",
             self.link.clone(),
@@ -90,14 +94,13 @@ fn the_send_time_is_read_right_before_the_post_and_rtts_are_exact() {
             "the last clock read before the post is the stamp the probe carries"
         );
         // Every read moves the clock 1 ns: one read (the lateness check) between slot and stamp.
-        // (Slot 0 leaves once the session is up, a few reads late.)
-        if k > 0 {
-            assert_eq!(
-                sent,
-                k as u64 * 100 * MS + 1,
-                "each probe leaves in its slot"
-            );
-        }
+        // The session took 40 ms to set up (open, RTR/RTS): slot 0 passed then and was never sent;
+        // the first probe leaves in slot 1.
+        assert_eq!(
+            sent,
+            (k as u64 + 1) * 100 * MS + 1,
+            "each probe leaves in its slot, the first one too"
+        );
     }
     let s = lock(&r.link, |l| l.window.summary()).expect("answers");
     assert_eq!(
@@ -108,7 +111,10 @@ fn the_send_time_is_read_right_before_the_post_and_rtts_are_exact() {
     let notes = lock(&r.link, |l| l.notes.clone());
     assert_eq!(
         notes,
-        vec!["RDMA to peer:18515 via fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo)"]
+        vec![
+            "RDMA to peer:18515 via fake0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1 on lo) \
+             (set up in 40.0 ms)"
+        ]
     );
     assert_eq!(
         r.script(|s| s.sources.clone()),
@@ -125,8 +131,9 @@ fn slots_while_the_peer_or_device_is_unreachable_are_lost() {
         s.stop_after = Some(2);
     });
     r.go();
-    // Dial fails at 0 s, the device open at 1 s: slots 0..19 pass unsent; slots 20, 21 answered.
-    assert_eq!(r.totals(), (22, 2, 20));
+    // Dial fails at 0 s, the device open at 1 s: slots 0..19 pass unsent; the session built at 2 s
+    // is up at 2.04 s, so slot 20 passed while it was built (lost); slots 21, 22 answered.
+    assert_eq!(r.totals(), (23, 2, 21));
     let counts = r.dialer.counts_at_dial.lock().expect("counts").clone();
     assert_eq!(
         counts,
@@ -225,4 +232,65 @@ fn a_held_report_lock_never_holds_a_probe_back() {
     let (sent, answered, lost) = r.totals();
     assert_eq!(sent, sends(), "the tally reached the link once it was free");
     assert_eq!((answered, lost), (sent, 0));
+}
+
+/// At 1000/s a 40 ms setup spans 40 slots. Sent late and timed from their slots they recorded
+/// 40 ms, 39 ms, ... on a fabric whose RTT is 10 µs.
+#[test]
+fn the_first_sessions_setup_is_neither_rtt_nor_loss() {
+    let r = setup();
+    r.script(|s| s.stop_after = Some(100));
+    r.pinger_every(Duration::from_millis(1)).run();
+    let skipped = 2 * SETUP_NS / MS;
+    assert_eq!(skipped, 40);
+    assert_eq!(
+        r.totals(),
+        (100, 100, 0),
+        "the setup's slots were never due"
+    );
+    let s = lock(&r.link, |l| l.window.summary()).expect("answers");
+    assert_eq!(
+        (s.min_ns, s.max_ns),
+        (POLL_NS, POLL_NS),
+        "no setup in any RTT"
+    );
+    let first = r
+        .clock
+        .log
+        .lock()
+        .expect("log")
+        .iter()
+        .find_map(|e| match e {
+            Ev::Send(seq, sent) => Some((*seq, *sent)),
+            Ev::Now(_) => None,
+        });
+    assert_eq!(
+        first,
+        Some((0, skipped * MS)),
+        "the first probe leaves in slot 40"
+    );
+}
+
+/// A rebuild's setup is time the peer was unreachable: its slots count as lost, none is sent late.
+#[test]
+fn a_rebuilds_setup_counts_lost_and_is_never_rtt() {
+    let r = setup();
+    r.script(|s| {
+        s.fail_poll_after = Some(10);
+        s.stop_after = Some(20);
+    });
+    r.pinger_every(Duration::from_millis(1)).run();
+    // Session 1 up at 40 ms: slots 40..48 answered, 49 in flight when the completion failed (lost,
+    // at 49.01 ms). Retry until 1049.01 ms: slots 50..1049 lost. Session 2 up at 1089.01 ms: slots
+    // 1050..1089 passed while it was built (lost), 1090..1099 answered.
+    let (sent, answered, lost) = r.totals();
+    assert_eq!(answered, 19);
+    assert_eq!(lost, 1 + 1000 + 40);
+    assert_eq!(sent, answered + lost);
+    let s = lock(&r.link, |l| l.window.summary()).expect("answers");
+    assert_eq!(
+        (s.min_ns, s.max_ns),
+        (POLL_NS, POLL_NS),
+        "no setup in any RTT"
+    );
 }
