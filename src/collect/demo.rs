@@ -156,6 +156,10 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 }
                 Request::Lldp => Ok(topology::lldpctl(sim, node)),
                 Request::HostQos { root, .. } => Ok(topology::host_qos(node, root)),
+                // The simulated nodes have no GPUs yet: what a node without nvidia-smi answers.
+                Request::Gpu { .. } | Request::GpuTopo { .. } => {
+                    Ok(format!("{}\n", crate::parse::host::gpu::NOT_INSTALLED))
+                }
                 Request::Cli(_) | Request::PromQueries => Err(unsupported()),
             }
         }
