@@ -57,6 +57,10 @@ pub enum ParseKind {
     EosQos,
     /// Answers of a Prometheus HTTP API, as a `[[prometheus]]` source stores them (parse::prom_api).
     PromApi,
+    /// `nvidia-smi --query-gpu=... --format=csv` (parse::host::gpu).
+    GpuQuery,
+    /// `nvidia-smi topo -m` (parse::host::gpu::topo).
+    GpuTopo,
 }
 
 impl ParseKind {
@@ -88,6 +92,8 @@ impl ParseKind {
             ParseKind::NxosQos => "nxos-qos",
             ParseKind::EosQos => "eos-qos",
             ParseKind::PromApi => "prom-api",
+            ParseKind::GpuQuery => "gpu-query",
+            ParseKind::GpuTopo => "gpu-topo",
         }
     }
 
@@ -157,6 +163,12 @@ impl ParseKind {
             }
             ParseKind::PromApi => {
                 "Prometheus /api/v1/query answers (`# query NAME` lines, each followed by the JSON answer)"
+            }
+            ParseKind::GpuQuery => {
+                "`nvidia-smi --query-gpu=... --format=csv[,nounits]` (a header naming the fields, one row per GPU)"
+            }
+            ParseKind::GpuTopo => {
+                "`nvidia-smi topo -m` (the GPU0 GPU1 ... NIC0 ... CPU Affinity matrix)"
             }
         }
     }
@@ -398,7 +410,9 @@ fn cleaned(kind: ParseKind, text: &str) -> (std::borrow::Cow<'_, str>, capture::
         | ParseKind::RdmaStatistic
         | ParseKind::HostQos
         | ParseKind::Lldpctl
-        | ParseKind::HwCounters => capture::clean(text, false),
+        | ParseKind::HwCounters
+        | ParseKind::GpuQuery
+        | ParseKind::GpuTopo => capture::clean(text, false),
         _ => capture::clean(text, true),
     }
 }
@@ -437,5 +451,7 @@ fn dispatch(kind: ParseKind, text: &str, ctx: &Ctx) -> Parsed {
         ParseKind::NxosQos => switch::nxos_qos::parse(text, name),
         ParseKind::EosQos => switch::eos_qos::parse(text, name),
         ParseKind::PromApi => prom_api::parse(text),
+        ParseKind::GpuQuery => host::gpu::parse(text, name),
+        ParseKind::GpuTopo => host::gpu::topo::parse(text, name),
     }
 }

@@ -4,6 +4,7 @@
 //! source gave its data. Exit status non-zero on any failure.
 
 mod advice;
+pub mod affinity;
 mod data;
 pub mod roce;
 
@@ -234,6 +235,21 @@ fn render(
     for i in &issues {
         let _ = writeln!(text, "  - {}", cell(i));
     }
+    // GPU ↔ NIC affinity where nodes answered nvidia-smi topo -m: each finding is a problem.
+    let aff = affinity::of(store);
+    if !aff.lines.is_empty() {
+        let verdict = match aff.findings.len() {
+            0 => "each GPU's NCCL NIC is near it, or NCCL's choice is unknown".to_string(),
+            n => format!("{n} problem(s)"),
+        };
+        let _ = writeln!(text, "\nGPU <-> NIC affinity: {verdict}");
+        for l in &aff.lines {
+            let _ = writeln!(text, "  {}", cell(l));
+        }
+        for f in &aff.findings {
+            let _ = writeln!(text, "  - {}", cell(f));
+        }
+    }
     // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
     let proof = crate::app::lossless::prove(cfg, store);
     failures += proof.findings.len();
@@ -244,7 +260,7 @@ fn render(
     Report {
         text,
         failures,
-        problems: issues.len(),
+        problems: issues.len() + aff.findings.len(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The demo cluster as a transport: every source of the configured inventory answers its requests
 //! from one shared simulation, in the vendors' text formats, so the demo exercises the real parsers.
 
+pub mod gpu;
 pub mod render;
 pub mod sim;
 pub mod topology;
@@ -156,6 +157,8 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 }
                 Request::Lldp => Ok(topology::lldpctl(sim, node)),
                 Request::HostQos { root, .. } => Ok(topology::host_qos(node, root)),
+                Request::Gpu { .. } => Ok(gpu::query_csv(sim, node)),
+                Request::GpuTopo { .. } => Ok(gpu::topo(sim, node)),
                 Request::Cli(_) | Request::PromQueries => Err(unsupported()),
             }
         }

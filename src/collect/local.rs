@@ -31,7 +31,10 @@ impl Transport for LocalTransport {
                         .await
                         .map_err(|e| CollectError::Io(e.to_string()))?
                 }
-                r @ (Request::Lldp | Request::HostQos { .. }) => sh(&r.shell()).await,
+                r @ (Request::Lldp
+                | Request::HostQos { .. }
+                | Request::Gpu { .. }
+                | Request::GpuTopo { .. }) => sh(&r.shell()).await,
                 Request::Cli(c) => Err(CollectError::Unavailable(format!(
                     "'{c}' is a switch command; this source has no switch transport"
                 ))),

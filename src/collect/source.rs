@@ -178,7 +178,7 @@ pub fn switch_probes(sw: &Switch) -> Vec<Probe> {
 }
 
 /// One dump of every hw_counters/counters file plus `ethtool -S` of each RDMA netdev.
-pub fn node_probes(n: &Node) -> Vec<Probe> {
+pub fn node_probes(n: &Node, gpu_secs: u64) -> Vec<Probe> {
     let mut v = vec![Probe {
         kind: ParseKind::HwCounters,
         request: Request::SysfsDump {
@@ -193,6 +193,11 @@ pub fn node_probes(n: &Node) -> Vec<Probe> {
             request: Request::Ethtool { netdev: nd.clone() },
         });
     }
+    // Every node is asked: one without nvidia-smi answers a line that gives no sample.
+    v.push(Probe {
+        kind: ParseKind::GpuQuery,
+        request: Request::Gpu { secs: gpu_secs },
+    });
     v
 }
 
@@ -227,7 +232,7 @@ pub fn switch_topology_probes(sw: &Switch) -> Vec<Probe> {
 }
 
 /// What a node is asked rarely: `lldpctl`, then the lossless settings of its netdevs.
-pub fn node_topology_probes(n: &Node) -> Vec<Probe> {
+pub fn node_topology_probes(n: &Node, gpu_secs: u64) -> Vec<Probe> {
     vec![
         Probe {
             kind: ParseKind::Lldpctl,
@@ -239,6 +244,10 @@ pub fn node_topology_probes(n: &Node) -> Vec<Probe> {
                 root: n.sysfs_root.clone(),
                 netdevs: n.netdevs.clone(),
             },
+        },
+        Probe {
+            kind: ParseKind::GpuTopo,
+            request: Request::GpuTopo { secs: gpu_secs },
         },
     ]
 }
@@ -334,7 +343,7 @@ fn build_counters(cfg: &Config, store: &mut Store, remote: RemoteFactory<'_>) ->
             interval,
             timeout,
             transport,
-            probes: node_probes(n),
+            probes: node_probes(n, super::transport::gpu_secs(timeout)),
             ctx: Ctx::named(&n.name),
             ports: Vec::new(),
             discovery: n.netdevs.is_empty().then(|| Arc::new(Discovery::default())),
@@ -442,7 +451,7 @@ pub fn build_topology(cfg: &Config, store: &mut Store, built: &[Source]) -> Vec<
                 t,
                 interval,
                 timeout,
-                node_topology_probes(n),
+                node_topology_probes(n, super::transport::gpu_secs(timeout)),
             ));
         }
     }
@@ -516,7 +525,9 @@ mod tests {
             matches!(&sw.probes[0].request, Request::Cli(c) if c == "show queuing interface Ethernet1/1/1-4, Ethernet1/2/1-4")
         );
         let n5 = s.iter().find(|s| s.name == "ubunturdma5").expect("node 5");
-        assert_eq!(n5.probes.len(), 2, "sysfs dump + ethtool ens192");
+        assert_eq!(n5.probes.len(), 3, "sysfs dump + ethtool ens192 + the GPUs");
+        // nvidia-smi gets half the command timeout (5 s), so the rest of the dump still fits.
+        assert!(matches!(n5.probes[2].request, Request::Gpu { secs: 2 }));
         assert!(n5.discovery.is_none(), "netdevs configured");
     }
 

@@ -297,6 +297,8 @@ impl Transport for SshTransport {
                     | Request::Tail { .. }
                     | Request::Lldp
                     | Request::HostQos { .. }
+                    | Request::Gpu { .. }
+                    | Request::GpuTopo { .. }
             )
         });
         if !self.target.switch_mode && host_reqs && reqs.len() > 1 {

@@ -34,6 +34,11 @@ pub enum Request {
     HostQos { root: String, netdevs: Vec<String> },
     /// Every query of a `[[prometheus]]` poll; the transport knows them (collect::prometheus).
     PromQueries,
+    /// The node's GPUs (`nvidia-smi --query-gpu`), only where nvidia-smi exists, stopped after
+    /// `secs` seconds so a hung driver never holds the rest of the dump.
+    Gpu { secs: u64 },
+    /// `nvidia-smi topo -m` (topology; polled rarely), with the same guard.
+    GpuTopo { secs: u64 },
 }
 
 impl Request {
@@ -83,8 +88,33 @@ impl Request {
             ),
             Request::HostQos { root, netdevs } => host_qos_shell(root, netdevs),
             Request::PromQueries => "true".to_string(),
+            Request::Gpu { secs } => nvidia_smi_shell(
+                *secs,
+                &format!(
+                    "--query-gpu={} --format=csv,nounits",
+                    crate::parse::host::gpu::QUERY_FIELDS.join(",")
+                ),
+            ),
+            Request::GpuTopo { secs } => nvidia_smi_shell(*secs, "topo -m"),
         }
     }
+}
+
+/// `nvidia-smi <args>` where the node has it (else a line saying it has none: a node without
+/// GPUs, not an error), under `timeout` where the node has that: a driver that hangs costs the
+/// dump `secs` seconds and prints a line saying so (exit 124), and the parts after it still run.
+/// Where `timeout` is missing the command runs unguarded.
+fn nvidia_smi_shell(secs: u64, args: &str) -> String {
+    use crate::parse::host::gpu::{NOT_INSTALLED, TIMED_OUT};
+    format!(
+        "if command -v nvidia-smi >/dev/null 2>&1; then if command -v timeout >/dev/null 2>&1; then LC_ALL=C timeout {secs} nvidia-smi {args} 2>&1; [ $? -eq 124 ] && echo '{TIMED_OUT} after {secs} s'; else LC_ALL=C nvidia-smi {args} 2>&1; fi; else echo '{NOT_INSTALLED}'; fi; true"
+    )
+}
+
+/// How long nvidia-smi may take on a node whose commands have `command_timeout`: half of it (at
+/// least a second), so the rest of the dump still arrives within the poll's own limit.
+pub fn gpu_secs(command_timeout: Duration) -> u64 {
+    (command_timeout.as_secs() / 2).max(1)
 }
 
 /// Per netdev: `mlnx_qos -i` (echoed, so the output names the netdev), `ethtool -a`, and the mtu

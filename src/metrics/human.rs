@@ -20,6 +20,11 @@ pub mod name {
     pub const STEP: &str = "step";
     pub const ALLREDUCE: &str = "all-reduce";
     pub const DROPS: &str = "drops/s";
+    /// The least busy GPU's utilization (the timeline line).
+    pub const GPU_UTIL_MIN: &str = "GPU util (min)";
+    /// A node's GPUs' mean and least utilization (the Overview columns).
+    pub const GPU_UTIL: &str = "GPU%";
+    pub const GPU_UTIL_LEAST: &str = "GPU min";
 }
 
 /// `HH:MM:SS` (UTC) of a timestamp (milliseconds): the one clock of the screen, the alerts and

@@ -102,6 +102,29 @@ pub const TRAIN_SAMPLES_PER_SECOND: &str = "rocetop_train_samples_per_second";
 pub const NCCL_TRANSPORT_INFO: &str = "rocetop_nccl_transport_info";
 pub const TRAIN_LOG_HIGHLIGHTS: &str = "rocetop_train_log_highlights_total";
 
+// GPUs (nvidia-smi --query-gpu and topo -m on the node; dcgm-exporter in fleet mode) {node,gpu}:
+// one unit per quantity, in the name.
+/// 1 per GPU {node,gpu,uuid,pci_bus_id}: which board `gpu` (nvidia-smi's index) is.
+pub const GPU_INFO: &str = "rocetop_gpu_info";
+/// Percent of the last sample period a kernel ran (`utilization.gpu`, `DCGM_FI_DEV_GPU_UTIL`).
+pub const GPU_UTILIZATION_PERCENT: &str = "rocetop_gpu_utilization_percent";
+/// Percent of the period device memory was read or written (`utilization.memory`).
+pub const GPU_MEMORY_UTILIZATION_PERCENT: &str = "rocetop_gpu_memory_utilization_percent";
+pub const GPU_POWER_WATTS: &str = "rocetop_gpu_power_watts";
+pub const GPU_TEMPERATURE_CELSIUS: &str = "rocetop_gpu_temperature_celsius";
+/// Device memory in bytes (the driver prints MiB).
+pub const GPU_MEMORY_USED_BYTES: &str = "rocetop_gpu_memory_used_bytes";
+pub const GPU_MEMORY_TOTAL_BYTES: &str = "rocetop_gpu_memory_total_bytes";
+/// 1 while a clock throttle reason holds {node,gpu,reason=sw_power_cap|hw_slowdown|sw_thermal|hw_thermal|hw_power_brake}.
+pub const GPU_THROTTLE_ACTIVE: &str = "rocetop_gpu_clock_throttle_active";
+/// ECC errors since the driver loaded (nvidia-smi's `volatile` counts).
+pub const GPU_ECC_CORRECTED: &str = "rocetop_gpu_ecc_corrected_errors_total";
+pub const GPU_ECC_UNCORRECTED: &str = "rocetop_gpu_ecc_uncorrected_errors_total";
+/// 1 per GPU and NIC {node,gpu,device,path=PIX|PXB|PHB|NODE|SYS}: how the GPU reaches the NIC (`nvidia-smi topo -m`).
+pub const GPU_NIC_PATH: &str = "rocetop_gpu_nic_path_info";
+/// The NUMA node a GPU is attached to (`topo -m` NUMA Affinity).
+pub const GPU_NUMA_NODE: &str = "rocetop_gpu_numa_node";
+
 // ping
 pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
 pub const PING_COUNT: &str = "rocetop_ping_rtt_seconds_count";

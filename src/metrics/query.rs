@@ -202,6 +202,31 @@ pub fn gauge_timeline(
     step_ms: i64,
     buckets: usize,
 ) -> Vec<Option<f64>> {
+    gauge_timeline_by(store, name, labels, since, step_ms, buckets, f64::max)
+}
+
+/// [`gauge_timeline`] with the smallest value of each bucket over series and points (the GPU that
+/// waits most).
+pub fn gauge_timeline_min(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+) -> Vec<Option<f64>> {
+    gauge_timeline_by(store, name, labels, since, step_ms, buckets, f64::min)
+}
+
+fn gauge_timeline_by(
+    store: &Store,
+    name: &str,
+    labels: &[(&str, &str)],
+    since: Ts,
+    step_ms: i64,
+    buckets: usize,
+    pick: fn(f64, f64) -> f64,
+) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = vec![None; buckets];
     let step = step_ms.max(1);
     for (_, s) in store.select(name, labels) {
@@ -212,7 +237,7 @@ pub fn gauge_timeline(
             let i = ((t - since) / step) as usize;
             if let Some(slot) = out.get_mut(i) {
                 let x = v.as_f64();
-                *slot = Some(slot.map_or(x, |y: f64| y.max(x)));
+                *slot = Some(slot.map_or(x, |y: f64| pick(y, x)));
             }
         }
     }

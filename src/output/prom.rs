@@ -105,6 +105,36 @@ pub(crate) fn help(name: &str) -> String {
             "All-reduce time per step from the training log",
         ),
         (
+            "rocetop_gpu_utilization_percent",
+            "Percent of the last sample period a kernel ran on the GPU (nvidia-smi utilization.gpu)",
+        ),
+        (
+            "rocetop_gpu_memory_utilization_percent",
+            "Percent of the last sample period GPU memory was read or written",
+        ),
+        ("rocetop_gpu_power_watts", "GPU board power draw, watts"),
+        (
+            "rocetop_gpu_temperature_celsius",
+            "GPU core temperature, degrees Celsius",
+        ),
+        ("rocetop_gpu_memory_used_bytes", "GPU memory in use, bytes"),
+        (
+            "rocetop_gpu_memory_total_bytes",
+            "GPU memory installed, bytes",
+        ),
+        (
+            "rocetop_gpu_clock_throttle_active",
+            "Whether a clock throttle reason (power cap, thermal, hardware slowdown) holds the GPU (1) or not (0)",
+        ),
+        (
+            "rocetop_gpu_nic_path_info",
+            "How a GPU reaches an RDMA NIC (nvidia-smi topo -m: PIX, PXB, PHB, NODE, SYS)",
+        ),
+        (
+            "rocetop_gpu_numa_node",
+            "The NUMA node a GPU is attached to",
+        ),
+        (
             "rocetop_source_up",
             "Whether the source's last poll succeeded",
         ),

@@ -39,11 +39,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let h = area.height as usize;
     let fixed = n_sw + 1 + ep_h;
     let rem = h.saturating_sub(fixed);
-    let mut tl_h = if rem >= 14 {
-        TIMELINE_LINES.min(rem / 3)
-    } else {
-        0
-    };
+    // The timeline has a GPU line where nodes report GPUs (the node table has their columns).
+    let tl_max = TIMELINE_LINES
+        + usize::from(crate::app::vm::overview::has_gpus(
+            app.arranged(Tab::Overview).cols,
+        ));
+    let mut tl_h = if rem >= 14 { tl_max.min(rem / 3) } else { 0 };
     let mut al_h = (shown + 1)
         .min(ALERT_LINES)
         .min((rem / 5).max(2))
@@ -54,7 +55,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         let spare = nodes_h - (n_nodes + 2);
         let more = spare.min((shown + 1).min(ALERT_LINES).saturating_sub(al_h));
         al_h += more;
-        let tl_more = (spare - more).min(TIMELINE_LINES.saturating_sub(tl_h));
+        let tl_more = (spare - more).min(tl_max.saturating_sub(tl_h));
         tl_h += tl_more;
         nodes_h = n_nodes + 2 + spare - more - tl_more;
     }
@@ -87,7 +88,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 
 /// The Overview's alert area holds at most this many lines (title and `+N more` included).
 pub const ALERT_LINES: usize = 8;
-/// The timeline's title and its nine series.
+/// The timeline's title and its nine series (a tenth where nodes report GPUs).
 const TIMELINE_LINES: usize = 10;
 
 const EP_HINT: &str = "  (e: episodes)";

@@ -215,7 +215,7 @@ async fn write_fuzz_seeds() {
 }
 
 /// Every parse kind, for the proptest.
-const KINDS: [ParseKind; 26] = [
+const KINDS: [ParseKind; 28] = [
     ParseKind::NxosQueuing,
     ParseKind::NxosPfc,
     ParseKind::NxosFlowcontrol,
@@ -242,6 +242,8 @@ const KINDS: [ParseKind; 26] = [
     ParseKind::NxosQos,
     ParseKind::EosQos,
     ParseKind::PromApi,
+    ParseKind::GpuQuery,
+    ParseKind::GpuTopo,
 ];
 
 #[test]

@@ -54,6 +54,8 @@ const RULES: &[(&str, &str, ParseKind)] = &[
     ("linux", "ethtool-S", ParseKind::Ethtool),
     ("linux", "rdma-stat", ParseKind::RdmaStatistic),
     ("linux", "hw-counters", ParseKind::HwCounters),
+    ("gpu", "nvidia-smi-query-gpu", ParseKind::GpuQuery),
+    ("gpu", "nvidia-smi-topo-m", ParseKind::GpuTopo),
     ("training", "", ParseKind::TrainingLog),
     // Topology captures: LLDP, host QoS, PFC watchdog.
     ("topology", "lldpctl", ParseKind::Lldpctl),

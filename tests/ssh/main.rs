@@ -11,6 +11,7 @@ mod check_lossless;
 mod check_ssh;
 mod faults_secrets;
 mod faults_ssh;
+mod gpu_ssh;
 mod logtail;
 mod nxapi;
 mod ssh_transport;

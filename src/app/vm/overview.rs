@@ -3,7 +3,7 @@
 use super::{Ctx, LinksCache, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::table::{
-    Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
+    Cell, CellsIn, Chart, ChartKind, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
@@ -26,9 +26,32 @@ pub const COLS: [Col; 10] = [
     col("RTT p99", 8, 2),
 ];
 
+/// [`COLS`] with the GPUs' mean and least utilization after the host pause, where any node
+/// reports GPUs: are they idle while the fabric pauses?
+pub const COLS_GPU: [Col; 12] = [
+    lcol("node", 13, 0),
+    lcol("state", 9, 0),
+    lcol("port", 8, 3),
+    col("ECN marked/s(60s)", 17, 1),
+    col("CNP sent/s(60s)", 15, 2),
+    col(human::name::CNP_HANDLED, 13, 3),
+    col(human::name::NIC_PAUSE_RX, 10, 2),
+    col(human::name::PAUSE_TIME, 6, 1),
+    col(human::name::GPU_UTIL, 5, 1),
+    col(human::name::GPU_UTIL_LEAST, 7, 2),
+    col("RTT p50", 8, 3),
+    col("RTT p99", 8, 2),
+];
+
+/// Whether a table of these columns is the one with GPUs (its timeline has their line too).
+pub fn has_gpus(cols: &[Col]) -> bool {
+    cols.len() == COLS_GPU.len()
+}
+
 pub fn view(cx: &Ctx) -> TabView {
+    let gpus = cx.layout(|| layout(cx)).gpus;
     TabView {
-        cols: &COLS,
+        cols: if gpus { &COLS_GPU } else { &COLS },
         rows: node_rows(cx),
         ..Default::default()
     }
@@ -65,6 +88,8 @@ struct NodeRow {
     paused: Vec<SeriesId>,
     /// Its RTT as a peer: p50 and p99 over verbs, then over TCP (verbs shown where it has one).
     rtt: [[Vec<SeriesId>; 2]; 2],
+    /// Its GPUs' utilization, one series a GPU.
+    gpu: Vec<SeriesId>,
     id: RowId,
     charts: Rc<[Chart]>,
     /// Its source in the store ([`Ctx::source_id`]).
@@ -73,6 +98,8 @@ struct NodeRow {
 
 struct Layout {
     nodes: Vec<NodeRow>,
+    /// Some node reports GPUs: the table has their columns.
+    gpus: bool,
     /// Per node, its port column as the config or the links tell it.
     ports: LinksCache<Vec<String>>,
 }
@@ -102,6 +129,7 @@ fn layout(cx: &Ctx) -> Layout {
         by_node(NIC_PFC_RX_PAUSE_DURATION),
         by_node(NIC_PFC_TX_PAUSE_DURATION),
     );
+    let gpu = by_node(GPU_UTILIZATION_PERCENT);
     let ids = |m: &HashMap<String, Vec<SeriesId>>, n: &str| m.get(n).cloned().unwrap_or_default();
     let mut rtt = rtt_by_peer(st);
     let nodes = cx
@@ -112,6 +140,26 @@ fn layout(cx: &Ctx) -> Layout {
             let node = [("node", name)];
             let mut paused = ids(&rx, name);
             paused.extend(ids(&tx, name));
+            let mut charts = vec![
+                Chart::rate(human::name::ECN_MARKED, &ecn_n, &node),
+                Chart::rate(human::name::CNP_SENT, &cnp_n, &node),
+                Chart::rate(human::name::CNP_HANDLED, &hdl_n, &node),
+                Chart::rate(human::name::NIC_PAUSE_RX, NIC_PFC_RX_PAUSE, &node),
+                Chart::rate(
+                    "time paused rx (fraction of each second, 0..1)",
+                    NIC_PFC_RX_PAUSE_DURATION,
+                    &node,
+                ),
+            ];
+            // The node's detail lists its GPUs, one chart each, in nvidia-smi's order.
+            charts.extend(gpu_numbers(st, name).iter().map(|g| {
+                Chart::new(
+                    &format!("GPU {g} util %"),
+                    GPU_UTILIZATION_PERCENT,
+                    &[("gpu", g), ("node", name)],
+                    ChartKind::Gauge(1.0),
+                )
+            }));
             NodeRow {
                 subjects: [
                     Subject::Node(name.into()),
@@ -123,27 +171,46 @@ fn layout(cx: &Ctx) -> Layout {
                 pause: ids(&pause, name),
                 paused,
                 rtt: rtt.remove(name).unwrap_or_default(),
+                gpu: ids(&gpu, name),
                 id: RowId::Node(name.into()),
-                charts: Rc::from(vec![
-                    Chart::rate(human::name::ECN_MARKED, &ecn_n, &node),
-                    Chart::rate(human::name::CNP_SENT, &cnp_n, &node),
-                    Chart::rate(human::name::CNP_HANDLED, &hdl_n, &node),
-                    Chart::rate(human::name::NIC_PAUSE_RX, NIC_PFC_RX_PAUSE, &node),
-                    Chart::rate(
-                        "time paused rx (fraction of each second, 0..1)",
-                        NIC_PFC_RX_PAUSE_DURATION,
-                        &node,
-                    ),
-                ]),
+                charts: Rc::from(charts),
                 src: cx.source_id(&n.source),
                 name: n.name,
             }
         })
         .collect();
     Layout {
+        gpus: !gpu.is_empty(),
         nodes,
         ports: LinksCache::default(),
     }
+}
+
+/// A node's GPU numbers, in numeric order.
+fn gpu_numbers(st: &Store, node: &str) -> Vec<String> {
+    let mut v: Vec<String> =
+        query::groups(st, GPU_UTILIZATION_PERCENT, &[("node", node)], &["gpu"])
+            .into_keys()
+            .filter_map(|k| k.into_iter().next())
+            .collect();
+    v.sort_by(|a, b| crate::app::table::natural_cmp(a, b));
+    v
+}
+
+/// The mean and the least of the newest values of `ids` (None where none has one).
+fn mean_min(st: &Store, ids: &[SeriesId]) -> (Option<f64>, Option<f64>) {
+    let vals: Vec<f64> = ids
+        .iter()
+        .filter_map(|&id| st.get(id)?.latest(st))
+        .map(|(_, v)| v.as_f64())
+        .filter(|v| v.is_finite())
+        .collect();
+    if vals.is_empty() {
+        return (None, None);
+    }
+    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+    let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    (Some(mean), Some(min))
 }
 
 impl Layout {
@@ -253,6 +320,12 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
             h.pf.is_some_and(|p| p * 100.0 > warn_pct),
             Tone::Warn,
         ));
+        if lay.gpus {
+            // Percent to the fraction `Percent` cells show.
+            let (mean, min) = mean_min(st, &n.gpu);
+            c.push(Cell::new(Val::Percent(mean.map(|p| p / 100.0))));
+            c.push(Cell::new(Val::Percent(min.map(|p| p / 100.0))));
+        }
         c.push(Cell::new(Val::Secs(p50)));
         c.push(Cell::new(Val::Secs(p99)));
     }

@@ -68,10 +68,12 @@ enum Part {
     QueueDrops,
     IngressDrops,
     Rtt,
+    /// The least busy GPU's utilization, percent.
+    GpuUtilMin,
 }
 
 impl Part {
-    const ALL: [Part; 12] = [
+    const ALL: [Part; 13] = [
         Part::Step,
         Part::Allreduce,
         Part::CnpSent,
@@ -84,6 +86,7 @@ impl Part {
         Part::QueueDrops,
         Part::IngressDrops,
         Part::Rtt,
+        Part::GpuUtilMin,
     ];
 }
 
@@ -160,7 +163,7 @@ fn rate_ids(live: &Store) -> RateIds {
             .collect()
     };
     ByPart::of(|p| match p {
-        Part::Step | Part::Allreduce | Part::Rtt => Vec::new(),
+        Part::Step | Part::Allreduce | Part::Rtt | Part::GpuUtilMin => Vec::new(),
         Part::CnpSent => all(&rdma_counter("np_cnp_sent")),
         Part::EcnMarked => all(&rdma_counter("np_ecn_marked_roce_packets")),
         Part::PfcRxEdge => side(SW_PFC_RX, false),
@@ -286,6 +289,9 @@ fn parts(
         Part::Step => gt(TRAIN_STEP_SECONDS, &[]),
         Part::Allreduce => gt(TRAIN_ALLREDUCE_SECONDS, &[]),
         Part::Rtt => gt(PING_RTT_SECONDS, &[("quantile", "0.99")]),
+        Part::GpuUtilMin => {
+            query::gauge_timeline_min(live, GPU_UTILIZATION_PERCENT, &[], since, STEP_MS, buckets)
+        }
         Part::Pause => rt(p, Combine::Max),
         _ => rt(p, Combine::Sum),
     })
@@ -311,7 +317,12 @@ fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
     let pause = take(Part::Pause);
     let drops = add(take(Part::QueueDrops), take(Part::IngressDrops));
     let rtt = hold_gaps(take(Part::Rtt));
-    vec![
+    // Percent to the Share lines' fraction.
+    let gpu: Columns = take(Part::GpuUtilMin)
+        .into_iter()
+        .map(|v| v.map(|p| p / 100.0))
+        .collect();
+    let mut out = vec![
         line(human::name::STEP.into(), Time, step),
         line(human::name::ALLREDUCE.into(), Time, allreduce),
         line(human::name::CNP_SENT.into(), Rate, cnp),
@@ -328,7 +339,13 @@ fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
             ..line(human::name::DROPS.into(), Rate, drops)
         },
         line("RTT p99 (max)".into(), Time, rtt),
-    ]
+    ];
+    // Beside the step it explains (the GPUs wait on the all-reduce); a fabric without GPUs (or
+    // without nvidia-smi on its nodes) has no such line at all.
+    if gpu.iter().any(Option::is_some) {
+        out.insert(2, line(human::name::GPU_UTIL_MIN.into(), Share, gpu));
+    }
+    out
 }
 
 /// Two lines added bucket by bucket; a bucket is missing only where both are.
@@ -349,6 +366,53 @@ mod tests {
 
     /// Two switches' PFC counters on an edge and an `ii` port, a host's pause duration and a step
     /// gauge every 2 s: each line holds what was injected, in its unit, in the right column.
+    #[test]
+    fn the_gpu_line_is_the_least_busy_gpu_and_only_where_there_are_gpus() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("n", 1000);
+        let t0 = 1_000_000;
+        let util = |node: &str, gpu: &str, v: f64| {
+            Sample::gauge(GPU_UTILIZATION_PERCENT, &[("gpu", gpu), ("node", node)], v)
+        };
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
+        let step = vec![Sample::gauge(TRAIN_STEP_SECONDS, &[("node", "a")], 0.2)];
+        st.ingest(src, t0, &Parsed::from(step));
+        let tl = compute(&st, &windows, &memo, t0, None, 4);
+        assert!(
+            tl.lines
+                .iter()
+                .all(|l| l.label != human::name::GPU_UTIL_MIN),
+            "no GPUs, no line"
+        );
+        for k in 1..4i64 {
+            let busy = 90.0 - 20.0 * k as f64;
+            st.ingest(
+                src,
+                t0 + k * 1000,
+                &Parsed::from(vec![
+                    util("a", "0", 95.0),
+                    util("a", "1", busy),
+                    util("b", "0", 93.0),
+                ]),
+            );
+        }
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, t0 + 3000, None, 4);
+        let gpu = tl
+            .lines
+            .iter()
+            .find(|l| l.label == human::name::GPU_UTIL_MIN)
+            .expect("the GPU line");
+        assert_eq!(gpu.quantity, Quantity::Share);
+        assert_eq!(gpu.values, vec![None, Some(0.7), Some(0.5), Some(0.3)]);
+        assert_eq!(
+            tl.lines[2].label,
+            human::name::GPU_UTIL_MIN,
+            "beside the step"
+        );
+    }
+
     #[test]
     fn lines_hold_the_injected_rates_in_their_columns() {
         let mut st = Store::new(600_000, 1000);
