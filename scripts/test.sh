@@ -103,4 +103,6 @@ if grep -q '^verbs' Cargo.toml; then
   cargo test --features verbs --lib
   # The hardware test's parts that need no hardware (output parsing, the tolerance docs/latency.md states).
   cargo test --features verbs --test e2e ping_rdma_hw::
+  # The real ffi.rs through a fake libibverbs.so.1 (tests/fake-verbs/), pinger and pingd on loopback.
+  if command -v cc >/dev/null 2>&1; then FAKE_VERBS_SECS=5 scripts/fake-verbs.sh; fi
 fi
