@@ -440,13 +440,13 @@ fn fifty_sessions_at_ten_per_second_cost_pingd_little_and_none_starves() {
         .iter()
         .map(|l| lock(l, |l| l.window.answered))
         .collect();
-    eprintln!(
+    crate::safe::eprintln(&format!(
         "pingd: {N} sessions at 10/s for {SECS} s: {:.3} % of a core per session \
          ({cpu:?} CPU in {wall:?} of sessions); answered per session min {} max {}",
         100.0 * share,
         answered.iter().min().unwrap_or(&0),
         answered.iter().max().unwrap_or(&0),
-    );
+    ));
     assert!(sessions.iter().all(|s| s.0.is_ok()), "{sessions:?}");
     // About 25 slots after each 80 ms setup: none starved.
     assert!(
