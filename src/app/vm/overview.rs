@@ -45,7 +45,7 @@ pub const COLS_GPU: [Col; 12] = [
 
 /// Whether a table of these columns is the one with GPUs (its timeline has their line too).
 pub fn has_gpus(cols: &[Col]) -> bool {
-    cols.len() == COLS_GPU.len()
+    cols.iter().any(|c| c.title == human::name::GPU_UTIL)
 }
 
 pub fn view(cx: &Ctx) -> TabView {
