@@ -51,7 +51,7 @@ fn main() {
         let mut lab = Lab::with(cfg);
         lab.run(warm);
         let (mut ingest, mut eval, mut rolled) = (0u64, 0u64, 0u64);
-        let evals0 = lab.app.alerts.evaluations();
+        let evals0 = lab.app.alerts().evaluations();
         let mut lines = 0;
         for _ in 0..secs {
             lab.secs += 1;
@@ -73,14 +73,14 @@ fn main() {
             eval += t2 - t1;
             rolled += t3 - t2;
         }
-        let evals = (lab.app.alerts.evaluations() - evals0).max(1);
+        let evals = (lab.app.alerts().evaluations() - evals0).max(1);
         let per = |ns: u64, n: u64| Duration::from_nanos(ns / n.max(1));
         println!(
             "eval {nodes} nodes: {evals} evaluations, {:>10.2?} each; rolled-up lines ({lines} lines) {:>10.2?} a second; ingest {:>10.2?} a second; {} alerts active",
             per(eval, evals),
             per(rolled, secs as u64),
             per(ingest, secs as u64),
-            lab.app.alerts.active().len(),
+            lab.app.alerts().active().len(),
         );
     }
 }

@@ -182,31 +182,31 @@ pub struct LogView {
 }
 
 pub struct App {
-    pub cfg: Config,
+    cfg: Config,
     pub store: Store,
-    pub tab: Tab,
+    tab: Tab,
     /// Selected row per tab.
-    pub selected: [Selection; Tab::COUNT],
+    selected: [Selection; Tab::COUNT],
     /// Row order per tab (worst first, or a column; `<`/`>` pick, `s` flips).
-    pub sorts: [table::Sort; Tab::COUNT],
+    sorts: [table::Sort; Tab::COUNT],
     /// Columns scrolled in per tab (←/→) when some are hidden.
-    pub hscroll: [usize; Tab::COUNT],
+    hscroll: [usize; Tab::COUNT],
     /// Case-insensitive substring on row names; empty shows everything.
-    pub filter: String,
-    pub filter_editing: bool,
+    filter: String,
+    filter_editing: bool,
     /// The view time while frozen: polls are held back until `f` again.
-    pub frozen: Option<Ts>,
+    frozen: Option<Ts>,
     held: VecDeque<Event>,
     /// Baseline for totals (`m`); `None` counts from the start.
-    pub mark: Option<Ts>,
+    mark: Option<Ts>,
     pub started: Ts,
-    pub now: Ts,
+    now: Ts,
     pub theme: Theme,
     no_color: bool,
     pub ascii: bool,
-    pub help: bool,
-    pub detail: bool,
-    pub alerts: alerts::Alerts,
+    help: bool,
+    detail: bool,
+    alerts: alerts::Alerts,
     /// The series the evaluation reads, resolved while the live store's set of series stays.
     eval_ids: alerts::EvalIdsCache,
     /// The live store's counters' intervals the evaluation's 60 s windows are read from, kept
@@ -217,9 +217,9 @@ pub struct App {
     last_alert_eval: Option<Ts>,
     /// Polls arrived since the alerts were last evaluated.
     alerts_due: bool,
-    pub log: LogView,
+    log: LogView,
     pub size: (u16, u16),
-    pub quit: bool,
+    quit: bool,
     /// What the last draw put where (mouse clicks).
     pub hits: RefCell<Hits>,
     /// Until a seek's history is delivered (`Seeked`), polls rebuild the state without alerts.
@@ -229,28 +229,28 @@ pub struct App {
     /// Side effects asked for by keys, taken by the event loop.
     pub actions: Vec<Action>,
     /// A one-line message for the status bar ("bundle written to ..."), with when it was set.
-    pub message: Option<(Ts, String)>,
+    message: Option<(Ts, String)>,
     /// The file being recorded to, while `r` recording runs.
     pub recording: Option<String>,
     /// Set in `rocetop replay`.
     pub replay: Option<ReplayView>,
     /// The tabs' computed views (`view.rs`).
-    pub views: view::ViewCache,
+    views: view::ViewCache,
     /// Episodes found so far (`episodes.rs`), judged on the live store.
-    pub episodes: episodes::Episodes,
+    episodes: episodes::Episodes,
     /// Live time travel (`travel.rs`): the cursor and the live store while `store` shows the past.
-    pub travel: Option<travel::Travel>,
+    travel: Option<travel::Travel>,
     /// Overlays: the Episodes list (`e`) and the alerts list (`A`), with their selections.
-    pub overlay: Option<travel::Overlay>,
-    pub overlay_sel: usize,
+    overlay: Option<travel::Overlay>,
+    overlay_sel: usize,
     /// A jump asked for by Enter on an alert: the tab and the row name to select there, resolved
     /// against that tab's view model.
     jump: Option<(Tab, String)>,
     /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
     /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
-    pub links: pairing::Links,
+    links: pairing::Links,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
-    pub lossless: lossless::Proof,
+    lossless: lossless::Proof,
     /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
     pub focus: Option<focus::Focus>,
     /// In a focus's own screen: the node it looks at (the tab bar says so).
@@ -260,6 +260,80 @@ pub struct App {
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
+}
+
+/// Read access for the view layer, commands and tests: only `App::update` (and what it calls)
+/// changes these.
+impl App {
+    pub fn cfg(&self) -> &Config {
+        &self.cfg
+    }
+    pub fn tab(&self) -> Tab {
+        self.tab
+    }
+    pub fn selected(&self) -> &[Selection; Tab::COUNT] {
+        &self.selected
+    }
+    pub fn sorts(&self) -> &[table::Sort; Tab::COUNT] {
+        &self.sorts
+    }
+    pub fn hscroll(&self) -> &[usize; Tab::COUNT] {
+        &self.hscroll
+    }
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+    pub fn filter_editing(&self) -> bool {
+        self.filter_editing
+    }
+    pub fn frozen(&self) -> Option<Ts> {
+        self.frozen
+    }
+    pub fn mark(&self) -> Option<Ts> {
+        self.mark
+    }
+    pub fn now(&self) -> Ts {
+        self.now
+    }
+    pub fn help(&self) -> bool {
+        self.help
+    }
+    pub fn detail(&self) -> bool {
+        self.detail
+    }
+    pub fn alerts(&self) -> &alerts::Alerts {
+        &self.alerts
+    }
+    pub fn log(&self) -> &LogView {
+        &self.log
+    }
+    pub fn quit(&self) -> bool {
+        self.quit
+    }
+    pub fn message(&self) -> Option<&(Ts, String)> {
+        self.message.as_ref()
+    }
+    pub fn views(&self) -> &view::ViewCache {
+        &self.views
+    }
+    pub fn episodes(&self) -> &episodes::Episodes {
+        &self.episodes
+    }
+    pub fn travel(&self) -> Option<&travel::Travel> {
+        self.travel.as_ref()
+    }
+    pub fn overlay(&self) -> Option<&travel::Overlay> {
+        self.overlay.as_ref()
+    }
+    pub fn overlay_sel(&self) -> usize {
+        self.overlay_sel
+    }
+    pub fn links(&self) -> &pairing::Links {
+        &self.links
+    }
+    pub fn lossless(&self) -> &lossless::Proof {
+        &self.lossless
+    }
 }
 
 impl App {

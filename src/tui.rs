@@ -182,8 +182,8 @@ async fn next_of<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
 
 async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
     let mut panicked = install_panic_hook();
-    let max_fps = app.cfg.ui.max_fps.clamp(1, 60);
-    let mouse = app.cfg.ui.mouse;
+    let max_fps = app.cfg().ui.max_fps.clamp(1, 60);
+    let mouse = app.cfg().ui.mouse;
     let guard = match Guard::enter(mouse) {
         Ok(g) => g,
         Err(e) => {
@@ -338,7 +338,7 @@ async fn screen(mut app: App, mut feed: Feed) -> ExitCode {
             // them are not recorded.
             keep_raw.set(recorder.is_some());
         }
-        if app.quit {
+        if app.quit() {
             break;
         }
     }
@@ -494,7 +494,7 @@ fn act(
                 // A new file, another name where one exists (never through a planted link).
                 let w = crate::record::Writer::create_unique(
                     &path,
-                    &app.cfg,
+                    app.cfg(),
                     sources.iter().map(|s| &**s),
                 );
                 match w {
@@ -510,7 +510,7 @@ fn act(
         },
         (Action::Bundle, _) => {
             let lines: Vec<String> = app
-                .log
+                .log()
                 .lines
                 .iter()
                 .rev()
@@ -518,13 +518,13 @@ fn act(
                 .rev()
                 .cloned()
                 .collect();
-            let alerts = crate::bundle::alert_lines(&app.alerts.active());
+            let alerts = crate::bundle::alert_lines(&app.alerts().active());
             let at = feed_now(feed);
             let episodes =
-                crate::app::episodes::text::json(&app.episodes.all(), &app.links, app.now);
+                crate::app::episodes::text::json(&app.episodes().all(), app.links(), app.now());
             match crate::bundle::write_bundle_at(
                 std::path::Path::new("."),
-                &app.cfg,
+                app.cfg(),
                 &app.store,
                 &lines,
                 &alerts,

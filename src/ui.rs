@@ -54,7 +54,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     .areas(area);
     tab_bar(f, tabs, app);
     app.hits.borrow_mut().table = None;
-    match app.tab {
+    match app.tab() {
         Tab::Overview => overview::draw(f, body, app),
         Tab::Queues => queues::draw(f, body, app),
         Tab::Pfc => pfc::draw(f, body, app),
@@ -63,22 +63,22 @@ pub fn draw(f: &mut Frame, app: &App) {
         Tab::Log => log::draw(f, body, app),
     };
     status_bar(f, status, app);
-    if app.detail && app.tab != Tab::Log {
-        let v = app.arranged(app.tab);
-        let sel = app.selected_in(app.tab, &v);
-        let v = app.filled(app.tab, v, &[sel.map_or(0..0, |i| i..i + 1)]);
+    if app.detail() && app.tab() != Tab::Log {
+        let v = app.arranged(app.tab());
+        let sel = app.selected_in(app.tab(), &v);
+        let v = app.filled(app.tab(), v, &[sel.map_or(0..0, |i| i..i + 1)]);
         if let Some(r) = sel.and_then(|i| v.get(i)) {
             if !r.charts.is_empty() || !r.notes.is_empty() {
                 detail_popup(f, body, app, r);
             }
         }
     }
-    match app.overlay {
+    match app.overlay() {
         Some(crate::app::travel::Overlay::Episodes) => lists::episodes(f, body, app),
         Some(crate::app::travel::Overlay::Alerts) => lists::alerts(f, body, app),
         None => {}
     }
-    if app.help {
+    if app.help() {
         help_popup(f, body, app);
     }
 }
@@ -111,24 +111,24 @@ fn view_states(app: &App) -> String {
             (r.end - r.start) / 1000
         ));
     }
-    if let Some(t) = &app.travel {
+    if let Some(t) = &app.travel() {
         right.push(format!(
             "at {} (−{}) Esc: live",
             fmt::clock(t.at),
-            lists::ago(app.now - t.at)
+            lists::ago(app.now() - t.at)
         ));
     }
     if app.recording.is_some() {
         right.push("REC".to_string());
     }
-    if let Some(at) = app.frozen {
+    if let Some(at) = app.frozen() {
         right.push(format!(
             "FROZEN {} old ({} polls held)",
-            fmt::age(app.now - at),
+            fmt::age(app.now() - at),
             app.held_count()
         ));
     }
-    if let Some(m) = app.mark {
+    if let Some(m) = app.mark() {
         right.push(format!("mark {}", fmt::clock(m)));
     }
     right.join("  ")
@@ -186,7 +186,7 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
     let mut hits = Vec::new();
     let mut x = area.x;
     for t in Tab::ALL {
-        let st = if t == app.tab {
+        let st = if t == app.tab() {
             app.theme.tab_active
         } else {
             app.theme.normal
@@ -199,7 +199,7 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         });
         x += w;
         spans.push(Span::styled(label, st));
-        let (mark, tone) = match app.alerts.worst_in(t) {
+        let (mark, tone) = match app.alerts().worst_in(t) {
             Some(Severity::Crit) => ("!!", Tone::Crit),
             Some(Severity::Warn) => ("! ", Tone::Warn),
             None => ("  ", Tone::Normal),
@@ -224,10 +224,10 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
 }
 
 fn status_bar(f: &mut Frame, area: Rect, app: &App) {
-    if app.filter_editing {
+    if app.filter_editing() {
         let line = Line::from(vec![
             Span::styled("filter: ", app.theme.accent),
-            Span::raw(app.filter.clone()),
+            Span::raw(app.filter().to_owned()),
             Span::styled("_  (Enter keeps, Esc clears)", app.theme.dim),
         ]);
         text::put(f, area, line);
@@ -267,8 +267,8 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         ));
     }
     let (c, w) = (
-        app.alerts.count(Severity::Crit),
-        app.alerts.count(Severity::Warn),
+        app.alerts().count(Severity::Crit),
+        app.alerts().count(Severity::Warn),
     );
     spans.push(Span::raw(" | alerts "));
     if c + w == 0 {
@@ -282,17 +282,17 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(format!("{w} WARN"), app.theme.warn));
     }
     let sort = sort_word(app);
-    if let Some((t, msg)) = &app.message {
+    if let Some((t, msg)) = &app.message() {
         // A message from a later time (before a replay seeked back) is not shown.
-        if (0..15_000).contains(&(app.now - t)) {
+        if (0..15_000).contains(&(app.now() - t)) {
             spans.push(Span::raw(" | "));
             spans.push(Span::styled(msg.clone(), app.theme.accent));
         }
     }
-    let filter = if app.filter.is_empty() {
+    let filter = if app.filter().is_empty() {
         String::new()
     } else {
-        format!(" | filter '{}'", app.filter)
+        format!(" | filter '{}'", app.filter())
     };
     let tail = format!(
         " | sort {sort}{filter} | {} | ? help  q quit",
@@ -304,12 +304,12 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
 
 /// "worst", or the sorted column and its direction.
 fn sort_word(app: &App) -> String {
-    let s = app.sorts[app.tab.index()];
+    let s = app.sorts()[app.tab().index()];
     let flip = if s.flipped { " (flipped)" } else { "" };
     match s.col {
         None => format!("worst{flip}"),
         Some(c) => {
-            let v = app.shown(app.tab);
+            let v = app.shown(app.tab());
             let name = v.cols.get(c).map_or("?", |c| c.title);
             format!("{name}{flip}")
         }
@@ -456,7 +456,7 @@ fn wrap(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-pub use crate::app::table::SrcState;
+pub use crate::app::source::SrcState;
 
 /// How a source is doing at the view time.
 pub fn src_state(app: &App, name: &str) -> SrcState {

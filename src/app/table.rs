@@ -14,8 +14,6 @@ mod reuse;
 pub use arrange::{NameOrderMemo, arrange, arrange_with_names};
 pub use reuse::CellsIn;
 
-pub use super::source::{SrcState, age_text};
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Tone {
     #[default]

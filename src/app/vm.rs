@@ -11,7 +11,8 @@ pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;
-use super::table::{Chart, NameOrderMemo, Row, RowId, Sort, SrcState, TabView, arrange_with_names};
+use super::source::SrcState;
+use super::table::{Chart, NameOrderMemo, Row, RowId, Sort, TabView, arrange_with_names};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;

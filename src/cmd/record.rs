@@ -213,7 +213,7 @@ pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
     if last.is_some() {
         app.update(Event::Tick, now);
     }
-    let episodes = crate::app::episodes::text::json(&app.episodes.all(), &app.links, now);
+    let episodes = crate::app::episodes::text::json(&app.episodes().all(), app.links(), now);
     Ok(Replayed {
         store: std::mem::replace(&mut app.store, Store::new(1, 1)),
         polls,

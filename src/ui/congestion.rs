@@ -19,7 +19,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     let selected = app.selected_in(Tab::Congestion, &v);
     let v = app.filled(Tab::Congestion, v, &[grid::window(body, selected)]);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let since = if app.mark().is_some() {
+        "mark"
+    } else {
+        "start"
+    };
     let note = format!(
         "{}   rates per second, (n) = last 60 s; errors since {} ({since})",
         super::hidden_note(app, v.cols, area.width),

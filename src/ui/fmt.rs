@@ -30,7 +30,7 @@ pub fn sparse(a: Option<&Agg>, last_min: Option<u64>, ascii: bool) -> String {
 
 /// An age: "12s", "4m10s", "2h05m".
 pub fn age(ms: i64) -> String {
-    crate::app::table::age_text(ms)
+    crate::app::source::age_text(ms)
 }
 
 pub use crate::app::table::{natural_cmp, short_names};

@@ -173,7 +173,7 @@ pub struct Table<'a> {
 
 /// How many columns a table of `cols` hides in `width` (for the title line).
 pub fn hidden(app: &App, cols: &[Col], width: u16) -> usize {
-    fit_cols(cols, width as usize, app.hscroll[app.tab.index()]).1
+    fit_cols(cols, width as usize, app.hscroll()[app.tab().index()]).1
 }
 
 /// The rows [`draw`] shows in `area` (under the header) with row `selected` in view: the ones
@@ -200,8 +200,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, t: Table) {
     if area.height == 0 || area.width == 0 {
         return;
     }
-    let (shown, _) = fit_cols(cols, area.width as usize, app.hscroll[tab.index()]);
-    let sort = app.sorts[tab.index()];
+    let (shown, _) = fit_cols(cols, area.width as usize, app.hscroll()[tab.index()]);
+    let sort = app.sorts()[tab.index()];
     let sorted = sort.col.map(|c| {
         let numeric = !cols.get(c).is_some_and(|c| c.left);
         (c, numeric == sort.flipped)

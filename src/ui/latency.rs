@@ -56,7 +56,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .map(|n| Line::from(Span::styled(n.clone(), app.theme.warn)))
         .collect();
     text::put(f, notes_a, nl);
-    let empty = if app.cfg.pings.is_empty() {
+    let empty = if app.cfg().pings.is_empty() {
         "no RTT: no [[ping]] peers in the config (each peer runs `rocetop pingd`)"
     } else {
         "waiting for RTT samples"

@@ -44,8 +44,8 @@ fn frame(f: &mut Frame, area: Rect, app: &App, title: &str, lines: Vec<Line>, se
 }
 
 pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
-    let all = app.episodes.all();
-    let sel = app.overlay_sel.min(all.len().saturating_sub(1));
+    let all = app.episodes().all();
+    let sel = app.overlay_sel().min(all.len().saturating_sub(1));
     let lost: f64 = all.iter().map(|e| e.lost_s).sum();
     let mut lines = vec![Line::from(Span::styled(
         format!(
@@ -73,12 +73,12 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
         }
         lines.push(Line::from(vec![
             Span::styled(mark, app.theme.accent),
-            Span::styled(text::row(ep, &app.links, app.now), tone),
+            Span::styled(text::row(ep, app.links(), app.now()), tone),
         ]));
         if i == sel {
             for p in &ep.chain {
                 lines.push(Line::from(Span::styled(
-                    format!("     {}", text::link(p, ep, &app.links)),
+                    format!("     {}", text::link(p, ep, app.links())),
                     app.theme.dim,
                 )));
             }
@@ -97,7 +97,7 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
     let all = app.rolled();
-    let sel = app.overlay_sel.min(all.len().saturating_sub(1));
+    let sel = app.overlay_sel().min(all.len().saturating_sub(1));
     let mut lines = vec![Line::from(Span::styled(
         format!(
             " {} lines, {} conditions; newest and most severe first, the open episode's marked E",
@@ -132,7 +132,7 @@ pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
             Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
             Span::styled(
                 if near(i) {
-                    l.text(&app.alerts)
+                    l.text(app.alerts())
                 } else {
                     String::new()
                 },
@@ -142,7 +142,7 @@ pub fn alerts(f: &mut Frame, area: Rect, app: &App) {
         if i == sel {
             // Every underlying alert of the selected line.
             if l.members.len() > 1 {
-                for m in l.members.iter().filter_map(|id| app.alerts.get(id)) {
+                for m in l.members.iter().filter_map(|id| app.alerts().get(id)) {
                     lines.push(Line::from(Span::styled(
                         format!("       {}  {}", m.subject.describe(), m.what),
                         app.theme.dim,

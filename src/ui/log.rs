@@ -47,24 +47,24 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(charts_h as u16),
     ])
     .areas(area);
-    let log = app.cfg.logs.first();
+    let log = app.cfg().logs.first();
     let name = log.map_or_else(
         || "no [[log]] in the config".to_string(),
         |l| format!("{}:{}", l.node, l.path),
     );
-    let lines: Vec<&String> = app.log.lines.iter().filter(|l| app.matches(l)).collect();
-    let mode = if app.log.scroll == 0 {
+    let lines: Vec<&String> = app.log().lines.iter().filter(|l| app.matches(l)).collect();
+    let mode = if app.log().scroll == 0 {
         "following".to_string()
     } else {
-        format!("scrolled back {} lines (End follows)", app.log.scroll)
+        format!("scrolled back {} lines (End follows)", app.log().scroll)
     };
-    let note = format!("   {} lines, {mode}", app.log.received);
+    let note = format!("   {} lines, {mode}", app.log().received);
     text::put(f, t, title(app, format!("Training log {name}"), note));
 
     let bh = body.height as usize;
     let mut out: Vec<Line> = Vec::new();
     if lines.is_empty() {
-        let why = if app.log.received > 0 {
+        let why = if app.log().received > 0 {
             "no log lines match the filter".to_string()
         } else {
             let src = log
@@ -79,7 +79,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         };
         out.push(Line::from(Span::styled(why, app.theme.dim)));
     } else {
-        let end = lines.len().saturating_sub(app.log.scroll.min(lines.len()));
+        let end = lines
+            .len()
+            .saturating_sub(app.log().scroll.min(lines.len()));
         let start = end.saturating_sub(bh);
         for l in lines.get(start..end).unwrap_or(&[]) {
             let st = tone_of(l).style(app);
@@ -94,7 +96,7 @@ fn draw_charts(f: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 {
         return;
     }
-    let node = app.cfg.logs.first().map(|l| l.node.as_str());
+    let node = app.cfg().logs.first().map(|l| l.node.as_str());
     let t = app.training(node);
     let mut lines = vec![Line::from(vec![
         Span::styled("Iteration ", app.theme.header),

@@ -27,8 +27,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let n_nodes = app.cfg.nodes.len();
-    let n_sw = app.cfg.switches.len();
+    let n_nodes = app.cfg().nodes.len();
+    let n_sw = app.cfg().switches.len();
     let lines = app.rolled();
     let shown = lines.iter().filter(|l| !l.muted).count();
     let episode = app.episode_in_view();
@@ -162,7 +162,7 @@ fn draw_nodes(f: &mut Frame, area: Rect, app: &App) {
 
 fn switch_lines(app: &App) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for sw in &app.cfg.switches {
+    for sw in &app.cfg().switches {
         let name = sw.name.as_str();
         let state = src_state(app, name);
         let mut spans = vec![Span::styled(format!("Switch {name} "), app.theme.header)];
@@ -216,7 +216,7 @@ fn switch_lines(app: &App) -> Vec<Line<'static>> {
 
 fn training_line(app: &App) -> Line<'static> {
     let mut spans = vec![Span::styled("Training ", app.theme.header)];
-    let Some(log) = app.cfg.logs.first() else {
+    let Some(log) = app.cfg().logs.first() else {
         spans.push(Span::styled("no [[log]] in the config", app.theme.dim));
         return Line::from(spans);
     };
@@ -256,7 +256,7 @@ fn timeline_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     let w = (area.width as usize)
         .saturating_sub(label_w + 1 + spark::RANGE_W)
         .max(1);
-    let at = app.travel.as_ref().map(|t| t.at);
+    let at = app.travel().as_ref().map(|t| t.at);
     let tl = app.timeline(w);
     let mut lines = vec![match (tl.cursor, at) {
         (Some(c), Some(at)) => cursor_title(app, label_w + c, at),
@@ -314,7 +314,7 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
     if area.height == 0 {
         return;
     }
-    let now = app.now;
+    let now = app.now();
     let conditions: usize = all.iter().map(|l| l.members.len()).sum();
     let muted = all.iter().filter(|l| l.muted).count();
     let acked = all.iter().filter(|l| l.acked).count();
@@ -361,7 +361,7 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
                 app.theme.dim,
             ),
             Span::styled(format!("[{}] ", l.tab.title()), app.theme.accent),
-            Span::styled(l.text(&app.alerts), body),
+            Span::styled(l.text(app.alerts()), body),
         ]));
     }
     if shown.len() > fits {

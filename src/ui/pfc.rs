@@ -36,7 +36,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let hosts = grid::window(b2, in_hosts);
     let (first, last) = (v.rows.len() + hosts.start, v.rows.len() + hosts.end);
     let v = app.filled(Tab::Pfc, v, &[grid::window(b1, in_ports), first..last]);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let since = if app.mark().is_some() {
+        "mark"
+    } else {
+        "start"
+    };
     let stale: String = v.notes.iter().map(|n| format!("{n}   ")).collect();
     text::put(
         f,
@@ -72,7 +76,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             format!(
                 "{}   pause% = time paused in the newest interval; warn above {}%",
                 super::hidden_note(app, v.extra_cols, area.width),
-                app.cfg.alerts.pause_time_percent
+                app.cfg().alerts.pause_time_percent
             ),
         ),
     );

@@ -18,7 +18,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let v = app.table(Tab::Queues);
     let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let since = if app.mark.is_some() { "mark" } else { "start" };
+    let since = if app.mark().is_some() {
+        "mark"
+    } else {
+        "start"
+    };
     let mut note = format!(
         "   totals since {} ({since}); (n) = drops in the last 60 s",
         fmt::clock(app.baseline())
@@ -33,7 +37,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         t,
         title(app, "Switch queues: port x QoS group".into(), note),
     );
-    let empty = if app.cfg.switches.is_empty() {
+    let empty = if app.cfg().switches.is_empty() {
         "no [[switch]] in the config"
     } else {
         "no rows match the filter"

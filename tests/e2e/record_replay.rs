@@ -570,11 +570,11 @@ fn seeking_back_rebuilds_the_cursor_and_raises_nothing() {
             }
         }
         assert!(
-            app.message
+            app.message()
                 .as_ref()
                 .is_some_and(|(_, m)| m.contains("end of recording"))
         );
-        let active_at_end = app.alerts.active().len();
+        let active_at_end = app.alerts().active().len();
         // Back to 2 s after the start, paused there.
         r.control.pause();
         let cursor = r.start + 2000;
@@ -594,7 +594,7 @@ fn seeking_back_rebuilds_the_cursor_and_raises_nothing() {
         app.update(Event::Tick, r.control.clock().at);
         assert_eq!(app.view_now(), cursor, "the screen's clock is the cursor's");
         let stale: Vec<_> = app
-            .alerts
+            .alerts()
             .active()
             .iter()
             .map(|a| format!("{} {}", a.subject.describe(), a.what))
@@ -607,10 +607,10 @@ fn seeking_back_rebuilds_the_cursor_and_raises_nothing() {
             }
         }
         assert!(
-            app.alerts.active().len() <= active_at_end,
+            app.alerts().active().len() <= active_at_end,
             "no alert is raised by seeking"
         );
-        let msg = app.message.as_ref().map(|(_, m)| m.clone());
+        let msg = app.message().as_ref().map(|(_, m)| m.clone());
         assert!(msg.is_none(), "{msg:?} still shown at the cursor");
         // The state is the recording's up to the cursor: nothing from after it.
         let newest = query::latest(&app.store, SW_PFC_RX_NAME, &[]).map(|(t, _)| t);

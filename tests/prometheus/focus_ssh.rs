@@ -108,19 +108,19 @@ async fn wait_no_connection(s: &Sshd, when: &str) {
 
 /// Enter on the fleet's row of NODE, as the live loop does it; then Esc. `app` holds the fleet.
 async fn focus_and_leave(mut app: App, cfg: &Config, s: &Sshd, fleet_cnp: f64) {
-    app.update(Event::Resize(120, 40), app.now);
+    app.update(Event::Resize(120, 40), app.now());
     // The user filters the fleet down to the node and presses Enter on its row.
     for c in ['/'].into_iter().chain(NODE.chars()) {
-        app.update(key(KeyCode::Char(c)), app.now);
+        app.update(key(KeyCode::Char(c)), app.now());
     }
-    app.update(key(KeyCode::Enter), app.now);
+    app.update(key(KeyCode::Enter), app.now());
     let _ = screen_text(&app);
-    app.update(key(KeyCode::Enter), app.now);
+    app.update(key(KeyCode::Enter), app.now());
     assert_eq!(
         app.actions,
         vec![Action::Focus(NODE.into())],
         "{:?}",
-        app.message
+        app.message()
     );
     app.actions.clear();
     // Nothing polls the node before its focus (sshd's readiness probe may still be closing:
@@ -157,7 +157,7 @@ async fn focus_and_leave(mut app: App, cfg: &Config, s: &Sshd, fleet_cnp: f64) {
     let has_log = |a: &App| {
         a.focus.as_ref().is_some_and(|f| {
             f.app
-                .log
+                .log()
                 .lines
                 .iter()
                 .any(|l| l.contains("focus-log-line-1"))
@@ -313,11 +313,11 @@ async fn focus_a_node_of_a_fleet_store_over_ssh_and_leave() {
     let _ = screen_text(&app);
     app.update(key(KeyCode::Enter), t);
     assert!(app.actions.is_empty() && app.focus.is_none());
-    let msg = app.message.clone().map(|(_, m)| m).unwrap_or_default();
+    let msg = app.message().map(|(_, m)| m.clone()).unwrap_or_default();
     assert!(msg.contains("cannot focus gpu0002 over SSH"), "{msg}");
     app.update(key(KeyCode::Esc), t);
     app.update(key(KeyCode::Esc), t);
-    assert!(app.filter.is_empty());
+    assert!(app.filter().is_empty());
     focus_and_leave(app, &cfg, &s, 777.0).await;
 }
 
@@ -407,7 +407,7 @@ async fn a_fleet_label_cannot_choose_the_ssh_destination() {
     let _ = screen_text(&app);
     app.update(key(KeyCode::Enter), t);
     assert!(app.actions.is_empty() && app.focus.is_none());
-    let msg = app.message.clone().map(|(_, m)| m).unwrap_or_default();
+    let msg = app.message().map(|(_, m)| m.clone()).unwrap_or_default();
     assert!(
         msg.contains("cannot focus 127.0.0.1 over SSH") && msg.contains("ssh.focus_hosts"),
         "{msg}"

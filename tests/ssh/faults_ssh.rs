@@ -416,7 +416,7 @@ async fn hung_node(mode: &str) {
             '3' => Tab::Pfc,
             _ => Tab::Overview,
         };
-        assert_eq!(app.tab, want, "the key took effect");
+        assert_eq!(app.tab(), want, "the key took effect");
         let p = match tokio::time::timeout(Duration::from_millis(50), rx.recv()).await {
             Ok(Some(p)) => p,
             Ok(None) => panic!("collectors ended"),

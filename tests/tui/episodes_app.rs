@@ -31,8 +31,8 @@ fn screen(lab: &Lab, w: u16, h: u16) -> Vec<String> {
 /// The alerts rolled up from nothing (no kept lines), as the kept ones must equal.
 fn rolled_afresh(lab: &Lab) -> Vec<Rolled> {
     lab.app
-        .alerts
-        .rolled(lab.app.episodes.open.as_ref(), &lab.app.links)
+        .alerts()
+        .rolled(lab.app.episodes().open.as_ref(), lab.app.links())
 }
 
 /// Run until an episode is open and its storm has built up (drops on Ethernet1/1/2 alerting).
@@ -41,11 +41,11 @@ fn into_an_episode(lab: &mut Lab) {
         lab.run(1);
         let drops = lab
             .app
-            .alerts
+            .alerts()
             .active()
             .iter()
             .any(|a| a.what.contains("mmu drops"));
-        if lab.app.episodes.open.is_some() && drops {
+        if lab.app.episodes().open.is_some() && drops {
             return;
         }
     }
@@ -57,17 +57,17 @@ fn ports_roll_up_into_a_range_and_nothing_is_lost() {
     let mut lab = Lab::new();
     into_an_episode(&mut lab);
     lab.run(3);
-    let raw = lab.app.alerts.active().len();
+    let raw = lab.app.alerts().active().len();
     let lines = rolled_afresh(&lab);
     let members: usize = lines.iter().map(|l| l.members.len()).sum();
     assert_eq!(members, raw, "every active alert is in exactly one line");
     assert!(lines.len() < raw, "{} lines for {raw} alerts", lines.len());
     let ii = lines
         .iter()
-        .find(|l| l.text(&lab.app.alerts).contains("ii1/1/1-6"))
+        .find(|l| l.text(lab.app.alerts()).contains("ii1/1/1-6"))
         .unwrap_or_else(|| panic!("no ii range line: {lines:#?}"));
     assert!(ii.members.len() >= 6, "{ii:?}");
-    let text = ii.text(&lab.app.alerts);
+    let text = ii.text(lab.app.alerts());
     assert!(text.contains(" ports, total"), "{text}");
     assert!(ii.episode, "the storm's line belongs to the open episode");
     // The episode's lines come first, then by severity.
@@ -102,7 +102,7 @@ fn after_two_minutes_the_overview_alert_area_has_at_most_8_lines() {
         area.len(),
         area.join("\n")
     );
-    let raw = lab.app.alerts.active().len();
+    let raw = lab.app.alerts().active().len();
     let shown = area.len() - 1;
     let more: usize = area
         .iter()
@@ -147,9 +147,9 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     );
     lab.chars("1");
     lab.chars("A");
-    assert_eq!(lab.app.overlay, Some(Overlay::Alerts));
+    assert_eq!(lab.app.overlay(), Some(&Overlay::Alerts));
     let lines = rolled_afresh(&lab);
-    let before = lab.app.alerts.active().len();
+    let before = lab.app.alerts().active().len();
     lab.chars("a");
     let after = rolled_afresh(&lab);
     let same = after
@@ -157,7 +157,7 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
         .find(|l| l.key == lines[0].key)
         .expect("still there");
     assert!(same.acked, "acknowledged");
-    assert_eq!(lab.app.alerts.active().len(), before, "still counted");
+    assert_eq!(lab.app.alerts().active().len(), before, "still counted");
     lab.chars("a");
     let again = rolled_afresh(&lab);
     assert!(
@@ -177,14 +177,14 @@ fn ack_dims_mute_hides_and_enter_jumps_to_the_row() {
     lab.key(KeyCode::Home);
     let i = muted
         .iter()
-        .position(|l| l.text(&lab.app.alerts).contains("mmu drops") && !l.muted)
+        .position(|l| l.text(lab.app.alerts()).contains("mmu drops") && !l.muted)
         .expect("drop line");
     for _ in 0..i {
         lab.chars("j");
     }
     lab.key(KeyCode::Enter);
-    assert_eq!(lab.app.tab, Tab::Queues);
-    assert_eq!(lab.app.overlay, None);
+    assert_eq!(lab.app.tab(), Tab::Queues);
+    assert_eq!(lab.app.overlay(), None);
     screen(&lab, 160, 40); // the draw reports the rows
     lab.run(1);
     let sel = lab.app.selected_row().expect("a selected row");
@@ -201,7 +201,7 @@ fn brackets_travel_back_every_tab_reads_the_past_and_end_returns_live() {
     lab.run(120);
     let now = lab.now();
     lab.chars("[");
-    let t = lab.app.travel.as_ref().map(|t| t.at);
+    let t = lab.app.travel().as_ref().map(|t| t.at);
     assert_eq!(t, Some(now - 10_000));
     assert_eq!(lab.app.view_now(), now - 10_000);
     lab.chars("{");
@@ -230,13 +230,13 @@ fn brackets_travel_back_every_tab_reads_the_past_and_end_returns_live() {
     }
     assert_eq!(lab.app.view_now(), lab.app.history_start());
     lab.key(KeyCode::End);
-    assert!(lab.app.travel.is_none(), "End: live again");
+    assert!(lab.app.travel().is_none(), "End: live again");
     assert_eq!(newest(&lab.app.store), Some(lab.now()));
     lab.chars("[");
     lab.key(KeyCode::Esc);
-    assert!(lab.app.travel.is_none(), "Esc: live again");
+    assert!(lab.app.travel().is_none(), "Esc: live again");
     lab.chars("[]");
-    assert!(lab.app.travel.is_none(), "forward to now is live");
+    assert!(lab.app.travel().is_none(), "forward to now is live");
 }
 
 /// Time travel shows the state at T, not an approximation: every table tab's rows with the cursor
@@ -313,7 +313,7 @@ fn kept_series_evaluate_as_from_nothing() {
     let mut lab = Lab::new();
     let mut al = Alerts::default();
     let mut eps = episodes::Episodes::default();
-    let rules = episodes::Rules::of(&lab.app.cfg);
+    let rules = episodes::Rules::of(lab.app.cfg());
     let leaf = lab.id("NX_AI_Leaf1");
     let pfc = |v: u64| Parsed {
         samples: vec![Sample::counter(
@@ -332,13 +332,13 @@ fn kept_series_evaluate_as_from_nothing() {
         // A node down from second 70 stays down (one coming back is judged at once, mid-second).
         lab.run_except(1, if s > 70 { &["ubunturdma3"] } else { &[] });
         let now = lab.now();
-        al.evaluate(&lab.app.store, &lab.app.cfg, &lab.app.links, now);
+        al.evaluate(&lab.app.store, lab.app.cfg(), lab.app.links(), now);
         let obs = episodes::observe(&lab.app.store, now);
-        eps.update(&obs, &rules, &lab.app.links);
-        assert_eq!(al.active(), lab.app.alerts.active(), "second {s}");
-        assert_eq!(eps.open, lab.app.episodes.open, "second {s}");
-        assert_eq!(eps.closed, lab.app.episodes.closed, "second {s}");
-        worst_as_from_nothing(&lab.app.alerts, s);
+        eps.update(&obs, &rules, lab.app.links());
+        assert_eq!(al.active(), lab.app.alerts().active(), "second {s}");
+        assert_eq!(eps.open, lab.app.episodes().open, "second {s}");
+        assert_eq!(eps.closed, lab.app.episodes().closed, "second {s}");
+        worst_as_from_nothing(lab.app.alerts(), s);
         match s {
             // A new series, then a storm on it (an alert), then a reset.
             40 => lab.collected(leaf, now + 100, pfc(5), None),
@@ -366,9 +366,9 @@ fn kept_series_evaluate_as_from_nothing() {
             // A node going down: the App judges at once, so does the shadow.
             70 => {
                 lab.fail("ubunturdma3", "connection refused");
-                al.evaluate(&lab.app.store, &lab.app.cfg, &lab.app.links, now);
+                al.evaluate(&lab.app.store, lab.app.cfg(), lab.app.links(), now);
                 let obs = episodes::observe(&lab.app.store, now);
-                eps.update(&obs, &rules, &lab.app.links);
+                eps.update(&obs, &rules, lab.app.links());
             }
             // A new node whose NIC is paused (a new pause signal and an alert on a new subject).
             80 => {
@@ -389,15 +389,15 @@ fn kept_series_evaluate_as_from_nothing() {
     }
     assert!(
         lab.app
-            .alerts
+            .alerts()
             .active()
             .iter()
             .any(|a| a.id.contains("extra")),
         "the new source's drops alert"
     );
-    assert!(!lab.app.episodes.closed.is_empty() || lab.app.episodes.open.is_some());
+    assert!(!lab.app.episodes().closed.is_empty() || lab.app.episodes().open.is_some());
     let ever = |id: &str| {
-        let al = &lab.app.alerts;
+        let al = lab.app.alerts();
         al.active()
             .into_iter()
             .chain(&al.history)
@@ -440,7 +440,7 @@ fn drawn_lines_with_an_episode_roll_up_as_afresh() {
         marked += fresh.iter().filter(|l| l.episode).count();
         seconds_open += usize::from(
             lab.app
-                .episodes
+                .episodes()
                 .open
                 .as_ref()
                 .is_some_and(|e| e.end.is_none()),
@@ -509,10 +509,10 @@ fn without_switch_data_the_sentence_says_unseen_never_calm() {
     ] {
         let mut lab = Lab::with(cfg);
         lab.run_except(120, silent);
-        let eps = lab.app.episodes.all();
+        let eps = lab.app.episodes().all();
         assert!(!eps.is_empty(), "{case}: the hosts alone open episodes");
         for ep in eps {
-            let line = text::line(ep, &lab.app.links, lab.now());
+            let line = text::line(ep, lab.app.links(), lab.now());
             for calm in ["DCQCN absorbing", "did not storm", "DCQCN not absorbing"] {
                 assert!(!line.contains(calm), "{case}: {calm:?} in {line}");
             }
@@ -525,8 +525,8 @@ fn without_switch_data_the_sentence_says_unseen_never_calm() {
             );
         }
         if case == "never answers" {
-            let ep = lab.app.episodes.current().expect("an episode");
-            let line = text::line(ep, &lab.app.links, lab.now());
+            let ep = lab.app.episodes().current().expect("an episode");
+            let line = text::line(ep, lab.app.links(), lab.now());
             assert!(
                 line.contains("ubunturdma6 on Ethernet1/1/2"),
                 "the node paused most and its port: {line}"
@@ -547,7 +547,7 @@ fn the_overview_sentence_gets_its_lines_and_never_cuts_a_word() {
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let rows = screen(&lab, w, h);
         let ep = lab.app.episode_in_view().expect("an episode");
-        let full = text::line(ep, &lab.app.links, lab.app.view_now());
+        let full = text::line(ep, lab.app.links(), lab.app.view_now());
         let words: std::collections::HashSet<&str> = full.split_whitespace().collect();
         let at = rows
             .iter()

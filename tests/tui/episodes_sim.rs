@@ -20,9 +20,9 @@ fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
         "the demo injects an episode every ~45 s: {}",
         truth.len()
     );
-    let behind = lab.app.links.behind_names("NX_AI_Leaf1", CULPRIT_PORT);
+    let behind = lab.app.links().behind_names("NX_AI_Leaf1", CULPRIT_PORT);
     assert_eq!(behind, ["ubunturdma6"], "the reference port map");
-    let found: Vec<_> = lab.app.episodes.all().into_iter().rev().collect();
+    let found: Vec<_> = lab.app.episodes().all().into_iter().rev().collect();
     let mut matched = vec![false; found.len()];
     let mut hits = 0;
     let mut misses = Vec::new();
@@ -78,8 +78,8 @@ fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
         "opened in quiet stretches: {false_pos:#?}"
     );
     // The Overview's sentence for the last closed episode names the chain.
-    let last = lab.app.episodes.closed.back().expect("a closed episode");
-    let line = rocetop::app::episodes::text::line(last, &lab.app.links, lab.now());
+    let last = lab.app.episodes().closed.back().expect("a closed episode");
+    let line = rocetop::app::episodes::text::line(last, lab.app.links(), lab.now());
     for want in [
         "Episode",
         "step ",
@@ -104,7 +104,7 @@ fn a_recording_replays_to_the_same_episodes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("lab.rec");
     let lab = record_lab(&path, 150);
-    let live: Vec<_> = lab.app.episodes.all().into_iter().cloned().collect();
+    let live: Vec<_> = lab.app.episodes().all().into_iter().cloned().collect();
     assert!(
         live.len() >= 2,
         "150 s of demo hold episodes: {}",
@@ -132,7 +132,7 @@ fn a_recording_replays_to_the_same_episodes() {
     if let Some(prev) = last {
         app.update(Event::Tick, prev);
     }
-    let replayed: Vec<_> = app.episodes.all().into_iter().cloned().collect();
+    let replayed: Vec<_> = app.episodes().all().into_iter().cloned().collect();
     assert_eq!(replayed.len(), live.len(), "episode count");
     for (a, b) in live.iter().zip(&replayed) {
         assert_eq!(a, b, "an episode differs between live and replay");
@@ -147,7 +147,7 @@ fn record_lab(path: &std::path::Path, secs: i64) -> Lab {
     use rocetop::record::writer::Writer;
     let mut lab = Lab::new();
     lab.follow_log = false; // log lines reach the App only through the log source's polls
-    let mut w = Writer::create(path, &lab.app.cfg, lab.sources.iter()).expect("create");
+    let mut w = Writer::create(path, lab.app.cfg(), lab.sources.iter()).expect("create");
     for _ in 0..secs {
         lab.secs += 1;
         lab.sim.advance_to(lab.secs * 1000);
@@ -177,13 +177,13 @@ async fn replay_json_carries_the_episodes_the_live_run_found() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("lab.rec");
     let lab = record_lab(&path, 110);
-    let live = lab.app.episodes.all();
+    let live = lab.app.episodes().all();
     assert!(
         live.len() >= 2,
         "110 s of demo hold episodes: {}",
         live.len()
     );
-    let want = rocetop::app::episodes::text::json(&live, &lab.app.links, lab.now());
+    let want = rocetop::app::episodes::text::json(&live, lab.app.links(), lab.now());
     // Both read back from text, as the printed document is (floats parse alike).
     let want: serde_json::Value =
         serde_json::from_str(&serde_json::to_string(&want).expect("text")).expect("json");

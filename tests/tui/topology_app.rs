@@ -55,9 +55,9 @@ fn lldp_places_a_node_without_switch_port_on_the_queues_and_pfc_tabs() {
     let mut lab = lab_without_node6_port();
     lab.run(3);
     assert!(
-        lab.app.links.behind(LEAF, "Ethernet1/1/2").is_empty(),
+        lab.app.links().behind(LEAF, "Ethernet1/1/2").is_empty(),
         "nothing tells where node 6 is yet: {:?}",
-        lab.app.links.pairs
+        lab.app.links().pairs
     );
     assert!(
         !row(&lab, Tab::Pfc, &port("Ethernet1/1/2"))
@@ -72,13 +72,13 @@ fn lldp_places_a_node_without_switch_port_on_the_queues_and_pfc_tabs() {
         &[(ParseKind::Lldpctl, lldpctl("ens192", "Eth1/1/2"))],
     );
     assert_eq!(
-        lab.app.links.behind(LEAF, "Ethernet1/1/2"),
+        lab.app.links().behind(LEAF, "Ethernet1/1/2"),
         ["ubunturdma6"],
         "{:?}",
-        lab.app.links.pairs
+        lab.app.links().pairs
     );
     // On another leaf the same port name is another port.
-    assert!(lab.app.links.behind("leaf2", "Ethernet1/1/2").is_empty());
+    assert!(lab.app.links().behind("leaf2", "Ethernet1/1/2").is_empty());
     let pfc = row(&lab, Tab::Pfc, &port("Ethernet1/1/2"));
     assert!(pfc.name.contains("ubunturdma6"), "{}", pfc.name);
     let queues = lab.app.table(Tab::Queues);
@@ -98,12 +98,12 @@ fn the_config_port_wins_and_the_disagreement_is_marked_on_the_pfc_tab() {
     let mut lab = Lab::new();
     lab.run(3);
     assert!(
-        lab.app.lossless.findings.is_empty(),
+        lab.app.lossless().findings.is_empty(),
         "the demo lab is consistent: {:?}",
-        lab.app.lossless.findings
+        lab.app.lossless().findings
     );
     assert!(
-        !lab.app.lossless.pairs.is_empty(),
+        !lab.app.lossless().pairs.is_empty(),
         "the demo's topology reads were proven"
     );
     // Node 6 is configured on Ethernet1/1/2, but was recabled to Ethernet1/1/3: its lldpd and
@@ -128,9 +128,12 @@ fn the_config_port_wins_and_the_disagreement_is_marked_on_the_pfc_tab() {
         &format!("{LEAF} topology"),
         &[(ParseKind::LldpNeighbors, moved)],
     );
-    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/2"), ["ubunturdma6"]);
-    assert!(lab.app.links.behind(LEAF, "Ethernet1/1/3").is_empty());
-    assert_eq!(lab.app.links.disagreements.len(), 1);
+    assert_eq!(
+        lab.app.links().behind(LEAF, "Ethernet1/1/2"),
+        ["ubunturdma6"]
+    );
+    assert!(lab.app.links().behind(LEAF, "Ethernet1/1/3").is_empty());
+    assert_eq!(lab.app.links().disagreements.len(), 1);
     let r = row(&lab, Tab::Pfc, &port("Ethernet1/1/2"));
     let p3 = &r.cells[8];
     assert_eq!(p3.val, Val::Text("on !".into()), "{r:?}");
@@ -165,7 +168,7 @@ fn wrong_host() -> Lab {
 #[test]
 fn a_host_pfc_mismatch_marks_its_port_and_host_rows_with_the_fix() {
     let lab = wrong_host();
-    let f = &lab.app.lossless.findings;
+    let f = &lab.app.lossless().findings;
     assert_eq!(f.len(), 1, "{f:?}");
     assert!(
         f[0].fix
@@ -270,7 +273,7 @@ fn a_host_row_is_selectable_and_its_detail_names_its_finding() {
         "the selection stays on its host row across refreshes"
     );
     lab.key(KeyCode::Enter);
-    assert!(lab.app.detail);
+    assert!(lab.app.detail());
     let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     t.draw(|f| rocetop::ui::draw(f, &lab.app)).expect("draw");
     let b = t.backend().buffer();
@@ -290,7 +293,7 @@ fn a_host_row_is_selectable_and_its_detail_names_its_finding() {
 fn a_switch_turning_pfc_off_is_proven_wrong_from_its_counter_polls() {
     let mut lab = Lab::new();
     lab.run(3);
-    assert!(lab.app.lossless.findings.is_empty());
+    assert!(lab.app.lossless().findings.is_empty());
     let pfc = rocetop::collect::demo::render::nxos_pfc(&lab.sim.switches[0]);
     let off: String = pfc
         .lines()
@@ -308,12 +311,12 @@ fn a_switch_turning_pfc_off_is_proven_wrong_from_its_counter_polls() {
     lab.run_except(40, &[LEAF]);
     let f: Vec<_> = lab
         .app
-        .lossless
+        .lossless()
         .findings
         .iter()
         .filter(|f| f.pair.port == "Ethernet1/2/2")
         .collect();
-    assert!(!f.is_empty(), "{:?}", lab.app.lossless.findings);
+    assert!(!f.is_empty(), "{:?}", lab.app.lossless().findings);
     assert!(
         f.iter()
             .all(|f| f.side == rocetop::app::lossless::Side::Switch
@@ -342,7 +345,10 @@ fn a_link_change_without_new_series_reaches_every_tab() {
     answer(&mut lab, "Eth1/1/2");
     // Recabled: the node's newest read names another port (new series).
     answer(&mut lab, "Eth1/1/3");
-    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/3"), ["ubunturdma6"]);
+    assert_eq!(
+        lab.app.links().behind(LEAF, "Ethernet1/1/3"),
+        ["ubunturdma6"]
+    );
     let o = row(&lab, Tab::Overview, &node6);
     assert_eq!(o.cells[2].val, Val::Text("Eth1/1/3".into()), "{o:?}");
     let shape = lab.app.live().shape_generation();
@@ -352,8 +358,11 @@ fn a_link_change_without_new_series_reaches_every_tab() {
         shape,
         "the answer back made no new series: this is the links-only path"
     );
-    assert_eq!(lab.app.links.behind(LEAF, "Ethernet1/1/2"), ["ubunturdma6"]);
-    assert!(lab.app.links.behind(LEAF, "Ethernet1/1/3").is_empty());
+    assert_eq!(
+        lab.app.links().behind(LEAF, "Ethernet1/1/2"),
+        ["ubunturdma6"]
+    );
+    assert!(lab.app.links().behind(LEAF, "Ethernet1/1/3").is_empty());
     let o = row(&lab, Tab::Overview, &node6);
     assert_eq!(o.cells[2].val, Val::Text("Eth1/1/2".into()), "{o:?}");
     let pfc = |lab: &Lab, p: &str| row(lab, Tab::Pfc, &port(p)).name;

@@ -12,7 +12,7 @@ use rocetop::metrics::query;
 #[test]
 fn number_keys_tab_and_backtab_switch_tabs() {
     let mut lab = Lab::new();
-    assert_eq!(lab.app.tab, Tab::Overview);
+    assert_eq!(lab.app.tab(), Tab::Overview);
     for (k, t) in [
         ('2', Tab::Queues),
         ('3', Tab::Pfc),
@@ -22,49 +22,49 @@ fn number_keys_tab_and_backtab_switch_tabs() {
         ('1', Tab::Overview),
     ] {
         lab.key(KeyCode::Char(k));
-        assert_eq!(lab.app.tab, t);
+        assert_eq!(lab.app.tab(), t);
     }
     lab.key(KeyCode::BackTab);
-    assert_eq!(lab.app.tab, Tab::Log, "Shift-Tab wraps backwards");
+    assert_eq!(lab.app.tab(), Tab::Log, "Shift-Tab wraps backwards");
     lab.key(KeyCode::Tab);
-    assert_eq!(lab.app.tab, Tab::Overview);
+    assert_eq!(lab.app.tab(), Tab::Overview);
     lab.key(KeyCode::Char('7'));
-    assert_eq!(lab.app.tab, Tab::Overview, "no seventh tab");
+    assert_eq!(lab.app.tab(), Tab::Overview, "no seventh tab");
 }
 
 #[test]
 fn q_and_ctrl_c_quit_and_help_closes_on_any_key() {
     let mut lab = Lab::new();
     lab.key(KeyCode::Char('?'));
-    assert!(lab.app.help);
+    assert!(lab.app.help());
     lab.key(KeyCode::Char('2'));
-    assert!(!lab.app.help, "any key closes help");
+    assert!(!lab.app.help(), "any key closes help");
     assert_eq!(
-        lab.app.tab,
+        lab.app.tab(),
         Tab::Overview,
         "the closing key does nothing else"
     );
     // The key that closes an overlay does nothing else: `?` then `q` does not quit...
     lab.key(KeyCode::Char('?'));
     lab.key(KeyCode::Char('q'));
-    assert!(!lab.app.help && !lab.app.quit, "q closed help and quit");
+    assert!(!lab.app.help() && !lab.app.quit(), "q closed help and quit");
     // ...nor does `q` closing the detail charts.
     lab.key(KeyCode::Enter);
-    assert!(lab.app.detail);
+    assert!(lab.app.detail());
     lab.key(KeyCode::Char('q'));
     assert!(
-        !lab.app.detail && !lab.app.quit,
+        !lab.app.detail() && !lab.app.quit(),
         "q closed the charts and quit"
     );
     lab.key(KeyCode::Char('q'));
-    assert!(lab.app.quit);
+    assert!(lab.app.quit());
     let mut lab = Lab::new();
     let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     lab.app.update(Event::Key(k), T0);
-    assert!(lab.app.quit);
+    assert!(lab.app.quit());
     let mut lab = Lab::new();
     lab.app.update(Event::Shutdown, T0);
-    assert!(lab.app.quit, "SIGTERM/SIGHUP arrive as Shutdown");
+    assert!(lab.app.quit(), "SIGTERM/SIGHUP arrive as Shutdown");
 }
 
 #[test]
@@ -72,36 +72,36 @@ fn filter_sort_theme_and_selection_keys() {
     let mut lab = Lab::new();
     lab.key(KeyCode::Char('/'));
     lab.chars("rdma5q");
-    assert!(lab.app.filter_editing);
-    assert!(!lab.app.quit, "q while typing a filter is a letter");
+    assert!(lab.app.filter_editing());
+    assert!(!lab.app.quit(), "q while typing a filter is a letter");
     lab.key(KeyCode::Backspace);
     lab.key(KeyCode::Enter);
-    assert_eq!(lab.app.filter, "rdma5");
-    assert!(!lab.app.filter_editing);
+    assert_eq!(lab.app.filter(), "rdma5");
+    assert!(!lab.app.filter_editing());
     assert!(lab.app.matches("ubunturdma5") && !lab.app.matches("ubunturdma6"));
     lab.key(KeyCode::Esc);
-    assert!(lab.app.filter.is_empty(), "Esc clears the filter");
-    assert_eq!(lab.app.sorts[0].col, None, "worst first");
+    assert!(lab.app.filter().is_empty(), "Esc clears the filter");
+    assert_eq!(lab.app.sorts()[0].col, None, "worst first");
     lab.key(KeyCode::Char('>'));
-    assert_eq!(lab.app.sorts[0].col, Some(0), "by node name");
+    assert_eq!(lab.app.sorts()[0].col, Some(0), "by node name");
     lab.key(KeyCode::Char('s'));
-    assert!(lab.app.sorts[0].flipped);
+    assert!(lab.app.sorts()[0].flipped);
     lab.key(KeyCode::Char('<'));
-    assert_eq!(lab.app.sorts[0].col, None);
+    assert_eq!(lab.app.sorts()[0].col, None);
     let before = lab.app.theme.name;
     lab.key(KeyCode::Char('t'));
     assert_ne!(lab.app.theme.name, before);
     lab.key(KeyCode::Char('j'));
     lab.key(KeyCode::Down);
-    assert_eq!(lab.app.selected[0].index, 2);
+    assert_eq!(lab.app.selected()[0].index, 2);
     lab.key(KeyCode::Char('k'));
     lab.key(KeyCode::Up);
     lab.key(KeyCode::Up);
-    assert_eq!(lab.app.selected[0].index, 0, "never above the first row");
+    assert_eq!(lab.app.selected()[0].index, 0, "never above the first row");
     lab.key(KeyCode::Enter);
-    assert!(lab.app.detail);
+    assert!(lab.app.detail());
     lab.key(KeyCode::Esc);
-    assert!(!lab.app.detail);
+    assert!(!lab.app.detail());
 }
 
 #[test]
@@ -134,13 +134,13 @@ fn freeze_holds_polls_back_and_catches_up() {
     };
     let t_before = key(&lab);
     lab.key(KeyCode::Char('f'));
-    let frozen_at = lab.app.frozen.expect("frozen");
+    let frozen_at = lab.app.frozen().expect("frozen");
     lab.run(2);
     assert_eq!(key(&lab), t_before, "the view does not move while frozen");
     assert_eq!(lab.app.view_now(), frozen_at);
     assert!(lab.app.held_count() > 0, "collection goes on");
     lab.key(KeyCode::Char('f'));
-    assert_eq!(lab.app.frozen, None);
+    assert_eq!(lab.app.frozen(), None);
     assert_eq!(lab.app.held_count(), 0);
     assert_eq!(key(&lab), Some(lab.now()), "caught up with everything held");
 }
@@ -154,7 +154,7 @@ fn mark_makes_totals_count_from_now() {
     let total_from_start = query::increase_sum(&lab.app.store, &cnp, &[], start).expect("cnp");
     assert!(total_from_start > 0);
     lab.key(KeyCode::Char('m'));
-    assert_eq!(lab.app.mark, Some(lab.now()));
+    assert_eq!(lab.app.mark(), Some(lab.now()));
     assert_eq!(
         query::increase_sum(&lab.app.store, &cnp, &[], lab.app.baseline()),
         Some(0),
@@ -168,7 +168,7 @@ fn mark_makes_totals_count_from_now() {
     assert!(since_mark > 0, "CNPs keep coming after the mark");
     assert_eq!(since_mark, total_now - total_from_start);
     lab.key(KeyCode::Char('M'));
-    assert_eq!(lab.app.mark, None);
+    assert_eq!(lab.app.mark(), None);
 }
 
 #[test]
@@ -177,12 +177,12 @@ fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
     lab.run(14);
     assert!(
         lab.app
-            .alerts
+            .alerts()
             .active()
             .iter()
             .all(|a| a.severity != Severity::Crit),
         "calm before the first episode: {:?}",
-        lab.app.alerts.active()
+        lab.app.alerts().active()
     );
     lab.run(26);
     let port = Subject::Port {
@@ -190,14 +190,14 @@ fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
         port: "Ethernet1/1/2".into(),
     };
     assert_eq!(
-        lab.app.alerts.worst_for(&port),
+        lab.app.alerts().worst_for(&port),
         Some(Severity::Crit),
         "MMU drops on Ethernet1/1/2: {:?}",
-        lab.app.alerts.active()
+        lab.app.alerts().active()
     );
     let drop = lab
         .app
-        .alerts
+        .alerts()
         .active()
         .into_iter()
         .find(|a| a.subject == port && a.what.contains("mmu"))
@@ -208,7 +208,7 @@ fn a_congestion_episode_raises_drop_and_pause_alerts_where_the_data_is() {
         "started during the episode"
     );
     assert_eq!(
-        lab.app.alerts.worst_in(Tab::Pfc),
+        lab.app.alerts().worst_in(Tab::Pfc),
         Some(Severity::Warn),
         "ii ports storm with PFC"
     );
@@ -222,31 +222,31 @@ fn alerts_are_evaluated_before_a_frame_at_most_once_a_second() {
     let mut lab = Lab::new();
     lab.run(3);
     let now = lab.now();
-    let n = lab.app.alerts.evaluations();
+    let n = lab.app.alerts().evaluations();
     let id = lab.id("ubunturdma1");
     lab.collected(id, now + 1000, Default::default(), None);
     assert_eq!(
-        lab.app.alerts.evaluations(),
+        lab.app.alerts().evaluations(),
         n,
         "a poll alone waits for the frame"
     );
     lab.app.update(Event::Frame, now + 1000);
     assert_eq!(
-        lab.app.alerts.evaluations(),
+        lab.app.alerts().evaluations(),
         n + 1,
         "the frame that shows it"
     );
     lab.collected(id, now + 1500, Default::default(), None);
     lab.app.update(Event::Frame, now + 1500);
     lab.app.update(Event::Tick, now + 1900);
-    assert_eq!(lab.app.alerts.evaluations(), n + 1, "within that second");
+    assert_eq!(lab.app.alerts().evaluations(), n + 1, "within that second");
     lab.app.update(Event::Tick, now + 2000);
-    assert_eq!(lab.app.alerts.evaluations(), n + 2, "a tick a second on");
+    assert_eq!(lab.app.alerts().evaluations(), n + 2, "a tick a second on");
     lab.app.update(Event::Frame, now + 2000);
-    assert_eq!(lab.app.alerts.evaluations(), n + 2, "nothing new since");
+    assert_eq!(lab.app.alerts().evaluations(), n + 2, "nothing new since");
     // With no poll at all (every source silent), the tick still moves the windows on.
     lab.app.update(Event::Tick, now + 3000);
-    assert_eq!(lab.app.alerts.evaluations(), n + 3);
+    assert_eq!(lab.app.alerts().evaluations(), n + 3);
     // A source that goes down is alerted at once, within the second: its row says "down" in the
     // very next frame.
     lab.collected(
@@ -255,10 +255,10 @@ fn alerts_are_evaluated_before_a_frame_at_most_once_a_second() {
         Default::default(),
         Some("connection refused"),
     );
-    assert_eq!(lab.app.alerts.evaluations(), n + 4);
+    assert_eq!(lab.app.alerts().evaluations(), n + 4);
     assert!(
         lab.app
-            .alerts
+            .alerts()
             .active()
             .iter()
             .any(|a| a.subject == Subject::Source("ubunturdma1".into())),
@@ -272,7 +272,7 @@ fn a_failing_source_alerts_and_a_silent_one_goes_stale() {
     lab.run(3);
     lab.fail("NX_AI_Leaf1", "connection refused");
     lab.app.update(Event::Tick, lab.now() + 1000);
-    let a = lab.app.alerts.active();
+    let a = lab.app.alerts().active();
     let down = a
         .iter()
         .find(|a| a.subject == Subject::Source("NX_AI_Leaf1".into()))
@@ -284,7 +284,7 @@ fn a_failing_source_alerts_and_a_silent_one_goes_stale() {
     lab.run_except(6, &["ubunturdma3"]);
     let stale = lab
         .app
-        .alerts
+        .alerts()
         .active()
         .into_iter()
         .find(|a| a.subject == Subject::Source("ubunturdma3".into()))
@@ -300,19 +300,27 @@ fn a_failing_source_alerts_and_a_silent_one_goes_stale() {
 fn log_lines_follow_scroll_and_stay_bounded() {
     let mut lab = Lab::new();
     lab.run(8);
-    let n = lab.app.log.lines.len();
-    assert!(n > 0 && lab.app.log.lines.iter().any(|l| l.starts_with("Iteration")));
+    let n = lab.app.log().lines.len();
+    assert!(
+        n > 0
+            && lab
+                .app
+                .log()
+                .lines
+                .iter()
+                .any(|l| l.starts_with("Iteration"))
+    );
     lab.key(KeyCode::Char('6'));
     lab.key(KeyCode::Up);
     lab.key(KeyCode::Char('k'));
-    assert_eq!(lab.app.log.scroll, 2);
+    assert_eq!(lab.app.log().scroll, 2);
     lab.run(3);
     assert!(
-        lab.app.log.scroll > 2,
+        lab.app.log().scroll > 2,
         "scrolled back: the same lines stay in view as new ones arrive"
     );
     lab.key(KeyCode::End);
-    assert_eq!(lab.app.log.scroll, 0, "End follows again");
+    assert_eq!(lab.app.log().scroll, 0, "End follows again");
     let src = lab.id("log ubunturdma1:~/training.log");
     let many: Vec<String> = (0..rocetop::app::LOG_KEEP + 10)
         .map(|i| format!("line {i}"))
@@ -324,9 +332,9 @@ fn log_lines_follow_scroll_and_stay_bounded() {
         },
         lab.now(),
     );
-    assert_eq!(lab.app.log.lines.len(), rocetop::app::LOG_KEEP);
+    assert_eq!(lab.app.log().lines.len(), rocetop::app::LOG_KEEP);
     assert_eq!(
-        lab.app.log.lines.back().map(String::as_str),
+        lab.app.log().lines.back().map(String::as_str),
         Some(format!("line {}", rocetop::app::LOG_KEEP + 9).as_str())
     );
 }
@@ -401,7 +409,7 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
     use rocetop::parse::ParseKind;
     let mut lab = Lab::new();
     let source = lab.id("log ubunturdma1:~/training.log");
-    let before = lab.app.log.received;
+    let before = lab.app.log().received;
     let poll = |text: &str| Collected {
         source,
         at: T0,
@@ -415,18 +423,18 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
         history: Default::default(),
     };
     lab.app.update(Event::Collected(poll("a\nb\n")), T0);
-    assert_eq!(lab.app.log.received - before, 2);
-    assert_eq!(lab.app.log.lines.back().map(String::as_str), Some("b"));
+    assert_eq!(lab.app.log().received - before, 2);
+    assert_eq!(lab.app.log().lines.back().map(String::as_str), Some("b"));
     lab.key(KeyCode::Char('f'));
     lab.app.update(Event::Collected(poll("c\n")), T0 + 1);
     assert_eq!(
-        lab.app.log.lines.back().map(String::as_str),
+        lab.app.log().lines.back().map(String::as_str),
         Some("b"),
         "frozen"
     );
     lab.key(KeyCode::Char('f'));
     assert_eq!(
-        lab.app.log.lines.back().map(String::as_str),
+        lab.app.log().lines.back().map(String::as_str),
         Some("c"),
         "not lost while frozen"
     );
@@ -438,13 +446,13 @@ fn a_log_followers_poll_brings_its_lines_even_while_frozen() {
 fn bundle_alert_lines_name_their_switch_port_or_node_device() {
     let mut lab = Lab::new();
     lab.run(45);
-    let active = lab.app.alerts.active();
+    let active = lab.app.alerts().active();
     assert!(active.len() > 3, "{active:?}");
     let lines = rocetop::bundle::alert_lines(&active);
     let dir = tempfile::tempdir().expect("tempdir");
     let p = rocetop::bundle::write_bundle_at(
         dir.path(),
-        &lab.app.cfg,
+        lab.app.cfg(),
         &lab.app.store,
         &[],
         &lines,
@@ -453,7 +461,7 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
     )
     .expect("bundle");
     let text = std::fs::read_to_string(p.join("alerts.txt")).expect("alerts.txt");
-    let cfg = &lab.app.cfg;
+    let cfg = lab.app.cfg();
     let mut places: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
     for sw in &cfg.switches {
         places.push(sw.name.clone());
@@ -495,7 +503,7 @@ fn switch_lines_from_the_evaluations_windows_equal_the_stores() {
     let mut lab = Lab::new();
     let names: Vec<String> = lab
         .app
-        .cfg
+        .cfg()
         .switches
         .iter()
         .map(|s| s.name.clone())

@@ -308,11 +308,11 @@ fn selection_stops_at_the_last_row_drawn() {
     for _ in 0..20 {
         lab.key(KeyCode::Down);
     }
-    assert_eq!(lab.app.selected[0].index, 7, "8 node rows");
+    assert_eq!(lab.app.selected()[0].index, 7, "8 node rows");
     lab.key(KeyCode::Home);
-    assert_eq!(lab.app.selected[0].index, 0);
+    assert_eq!(lab.app.selected()[0].index, 0);
     lab.key(KeyCode::End);
-    assert_eq!(lab.app.selected[0].index, 7);
+    assert_eq!(lab.app.selected()[0].index, 7);
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn unchanged_frames_reuse_the_computed_view() {
         let mut lab = busy();
         on_tab(&mut lab, tab);
         let before = screen(&lab.app);
-        let n = lab.app.views.computed.get();
+        let n = lab.app.views().computed.get();
         assert_eq!(screen(&lab.app), before, "{tab:?}");
         lab.key(KeyCode::Down);
         screen(&lab.app);
@@ -357,19 +357,19 @@ fn unchanged_frames_reuse_the_computed_view() {
         lab.key(KeyCode::Up);
         assert_eq!(screen(&lab.app), before, "{tab:?}");
         assert_eq!(
-            lab.app.views.computed.get(),
+            lab.app.views().computed.get(),
             n,
             "{tab:?}: nothing new, nothing computed"
         );
         lab.key(KeyCode::Char('s'));
         screen(&lab.app);
-        assert_eq!(lab.app.views.computed.get(), n + 1, "{tab:?}: sort");
+        assert_eq!(lab.app.views().computed.get(), n + 1, "{tab:?}: sort");
         lab.run(1);
         screen(&lab.app);
         // The Overview keeps its charts and lines apart from its table.
         let fresh = if tab == Tab::Overview { 2 } else { 1 };
         assert_eq!(
-            lab.app.views.computed.get(),
+            lab.app.views().computed.get(),
             n + 1 + fresh,
             "{tab:?}: new data"
         );
@@ -550,7 +550,7 @@ fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
     let b = render(&lab.app, 120, 40);
     let (x, y) = find(&b, "Queues").expect("tab label");
     mouse(&mut lab, MouseEventKind::Down(MouseButton::Left), x + 2, y);
-    assert_eq!(lab.app.tab, Tab::Queues);
+    assert_eq!(lab.app.tab(), Tab::Queues);
     let b = render(&lab.app, 120, 40);
     let t = text(&b);
     let y = t
@@ -564,13 +564,13 @@ fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
         queue: "3".into(),
     };
     assert_eq!(lab.app.selected_row().map(|r| r.id), Some(want.clone()));
-    let at = lab.app.selected[Tab::Queues.index()].index;
+    let at = lab.app.selected()[Tab::Queues.index()].index;
     mouse(&mut lab, MouseEventKind::ScrollDown, 20, y);
-    assert_eq!(lab.app.selected[Tab::Queues.index()].index, at + 3);
+    assert_eq!(lab.app.selected()[Tab::Queues.index()].index, at + 3);
     lab.key(KeyCode::Char('?'));
     mouse(&mut lab, MouseEventKind::Down(MouseButton::Left), x + 2, 0);
-    assert!(!lab.app.help, "the click closed help");
-    assert_eq!(lab.app.tab, Tab::Queues, "and did nothing else");
+    assert!(!lab.app.help(), "the click closed help");
+    assert_eq!(lab.app.tab(), Tab::Queues, "and did nothing else");
 }
 
 /// While frozen, the tab bar says how old the held view is, and the age moves.
@@ -669,7 +669,7 @@ fn pfc_sorts_by_the_last_60_s() {
     for _ in 0..=col {
         lab.key(KeyCode::Char('>'));
     }
-    assert_eq!(lab.app.sorts[Tab::Pfc.index()].col, Some(col));
+    assert_eq!(lab.app.sorts()[Tab::Pfc.index()].col, Some(col));
     let counts = |lab: &Lab| -> Vec<u64> {
         lab.app
             .table(Tab::Pfc)
@@ -701,7 +701,7 @@ fn pfc_host_rows_take_the_selection() {
     lab.key(KeyCode::End);
     let v = lab.app.table(Tab::Pfc);
     assert_eq!(
-        lab.app.selected[Tab::Pfc.index()].index,
+        lab.app.selected()[Tab::Pfc.index()].index,
         v.rows.len() + v.extra.len() - 1,
         "End walks past the port rows to the last host row"
     );
@@ -758,9 +758,9 @@ fn kept_intervals_follow_new_data_and_new_series() {
         for second in 0..4 {
             lab.run(1);
             let kept = vm::compute(tab, &lab.app.ctx(tab));
-            let memo = lab.app.views.windows.take();
+            let memo = lab.app.views().windows.take();
             let fresh = vm::compute(tab, &lab.app.ctx(tab));
-            *lab.app.views.windows.borrow_mut() = memo;
+            *lab.app.views().windows.borrow_mut() = memo;
             assert_eq!(
                 format!("{:?}", (&kept.rows, &kept.extra)),
                 format!("{:?}", (&fresh.rows, &fresh.extra)),
@@ -839,7 +839,7 @@ fn kept_rows_follow_new_series_failures_resets_marks_and_travel() {
         screen(&lab.app);
         let check = |lab: &mut Lab, step: &str| {
             screen(&lab.app);
-            let views = &lab.app.views;
+            let views = lab.app.views();
             // The table on screen: written over the rows of the one before it.
             let shown = lab.app.table(tab);
             let kept = vm::compute(tab, &lab.app.ctx(tab));
@@ -865,7 +865,7 @@ fn kept_rows_follow_new_series_failures_resets_marks_and_travel() {
             assert!(!kept.rows.is_empty(), "{tab:?}, {step}: no rows");
         };
         let layout = |lab: &Lab| {
-            lab.app.views.layouts[tab.index()]
+            lab.app.views().layouts[tab.index()]
                 .borrow()
                 .as_ref()
                 .map(|(_, l)| l.clone())

@@ -2,8 +2,9 @@
 
 use super::{Ctx, LinksCache, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
+use crate::app::source::SrcState;
 use crate::app::table::{
-    Cell, CellsIn, Chart, ChartKind, Col, Row, RowId, SrcState, TabView, Tone, Val, col, lcol,
+    Cell, CellsIn, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, col, lcol,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};

@@ -4,9 +4,9 @@
 
 use super::{Ctx, LinksCache, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
+use crate::app::source::{SrcState, age_text};
 use crate::app::table::{
-    Cell, CellsIn, Chart, Col, Row, RowId, SrcState, TabView, Tone, Val, age_text, col, lcol,
-    short_names,
+    Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol, short_names,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};

@@ -2,9 +2,8 @@
 
 use super::{Ctx, LinksCache};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{
-    Cell, CellsIn, Chart, Col, RowId, SrcState, TabView, Tone, Val, col, lcol,
-};
+use crate::app::source::SrcState;
+use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::SeriesId;
@@ -146,7 +145,7 @@ pub fn view(cx: &Ctx) -> TabView {
             continue;
         }
         if let SrcState::Stale(ms) = state {
-            notes.push(format!("{name} stale {}", crate::app::table::age_text(ms)));
+            notes.push(format!("{name} stale {}", crate::app::source::age_text(ms)));
         }
         for q in mine {
             let n60 = cx.increase_of(&q.drops, last_min);
