@@ -59,6 +59,11 @@ fn sshd_with_path(bin: Option<&Path>) -> Sshd {
 }
 
 fn node(s: &Sshd, root: &Path, mode: &str, timeout: &str) -> Arc<Source> {
+    source(s, root, mode, timeout, SourceKind::Node)
+}
+
+/// The node's source of `kind` (`Node`: its dump; `Topology`: its rare reads, `topo -m` among them).
+fn source(s: &Sshd, root: &Path, mode: &str, timeout: &str, kind: SourceKind) -> Arc<Source> {
     let kh = s.path("known_hosts_gpu");
     s.trust(&kh, "ed25519");
     let text = format!(
@@ -76,9 +81,9 @@ fn node(s: &Sshd, root: &Path, mode: &str, timeout: &str) -> Arc<Source> {
     let mut store = Store::new(600_000, 10_000);
     build(&cfg, &mut store, rocetop::cmd::remote())
         .into_iter()
-        .find(|s| s.kind == SourceKind::Node)
+        .find(|s| s.kind == kind)
         .map(Arc::new)
-        .expect("the node")
+        .expect("the node's source")
 }
 
 fn gpu(c: &Collected, name: &str, gpu: &str) -> Option<f64> {
@@ -159,6 +164,15 @@ async fn a_node_without_nvidia_smi_has_no_gpu_and_no_error() {
         );
         assert_eq!(c.parsed.unknown_lines, 0, "{:?}", c.parsed.unknown_examples);
     }
+    // Its topology read asks `nvidia-smi topo -m` too: no line of that answer is "not understood"
+    // (the status bar counted one per GPU-less node).
+    let topo = poll_once(&source(&s, dir.path(), "exec", "10s", SourceKind::Topology)).await;
+    assert_eq!(topo.error, None);
+    assert_eq!(
+        topo.parsed.unknown_lines, 0,
+        "{:?}",
+        topo.parsed.unknown_examples
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

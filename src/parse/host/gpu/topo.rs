@@ -107,6 +107,16 @@ pub fn parse(text: &str, node: &str) -> Parsed {
         if t.is_empty() {
             continue;
         }
+        // A node without GPUs answers this line: nothing to read, and nothing wrong.
+        if t == super::NOT_INSTALLED {
+            continue;
+        }
+        if t.starts_with(super::TIMED_OUT) {
+            p.note(
+                "nvidia-smi topo -m did not answer in time (a hung driver?): GPU-NIC paths unknown",
+            );
+            continue;
+        }
         let words: Vec<&str> = t.split_whitespace().collect();
         let first = words.first().copied().unwrap_or("");
         if first.contains("nvidia-smi") || t.ends_with("nvidia-smi topo -m") {
@@ -238,6 +248,19 @@ GPU1\tNV18\t X \tSYS\tPXB\t56-111\t1\t\tN/A\n\
         assert_eq!(
             p.find(GPU_NUMA_NODE, &[("gpu", "1")]).map(|v| v.as_f64()),
             Some(1.0)
+        );
+    }
+
+    #[test]
+    fn a_node_without_nvidia_smi_answers_nothing_wrong() {
+        let p = parse(&format!("{}\n", super::super::NOT_INSTALLED), "n");
+        assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+        assert!(p.samples.is_empty() && p.notes.is_empty(), "{:?}", p.notes);
+        let p = parse(&format!("{} after 5 s\n", super::super::TIMED_OUT), "n");
+        assert_eq!(
+            (p.unknown_lines, p.notes.len()),
+            (0, 1),
+            "a hung driver is a note"
         );
     }
 
