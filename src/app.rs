@@ -207,6 +207,9 @@ pub struct App {
     help: bool,
     detail: bool,
     alerts: alerts::Alerts,
+    /// While time travelling: the alerts as they stood at the cursor (`Alerts::as_of`), what
+    /// the screen shows instead of the live ones.
+    past_alerts: Option<alerts::Alerts>,
     /// The series the evaluation reads, resolved while the live store's set of series stays.
     eval_ids: alerts::EvalIdsCache,
     /// The live store's counters' intervals the evaluation's 60 s windows are read from, kept
@@ -301,7 +304,12 @@ impl App {
     pub fn detail(&self) -> bool {
         self.detail
     }
+    /// The alerts the screen shows: those at the cursor while time travelling, else the live ones.
     pub fn alerts(&self) -> &alerts::Alerts {
+        self.past_alerts.as_ref().unwrap_or(&self.alerts)
+    }
+    /// The alerts of now, whatever the screen shows (the bundle, acknowledgements).
+    pub fn live_alerts(&self) -> &alerts::Alerts {
         &self.alerts
     }
     pub fn log(&self) -> &LogView {
@@ -362,6 +370,7 @@ impl App {
             help: false,
             detail: false,
             alerts: alerts::Alerts::default(),
+            past_alerts: None,
             eval_ids: alerts::EvalIdsCache::default(),
             eval_windows: std::cell::RefCell::new(crate::metrics::store::WindowsCache::keeping(
                 alerts::KEPT_MS,
@@ -405,6 +414,7 @@ impl App {
             .collect();
         self.store = store;
         self.travel = None;
+        self.past_alerts = None;
         self.links = pairing::Links::from_config(&self.cfg);
         self.lossless = lossless::Proof::default();
         self.proof_at = None;

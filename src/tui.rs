@@ -518,7 +518,7 @@ fn act(
                 .rev()
                 .cloned()
                 .collect();
-            let alerts = crate::bundle::alert_lines(&app.alerts().active());
+            let alerts = crate::bundle::alert_lines(&app.live_alerts().active());
             let at = feed_now(feed);
             let episodes =
                 crate::app::episodes::text::json(&app.episodes().all(), app.links(), app.now());

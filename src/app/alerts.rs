@@ -250,6 +250,41 @@ impl Alerts {
     pub fn touch(&mut self) {
         self.generation = crate::metrics::store::next_generation();
     }
+
+    /// The alerts as they stood at `at`, for time travel: every condition evaluated on `past`
+    /// (the store as it was then), with the start seen live where that covers `at` (a line reads
+    /// "05:32:10 (12 s ago)" from the cursor, not "since the cursor"), and the alerts seen live at
+    /// `at` that the evaluation alone does not find. Acknowledgements and mutes are the live ones.
+    pub fn as_of(&self, past: &Store, cfg: &Config, links: &Links, at: Ts) -> Alerts {
+        let mut then = Alerts::default();
+        then.evaluate(past, cfg, links, at);
+        // Seen live at `at`: still active and started by then (an alert that ends and comes back
+        // starts anew), or ended after it. These include alerts held after their condition went
+        // (kept [`HOLD_MS`]), which one evaluation at `at` cannot know of.
+        let seen = self.active.values().chain(self.history.iter());
+        for a in seen.filter(|a| a.since <= at && a.ended.is_none_or(|e| e > at)) {
+            match then.active.get_mut(&a.id) {
+                Some(t) => t.since = t.since.min(a.since),
+                None => {
+                    let mut held = a.clone();
+                    held.ended = None;
+                    then.active.insert(a.id.clone(), held);
+                }
+            }
+        }
+        then.by_subject.clear();
+        for a in then.active.values() {
+            let e = then
+                .by_subject
+                .entry(a.subject.clone())
+                .or_insert(a.severity);
+            *e = (*e).max(a.severity);
+        }
+        then.acked = self.acked.clone();
+        then.muted = self.muted.clone();
+        then.touch();
+        then
+    }
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ fn overlay_key(app: &mut App, code: KeyCode) -> bool {
         return false;
     };
     let lines = match o {
-        Overlay::Alerts => app.alerts.rolled(app.episodes.open.as_ref(), &app.links),
+        Overlay::Alerts => app.alerts().rolled(app.episodes.open.as_ref(), &app.links),
         Overlay::Episodes => Vec::new(),
     };
     let n = match o {
@@ -140,11 +140,17 @@ fn overlay_key(app: &mut App, code: KeyCode) -> bool {
         KeyCode::Char('a') if o == Overlay::Alerts => {
             if let Some(l) = lines.get(sel) {
                 app.alerts.toggle_ack(l);
+                if let Some(past) = &mut app.past_alerts {
+                    past.toggle_ack(l);
+                }
             }
         }
         KeyCode::Char('x') if o == Overlay::Alerts => {
             if let Some(l) = lines.get(sel) {
                 app.alerts.toggle_mute(l);
+                if let Some(past) = &mut app.past_alerts {
+                    past.toggle_mute(l);
+                }
             }
         }
         KeyCode::Enter => match o {

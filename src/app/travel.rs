@@ -60,6 +60,7 @@ impl App {
             None => std::mem::replace(&mut self.store, Store::new(1, 2)),
         };
         self.store = live.as_of(at);
+        self.past_alerts = Some(self.alerts.as_of(&self.store, &self.cfg, &self.links, at));
         self.travel = Some(Travel { at, live });
     }
 
@@ -67,6 +68,7 @@ impl App {
         if let Some(t) = self.travel.take() {
             self.store = t.live;
         }
+        self.past_alerts = None;
     }
 
     /// The episode to show for the view time: the one the cursor is in (or the last before it);

@@ -93,7 +93,7 @@ impl App {
     fn view_key(&self, tab: Tab, area: (u16, u16)) -> ViewKey {
         ViewKey {
             store: self.store.generation(),
-            alerts: self.alerts.generation(),
+            alerts: self.alerts().generation(),
             now: self.view_now(),
             mark: self.mark,
             baseline: self.baseline(),
@@ -208,7 +208,7 @@ impl App {
     /// change.
     pub fn rolled(&self) -> Rc<Vec<Rolled>> {
         let key = RolledKey {
-            alerts: self.alerts.generation(),
+            alerts: self.alerts().generation(),
             links: self.links.generation(),
         };
         let mut slot = self.views.rolled.borrow_mut();
@@ -217,7 +217,10 @@ impl App {
                 return v.clone();
             }
         }
-        let v = Rc::new(self.alerts.rolled(self.episodes.open.as_ref(), &self.links));
+        let v = Rc::new(
+            self.alerts()
+                .rolled(self.episodes.open.as_ref(), &self.links),
+        );
         *slot = Some((key, v.clone()));
         v
     }

@@ -279,7 +279,7 @@ impl App {
             links: &self.links,
             lossless: &self.lossless,
             store: &self.store,
-            alerts: &self.alerts,
+            alerts: self.alerts(),
             now: self.view_now(),
             base: self.baseline(),
             filter: &self.filter,

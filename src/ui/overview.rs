@@ -314,7 +314,8 @@ fn draw_alerts(f: &mut Frame, area: Rect, app: &App, all: &[crate::app::alerts::
     if area.height == 0 {
         return;
     }
-    let now = app.now();
+    // Timed from the view time: while time travelling, "12 s ago" is before the cursor.
+    let now = app.view_now();
     let conditions: usize = all.iter().map(|l| l.members.len()).sum();
     let muted = all.iter().filter(|l| l.muted).count();
     let acked = all.iter().filter(|l| l.acked).count();

@@ -241,8 +241,7 @@ fn brackets_travel_back_every_tab_reads_the_past_and_end_returns_live() {
 
 /// Time travel shows the state at T, not an approximation: every table tab's rows with the cursor
 /// 60 s back equal the rows a second run of the same demo showed live at that moment (the demo is
-/// seeded, so both runs see the same polls). Cells whose alert tone depends on alerts raised after
-/// T are compared by value only.
+/// seeded, so both runs see the same polls), and so do the alerts.
 #[test]
 fn the_past_at_the_cursor_equals_what_was_live_then() {
     let mut then = Lab::new();
@@ -276,6 +275,16 @@ fn the_past_at_the_cursor_equals_what_was_live_then() {
             assert_eq!(x, y, "{tab:?}: the past differs from what was live");
         }
     }
+    let ids = |app: &rocetop::app::App| -> Vec<String> {
+        let mut v: Vec<String> = app.alerts().active().iter().map(|a| a.id.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        ids(&later.app),
+        ids(&then.app),
+        "the alerts at the cursor are those that were live then"
+    );
 }
 
 fn clock(t: i64) -> String {
@@ -582,4 +591,77 @@ fn the_overview_sentence_gets_its_lines_and_never_cuts_a_word() {
             assert_eq!(said, all.join(" "), "{w}x{h}: all of it in three lines");
         }
     }
+}
+
+/// While time travelling, the Overview's alerts are those active at the cursor, timed from it: an
+/// alert raised after the cursor is not shown (nor counted in the status bar), and one already
+/// active shows its live start with "(N ago)" counted back from the cursor, not from now.
+#[test]
+fn time_travel_shows_the_alerts_at_the_cursor_timed_from_it() {
+    use rocetop::ui::fmt;
+    let mut lab = Lab::new();
+    into_an_episode(&mut lab);
+    let drops = |app: &rocetop::app::App| {
+        app.alerts()
+            .active()
+            .iter()
+            .find(|a| a.what.contains("mmu drops"))
+            .map(|a| (a.id.clone(), a.since))
+    };
+    let (id, since) = drops(&lab.app).expect("a drop alert live");
+    lab.run(15);
+    assert!(drops(&lab.app).is_some(), "the drop alert lasts 15 s");
+
+    // 10 s back: the alert was already active; its line is timed from the cursor.
+    lab.chars("[");
+    let at = lab.app.view_now();
+    assert!(since < at, "the alert started before the cursor");
+    let shown = drops(&lab.app).expect("active at the cursor");
+    assert_eq!(shown, (id.clone(), since), "its live start");
+    let rows = screen(&lab, 120, 40).join("\n");
+    let line = rows
+        .lines()
+        .find(|r| r.contains("mmu drops"))
+        .unwrap_or_else(|| panic!("no drop alert line at the cursor:\n{rows}"));
+    let rolled = lab
+        .app
+        .rolled()
+        .iter()
+        .find(|l| l.members.contains(&id))
+        .map(|l| l.since)
+        .expect("its rolled line");
+    let ago = format!("({} ago)", fmt::age(at - rolled));
+    assert!(
+        line.contains(&ago),
+        "{ago:?} (from the cursor) not in {line:?}"
+    );
+
+    // Back to before the alert started: it is not shown, and the status bar does not count it.
+    while lab.app.view_now() >= since && lab.app.view_now() > lab.app.history_start() {
+        lab.chars("[");
+    }
+    assert!(
+        lab.app.view_now() < since,
+        "the cursor went back past the alert's start"
+    );
+    assert!(
+        lab.app.alerts().active().iter().all(|a| a.id != id),
+        "an alert raised after the cursor is not among the alerts at it"
+    );
+    let rows = screen(&lab, 120, 40);
+    assert!(
+        !rows.iter().any(|r| r.contains("mmu drops")),
+        "no drop alert before the drops began:\n{}",
+        rows.join("\n")
+    );
+    let live = lab.app.live_alerts().active().len();
+    let past = lab.app.alerts().active().len();
+    assert!(
+        past < live,
+        "fewer alerts at the cursor ({past}) than now ({live})"
+    );
+
+    // Live again: the alerts of now.
+    lab.key(KeyCode::End);
+    assert_eq!(drops(&lab.app).map(|d| d.0), Some(id));
 }
