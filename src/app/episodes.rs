@@ -4,8 +4,9 @@
 //! second, no I/O. Every signal (training step and all-reduce time, each switch port's PFC rate,
 //! drops, ECN and CNP rates, each node's pause time, each peer's RTT p99) is judged against its own
 //! recent behaviour: the median of its last [`BASE_KEEP`] calm values. A value is abnormal above
-//! `max(median × ratio, median + floor)` (ratios from config `[alerts] episode_*`; floors keep a
-//! near-zero baseline from calling noise a storm); any drop is abnormal. An episode opens when two
+//! `max(median × ratio, median + floor)` (ratios from config `[alerts] episode_*`; floors, from the
+//! signal's own calm spread, keep a near-zero baseline from calling noise a storm); any drop is
+//! abnormal. An episode opens when two
 //! layers are abnormal at once or one stays abnormal for two evaluations, starting at the first
 //! abnormal instant; it closes once nothing has been abnormal for `settle`. Baselines learn only
 //! outside episodes, so a long storm does not become the new normal. docs/user-guide.md has the
@@ -64,18 +65,27 @@ impl Rules {
         }
     }
 
-    /// (ratio, floor) of a layer: abnormal above max(median × ratio, median + floor).
-    fn of_layer(&self, l: Layer) -> (f64, f64) {
+    /// (ratio, floor) of a layer: abnormal above max(median × ratio, median + floor). The
+    /// floor of PFC, ECN/CNP and pause is the signal's own noise ([`Signal::noise`]), at least
+    /// the least its counter tells apart (one frame or mark a second, a thousandth of the time
+    /// paused): a fabric at a tenth of another's rates has a tenth of its noise, and a fixed
+    /// floor sized for one hid the other's storms.
+    fn of_layer(&self, l: Layer, sig: &Signal) -> (f64, f64) {
+        let noise = |least: f64| least.max(NOISE_K * sig.noise());
         match l {
             Layer::Training => (self.step_ratio, 0.005),
-            Layer::Pfc => (self.rate_ratio, 100.0),
-            Layer::Ecn => (self.rate_ratio, 10.0),
-            Layer::HostPause => (3.0, 0.02),
+            Layer::Pfc => (self.rate_ratio, noise(1.0)),
+            Layer::Ecn => (self.rate_ratio, noise(1.0)),
+            Layer::HostPause => (3.0, noise(0.001)),
             Layer::Rtt => (self.rtt_ratio, 0.0),
             Layer::Drops => (0.0, 0.0),
         }
     }
 }
+
+/// How many times its calm spread ([`Signal::noise`]) a signal must rise above its median (where
+/// the median is too near zero for the ratio to tell).
+pub const NOISE_K: f64 = 2.0;
 
 /// One signal's part in an episode.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -228,6 +238,16 @@ impl Signal {
         self.sorted.get(self.sorted.len() / 2).copied()
     }
 
+    /// How far its calm values reach above their median: the largest minus the median (0
+    /// before a baseline).
+    fn noise(&self) -> f64 {
+        let top = self.sorted.iter().rev().find(|v| v.is_finite());
+        match (self.median(), top) {
+            (Some(m), Some(top)) if *top > m => top - m,
+            _ => 0.0,
+        }
+    }
+
     /// Keep `v` in the baseline, forgetting the oldest beyond [`BASE_KEEP`].
     fn learn(&mut self, v: f64) {
         self.calm.push_back(v);
@@ -378,7 +398,7 @@ impl Episodes {
             let bad = match (v.layer, base) {
                 (Layer::Drops, _) => v.v > 0.0,
                 (_, Some(m)) => {
-                    let (ratio, floor) = rules.of_layer(v.layer);
+                    let (ratio, floor) = rules.of_layer(v.layer, sig);
                     v.v > (m * ratio).max(m + floor)
                 }
                 (_, None) => false,

@@ -781,3 +781,55 @@ fn a_culprit_must_stand_out_else_the_congestion_is_said_spread() {
         }
     }
 }
+
+/// Floors scale with the fabric's own noise: on a fabric at a tenth of the lab's rates a 12×
+/// ECN rise, a 95× pause rise and a 10× PFC rise on a port are abnormal (fixed floors sized for
+/// the lab, +10/s, +2 points and +100/s, hid them), while on a noisy port a value inside twice
+/// its calm reach is not (a fixed +100/s called it a storm).
+#[test]
+fn floors_come_from_the_signals_own_noise() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let port = |name: &str, tx: f64| PortPfc {
+        switch: "NX_AI_Leaf1".into(),
+        port: name.to_string().into(),
+        rx: 0.0,
+        tx,
+    };
+    let at = |i: i64, ecn: f64, pause: f64, edge: f64, noisy: f64| Obs {
+        at: 1000 * (i + 1),
+        step_s: Some(0.156),
+        ecn: Some(ecn),
+        pause: vec![("ubunturdma6".into(), pause)],
+        pfc: vec![port("Ethernet1/1/2", edge), port("Ethernet1/2/1", noisy)],
+        ..Default::default()
+    };
+    let mut d = Episodes::default();
+    let calm = 60;
+    for i in 0..calm {
+        // A tenth of the lab: ECN 0.3-0.7/s, pause 0.01-0.03 %, 4-6 pauses a second; the noisy
+        // port mostly silent with a burst of 300 every tenth second.
+        let odd = i % 2 == 1;
+        let ecn = if odd { 0.7 } else { 0.3 };
+        let pause = if odd { 0.0003 } else { 0.0001 };
+        let edge = if odd { 6.0 } else { 4.0 };
+        let noisy = if i % 10 == 0 { 300.0 } else { 0.0 };
+        d.update(&at(i, ecn, pause, edge, noisy), &rules, &links);
+        assert!(d.open.is_none(), "calm second {i} opened an episode");
+    }
+    for i in calm..calm + 4 {
+        d.update(&at(i, 6.0, 0.019, 50.0, 350.0), &rules, &links);
+    }
+    let ep = d.open.as_ref().expect("the rises open an episode");
+    let keys: Vec<&str> = ep.chain.iter().map(|p| p.key.as_str()).collect();
+    for want in ["ecn", "pause ubunturdma6", "pfc NX_AI_Leaf1 Ethernet1/1/2"] {
+        assert!(keys.contains(&want), "{want} not in {keys:?}");
+    }
+    assert!(
+        !keys.contains(&"pfc NX_AI_Leaf1 Ethernet1/2/1"),
+        "inside its own noise: {keys:?}"
+    );
+    let line = text::line(ep, &links, 1000 * (calm + 5));
+    assert!(!line.contains("ECN flat"), "{line}");
+}
