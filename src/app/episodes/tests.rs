@@ -772,10 +772,28 @@ fn a_culprit_must_stand_out_else_the_congestion_is_said_spread() {
                 assert_eq!(ports, want_ports, "{case}");
                 for s in &said {
                     assert!(
-                        s.contains("no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2,Ethernet1/2/1-2"),
+                        s.contains("no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2, Ethernet1/2/1-2"),
                         "{case}: {s}"
                     );
                     assert!(!s.contains(" → "), "{case}: a place named: {s}");
+                }
+                // Kept whole on a narrow screen: the place is never left out.
+                let ranked = text::ranked(ep, &links);
+                for (width, max) in [(80, 3), (60, 3)] {
+                    let lines = text::lines(ep, &ranked, t, width, max);
+                    assert!(
+                        lines.iter().all(|l| l.chars().count() <= width),
+                        "{lines:#?}"
+                    );
+                    let shown = lines
+                        .join(" ")
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    assert!(
+                        shown.contains("no culprit stands out"),
+                        "{width}: {lines:#?}"
+                    );
                 }
             }
         }

@@ -138,7 +138,7 @@ fn drops(ep: &Episode, links: &Links) -> Vec<String> {
                 } else {
                     String::new()
                 };
-                format!("{why}drops {}", compress(&ports))
+                format!("{why}drops {}", breakable(&compress(&ports)))
             })
             .into_iter()
             .collect();
@@ -211,12 +211,18 @@ fn spread(ep: &Episode) -> Option<String> {
     }
     let places: Vec<String> = by_switch
         .iter()
-        .map(|(sw, ports)| format!("{sw} {}", compress(ports)))
+        .map(|(sw, ports)| format!("{sw} {}", breakable(&compress(ports))))
         .collect();
     Some(format!(
         "no culprit stands out: spread over {}",
         places.join(", ")
     ))
+}
+
+/// A compressed port list (`Ethernet1/1/1-2,Ethernet1/2/1`) with a space after each comma: a
+/// narrow screen may break it between ports, never inside one.
+fn breakable(ports: &str) -> String {
+    ports.replace(',', ", ")
 }
 
 /// A layer rocetop could not see, said so (never told as calm).
