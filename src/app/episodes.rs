@@ -4,8 +4,9 @@
 //! second, no I/O. Every signal (training step and all-reduce time, each switch port's PFC rate,
 //! drops, ECN and CNP rates, each node's pause time, each peer's RTT p99) is judged against its own
 //! recent behaviour: the median of its last [`BASE_KEEP`] calm values. A value is abnormal above
-//! `max(median × ratio, median + floor)` (ratios from config `[alerts] episode_*`; floors keep a
-//! near-zero baseline from calling noise a storm); any drop is abnormal. An episode opens when two
+//! `max(median × ratio, median + floor)` (ratios from config `[alerts] episode_*`; floors, from the
+//! signal's own calm spread, keep a near-zero baseline from calling noise a storm); any drop is
+//! abnormal. An episode opens when two
 //! layers are abnormal at once or one stays abnormal for two evaluations, starting at the first
 //! abnormal instant; it closes once nothing has been abnormal for `settle`. Baselines learn only
 //! outside episodes, so a long storm does not become the new normal. docs/user-guide.md has the
@@ -64,18 +65,27 @@ impl Rules {
         }
     }
 
-    /// (ratio, floor) of a layer: abnormal above max(median × ratio, median + floor).
-    fn of_layer(&self, l: Layer) -> (f64, f64) {
+    /// (ratio, floor) of a layer: abnormal above max(median × ratio, median + floor). The
+    /// floor of PFC, ECN/CNP and pause is the signal's own noise ([`Signal::noise`]), at least
+    /// the least its counter tells apart (one frame or mark a second, a thousandth of the time
+    /// paused): a fabric at a tenth of another's rates has a tenth of its noise, and a fixed
+    /// floor sized for one hid the other's storms.
+    fn of_layer(&self, l: Layer, sig: &Signal) -> (f64, f64) {
+        let noise = |least: f64| least.max(NOISE_K * sig.noise());
         match l {
             Layer::Training => (self.step_ratio, 0.005),
-            Layer::Pfc => (self.rate_ratio, 100.0),
-            Layer::Ecn => (self.rate_ratio, 10.0),
-            Layer::HostPause => (3.0, 0.02),
+            Layer::Pfc => (self.rate_ratio, noise(1.0)),
+            Layer::Ecn => (self.rate_ratio, noise(1.0)),
+            Layer::HostPause => (3.0, noise(0.001)),
             Layer::Rtt => (self.rtt_ratio, 0.0),
             Layer::Drops => (0.0, 0.0),
         }
     }
 }
+
+/// How many times its calm spread ([`Signal::noise`]) a signal must rise above its median (where
+/// the median is too near zero for the ratio to tell).
+pub const NOISE_K: f64 = 2.0;
 
 /// One signal's part in an episode.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -92,6 +102,9 @@ pub struct Part {
     /// PFC only: peak frames/s received and sent by the switch on this port.
     pub rx_peak: f64,
     pub tx_peak: f64,
+    /// How many evaluations it was abnormal in: a drop seen once is a stray, not a congestion
+    /// point.
+    pub evals: u32,
 }
 
 /// Whether ECN/CNP (DCQCN) took the congestion or PFC had to.
@@ -137,6 +150,54 @@ pub struct Episode {
     pub culprit_nodes: Vec<String>,
     /// What named the culprit.
     pub culprit_by: Option<CulpritBy>,
+    /// Where the congestion is when no port stands out as the culprit ([`stand_out`]): the
+    /// ports that dropped, then the edge ports that sent pauses, each largest first. Empty when
+    /// a culprit (or, with no switch read, the node paused most) is named.
+    pub spread: Vec<SwitchPort>,
+}
+
+/// A port of a switch.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct SwitchPort {
+    pub switch: String,
+    pub port: String,
+}
+
+/// A culprit's share of its evidence (drops, or pauses sent, summed over the episode's ports) at
+/// least this...
+pub const STAND_SHARE: f64 = 0.5;
+/// ...and this many times the next port's: otherwise the congestion is spread, and said so.
+pub const STAND_RATIO: f64 = 2.0;
+
+/// The largest of `sizes` when it stands out from the rest: at least [`STAND_SHARE`] of their
+/// sum and [`STAND_RATIO`] times the next (so a tie never does). `Err`: all of them, largest
+/// first, equal ones in the order given (the place the congestion is spread over).
+pub fn stand_out<T>(mut sizes: Vec<(T, f64)>) -> Result<T, Vec<T>> {
+    sort_largest_first(&mut sizes);
+    let sum: f64 = sizes.iter().map(|s| s.1).filter(|v| v.is_finite()).sum();
+    let stands = match sizes.as_slice() {
+        [] => false,
+        [(_, top), rest @ ..] => {
+            let next = rest.first().map_or(0.0, |s| s.1);
+            *top > 0.0 && *top >= STAND_SHARE * sum && *top >= STAND_RATIO * next
+        }
+    };
+    let mut all = sizes.into_iter().map(|s| s.0);
+    match all.next() {
+        Some(top) if stands => Ok(top),
+        top => Err(top.into_iter().chain(all).collect()),
+    }
+}
+
+/// Stable: ties keep the order given.
+fn sort_largest_first<T>(sizes: &mut [(T, f64)]) {
+    sizes.sort_by(|a, b| b.1.total_cmp(&a.1));
+}
+
+/// The things of `sizes`, largest first.
+fn largest_first<T>(mut sizes: Vec<(T, f64)>) -> Vec<T> {
+    sort_largest_first(&mut sizes);
+    sizes.into_iter().map(|s| s.0).collect()
 }
 
 /// The evidence that named an episode's culprit, strongest first.
@@ -175,6 +236,16 @@ impl Signal {
             return None;
         }
         self.sorted.get(self.sorted.len() / 2).copied()
+    }
+
+    /// How far its calm values reach above their median: the largest minus the median (0
+    /// before a baseline).
+    fn noise(&self) -> f64 {
+        let top = self.sorted.iter().rev().find(|v| v.is_finite());
+        match (self.median(), top) {
+            (Some(m), Some(top)) if *top > m => top - m,
+            _ => 0.0,
+        }
     }
 
     /// Keep `v` in the baseline, forgetting the oldest beyond [`BASE_KEEP`].
@@ -327,7 +398,7 @@ impl Episodes {
             let bad = match (v.layer, base) {
                 (Layer::Drops, _) => v.v > 0.0,
                 (_, Some(m)) => {
-                    let (ratio, floor) = rules.of_layer(v.layer);
+                    let (ratio, floor) = rules.of_layer(v.layer, sig);
                     v.v > (m * ratio).max(m + floor)
                 }
                 (_, None) => false,
@@ -371,6 +442,7 @@ impl Episodes {
                 culprit: None,
                 culprit_nodes: Vec::new(),
                 culprit_by: None,
+                spread: Vec::new(),
             });
         }
         let Some(ep) = self.open.as_mut() else {
@@ -437,6 +509,7 @@ fn record(
         match by_key.binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key)) {
             Ok(j) => {
                 let p = &mut ep.chain[by_key[j]];
+                p.evals += 1;
                 if v.v > p.peak {
                     p.peak = v.v;
                     p.peak_at = at;
@@ -457,6 +530,7 @@ fn record(
                     peak_at: at,
                     rx_peak: v.rx,
                     tx_peak: v.tx,
+                    evals: 1,
                 });
             }
         }
@@ -502,63 +576,87 @@ fn conclude(ep: &mut Episode, links: &Links) {
         (true, _) if pfc > 10.0 * ecn => Dcqcn::NotAbsorbing,
         (true, _) => Dcqcn::Partly,
     };
-    // Drops name the congestion point; without drops, the port that sends the most pauses.
+    // Drops name the congestion point; without drops, the port that sends the most pauses;
+    // with no switch read, the port the map puts the node paused most on. A switch's evidence
+    // only when it stands out from the rest: a stray drop elsewhere is not the congestion
+    // point, and congestion over many ports has none.
     // Ports borrowed from the parts' keys: only the culprit's are copied.
     // The parts sorted stably by port, then summed per port in chain order (as a map by port
     // summed them; a map's entry for each of ~100 parts a second was most of this).
-    let mut parts: Vec<(Port<'_>, Ts, f64)> = ep
+    let mut parts: Vec<(Port<'_>, Ts, f64, u32)> = ep
         .parts(Layer::Drops)
-        .filter_map(|p| Some((switch_port(&p.key)?, p.first, p.peak)))
+        .filter_map(|p| Some((switch_port(&p.key)?, p.first, p.peak, p.evals)))
         .collect();
     parts.sort_by(|a, b| a.0.cmp(&b.0));
-    // Per port: its first drop and its peaks summed.
-    let mut drops: Vec<(Port<'_>, (Ts, f64))> = Vec::new();
-    for (k, first, peak) in parts {
+    // Per port: its first drop, its peaks summed, the most evaluations one reason dropped in.
+    let mut drops: Vec<(Port<'_>, (Ts, f64, u32))> = Vec::new();
+    for (k, first, peak, evals) in parts {
         match drops.last_mut() {
             Some((at, e)) if *at == k => {
                 e.0 = e.0.min(first);
                 e.1 += peak;
+                e.2 = e.2.max(evals);
             }
-            _ => drops.push((k, (first, 0.0 + peak))),
+            _ => drops.push((k, (first, 0.0 + peak, evals))),
         }
     }
-    // The port dropping the most (a stray WRED drop elsewhere is not the congestion point);
-    // on a tie, the one that dropped first.
-    let by_drops = drops
-        .into_iter()
-        .max_by(|a, b| a.1.1.total_cmp(&b.1.1).then(b.1.0.cmp(&a.1.0)))
-        .map(|((sw, port), _)| (sw.to_string(), port.to_string()));
-    let by_pauses = ep
+    // On a tie, the port that dropped first.
+    drops.sort_by_key(|d| d.1.0);
+    let drop_sizes: Vec<(Port<'_>, f64)> = drops.iter().map(|d| (d.0, d.1.1)).collect();
+    let by_drops = stand_out(drop_sizes.clone()).ok().filter(|top| {
+        // A port that dropped in one evaluation only is a stray, however alone it is.
+        drops.iter().any(|d| d.0 == *top && d.1.2 >= 2)
+    });
+    let edge: Vec<(Port<'_>, f64)> = ep
         .parts(Layer::Pfc)
         .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())
-        .max_by(|a, b| a.tx_peak.total_cmp(&b.tx_peak))
-        .and_then(|p| {
-            let mut w = p.key.split(' ').skip(1);
-            Some((w.next()?.to_string(), w.next()?.to_string()))
-        });
+        .map(|p| ((switch_of(&p.key), port_of(&p.key)), p.tx_peak))
+        .collect();
+    let by_pauses = stand_out(edge.clone()).ok();
     // Without a switch read, the hosts' own evidence: the node paused most, where the map puts it.
-    let paused_most = ep
+    let paused: Vec<(&str, f64)> = ep
         .parts(Layer::HostPause)
-        .max_by(|a, b| a.peak.total_cmp(&b.peak))
-        .map(|p| p.key.trim_start_matches("pause ").to_string());
-    let by_host = paused_most.as_ref().and_then(|node| {
-        let p = links.pairs.iter().find(|p| p.node == *node)?;
-        Some((p.switch.clone(), p.port.clone()))
-    });
+        .map(|p| (p.key.trim_start_matches("pause "), p.peak))
+        .collect();
+    let on_map = |node: &str| links.pairs.iter().find(|p| p.node == node);
+    // Not held to standing out: backpressure pauses every sender, the ones nearest the
+    // congestion most, so the hosts' pauses are always shared; told as the hosts' evidence
+    // (`host pause 10% ubunturdma6 on Ethernet1/1/2`), not as a culprit the switch showed.
+    let paused_most = (paused.iter())
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|p| p.0)
+        .filter(|_| !ep.switch_read);
+    let by_host = paused_most
+        .and_then(on_map)
+        .map(|p| (p.switch.as_str(), p.port.as_str()));
     let (by, culprit) = match (by_drops, by_pauses, by_host) {
         (Some(c), ..) => (Some(CulpritBy::Drops), Some(c)),
         (None, Some(c), _) => (Some(CulpritBy::Pauses), Some(c)),
-        (None, None, Some(c)) if !ep.switch_read => (Some(CulpritBy::HostPause), Some(c)),
+        (None, None, Some(c)) => (Some(CulpritBy::HostPause), Some(c)),
         _ => (None, None),
     };
-    ep.culprit_by = by;
-    ep.culprit_nodes = match &culprit {
+    let nodes = match culprit {
         Some((sw, port)) => links.behind_names(sw, port),
         // A node paused most that the map does not place is still named.
-        None if !ep.switch_read => paused_most.into_iter().collect(),
-        None => Vec::new(),
+        None => paused_most.map(str::to_string).into_iter().collect(),
     };
+    let mut spread: Vec<SwitchPort> = Vec::new();
+    if culprit.is_none() && paused_most.is_none() {
+        for (sw, port) in [drop_sizes, edge].into_iter().flat_map(largest_first) {
+            let spot = SwitchPort {
+                switch: sw.to_string(),
+                port: port.to_string(),
+            };
+            if !spread.contains(&spot) {
+                spread.push(spot);
+            }
+        }
+    }
+    let culprit = culprit.map(|(sw, port)| (sw.to_string(), port.to_string()));
+    ep.culprit_by = by;
+    ep.culprit_nodes = nodes;
     ep.culprit = culprit;
+    ep.spread = spread;
 }
 
 /// The second and third words of a key (`drop <switch> <port> <reason>`), as

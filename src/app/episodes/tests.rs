@@ -275,16 +275,17 @@ fn kept_order_equals_a_fresh_one() {
                 };
                 p.tx = p.rx / 4.0 + (k % 5) as f64;
             }
-            let port = if k < 60 {
-                "Ethernet1/1/2"
+            // The first port drops most: the culprit (standing out) once LLDP places a node.
+            let (port, per_s) = if k < 60 {
+                ("Ethernet1/1/2", 80.0)
             } else {
-                "Ethernet1/1/7"
+                ("Ethernet1/1/7", 30.0)
             };
             o.drops.push(PortDrops {
                 switch: "NX_AI_Leaf1".into(),
                 port: port.into(),
                 reason: "ingress mmu".into(),
-                per_s: 30.0 + (k % 4) as f64,
+                per_s: per_s + (k % 4) as f64,
             });
         }
         let links = &pairings[usize::from(k >= 70)];
@@ -598,4 +599,255 @@ fn the_sentence_takes_its_lines_and_leaves_out_pieces_never_cuts_a_word() {
             assert_eq!(joined, all, "{width}x{max}: room for all of it");
         }
     }
+}
+
+/// The rule a culprit is held to: the largest of `sizes` is at least half their sum and twice
+/// the next; otherwise none stands out.
+#[test]
+fn a_culprit_stands_out_by_share_and_by_the_next() {
+    let ok = |v: &[f64]| stand_out(v.iter().copied().enumerate().collect()).ok();
+    assert_eq!(ok(&[10.0]), Some(0));
+    assert_eq!(ok(&[4.0, 10.0]), Some(1), "twice the next and most of all");
+    assert_eq!(ok(&[10.0, 6.0]), None, "not twice the next");
+    assert_eq!(ok(&[10.0, 4.0, 4.0, 4.0]), None, "less than half of all");
+    assert_eq!(ok(&[7.0, 7.0]), None, "a tie stands out of nothing");
+    assert_eq!(ok(&[]), None);
+    assert_eq!(ok(&[0.0]), None, "nothing is not a culprit");
+    let all = stand_out(vec![("a", 1.0), ("b", 3.0), ("c", 2.0)]);
+    assert_eq!(all, Err(vec!["b", "c", "a"]), "spread: largest first");
+}
+
+/// Whether the episode's evidence has a port standing out: the ports' summed drop peaks (one
+/// that dropped in two evaluations or more), else the edge ports' pauses sent.
+fn stands_out_in(ep: &Episode, links: &Links) -> Option<String> {
+    let mut drops: Vec<(String, f64, u32)> = Vec::new();
+    for p in ep.parts(Layer::Drops) {
+        let port = port_of(&p.key).to_string();
+        match drops.iter_mut().find(|d| d.0 == port) {
+            Some(d) => {
+                d.1 += p.peak;
+                d.2 = d.2.max(p.evals);
+            }
+            None => drops.push((port, p.peak, p.evals)),
+        }
+    }
+    let edge: Vec<(String, f64)> = ep
+        .parts(Layer::Pfc)
+        .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())
+        .map(|p| (port_of(&p.key).to_string(), p.tx_peak))
+        .collect();
+    let top = |v: &[(String, f64)]| {
+        let sum: f64 = v.iter().map(|d| d.1).sum();
+        let mut s: Vec<f64> = v.iter().map(|d| d.1).collect();
+        s.sort_by(|a, b| b.total_cmp(a));
+        let best = v.iter().find(|d| Some(&d.1) == s.first())?;
+        (best.1 >= sum / 2.0 && best.1 >= 2.0 * s.get(1).copied().unwrap_or(0.0))
+            .then(|| best.0.clone())
+    };
+    let d: Vec<(String, f64)> = drops.iter().map(|d| (d.0.clone(), d.1)).collect();
+    top(&d)
+        .filter(|p| drops.iter().any(|d| d.0 == *p && d.2 >= 2))
+        .or_else(|| top(&edge))
+}
+
+/// A culprit has to stand out from the rest of the fabric: a stray drop (one evaluation, a
+/// different port each time) is not the congestion point, drops shared alike by ports name none,
+/// and pauses spread over the edge name none; then the sentence says the congestion is spread,
+/// and over which switch and ports. A stray drop beside a real congestion point leaves the
+/// pauses to name it.
+#[test]
+fn a_culprit_must_stand_out_else_the_congestion_is_said_spread() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let even = [
+        ("Ethernet1/1/1", 5_000.0),
+        ("Ethernet1/1/2", 4_000.0),
+        ("Ethernet1/2/1", 5_000.0),
+        ("Ethernet1/2/2", 4_500.0),
+    ];
+    let one = [("Ethernet1/2/1", 9_000.0), ("Ethernet1/1/2", 3_000.0)];
+    let drop = |o: &mut Obs<'static>, port: &str, per_s: f64| {
+        o.drops.push(PortDrops {
+            switch: "NX_AI_Leaf1".into(),
+            port: port.to_string().into(),
+            reason: "queue wred".into(),
+            per_s,
+        })
+    };
+    /// One storm: the edge ports' pauses sent, the drops (each second, or at one only: a stray)
+    /// and the culprit the rule names.
+    struct Case<'a> {
+        name: &'a str,
+        pauses: &'a [(&'a str, f64)],
+        drops: &'a [(&'a str, f64)],
+        stray: bool,
+        culprit: Option<&'a str>,
+    }
+    let stray = [("Ethernet1/1/1", 1.0)];
+    let cases = [
+        Case {
+            name: "a stray drop, pauses even",
+            pauses: &even,
+            drops: &stray,
+            stray: true,
+            culprit: None,
+        },
+        Case {
+            name: "a stray drop, one port pausing",
+            pauses: &one,
+            drops: &stray,
+            stray: true,
+            culprit: Some("Ethernet1/2/1"),
+        },
+        Case {
+            name: "drops shared alike",
+            pauses: &even,
+            drops: &[("Ethernet1/1/1", 30.0), ("Ethernet1/2/2", 25.0)],
+            stray: false,
+            culprit: None,
+        },
+        Case {
+            name: "one port dropping most",
+            pauses: &even,
+            drops: &[("Ethernet1/1/1", 60.0), ("Ethernet1/2/2", 2.0)],
+            stray: false,
+            culprit: Some("Ethernet1/1/1"),
+        },
+        Case {
+            name: "pauses even, nothing dropped",
+            pauses: &even,
+            drops: &[],
+            stray: false,
+            culprit: None,
+        },
+    ];
+    for c in cases {
+        let (case, want) = (c.name, c.culprit);
+        let mut d = Episodes::default();
+        let mut t = 0;
+        for _ in 0..30 {
+            t += 1000;
+            d.update(&lossless_obs(t, 0.156, 2.0, &[]), &rules, &links);
+        }
+        for s in 0..6 {
+            t += 1000;
+            let mut o = lossless_obs(t, 0.30, 2.0, c.pauses);
+            if !c.stray || s == 2 {
+                for (port, per_s) in c.drops {
+                    drop(&mut o, port, *per_s);
+                }
+            }
+            d.update(&o, &rules, &links);
+        }
+        let ep = d.open.as_ref().expect("an episode");
+        // The rule, read from the episode's own chain.
+        assert_eq!(
+            stands_out_in(ep, &links).as_deref(),
+            want,
+            "{case}: the rule"
+        );
+        assert_eq!(ep.culprit.as_ref().map(|c| c.1.as_str()), want, "{case}");
+        let said = [text::line(ep, &links, t), text::row(ep, &links, t)];
+        match want {
+            Some(port) => {
+                assert!(ep.spread.is_empty(), "{case}");
+                let nodes = links.behind_names("NX_AI_Leaf1", port).join(",");
+                for s in &said {
+                    assert!(s.contains(&format!("{port} → {nodes}")), "{case}: {s}");
+                    assert!(!s.contains("spread"), "{case}: {s}");
+                }
+            }
+            None => {
+                assert!(
+                    ep.culprit_nodes.is_empty(),
+                    "{case}: {:?}",
+                    ep.culprit_nodes
+                );
+                // Where: every port of the evidence, on its switch.
+                let mut ports: Vec<&str> = ep.spread.iter().map(|s| s.port.as_str()).collect();
+                ports.sort();
+                let mut want_ports: Vec<&str> = even.iter().map(|e| e.0).collect();
+                want_ports.sort();
+                assert_eq!(ports, want_ports, "{case}");
+                for s in &said {
+                    assert!(
+                        s.contains("no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2, Ethernet1/2/1-2"),
+                        "{case}: {s}"
+                    );
+                    assert!(!s.contains(" → "), "{case}: a place named: {s}");
+                }
+                // Kept whole on a narrow screen: the place is never left out.
+                let ranked = text::ranked(ep, &links);
+                for (width, max) in [(80, 3), (60, 3)] {
+                    let lines = text::lines(ep, &ranked, t, width, max);
+                    assert!(
+                        lines.iter().all(|l| l.chars().count() <= width),
+                        "{lines:#?}"
+                    );
+                    let shown = lines
+                        .join(" ")
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    assert!(
+                        shown.contains("no culprit stands out"),
+                        "{width}: {lines:#?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Floors scale with the fabric's own noise: on a fabric at a tenth of the lab's rates a 12×
+/// ECN rise, a 95× pause rise and a 10× PFC rise on a port are abnormal (fixed floors sized for
+/// the lab, +10/s, +2 points and +100/s, hid them), while on a noisy port a value inside twice
+/// its calm reach is not (a fixed +100/s called it a storm).
+#[test]
+fn floors_come_from_the_signals_own_noise() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let port = |name: &str, tx: f64| PortPfc {
+        switch: "NX_AI_Leaf1".into(),
+        port: name.to_string().into(),
+        rx: 0.0,
+        tx,
+    };
+    let at = |i: i64, ecn: f64, pause: f64, edge: f64, noisy: f64| Obs {
+        at: 1000 * (i + 1),
+        step_s: Some(0.156),
+        ecn: Some(ecn),
+        pause: vec![("ubunturdma6".into(), pause)],
+        pfc: vec![port("Ethernet1/1/2", edge), port("Ethernet1/2/1", noisy)],
+        ..Default::default()
+    };
+    let mut d = Episodes::default();
+    let calm = 60;
+    for i in 0..calm {
+        // A tenth of the lab: ECN 0.3-0.7/s, pause 0.01-0.03 %, 4-6 pauses a second; the noisy
+        // port mostly silent with a burst of 300 every tenth second.
+        let odd = i % 2 == 1;
+        let ecn = if odd { 0.7 } else { 0.3 };
+        let pause = if odd { 0.0003 } else { 0.0001 };
+        let edge = if odd { 6.0 } else { 4.0 };
+        let noisy = if i % 10 == 0 { 300.0 } else { 0.0 };
+        d.update(&at(i, ecn, pause, edge, noisy), &rules, &links);
+        assert!(d.open.is_none(), "calm second {i} opened an episode");
+    }
+    for i in calm..calm + 4 {
+        d.update(&at(i, 6.0, 0.019, 50.0, 350.0), &rules, &links);
+    }
+    let ep = d.open.as_ref().expect("the rises open an episode");
+    let keys: Vec<&str> = ep.chain.iter().map(|p| p.key.as_str()).collect();
+    for want in ["ecn", "pause ubunturdma6", "pfc NX_AI_Leaf1 Ethernet1/1/2"] {
+        assert!(keys.contains(&want), "{want} not in {keys:?}");
+    }
+    assert!(
+        !keys.contains(&"pfc NX_AI_Leaf1 Ethernet1/2/1"),
+        "inside its own noise: {keys:?}"
+    );
+    let line = text::line(ep, &links, 1000 * (calm + 5));
+    assert!(!line.contains("ECN flat"), "{line}");
 }

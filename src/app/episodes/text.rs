@@ -1,7 +1,7 @@
 //! An episode in words: the Overview's one line, the Episodes list's rows and the chain, the same
 //! text in the incident bundle and `snapshot --format json`.
 
-use super::{CulpritBy, Dcqcn, Episode, Layer, Part, port_of, switch_of};
+use super::{CulpritBy, Dcqcn, Episode, Layer, Part, SwitchPort, port_of, switch_of};
 use crate::app::pairing::Links;
 use crate::app::ports::compress;
 use crate::metrics::Ts;
@@ -128,6 +128,21 @@ fn drops(ep: &Episode, links: &Links) -> Vec<String> {
         }
     }
     let rest = seen.len().saturating_sub(1);
+    if ep.culprit_by != Some(CulpritBy::Drops) {
+        // No dropping port stands out: the ports that dropped, none of them named as the place.
+        let ports: Vec<&str> = seen.iter().map(|e| e.2).collect();
+        return best
+            .map(|&(why, ..)| {
+                let why = if seen.iter().all(|e| same_reason(e.0, why)) {
+                    why.to_uppercase() + " "
+                } else {
+                    String::new()
+                };
+                format!("{why}drops {}", breakable(&compress(&ports)))
+            })
+            .into_iter()
+            .collect();
+    }
     best.map(|&(why, sw, port, _)| {
         let why = why.to_uppercase();
         let more = if rest > 0 {
@@ -179,6 +194,35 @@ fn culprit(ep: &Episode, links: &Links) -> Option<String> {
             })
         }
     }
+}
+
+/// `no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2,1/2/1`: where the congestion
+/// is when no port stands out ([`super::stand_out`]), the ports of each switch in turn.
+fn spread(ep: &Episode) -> Option<String> {
+    let mut by_switch: Vec<(&str, Vec<&str>)> = Vec::new();
+    for SwitchPort { switch, port } in &ep.spread {
+        match by_switch.iter_mut().find(|(sw, _)| sw == switch) {
+            Some((_, ports)) => ports.push(port),
+            None => by_switch.push((switch, vec![port])),
+        }
+    }
+    if by_switch.is_empty() {
+        return None;
+    }
+    let places: Vec<String> = by_switch
+        .iter()
+        .map(|(sw, ports)| format!("{sw} {}", breakable(&compress(ports))))
+        .collect();
+    Some(format!(
+        "no culprit stands out: spread over {}",
+        places.join(", ")
+    ))
+}
+
+/// A compressed port list (`Ethernet1/1/1-2,Ethernet1/2/1`) with a space after each comma: a
+/// narrow screen may break it between ports, never inside one.
+fn breakable(ports: &str) -> String {
+    ports.replace(',', ", ")
 }
 
 /// A layer rocetop could not see, said so (never told as calm).
@@ -237,10 +281,16 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
     let mut put = |w, p: Option<String>| v.extend(p.map(|p| (w, p)));
     put(Weight::Symptom, training(ep));
     put(Weight::Storm, pfc(ep));
+    // Drops are the place only where they named the culprit.
+    let drops_are = match ep.culprit_by {
+        Some(CulpritBy::Drops) => Weight::Place,
+        _ => Weight::Storm,
+    };
     for d in drops(ep, links) {
-        put(Weight::Place, Some(d));
+        put(drops_are, Some(d));
     }
     put(Weight::Place, culprit(ep, links));
+    put(Weight::Place, spread(ep));
     put(Weight::Unseen, unseen(ep));
     put(Weight::Ecn, ecn(ep));
     put(Weight::Pause, pause(ep));
@@ -525,6 +575,7 @@ mod tests {
                 peak_at: 0,
                 rx_peak: 0.0,
                 tx_peak: 0.0,
+                evals: 1,
             })
             .collect();
         Episode {
@@ -541,7 +592,9 @@ mod tests {
             switch_read: true,
             culprit: None,
             culprit_nodes: Vec::new(),
-            culprit_by: None,
+            // As the drops named it: the piece names the port dropping most.
+            culprit_by: Some(CulpritBy::Drops),
+            spread: Vec::new(),
         }
     }
 
