@@ -188,6 +188,7 @@ pub fn switch_answer(sim: &Sim, sw: &sim::SwitchSim, cmd: &str) -> Option<String
             "show queue wredcounters" => sonic::wred_counters(sw),
             "show lldp table" => sonic::lldp_table(sim, sw),
             "show pfcwd stats" => sonic::pfcwd_stats(sw),
+            "show runningconfiguration all" => sonic::running_config(sw),
             _ => return None,
         },
         SwitchOs::Eos => match cmd {
@@ -196,6 +197,7 @@ pub fn switch_answer(sim: &Sim, sw: &sim::SwitchSim, cmd: &str) -> Option<String
             "show qos interfaces ecn counters queue | json" => eos::ecn_json(sw),
             "show interfaces" => eos::interfaces(sw),
             "show lldp neighbors" => eos::lldp_neighbors(sim, sw),
+            "show running-config" => eos::running_config(sw),
             _ => return None,
         },
     })

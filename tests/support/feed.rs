@@ -215,8 +215,6 @@ fn topology_answers(lab: &Lab, src: &Source) -> Vec<(ParseKind, String)> {
         .iter()
         .filter_map(|p| {
             let text = match (&p.request, sw, node) {
-                // The lab's QoS configuration is read by the tests that prove it, not here.
-                (Request::Cli(c), Some(_), _) if c.contains("running-config") => return None,
                 (Request::Cli(c), Some(sw), _) => switch_answer(&lab.sim, sw, c)?,
                 (Request::Lldp, _, Some(n)) => topology::lldpctl(&lab.sim, n),
                 (Request::HostQos { root, .. }, _, Some(n)) => topology::host_qos(n, root),

@@ -92,3 +92,21 @@ pub fn lldp_neighbors(sim: &Sim, sw: &SwitchSim) -> String {
     }
     out
 }
+
+/// `show running-config`, as far as the lossless settings go, set up as the lab is: DSCP 26 →
+/// traffic class 3 (EOS's default map does so too), DSCP trust, PFC no-drop on 3, ECN on queue 3,
+/// every front-panel port through one `qos profile`.
+pub fn running_config(sw: &SwitchSim) -> String {
+    let mut out = String::from(
+        "! Command: show running-config\n!\nqos map dscp 26 to traffic-class 3\n!\nqos profile ROCE\n   qos trust dscp\n   tx-queue 3\n      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 3000 kbytes max-mark-probability 7\n   !\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n!\n",
+    );
+    for p in front(sw) {
+        let _ = write!(
+            out,
+            "interface {}\n   mtu 9214\n   service-profile ROCE\n!\n",
+            p.name
+        );
+    }
+    out.push_str("end\n");
+    out
+}

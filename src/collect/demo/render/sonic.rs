@@ -101,3 +101,38 @@ pub fn pfcwd_stats(sw: &SwitchSim) -> String {
     }
     out
 }
+
+/// `show runningconfiguration all`: the CONFIG_DB tables of the lossless settings, set up as the
+/// lab is (DSCP 26 → TC 3, PFC on 3, ECN on queue 3, MTU 9100 above the hosts' 9000).
+pub fn running_config(sw: &SwitchSim) -> String {
+    let dscp: serde_json::Map<String, serde_json::Value> = (0..64u8)
+        .map(|d| (d.to_string(), serde_json::json!((d / 8).to_string())))
+        .collect();
+    let mut port = serde_json::Map::new();
+    let mut qos_map = serde_json::Map::new();
+    let mut queue = serde_json::Map::new();
+    for p in sw.ports.iter().filter(|p| !p.internal) {
+        port.insert(p.name.clone(), serde_json::json!({ "mtu": "9100" }));
+        qos_map.insert(
+            p.name.clone(),
+            serde_json::json!({ "dscp_to_tc_map": "AZURE", "pfc_enable": "3" }),
+        );
+        queue.insert(
+            format!("{}|3", p.name),
+            serde_json::json!({ "wred_profile": "AZURE_LOSSLESS" }),
+        );
+    }
+    serde_json::json!({
+        "PORT": port,
+        "PORT_QOS_MAP": qos_map,
+        "DSCP_TO_TC_MAP": { "AZURE": dscp },
+        "QUEUE": queue,
+        "WRED_PROFILE": { "AZURE_LOSSLESS": {
+            "ecn": "ecn_all",
+            "wred_green_enable": "true",
+            "green_min_threshold": "153600",
+            "green_max_threshold": "3072000",
+        }},
+    })
+    .to_string()
+}
