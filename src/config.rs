@@ -160,6 +160,9 @@ pub struct Node {
     /// Empty: discovered.
     pub netdevs: Vec<String>,
     pub switch_port: Option<String>,
+    /// The switch `switch_port` is on: named in it (`leaf2:Ethernet1/1/2`), else the one switch
+    /// that lists the port. None where no switch is configured or none lists its ports.
+    pub switch: Option<String>,
     pub sysfs_root: String,
     pub identity_file: Option<PathBuf>,
     pub local: bool,
@@ -217,6 +220,25 @@ pub const DEFAULT_TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
 /// The DSCP RoCEv2 traffic carries unless `[roce] dscp` says otherwise (NVIDIA's default, AF31).
 pub const DEFAULT_ROCE_DSCP: u8 = 26;
 
+/// A port of a configured switch, both named.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct SwitchPort {
+    pub switch: String,
+    pub port: String,
+}
+
+/// `[simulation]` beyond the seed: where the demo's congestion happens and how hard. Unset, the
+/// demo draws the culprit and congested ports of each episode from the inventory with the seed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Simulation {
+    /// The port whose ingress drops in every episode (its nodes are the culprit's).
+    pub culprit_port: Option<SwitchPort>,
+    /// Ports whose nodes feel the congestion more than the rest (with the culprit set).
+    pub congested_ports: Vec<SwitchPort>,
+    /// The congestion counters' rates (ECN, CNP, pauses, PFC, drops) as a share of the lab's.
+    pub rate_scale: f64,
+}
+
 /// `[roce]`: what the RoCE traffic of this fabric looks like, for `check`'s lossless-path proof.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Roce {
@@ -229,6 +251,7 @@ pub struct Roce {
 pub struct Config {
     pub demo: bool,
     pub seed: u64,
+    pub simulation: Simulation,
     pub ssh: Ssh,
     pub poll: Poll,
     pub switches: Vec<Switch>,

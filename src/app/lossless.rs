@@ -101,12 +101,12 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
     for d in &disagreements {
         let pair = pairs
             .iter()
-            .find(|p| p.node == d.node && p.port == d.config_port)
+            .find(|p| p.node == d.node && p.port == d.config_port && p.switch == d.config_switch)
             .cloned()
             .unwrap_or_else(|| Pair {
                 node: d.node.clone(),
                 netdev: String::new(),
-                switch: String::new(),
+                switch: d.config_switch.clone(),
                 port: d.config_port.clone(),
                 from: pairing::From::Config,
             });
@@ -115,19 +115,20 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
             .iter()
             .map(|(nd, sw, p)| format!("{nd} ↔ {sw} {p}"))
             .collect();
+        let configured = pairing::said(cfg, &d.config_switch, &d.config_port);
         proof.findings.push(Finding {
             side: Side::Config,
             pair,
             link: d.node.clone(),
             problem: format!(
-                "config says switch_port = \"{}\", LLDP says {}",
-                d.config_port,
+                "config says switch_port = \"{configured}\", LLDP says {}",
                 seen.join(", ")
             ),
             fix: match d.lldp.as_slice() {
-                [(_, _, p)] => format!(
-                    "set switch_port = \"{p}\" for {} (or recable to {})",
-                    d.node, d.config_port
+                [(_, sw, p)] => format!(
+                    "set switch_port = \"{}\" for {} (or recable to {configured})",
+                    pairing::said(cfg, sw, p),
+                    d.node
                 ),
                 _ => format!("set switch_port for {} to the port it is cabled to", d.node),
             },

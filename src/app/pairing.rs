@@ -26,10 +26,12 @@ pub enum From {
     Lldp,
 }
 
-/// LLDP put a node on another port than its `switch_port`.
+/// LLDP put a node on another switch or port than its `switch_port`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Disagreement {
     pub node: String,
+    /// The switch the config puts it on (empty where the config names none).
+    pub config_switch: String,
     pub config_port: String,
     /// (netdev, switch, port) as LLDP sees them.
     pub lldp: Vec<(String, String, String)>,
@@ -121,6 +123,16 @@ pub fn lldp_links(cfg: &Config, store: &Store, node: &str) -> Vec<Link> {
     Seen::of(cfg, store).links(node)
 }
 
+/// A `switch_port` as the config would say it: bare with one switch, `leaf2:Ethernet1/1/2` with
+/// more (where a bare name could mean either leaf).
+pub fn said(cfg: &Config, switch: &str, port: &str) -> String {
+    if cfg.switches.len() > 1 && cfg.switches.iter().any(|s| s.name == switch) {
+        format!("{switch}:{port}")
+    } else {
+        port.to_string()
+    }
+}
+
 /// Pair every configured node; the second list holds where LLDP and config disagree.
 pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
     let seen = Seen::of(cfg, store);
@@ -138,17 +150,17 @@ pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
             }));
             continue;
         };
-        let switch = cfg
-            .switches
+        // Validation resolved the switch (named, or the one listing the port).
+        let switch = n.switch.clone().unwrap_or_default();
+        // The same port name on another leaf is another port.
+        let agreeing: Vec<&(String, String, String)> = links
             .iter()
-            .find(|s| s.ports.contains(&cp))
-            .or(cfg.switches.first())
-            .map_or_else(String::new, |s| s.name.clone());
-        let agreeing: Vec<&(String, String, String)> =
-            links.iter().filter(|(_, _, p)| *p == cp).collect();
+            .filter(|(_, sw, p)| *p == cp && (switch.is_empty() || *sw == switch))
+            .collect();
         if !links.is_empty() && agreeing.is_empty() {
             disagree.push(Disagreement {
                 node: n.name.clone(),
+                config_switch: switch.clone(),
                 config_port: cp.clone(),
                 lldp: links.clone(),
             });
@@ -181,8 +193,8 @@ pub fn pairs(cfg: &Config, store: &Store) -> (Vec<Pair>, Vec<Disagreement>) {
 pub struct Links {
     pub pairs: Vec<Pair>,
     pub disagreements: Vec<Disagreement>,
-    /// port → (switch, node, from): a config pair is matched on its port alone (the config
-    /// names no switch), an LLDP pair on switch and port (leaves share port names).
+    /// port → (switch, node, from), matched on switch and port (leaves share port names); a
+    /// config pair whose switch the config does not know is matched on its port alone.
     by_port: HashMap<String, Vec<(String, String, From)>>,
     /// Never the same for two pairings made in a process ([`Links::generation`]).
     generation: u64,
@@ -228,7 +240,7 @@ impl Links {
     pub fn behind(&self, switch: &str, port: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for (sw, node, from) in self.by_port.get(port).into_iter().flatten() {
-            let here = *from == From::Config || sw == switch;
+            let here = sw == switch || (*from == From::Config && sw.is_empty());
             if here && !out.contains(&node.as_str()) {
                 out.push(node);
             }
@@ -351,5 +363,45 @@ mod tests {
         assert_eq!(pairs.len(), 1, "{pairs:?}");
         assert_eq!(pairs[0].netdev, "ens224");
         assert_eq!(pairs[0].from, From::Config);
+    }
+
+    /// Two leaves share port names: a config pair is the named leaf's alone, and LLDP putting the
+    /// node on the same port name of the other leaf is a disagreement, said with both switches.
+    #[test]
+    fn the_same_port_name_on_another_leaf_is_another_port() {
+        let text = "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-4\"]\n[[switch]]\nname = \"leaf2\"\nhost = \"127.0.0.1\"\nos = \"eos\"\nports = [\"Ethernet1/1/1-4\"]\n[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\nswitch_port = \"leaf1:Ethernet1/1/2\"\n[[node]]\nname = \"gpu5\"\nhost = \"127.0.0.1\"\nswitch_port = \"leaf2:Ethernet1/1/2\"\n";
+        let cfg = Config::from_str(text, "t.toml", None).expect("config");
+        let links = Links::from_config(&cfg);
+        assert_eq!(links.behind("leaf1", "Ethernet1/1/2"), ["gpu1"]);
+        assert_eq!(links.behind("leaf2", "Ethernet1/1/2"), ["gpu5"]);
+        // gpu1's lldpd sees leaf2's Ethernet1/1/2: the port name agrees, the switch does not.
+        let store = store_with(&[(
+            "gpu1",
+            ParseKind::Lldpctl,
+            "lldp.ens1f0.chassis.name=leaf2\nlldp.ens1f0.port.ifname=Ethernet1/1/2\n",
+        )]);
+        let (_, disagree) = pairs(&cfg, &store);
+        assert_eq!(
+            disagree,
+            [Disagreement {
+                node: "gpu1".into(),
+                config_switch: "leaf1".into(),
+                config_port: "Ethernet1/1/2".into(),
+                lldp: vec![("ens1f0".into(), "leaf2".into(), "Ethernet1/1/2".into())],
+            }]
+        );
+        assert_eq!(said(&cfg, "leaf1", "Ethernet1/1/2"), "leaf1:Ethernet1/1/2");
+        let proof = crate::app::lossless::prove(&cfg, &store);
+        let f = proof.findings.first().expect("a finding");
+        assert_eq!(
+            f.problem,
+            "config says switch_port = \"leaf1:Ethernet1/1/2\", LLDP says ens1f0 ↔ leaf2 Ethernet1/1/2"
+        );
+        assert!(
+            f.fix
+                .starts_with("set switch_port = \"leaf2:Ethernet1/1/2\" for gpu1"),
+            "{}",
+            f.fix
+        );
     }
 }

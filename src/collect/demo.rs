@@ -7,7 +7,7 @@ pub mod sim;
 pub mod topology;
 
 use super::transport::{CollectError, Request, StreamEvent, Transport};
-use crate::config::Config;
+use crate::config::{Config, SwitchOs};
 use async_trait::async_trait;
 use sim::Sim;
 use std::sync::{Arc, Mutex};
@@ -103,23 +103,15 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
                 .iter()
                 .find(|s| &s.name == name)
                 .ok_or_else(unsupported)?;
-            if cmd.contains("show queuing interface") || cmd.contains("show queueing interface") {
-                Ok(render::nxos_queuing(sw))
-            } else if cmd.contains("priority-flow-control") {
-                Ok(render::nxos_pfc(sw))
-            } else if cmd.contains("flowcontrol") {
-                Ok(render::nxos_flowcontrol(sw))
-            } else if cmd.starts_with("show interface") {
-                Ok(topology::nxos_interface_mtu(sw))
-            } else if cmd.contains("lldp neighbors") {
-                Ok(topology::nxos_lldp(sim, sw))
-            } else if cmd.contains("pfc-queue") {
-                Ok(topology::nxos_pfcwd(sw))
-            } else if cmd.contains("running-config ipqos") {
-                Ok(topology::nxos_ipqos(sw))
-            } else {
-                Ok("% Invalid command at '^' marker.\n".into())
-            }
+            switch_answer(sim, sw, cmd).ok_or_else(|| CollectError::Command {
+                status: "exit status 1".into(),
+                // A command the demo cannot answer is a failed request, never an empty answer
+                // that would count the switch up with nothing read.
+                stderr: format!(
+                    "demo: a {:?} switch's answer to {cmd:?} is not simulated",
+                    sw.os
+                ),
+            })
         }
         (Who::Node(name), _) => {
             let node = sim
@@ -164,6 +156,51 @@ fn answer(sim: &Sim, who: &Who, req: &Request) -> Result<String, CollectError> {
         }
         _ => Err(unsupported()),
     }
+}
+
+/// What the simulated switch `sw` answers to `cmd`, in its own OS's format (the commands
+/// `collect::source` sends it); None for a command the demo does not simulate.
+pub fn switch_answer(sim: &Sim, sw: &sim::SwitchSim, cmd: &str) -> Option<String> {
+    use render::{eos, sonic};
+    Some(match sw.os {
+        SwitchOs::Nxos => {
+            if cmd.contains("show queuing interface") || cmd.contains("show queueing interface") {
+                render::nxos_queuing(sw)
+            } else if cmd.contains("priority-flow-control") {
+                render::nxos_pfc(sw)
+            } else if cmd.contains("flowcontrol") {
+                render::nxos_flowcontrol(sw)
+            } else if cmd.starts_with("show interface") {
+                topology::nxos_interface_mtu(sw)
+            } else if cmd.contains("lldp neighbors") {
+                topology::nxos_lldp(sim, sw)
+            } else if cmd.contains("pfc-queue") {
+                topology::nxos_pfcwd(sw)
+            } else if cmd.contains("running-config ipqos") {
+                topology::nxos_ipqos(sw)
+            } else {
+                return None;
+            }
+        }
+        SwitchOs::Sonic => match cmd {
+            "show pfc counters" => render::sonic_pfc(sw),
+            "show queue counters" => sonic::queue_counters(sw),
+            "show queue wredcounters" => sonic::wred_counters(sw),
+            "show lldp table" => sonic::lldp_table(sim, sw),
+            "show pfcwd stats" => sonic::pfcwd_stats(sw),
+            "show runningconfiguration all" => sonic::running_config(sw),
+            _ => return None,
+        },
+        SwitchOs::Eos => match cmd {
+            "show priority-flow-control counters | json" => render::eos_pfc(sw),
+            "show interfaces counters queue | json" => eos::queue_json(sw),
+            "show qos interfaces ecn counters queue | json" => eos::ecn_json(sw),
+            "show interfaces" => eos::interfaces(sw),
+            "show lldp neighbors" => eos::lldp_neighbors(sim, sw),
+            "show running-config" => eos::running_config(sw),
+            _ => return None,
+        },
+    })
 }
 
 #[async_trait]
@@ -236,3 +273,6 @@ impl Transport for DemoTransport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

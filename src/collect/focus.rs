@@ -147,6 +147,7 @@ pub fn focus_config(cfg: &Config, node: &str, reach: &Reach) -> Result<Config, S
             devices: Vec::new(),
             netdevs: Vec::new(),
             switch_port: None,
+            switch: None,
             sysfs_root: "/sys".into(),
             identity_file: None,
             local: false,

@@ -102,6 +102,9 @@ pub struct RawPing {
 #[derive(Debug, Default, Deserialize)]
 pub struct RawSimulation {
     pub seed: Option<u64>,
+    pub culprit_port: Option<String>,
+    pub congested_ports: Option<Vec<String>>,
+    pub rate_scale: Option<f64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -15,6 +15,7 @@ mod hosts;
 mod keys;
 mod prometheus;
 mod sources;
+mod switch_port;
 use hosts::{build_nodes, build_ssh, build_switch, required};
 use keys::*;
 use sources::{build_log, build_ping};
@@ -261,7 +262,13 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         .collect();
     let mut nodes: Vec<Node> = Vec::new();
     for (i, r) in array::<RawNode>(&mut p, "node", table.get("node")) {
-        nodes.extend(build_nodes(&mut p, &format!("node[{i}]"), r, base));
+        nodes.extend(build_nodes(
+            &mut p,
+            &format!("node[{i}]"),
+            r,
+            base,
+            &switches,
+        ));
     }
     let logs: Vec<Log> = array::<RawLog>(&mut p, "log", table.get("log"))
         .into_iter()
@@ -338,13 +345,15 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         })
         .collect();
 
-    cross_checks(&mut p, &switches, &nodes, &logs, &pings);
+    cross_checks(&mut p, &switches, &mut nodes, &logs, &pings);
+    let simulation = switch_port::simulation(&mut p, &switches, &raw_sim);
     if !p.0.is_empty() {
         return Err(p.0);
     }
     let mut cfg = Config {
         demo,
         seed: raw_sim.seed.unwrap_or(1),
+        simulation,
         ssh,
         poll,
         switches,
@@ -418,12 +427,12 @@ fn answer_cap(p: &mut Problems, v: Option<i64>) -> usize {
 fn cross_checks(
     p: &mut Problems,
     switches: &[Switch],
-    nodes: &[Node],
+    nodes: &mut [Node],
     logs: &[Log],
     pings: &[Ping],
 ) {
     let mut seen = std::collections::HashSet::new();
-    for n in nodes {
+    for n in nodes.iter() {
         if !seen.insert(n.name.as_str()) {
             p.add("node", format!("\"{}\" is listed twice", n.name));
         }
@@ -450,20 +459,7 @@ fn cross_checks(
             );
         }
     }
-    let all_ports: Vec<&str> = switches
-        .iter()
-        .flat_map(|s| s.ports.iter().map(String::as_str))
-        .collect();
-    for n in nodes {
-        if let Some(sp) = &n.switch_port {
-            if !all_ports.is_empty() && !all_ports.contains(&sp.as_str()) {
-                p.add(
-                    &format!("node \"{}\".switch_port", n.name),
-                    format!("\"{sp}\" is not in any switch's ports"),
-                );
-            }
-        }
-    }
+    switch_port::nodes(p, switches, nodes);
 }
 
 #[cfg(test)]

@@ -48,6 +48,17 @@ pub fn config_toml(cfg: &Config) -> String {
     top.insert("demo".into(), Value::Boolean(cfg.demo));
     let mut sim = Table::new();
     sim.insert("seed".into(), Value::Integer(cfg.seed as i64));
+    let at = |p: &crate::config::SwitchPort| Value::String(format!("{}:{}", p.switch, p.port));
+    if let Some(p) = &cfg.simulation.culprit_port {
+        sim.insert("culprit_port".into(), at(p));
+    }
+    if !cfg.simulation.congested_ports.is_empty() {
+        let v = cfg.simulation.congested_ports.iter().map(at).collect();
+        sim.insert("congested_ports".into(), Value::Array(v));
+    }
+    if cfg.simulation.rate_scale != 1.0 {
+        sim.insert("rate_scale".into(), Value::Float(cfg.simulation.rate_scale));
+    }
     top.insert("simulation".into(), Value::Table(sim));
 
     let mut ssh = Table::new();
@@ -151,7 +162,12 @@ pub fn config_toml(cfg: &Config) -> String {
         t.insert("devices".into(), strings(&n.devices));
         t.insert("netdevs".into(), strings(&n.netdevs));
         if let Some(p) = &n.switch_port {
-            t.insert("switch_port".into(), Value::String(p.clone()));
+            // Named with its switch where a bare port name could mean another leaf.
+            let said = match &n.switch {
+                Some(sw) if cfg.switches.len() > 1 => format!("{sw}:{p}"),
+                _ => p.clone(),
+            };
+            t.insert("switch_port".into(), Value::String(said));
         }
         t.insert("sysfs_root".into(), Value::String(n.sysfs_root.clone()));
         if let Some(f) = &n.identity_file {

@@ -8,7 +8,7 @@
 
 use rocetop::app::{App, Event};
 use rocetop::collect::demo::sim::Sim;
-use rocetop::collect::demo::{DemoCluster, render};
+use rocetop::collect::demo::{DemoCluster, render, switch_answer};
 use rocetop::collect::ping::demo::DemoPing;
 use rocetop::collect::poll::{Collected, parse_outputs};
 use rocetop::collect::source::{self, RemoteFactory, Source, SourceKind};
@@ -215,15 +215,7 @@ fn topology_answers(lab: &Lab, src: &Source) -> Vec<(ParseKind, String)> {
         .iter()
         .filter_map(|p| {
             let text = match (&p.request, sw, node) {
-                (Request::Cli(c), Some(sw), _) if c.contains("lldp") => {
-                    topology::nxos_lldp(&lab.sim, sw)
-                }
-                (Request::Cli(c), Some(sw), _) if c.contains("pfc-queue") => {
-                    topology::nxos_pfcwd(sw)
-                }
-                (Request::Cli(c), Some(sw), _) if c.starts_with("show interface") => {
-                    topology::nxos_interface_mtu(sw)
-                }
+                (Request::Cli(c), Some(sw), _) => switch_answer(&lab.sim, sw, c)?,
                 (Request::Lldp, _, Some(n)) => topology::lldpctl(&lab.sim, n),
                 (Request::HostQos { root, .. }, _, Some(n)) => topology::host_qos(n, root),
                 _ => return None,
@@ -257,16 +249,12 @@ pub fn polls_raw(lab: &mut Lab) -> Vec<RawPoll> {
                 let Some(sw) = lab.sim.switches.iter().find(|s| s.name == src.name) else {
                     continue;
                 };
+                // In the switch's own OS's format, as the demo transport answers.
                 src.probes
                     .iter()
-                    .filter_map(|p| {
-                        let text = match p.kind {
-                            ParseKind::NxosQueuing => render::nxos_queuing(sw),
-                            ParseKind::NxosPfc => render::nxos_pfc(sw),
-                            ParseKind::NxosFlowcontrol => render::nxos_flowcontrol(sw),
-                            _ => return None,
-                        };
-                        Some((p.kind, text))
+                    .filter_map(|p| match &p.request {
+                        Request::Cli(c) => Some((p.kind, switch_answer(&lab.sim, sw, c)?)),
+                        _ => None,
                     })
                     .collect()
             }

@@ -388,3 +388,92 @@ fn a_link_change_without_new_series_reaches_every_tab() {
         q("Ethernet1/1/3")
     );
 }
+
+/// Two leaves of different OS share port names; gpu1 is configured on leaf1's Ethernet1/1/2 but
+/// its lldpd sees leaf2's port of that name. The name agrees, the switch does not: a disagreement,
+/// marked on leaf1's row with the fix naming leaf2, never on leaf2's; leaf2's node stays leaf2's.
+#[test]
+fn the_same_port_name_on_the_other_leaf_is_a_disagreement_on_the_pfc_tab() {
+    let text = "demo = true\n[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-2\"]\n[[switch]]\nname = \"leaf2\"\nhost = \"127.0.0.1\"\nos = \"sonic\"\nports = [\"Ethernet1/1/1-2\"]\n[[node]]\nname = \"gpu1\"\nhost = \"127.0.0.1\"\ndevices = [\"mlx5_0\"]\nnetdevs = [\"ens1f0\"]\nswitch_port = \"leaf1:Ethernet1/1/2\"\n[[node]]\nname = \"gpu5\"\nhost = \"127.0.0.1\"\ndevices = [\"mlx5_0\"]\nnetdevs = [\"ens1f0\"]\nswitch_port = \"leaf2:Ethernet1/1/2\"\n";
+    let cfg = Config::from_str(text, "t.toml", None).expect("config");
+    let mut lab = Lab::with(cfg);
+    lab.run(3);
+    assert!(
+        lab.app.links().disagreements.is_empty(),
+        "the demo cables as configured: {:?}",
+        lab.app.links().disagreements
+    );
+    lab.answer(
+        "gpu1 topology",
+        &[(
+            ParseKind::Lldpctl,
+            "lldp.ens1f0.via=LLDP\nlldp.ens1f0.chassis.name=leaf2\nlldp.ens1f0.port.ifname=Ethernet1/1/2\n"
+                .to_string(),
+        )],
+    );
+    // leaf1's table no longer lists it: another host is on that port now.
+    let leaf1 = lab
+        .sim
+        .switches
+        .iter()
+        .find(|s| s.name == "leaf1")
+        .expect("leaf1");
+    let table = rocetop::collect::demo::topology::nxos_lldp(&lab.sim, leaf1);
+    let gone = table.replace("gpu1 ", "gpu9 ");
+    assert_ne!(gone, table, "the demo's table lists gpu1");
+    lab.answer("leaf1 topology", &[(ParseKind::LldpNeighbors, gone)]);
+    assert_eq!(lab.app.links().disagreements.len(), 1);
+    assert_eq!(lab.app.links().behind("leaf1", "Ethernet1/1/2"), ["gpu1"]);
+    assert_eq!(lab.app.links().behind("leaf2", "Ethernet1/1/2"), ["gpu5"]);
+    let at = |switch: &str| RowId::Port {
+        switch: switch.into(),
+        port: "Ethernet1/1/2".into(),
+    };
+    let r = row(&lab, Tab::Pfc, &at("leaf1"));
+    assert!(
+        r.notes.iter().any(|n| n.contains(
+            "config says switch_port = \"leaf1:Ethernet1/1/2\", LLDP says ens1f0 ↔ leaf2 Ethernet1/1/2"
+        ) && n.contains("set switch_port = \"leaf2:Ethernet1/1/2\"")),
+        "{:?}",
+        r.notes
+    );
+    let other = row(&lab, Tab::Pfc, &at("leaf2"));
+    assert!(
+        !other.notes.iter().any(|n| n.contains("LLDP says")),
+        "{:?}",
+        other.notes
+    );
+}
+
+/// A leaf of each OS, simulated in its own formats (LLDP, QoS configuration, MTU, PFC state): the
+/// proof pairs every node and finds the lossless path set up right on all three.
+#[test]
+fn the_demo_proves_a_leaf_of_each_os_lossless() {
+    let leaf = |name: &str, os: &str, ports: &str| {
+        format!(
+            "[[switch]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nos = \"{os}\"\nports = [{ports}]\n"
+        )
+    };
+    let node = |name: &str, at: &str| {
+        format!(
+            "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\ndevices = [\"mlx5_0\"]\nnetdevs = [\"ens1f0\"]\nswitch_port = \"{at}\"\n"
+        )
+    };
+    let text = format!(
+        "demo = true\n{}{}{}{}{}{}",
+        leaf("nx", "nxos", "\"Ethernet1/1/1-2\", \"ii1/1/1-2\""),
+        leaf("sonic", "sonic", "\"Ethernet0-1\""),
+        leaf("eos", "eos", "\"Ethernet1-2\""),
+        node("a", "Ethernet1/1/1"),
+        node("b", "Ethernet0"),
+        node("c", "Ethernet2"),
+    );
+    let cfg = Config::from_str(&text, "t.toml", None).expect("config");
+    let mut lab = Lab::with(cfg);
+    lab.run(3);
+    let proof = &lab.app.lossless();
+    assert!(proof.findings.is_empty(), "{:#?}", proof.findings);
+    let on: std::collections::BTreeSet<&str> =
+        proof.pairs.iter().map(|p| p.switch.as_str()).collect();
+    assert_eq!(on.len(), 3, "every leaf proven: {:#?}", proof.pairs);
+}

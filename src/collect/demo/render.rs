@@ -1,9 +1,13 @@
 //! The demo's counters printed in the vendors' own formats, so they go through the same parsers as
 //! live data: NX-OS 7.x `show queuing interface`, `show interface priority-flow-control` and
-//! `show interface flowcontrol`, the mlx5 sysfs dump, `ethtool -S`, the lab's training log.
+//! `show interface flowcontrol`, the mlx5 sysfs dump, `ethtool -S`, the lab's training log; a SONiC
+//! or EOS switch in its own formats ([`sonic`], [`eos`]).
 
 use super::sim::{NodeSim, PortSim, SwitchSim};
 use std::fmt::Write as _;
+
+pub mod eos;
+pub mod sonic;
 
 const RULE: &str = "+-------------------------------------------------------------------+";
 

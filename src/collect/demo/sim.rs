@@ -2,11 +2,13 @@
 //!
 //! Time advances in fixed 100 ms steps with one seeded RNG drawn in a fixed order, so the same seed and
 //! the same poll times give the same outputs. The story: all-reduce bursts every 0.5 s; sparse ECN
-//! marks and CNPs; congestion episodes where the internal `ii` ports storm with PFC while ECN stays
-//! sparse, step and all-reduce times climb and Ethernet1/1/2 drops in the ingress MMU; now and then
-//! an edge port's 802.3x flowcontrol goes off.
+//! marks and CNPs; congestion episodes where one switch's fabric ports storm with PFC while ECN
+//! stays sparse, step and all-reduce times climb and the culprit port drops in the ingress MMU; now
+//! and then an edge port's 802.3x flowcontrol goes off. Where the congestion happens comes from the
+//! inventory: `[simulation] culprit_port` (the lab's Ethernet1/1/2), else drawn for each episode
+//! from the cabled ports with the seed ([`Hotspot`]).
 
-use crate::config::Config;
+use crate::config::{Config, SwitchOs, SwitchPort};
 use std::collections::VecDeque;
 
 pub const STEP_MS: i64 = 100;
@@ -84,6 +86,8 @@ pub struct PortSim {
 #[derive(Clone, Debug)]
 pub struct SwitchSim {
     pub name: String,
+    /// Whose output formats it answers in.
+    pub os: SwitchOs,
     pub ports: Vec<PortSim>,
 }
 
@@ -121,8 +125,8 @@ pub struct NodeSim {
     pub name: String,
     pub devs: Vec<DevSim>,
     pub netdevs: Vec<NetdevSim>,
-    /// Share of the congestion this node feels (behind the congested port: more).
-    pub exposure: f64,
+    /// The switch port the config cables it to (how much of an episode it feels follows).
+    pub at: Option<SwitchPort>,
 }
 
 #[derive(Clone, Debug)]
@@ -168,10 +172,35 @@ pub const MLX5_HW_COUNTERS: &[&str] = &[
     "rx_write_requests",
 ];
 
-/// The port whose ingress MMU drops in every episode (its node is the culprit the detector must name).
-pub const CULPRIT_PORT: &str = "Ethernet1/1/2";
 /// Length of an injected congestion episode, seconds.
 pub const EPISODE_S: f64 = 15.0;
+
+/// Where one episode happens: the port that drops (its nodes feel it fully), the ports whose
+/// nodes feel it more than the rest, and the ports that storm with PFC.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hotspot {
+    pub culprit: SwitchPort,
+    pub congested: Vec<SwitchPort>,
+    pub storm: Vec<SwitchPort>,
+}
+
+impl Hotspot {
+    /// How much of the congestion a node cabled to `at` feels: all of it behind the culprit, 0.7
+    /// behind a congested port, 0.3 elsewhere on the fabric.
+    fn exposure(&self, at: Option<&SwitchPort>) -> f64 {
+        match at {
+            Some(a) if *a == self.culprit => 1.0,
+            Some(a) if self.congested.contains(a) => 0.7,
+            _ => 0.3,
+        }
+    }
+
+    fn storms(&self, switch: &str, port: &str) -> bool {
+        self.storm
+            .iter()
+            .any(|p| p.switch == switch && p.port == port)
+    }
+}
 
 /// One congestion episode the simulation injects.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,15 +209,24 @@ pub struct Injected {
     pub end_ms: i64,
     /// Which layer it happens in, in words.
     pub layer: &'static str,
-    /// The edge port that drops (nodes behind it: the config's port map).
-    pub port: &'static str,
-    /// Prefix of the ports that storm with PFC.
-    pub storm_ports: &'static str,
+    /// The switch and edge port that drop.
+    pub switch: String,
+    pub port: String,
+    /// The nodes the config cables to that port: the culprit's nodes.
+    pub victims: Vec<String>,
+    /// The ports that storm with PFC.
+    pub storm_ports: Vec<String>,
 }
 
 pub struct Sim {
     seed: u64,
     rng: Rng,
+    /// The config's `[simulation] culprit_port` and `congested_ports`, when it names them.
+    fixed: Option<Hotspot>,
+    /// The cabled edge ports (each once, sorted) an episode's culprit is drawn from otherwise.
+    cabled: Vec<SwitchPort>,
+    /// `[simulation] rate_scale`: the congestion counters' rates as a share of the lab's.
+    scale: f64,
     /// Steps simulated so far.
     pub steps: u64,
     pub switches: Vec<SwitchSim>,
@@ -240,20 +278,86 @@ impl Sim {
         15.0 + 45.0 * k as f64 + jitter
     }
 
+    /// Where episode `k` happens: the config's ports, else a cabled port drawn with the seed (and
+    /// another on its switch feeling it too). None when nothing is cabled to congest.
+    pub fn hotspot(&self, k: u64) -> Option<Hotspot> {
+        if let Some(h) = &self.fixed {
+            return Some(h.clone());
+        }
+        if self.cabled.is_empty() {
+            return None;
+        }
+        let mut rng = Rng::new(self.seed ^ k.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED);
+        let culprit = self.cabled[(rng.next_u64() % self.cabled.len() as u64) as usize].clone();
+        let others: Vec<&SwitchPort> = (self.cabled.iter())
+            .filter(|p| p.switch == culprit.switch && **p != culprit)
+            .collect();
+        let congested = match others.len() {
+            0 => Vec::new(),
+            n => vec![others[(rng.next_u64() % n as u64) as usize].clone()],
+        };
+        Some(self.with_storm(culprit, congested))
+    }
+
+    /// The ports of the culprit's switch that storm: its internal fabric ports (`ii…`), else the
+    /// ports nothing is cabled to (its uplinks).
+    pub(super) fn with_storm(&self, culprit: SwitchPort, congested: Vec<SwitchPort>) -> Hotspot {
+        let sw = self.switches.iter().find(|s| s.name == culprit.switch);
+        let ports = sw.map(|s| s.ports.as_slice()).unwrap_or_default();
+        let internal: Vec<&PortSim> = ports.iter().filter(|p| p.internal).collect();
+        let storming = if internal.is_empty() {
+            ports.iter().filter(|p| p.nodes.is_empty()).collect()
+        } else {
+            internal
+        };
+        let storm = storming
+            .into_iter()
+            .map(|p| SwitchPort {
+                switch: culprit.switch.clone(),
+                port: p.name.clone(),
+            })
+            .collect();
+        Hotspot {
+            culprit,
+            congested,
+            storm,
+        }
+    }
+
     /// Every congestion episode this simulation injects that starts before `until_ms`: the
-    /// truth an episode detector is checked against (when, where, which layer).
+    /// truth an episode detector is checked against (when, where, which layer, whose nodes).
     pub fn injected(&self, until_ms: i64) -> Vec<Injected> {
         (0u64..)
-            .map(|k| self.episode_start_s(k))
-            .take_while(|s| *s * 1000.0 < until_ms as f64)
-            .map(|s| Injected {
-                start_ms: (s * 1000.0) as i64,
-                end_ms: ((s + EPISODE_S) * 1000.0) as i64,
-                layer: "switch: PFC storm on the internal ii ports, ingress MMU drops",
-                port: CULPRIT_PORT,
-                storm_ports: "ii",
+            .map(|k| (k, self.episode_start_s(k)))
+            .take_while(|(_, s)| *s * 1000.0 < until_ms as f64)
+            .filter_map(|(k, s)| {
+                let h = self.hotspot(k)?;
+                let victims = (self.nodes.iter())
+                    .filter(|n| n.at.as_ref() == Some(&h.culprit))
+                    .map(|n| n.name.clone())
+                    .collect();
+                Some(Injected {
+                    start_ms: (s * 1000.0) as i64,
+                    end_ms: ((s + EPISODE_S) * 1000.0) as i64,
+                    layer: "switch: PFC storm on the culprit switch's fabric ports, drops at the culprit port",
+                    switch: h.culprit.switch.clone(),
+                    port: h.culprit.port.clone(),
+                    victims,
+                    storm_ports: h.storm.into_iter().map(|p| p.port).collect(),
+                })
             })
             .collect()
+    }
+
+    /// The episode under way at `t_ms` (its number), if any.
+    fn episode_at(&self, t_ms: i64) -> Option<u64> {
+        let t = t_ms as f64 / 1000.0;
+        let k = ((t - 15.0) / 45.0).floor();
+        if k < 0.0 {
+            return None;
+        }
+        let x = t - self.episode_start_s(k as u64);
+        (0.0..EPISODE_S).contains(&x).then_some(k as u64)
     }
 
     /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s.
@@ -288,6 +392,15 @@ impl Sim {
         let t = self.now_ms();
         let c = self.congestion(t);
         let burst = (t / STEP_MS) % 5 < 2;
+        let spot = if c > 0.0 {
+            self.episode_at(t).and_then(|k| self.hotspot(k))
+        } else {
+            None
+        };
+        let exposure: Vec<f64> = (self.nodes.iter())
+            .map(|n| spot.as_ref().map_or(0.3, |h| h.exposure(n.at.as_ref())))
+            .collect();
+        let s = self.scale;
         let rng = &mut self.rng;
 
         // Hosts: traffic, ECN/CNP, pauses.
@@ -296,18 +409,15 @@ impl Sim {
         // Pause frames this step per node: (received from the switch, sent to it).
         let mut node_pause = vec![(0u64, 0u64); self.nodes.len()];
         for (ni, n) in self.nodes.iter_mut().enumerate() {
+            let exp = exposure[ni];
             let util = if burst {
-                0.85 * (1.0 - 0.45 * c * n.exposure)
+                0.85 * (1.0 - 0.45 * c * exp)
             } else {
                 0.01
             };
             let bytes = (LINK_BYTES_PER_STEP * util * (0.95 + 0.1 * rng.f())) as u64;
             node_traffic.push(bytes);
-            let ecn_mean = if burst {
-                0.15 + 2.5 * c * n.exposure
-            } else {
-                0.01
-            };
+            let ecn_mean = s * if burst { 0.15 + 2.5 * c * exp } else { 0.01 };
             for (di, d) in n.devs.iter_mut().enumerate() {
                 let share = if di == 0 { 1.0 } else { 0.1 };
                 let dev_bytes = (bytes as f64 * share) as u64;
@@ -319,35 +429,19 @@ impl Sim {
                 bump(&mut d.hw, "np_ecn_marked_roce_packets", marks);
                 bump(&mut d.hw, "np_cnp_sent", cnp);
                 bump(&mut d.hw, "rx_write_requests", dev_bytes / 65536);
-                bump(
-                    &mut d.hw,
-                    "out_of_sequence",
-                    rng.poisson(0.02 * c * n.exposure),
-                );
-                bump(
-                    &mut d.hw,
-                    "packet_seq_err",
-                    rng.poisson(0.003 * c * n.exposure),
-                );
+                bump(&mut d.hw, "out_of_sequence", rng.poisson(0.02 * c * exp));
+                bump(&mut d.hw, "packet_seq_err", rng.poisson(0.003 * c * exp));
                 if c > 0.8 {
-                    bump(
-                        &mut d.hw,
-                        "local_ack_timeout_err",
-                        rng.poisson(0.002 * n.exposure),
-                    );
-                    bump(&mut d.hw, "rp_cnp_ignored", rng.poisson(0.01 * n.exposure));
+                    bump(&mut d.hw, "local_ack_timeout_err", rng.poisson(0.002 * exp));
+                    bump(&mut d.hw, "rp_cnp_ignored", rng.poisson(0.01 * exp));
                 }
             }
             for nd in &mut n.netdevs {
-                let frames = rng.poisson(if burst {
-                    1.0 + 120.0 * c * n.exposure
-                } else {
-                    0.05
-                });
+                let frames = rng.poisson(s * if burst { 1.0 + 120.0 * c * exp } else { 0.05 });
                 nd.rx_pause += frames;
                 nd.rx_pause_us += (frames as f64 * 180.0 * (0.8 + 0.4 * rng.f())) as u64;
                 nd.rx_pause_transition += frames / 4;
-                let tx_frames = rng.poisson(0.3 * c * n.exposure);
+                let tx_frames = rng.poisson(s * 0.3 * c * exp);
                 nd.tx_pause += tx_frames;
                 nd.tx_pause_us += tx_frames * 40;
                 node_pause[ni].0 += frames;
@@ -378,15 +472,22 @@ impl Sim {
             }
         }
 
-        // Switch: queues follow host traffic; PFC mirrors host pauses; ii ports storm in episodes.
+        // Switch: queues follow host traffic; PFC mirrors host pauses; the hotspot's fabric ports
+        // storm in episodes.
         let glitch = Self::flowcontrol_glitch(t);
         for sw in &mut self.switches {
             let mut first_cabled = true;
             for p in &mut sw.ports {
+                let storm = spot.as_ref().is_some_and(|h| h.storms(&sw.name, &p.name));
                 if p.internal {
-                    p.pfc_rx += rng.poisson(if c > 0.0 { 2500.0 * c } else { 0.2 });
-                    p.pfc_tx += rng.poisson(if c > 0.0 { 900.0 * c } else { 0.1 });
+                    let on = c > 0.0 && storm;
+                    p.pfc_rx += rng.poisson(s * if on { 2500.0 * c } else { 0.2 });
+                    p.pfc_tx += rng.poisson(s * if on { 900.0 * c } else { 0.1 });
                     continue;
+                }
+                if storm {
+                    p.pfc_rx += rng.poisson(s * 2500.0 * c);
+                    p.pfc_tx += rng.poisson(s * 900.0 * c);
                 }
                 let mut bytes = 0u64;
                 for &i in &p.nodes {
@@ -405,9 +506,12 @@ impl Sim {
                 let ctl = rng.poisson(0.5);
                 p.qos[4].tx_pkts += ctl;
                 p.qos[4].tx_bytes += ctl * 124;
-                p.wred_drops += rng.poisson(0.002 * c * p.nodes.len() as f64);
-                if p.name == CULPRIT_PORT && c > 0.6 {
-                    let d = rng.poisson(6.0 * (c - 0.6) / 0.4);
+                p.wred_drops += rng.poisson(s * 0.002 * c * p.nodes.len() as f64);
+                let culprit = spot
+                    .as_ref()
+                    .is_some_and(|h| h.culprit.switch == sw.name && h.culprit.port == p.name);
+                if culprit && c > 0.6 {
+                    let d = rng.poisson(s * 6.0 * (c - 0.6) / 0.4);
                     p.mmu_drops += d;
                     p.mmu_drop_bytes += d * MTU_PKT as u64;
                 }

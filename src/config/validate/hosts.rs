@@ -247,6 +247,7 @@ pub(super) fn build_nodes(
     path: &str,
     r: RawNode,
     base: Option<&Path>,
+    switches: &[Switch],
 ) -> Vec<Node> {
     p.extras(path, &r.extra, NODE);
     let names: Vec<String> = match (&r.name, &r.hostfile) {
@@ -325,7 +326,13 @@ pub(super) fn build_nodes(
             );
         }
     }
-    let switch_port = r.switch_port.map(|s| normalize_port(&s));
+    let (switch, switch_port) = match r.switch_port.as_deref() {
+        Some(t) => {
+            let (sw, port) = super::switch_port::split(t, switches);
+            (sw, Some(port))
+        }
+        None => (None, None),
+    };
     names
         .into_iter()
         .zip(hosts)
@@ -345,6 +352,7 @@ pub(super) fn build_nodes(
                 devices: devices.clone(),
                 netdevs: netdevs.clone(),
                 switch_port: switch_port.clone(),
+                switch: switch.clone(),
                 sysfs_root: sysfs_root.clone(),
                 identity_file: r.identity_file.as_deref().map(|s| path_of(s, base)),
                 local: r.local.unwrap_or(false),

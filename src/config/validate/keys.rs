@@ -77,7 +77,7 @@ pub const PING: &[&str] = &[
     "sl",
 ];
 pub const ROCE: &[&str] = &["dscp"];
-pub const SIM: &[&str] = &["seed"];
+pub const SIM: &[&str] = &["seed", "culprit_port", "congested_ports", "rate_scale"];
 pub const UI: &[&str] = &["theme", "mouse", "ascii", "max_fps"];
 pub const ALERTS: &[&str] = &[
     "pause_time_percent",

@@ -304,3 +304,80 @@ fn focus_hosts_are_host_patterns_with_a_shape_and_their_policy_is_strict_by_defa
     assert_eq!(c.ssh.focus_host_key_policy, HostKeyPolicy::AcceptNew);
     assert!(c.ssh.focus_hosts.is_empty());
 }
+
+const TWO_LEAVES: &str = "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-4\"]\n[[switch]]\nname = \"leaf2\"\nhost = \"127.0.0.1\"\nos = \"eos\"\nports = [\"Ethernet1/1/1-4\", \"Ethernet1/1/9\"]\n";
+
+fn node(switch_port: &str) -> String {
+    format!(
+        "{TWO_LEAVES}[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nswitch_port = \"{switch_port}\"\n"
+    )
+}
+
+/// `switch_port` names the leaf where two share port names; a bare name both list is an error that
+/// says how to write it, never a silent first match; a bare name one lists is that one's.
+#[test]
+fn a_switch_port_names_its_switch_where_leaves_share_port_names() {
+    let on = |text: &str| {
+        let cfg = build(text, None).expect("config");
+        (
+            cfg.nodes[0].switch.clone(),
+            cfg.nodes[0].switch_port.clone(),
+        )
+    };
+    assert_eq!(
+        on(&node("leaf2:Eth1/1/2")),
+        (Some("leaf2".into()), Some("Ethernet1/1/2".into()))
+    );
+    assert_eq!(
+        on(&node("Ethernet1/1/9")),
+        (Some("leaf2".into()), Some("Ethernet1/1/9".into()))
+    );
+    let p = problems(&node("Ethernet1/1/2"));
+    assert_eq!(
+        p,
+        [
+            "node \"n1\".switch_port: \"Ethernet1/1/2\" is a port of leaf1 and leaf2: name the switch, as switch_port = \"leaf1:Ethernet1/1/2\""
+        ]
+    );
+    let p = problems(&node("leaf1:Ethernet1/1/9"));
+    assert_eq!(
+        p,
+        ["node \"n1\".switch_port: \"Ethernet1/1/9\" is not in leaf1's ports"]
+    );
+    // A prefix that names no switch is part of the port name.
+    let p = problems(&node("spine9:Ethernet1/1/2"));
+    assert!(
+        p[0].contains("\"spine9:Ethernet1/1/2\" is not in any switch's ports"),
+        "{p:?}"
+    );
+    // One switch: the bare form, as ever.
+    let one = "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-4\"]\n[[node]]\nname = \"n1\"\nhost = \"127.0.0.1\"\nswitch_port = \"Ethernet1/1/3\"\n";
+    assert_eq!(on(one).0.as_deref(), Some("leaf1"));
+}
+
+#[test]
+fn the_simulations_ports_are_ports_of_the_inventory() {
+    let cfg = build(
+        &format!("[simulation]\nculprit_port = \"leaf2:Ethernet1/1/9\"\ncongested_ports = [\"Ethernet1/1/9\"]\nrate_scale = 0.1\n{TWO_LEAVES}"),
+        None,
+    )
+    .expect("config");
+    let sim = &cfg.simulation;
+    assert_eq!(
+        sim.culprit_port
+            .as_ref()
+            .map(|p| (p.switch.as_str(), p.port.as_str())),
+        Some(("leaf2", "Ethernet1/1/9"))
+    );
+    assert_eq!(sim.congested_ports.len(), 1);
+    assert_eq!(sim.rate_scale, 0.1);
+    let p = problems(&format!(
+        "[simulation]\nculprit_port = \"Ethernet1/1/1\"\nrate_scale = 0\n{TWO_LEAVES}"
+    ));
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(
+        p[0].starts_with("simulation.culprit_port: \"Ethernet1/1/1\" is a port of leaf1 and leaf2"),
+        "{p:?}"
+    );
+    assert!(p[1].starts_with("simulation.rate_scale: 0 is not"), "{p:?}");
+}

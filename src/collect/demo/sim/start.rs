@@ -14,6 +14,7 @@ impl Sim {
             .iter()
             .map(|s| SwitchSim {
                 name: s.name.clone(),
+                os: s.os,
                 ports: s
                     .ports
                     .iter()
@@ -28,7 +29,10 @@ impl Sim {
                                 .nodes
                                 .iter()
                                 .enumerate()
-                                .filter(|(_, n)| n.switch_port.as_deref() == Some(p.as_str()))
+                                .filter(|(_, n)| {
+                                    n.switch.as_deref() == Some(s.name.as_str())
+                                        && n.switch_port.as_deref() == Some(p.as_str())
+                                })
                                 .map(|(i, _)| i)
                                 .collect(),
                             ..Default::default()
@@ -48,15 +52,16 @@ impl Sim {
                     .collect(),
             })
             .collect();
-        let congested: Vec<&str> = ["Ethernet1/1/2", "Ethernet1/1/1"].to_vec();
-        let nodes = cfg
+        let nodes: Vec<NodeSim> = cfg
             .nodes
             .iter()
             .map(|n| {
-                let exposure = match n.switch_port.as_deref() {
-                    Some(p) if p == congested[0] => 1.0,
-                    Some(p) if p == congested[1] => 0.7,
-                    _ => 0.3,
+                let at = match (&n.switch, &n.switch_port) {
+                    (Some(switch), Some(port)) => Some(SwitchPort {
+                        switch: switch.clone(),
+                        port: port.clone(),
+                    }),
+                    _ => None,
                 };
                 NodeSim {
                     name: n.name.clone(),
@@ -101,7 +106,7 @@ impl Sim {
                             ..Default::default()
                         })
                         .collect(),
-                    exposure,
+                    at,
                 }
             })
             .collect();
@@ -115,9 +120,15 @@ impl Sim {
                 written: 0,
             })
             .collect();
+        let mut cabled: Vec<SwitchPort> = nodes.iter().filter_map(|n| n.at.clone()).collect();
+        cabled.sort();
+        cabled.dedup();
         let mut sim = Self {
             seed,
             rng,
+            fixed: None,
+            cabled,
+            scale: cfg.simulation.rate_scale,
             steps: 0,
             switches,
             nodes,
@@ -128,6 +139,8 @@ impl Sim {
             last_allreduce_ms: 45.0,
             loss: 1.2127,
         };
+        sim.fixed = (cfg.simulation.culprit_port.clone())
+            .map(|c| sim.with_storm(c, cfg.simulation.congested_ports.clone()));
         sim.backlog();
         sim
     }
