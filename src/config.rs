@@ -187,6 +187,11 @@ pub struct Ping {
     pub gid_index: Option<u8>,
     pub traffic_class: u8,
     pub sl: u8,
+    /// The local address the RDMA control connection is bound to (perftest's `--source_ip`):
+    /// with several rails on one subnet it picks the rail, and so the device. None: the route's.
+    pub source: Option<std::net::IpAddr>,
+    /// RC (default: what RDMA traffic sees, resends included) or UD (no resends: real loss).
+    pub qp_type: crate::collect::ping::QpType,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

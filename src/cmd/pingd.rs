@@ -3,7 +3,7 @@
 //! echoed by a thread that busy-polls the CQ. One line at start says what it serves.
 
 use crate::collect::ping::proto::{HELLO_LEN, Hello, Mode, Msg, ProtoError};
-use crate::collect::ping::{VerbsOptions, tcp};
+use crate::collect::ping::{QpType, VerbsOptions, tcp};
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -162,7 +162,8 @@ async fn session(mut s: TcpStream, opts: &Options) -> io::Result<&'static str> {
                     })??;
             }
         }
-        Mode::Rdma => rdma(s, opts).await.map(|_| "rdma"),
+        Mode::Rdma => rdma(s, opts, QpType::Rc).await.map(|_| "rdma"),
+        Mode::RdmaUd => rdma(s, opts, QpType::Ud).await.map(|_| "rdma ud"),
     }
 }
 
@@ -189,12 +190,16 @@ const _: () = assert!(
 );
 
 #[cfg(feature = "verbs")]
-async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
+async fn rdma(s: TcpStream, opts: &Options, qp_type: QpType) -> io::Result<()> {
     use crate::collect::ping::verbs;
     let peer = s.peer_addr()?;
     let std = s.into_std()?;
     std.set_nonblocking(false)?;
-    let (device, spin) = (verbs::Verbs(opts.verbs.clone()), opts.spin);
+    let vo = VerbsOptions {
+        qp_type,
+        ..opts.verbs.clone()
+    };
+    let (device, spin) = (verbs::Verbs(vo), opts.spin);
     tokio::task::spawn_blocking(move || {
         let log = |l: String| crate::safe::eprintln(&format!("pingd: {peer}: {l}"));
         verbs::serve(std, &device, spin, &log).map_err(io::Error::other)
@@ -204,7 +209,7 @@ async fn rdma(s: TcpStream, opts: &Options) -> io::Result<()> {
 }
 
 #[cfg(not(feature = "verbs"))]
-async fn rdma(mut s: TcpStream, _opts: &Options) -> io::Result<()> {
+async fn rdma(mut s: TcpStream, _opts: &Options, _qp_type: QpType) -> io::Result<()> {
     let why = Msg::Refuse("RDMA pings: pingd built without verbs".into());
     s.write_all(&why.encode().map_err(io::Error::other)?)
         .await?;

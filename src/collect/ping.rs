@@ -27,6 +27,7 @@ use crate::config;
 use async_trait::async_trait;
 use stats::Window;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,6 +40,18 @@ pub const WINDOW: Duration = Duration::from_secs(10);
 pub const DEADLINE: Duration = Duration::from_secs(1);
 const MAX_SAMPLES: usize = 200_000;
 pub const NO_VERBS: &str = "RDMA pings: built without verbs";
+
+/// The queue pair type of RDMA pings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QpType {
+    /// Reliable connected (the default): what RDMA traffic sees, the NIC's resends included; a
+    /// dropped frame shows as a retransmitted probe.
+    #[default]
+    Rc,
+    /// Unreliable datagram (as rdma-core's ud_pingpong): nothing is resent, a drop is a lost probe.
+    Ud,
+}
 
 /// How the RDMA side picks its device and marks its packets.
 #[derive(Clone, Debug)]
@@ -53,6 +66,9 @@ pub struct VerbsOptions {
     pub traffic_class: u8,
     /// Service level (default 0).
     pub sl: u8,
+    /// Bind the control connection to this local address (its rail, so its device and GID).
+    pub source: Option<IpAddr>,
+    pub qp_type: QpType,
     pub sysfs_root: String,
 }
 
@@ -64,6 +80,8 @@ impl Default for VerbsOptions {
             gid_index: None,
             traffic_class: 106,
             sl: 0,
+            source: None,
+            qp_type: QpType::Rc,
             sysfs_root: "/sys".into(),
         }
     }
@@ -122,6 +140,9 @@ pub struct Link {
     /// Probes in flight: seq → deadline (ns).
     pub outstanding: BTreeMap<u64, u64>,
     pub notes: Vec<String>,
+    /// The transport resends lost frames and the pinger counts the probes that needed it (RDMA
+    /// RC): the report carries `window.retransmitted`; otherwise it is not measured, not zero.
+    pub counts_retransmits: bool,
 }
 
 impl Link {
@@ -131,6 +152,7 @@ impl Link {
             status: Status::Starting,
             outstanding: BTreeMap::new(),
             notes: Vec::new(),
+            counts_retransmits: false,
         }
     }
 
@@ -172,6 +194,7 @@ impl Link {
             sent: self.window.sent,
             answered: self.window.answered,
             lost: self.window.lost,
+            retransmitted: self.counts_retransmits.then_some(self.window.retransmitted),
             summary: self.window.summary(),
         }
     }
@@ -342,6 +365,8 @@ pub fn transport(p: &config::Ping, demo: Option<&DemoCluster>) -> Arc<dyn Transp
                 gid_index: p.gid_index,
                 traffic_class: p.traffic_class,
                 sl: p.sl,
+                source: p.source,
+                qp_type: p.qp_type,
                 ..VerbsOptions::default()
             };
             Arc::new(PingTransport::new(&p.peer, &p.address, o))

@@ -95,6 +95,8 @@ pub struct RawPing {
     pub gid_index: Option<i64>,
     pub traffic_class: Option<i64>,
     pub sl: Option<i64>,
+    pub source: Option<String>,
+    pub qp_type: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -130,6 +130,9 @@ pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";
 pub const PING_COUNT: &str = "rocetop_ping_rtt_seconds_count";
 pub const PING_LOST: &str = "rocetop_ping_lost_total";
 pub const PING_SENT: &str = "rocetop_ping_sent_total";
+/// RDMA RC probes answered only after the NIC's retransmit timeout (a frame was lost on the way and
+/// resent): counted here, not as RTTs; they are also among the answered. Absent for TCP and UD.
+pub const PING_RETRANSMITTED: &str = "rocetop_ping_retransmitted_total";
 /// Probes answered in time (a counter; `_count` would read as a summary's count to promtool).
 pub const PING_ANSWERED: &str = "rocetop_ping_answered_total";
 /// Probes answered within the sliding window the quantiles describe.

@@ -59,6 +59,10 @@ pub fn parse(text: &str, peer: &str) -> Parsed {
                 .parse()
                 .ok()
                 .map(|v| Sample::counter(names::PING_LOST, &l, v)),
+            ("retransmitted", [v]) => v
+                .parse()
+                .ok()
+                .map(|v| Sample::counter(names::PING_RETRANSMITTED, &l, v)),
             ("rtt", [q, v]) => QUANTILES.iter().find(|x| *x == q).and_then(|q| {
                 float(v).map(|v| {
                     Sample::gauge(

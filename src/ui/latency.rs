@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! RDMA / TCP RTT per peer                      (RDMA unavailable on this host: ...)
-//! peer          transport      min      p50      p99    p99.9      max    stdev   jitter   loss%
-//! ubunturdma2   rdma        12.0us   14.1us   30.2us   45.0us   61.0us    3.2us    1.1us    0.0%
+//! peer          transport      min      p50      p99    p99.9      max    stdev   jitter   loss%   retx%
+//! ubunturdma2   rdma        12.0us   14.1us   30.2us   45.0us   61.0us    3.2us    1.1us    0.0%    0.1%
 //! ubunturdma2 (tcp): RTT distribution                     p99 over time
 //! min     12.0us ██                                        ▁▁▂▅▂▁
 //! p50     14.1us ███

@@ -7,15 +7,23 @@
  * ($FAKE_VERBS_SYSFS/class/infiniband/fakerxe0/ports/1/gids/N), the tree rocetop's GID selection
  * reads too. The wire: each QP binds a Unix datagram socket $FAKE_VERBS_DIR/qp-<qpn>; a send goes
  * to the destination QPN's socket stamped with its send time and is delivered by the receiver's
- * poll_cq no sooner than $FAKE_VERBS_DELAY_US later; every $FAKE_VERBS_DROP_EVERY-th send is lost.
+ * poll_cq no sooner than $FAKE_VERBS_DELAY_US later; every $FAKE_VERBS_DROP_EVERY-th send is lost
+ * on the wire, and, as an RC QP resends what is not acknowledged, delivered after the QP's local
+ * ACK timeout (4.096 us x 2^timeout, set at RTS) instead; so is the first send after a test creates
+ * the file $FAKE_VERBS_DIR/drop-next (removed when it drops one). A UD QP resends nothing: its
+ * dropped send is lost. UD sends go to the work request's remote QPN through an address handle
+ * (checked as the RC path: GRH, port, sgid_index); a UD receive gets the 40-byte GRH first.
  * Opening the device and bringing a QP to RTR each take $FAKE_VERBS_SETUP_MS (default 20), about
  * what a real NIC takes.
  *
- * Checked as the kernel does: each modify_qp transition against the RC state/attribute table
+ * Checked as the kernel does: each modify_qp transition against the RC or UD state/attribute table
  * (required and allowed masks), a GRH on RoCE, the sgid_index against the fake sysfs tree, port 1.
  * A parent destroyed before its children (PD with MR/QP, CQ with QP, context with PD/CQ) is
- * refused with EBUSY and logged as "VIOLATION" to $FAKE_VERBS_LOG (and stderr).
- * After $FAKE_VERBS_GID_CHANGE_AFTER sends, one IBV_EVENT_GID_CHANGE for port 1 is raised.
+ * refused with EBUSY and logged as "VIOLATION" to $FAKE_VERBS_LOG (and stderr); each device open and
+ * close is logged there too ("OPEN fakerxe0", "CLOSE fakerxe0"), so a test can count them.
+ * After $FAKE_VERBS_GID_CHANGE_AFTER sends, one IBV_EVENT_GID_CHANGE for port 1 is raised; so is one
+ * at the first send after a test creates the file $FAKE_VERBS_DIR/gid-change (removed when raised).
+ * Each raised event is logged ("EVENT GID_CHANGE").
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -39,9 +47,10 @@
 #define MAX_RQ 64
 #define MAX_PENDING 64
 #define MAX_MSG 256
+#define GRH_LEN 40
 
 struct msg {
-	uint64_t sent_ns;
+	uint64_t sent_ns; /* when it is on the wire: its post, or its resend */
 	uint32_t len;
 	uint8_t data[MAX_MSG];
 };
@@ -55,6 +64,10 @@ struct fake_ctx {
 struct fake_pd {
 	struct ibv_pd pd;
 	int children;
+};
+
+struct fake_ah {
+	struct ibv_ah ah;
 };
 
 struct fake_qp;
@@ -79,6 +92,7 @@ struct fake_qp {
 	int sock;
 	char path[108];
 	uint32_t dest_qpn;
+	uint8_t timeout;
 	uint32_t max_recv;
 	struct recv_wr rq[MAX_RQ];
 	int nrq;
@@ -117,22 +131,29 @@ static void setup_pause(void)
 		nanosleep(&ts, NULL);
 }
 
+/* One line to $FAKE_VERBS_LOG, which tests read: "VIOLATION ...", "OPEN <device>", "CLOSE <device>". */
+static void log_line(const char *line)
+{
+	const char *log = getenv("FAKE_VERBS_LOG");
+	if (log) {
+		FILE *f = fopen(log, "a");
+		if (f) {
+			fprintf(f, "%s\n", line);
+			fclose(f);
+		}
+	}
+}
+
 static void violation(const char *fmt, ...)
 {
-	char line[256];
+	char line[256], out[300];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "fake-verbs: VIOLATION %s\n", line);
-	const char *log = getenv("FAKE_VERBS_LOG");
-	if (log) {
-		FILE *f = fopen(log, "a");
-		if (f) {
-			fprintf(f, "VIOLATION %s\n", line);
-			fclose(f);
-		}
-	}
+	snprintf(out, sizeof(out), "VIOLATION %s", line);
+	log_line(out);
 }
 
 /* GID `index` of port 1 from the fake sysfs tree: 0 when set, -1 when absent or all zero. */
@@ -199,6 +220,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *d)
 		return NULL;
 	}
 	setup_pause();
+	char line[128];
+	snprintf(line, sizeof(line), "OPEN %s", d->name);
+	log_line(line);
 	c->ctx.device = d;
 	c->ctx.cmd_fd = -1;
 	c->ctx.async_fd = fds[0];
@@ -219,6 +243,9 @@ int ibv_close_device(struct ibv_context *ctx)
 		violation("context closed with %d PDs and %d CQs alive", c->pds, c->cqs);
 		return EBUSY;
 	}
+	char line[128];
+	snprintf(line, sizeof(line), "CLOSE %s", ctx->device->name);
+	log_line(line);
 	close(c->ctx.async_fd);
 	close(c->event_w);
 	free(c);
@@ -329,7 +356,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 {
-	if (init->qp_type != IBV_QPT_RC || !init->send_cq || !init->recv_cq ||
+	if ((init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UD) || !init->send_cq || !init->recv_cq ||
 	    init->send_cq != init->recv_cq || init->cap.max_recv_wr > MAX_RQ) {
 		errno = EINVAL;
 		return NULL;
@@ -348,7 +375,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 	q->qp.context = pd->context;
 	q->qp.pd = pd;
 	q->qp.send_cq = q->qp.recv_cq = init->send_cq;
-	q->qp.qp_type = IBV_QPT_RC;
+	q->qp.qp_type = init->qp_type;
 	q->qp.state = IBV_QPS_RESET;
 	q->qp.qp_num = ((uint32_t)getpid() & 0xffff) << 8 | (__atomic_add_fetch(&next_qpn, 1, __ATOMIC_RELAXED) & 0xff);
 	q->max_recv = init->cap.max_recv_wr;
@@ -408,30 +435,70 @@ static const struct transition rc_table[] = {
 	     IBV_QP_PATH_MIG_STATE},
 };
 
+/* The same for UD: a Q_Key at INIT, no path at RTR (each send names its address handle). */
+static const struct transition ud_table[] = {
+	{IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+	{IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+	{IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_STATE | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+};
+
+/* A path as the kernel accepts it on RoCE: a GRH, port 1, a source GID that exists. */
+static int bad_path(const struct ibv_ah_attr *ah)
+{
+	uint8_t g[16];
+	return !ah->is_global || ah->port_num != 1 || sysfs_gid(ah->grh.sgid_index, g);
+}
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	if (bad_path(attr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct fake_ah *h = calloc(1, sizeof(*h));
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->ah.context = pd->context;
+	h->ah.pd = pd;
+	((struct fake_pd *)pd)->children++;
+	return &h->ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	((struct fake_pd *)ah->pd)->children--;
+	free(ah);
+	return 0;
+}
+
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
 	struct fake_qp *q = (struct fake_qp *)qp;
 	if (!(mask & IBV_QP_STATE))
 		return EINVAL;
 	const struct transition *t = NULL;
-	for (size_t i = 0; i < sizeof(rc_table) / sizeof(rc_table[0]); i++)
-		if (rc_table[i].from == qp->state && rc_table[i].to == a->qp_state)
-			t = &rc_table[i];
+	const struct transition *table = qp->qp_type == IBV_QPT_UD ? ud_table : rc_table;
+	for (size_t i = 0; i < 3; i++)
+		if (table[i].from == qp->state && table[i].to == a->qp_state)
+			t = &table[i];
 	if (!t || (mask & t->required) != t->required ||
 	    (mask & ~(t->required | t->optional)))
 		return EINVAL;
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return EINVAL;
-	if (a->qp_state == IBV_QPS_RTR) {
-		uint8_t g[16];
+	if (a->qp_state == IBV_QPS_RTR && qp->qp_type == IBV_QPT_RC) {
 		/* RoCE addresses by GID: no GRH, no packet; the source GID must exist. */
-		if (!a->ah_attr.is_global || a->ah_attr.port_num != 1 ||
-		    sysfs_gid(a->ah_attr.grh.sgid_index, g) ||
-		    a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096)
+		if (bad_path(&a->ah_attr) || a->path_mtu < IBV_MTU_256 ||
+		    a->path_mtu > IBV_MTU_4096)
 			return EINVAL;
 		q->dest_qpn = a->dest_qp_num;
-		setup_pause();
 	}
+	if (a->qp_state == IBV_QPS_RTR)
+		setup_pause();
+	if (mask & IBV_QP_TIMEOUT)
+		q->timeout = a->timeout;
 	qp->state = a->qp_state;
 	return 0;
 }
@@ -452,6 +519,8 @@ static void complete(struct fake_cq *cq, uint64_t wr_id, enum ibv_wc_opcode op, 
 
 static void raise_event(struct ibv_context *ctx, enum ibv_event_type ty, int port)
 {
+	if (ty == IBV_EVENT_GID_CHANGE)
+		log_line("EVENT GID_CHANGE");
 	struct ibv_async_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.event_type = ty;
@@ -464,27 +533,37 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 {
 	struct fake_qp *q = (struct fake_qp *)qp;
 	for (; wr; wr = wr->next) {
+		int ud = qp->qp_type == IBV_QPT_UD;
 		if (qp->state != IBV_QPS_RTS || wr->opcode != IBV_WR_SEND || wr->num_sge != 1 ||
-		    wr->sg_list[0].length > MAX_MSG) {
+		    wr->sg_list[0].length > MAX_MSG || (ud && !wr->wr.ud.ah)) {
 			*bad = wr;
 			return EINVAL;
 		}
+		uint32_t dest = ud ? wr->wr.ud.remote_qpn : q->dest_qpn;
 		struct msg m = {.sent_ns = now_ns(), .len = wr->sg_list[0].length};
 		/* Inline: the bytes are taken now, as a provider copies them at post time. */
 		memcpy(m.data, (void *)(uintptr_t)wr->sg_list[0].addr, m.len);
 		long k = (long)__atomic_add_fetch(&sends, 1, __ATOMIC_RELAXED);
 		long drop = env_num("FAKE_VERBS_DROP_EVERY", 0);
-		if (!(drop > 0 && k % drop == 0)) {
+		char drop_next[128];
+		snprintf(drop_next, sizeof(drop_next), "%s/drop-next", env("FAKE_VERBS_DIR", "/tmp"));
+		int dropped = (drop > 0 && k % drop == 0) || unlink(drop_next) == 0;
+		if (dropped && !ud)
+			/* Lost on the wire: the RC sender resends it once its ACK timeout passes. */
+			m.sent_ns += 4096ull << q->timeout;
+		if (!(dropped && ud)) {
 			struct sockaddr_un sa = {.sun_family = AF_UNIX};
 			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/qp-%u",
-				 env("FAKE_VERBS_DIR", "/tmp"), q->dest_qpn);
+				 env("FAKE_VERBS_DIR", "/tmp"), dest);
 			sendto(q->sock, &m, sizeof(m.sent_ns) + sizeof(m.len) + m.len, 0,
 			       (struct sockaddr *)&sa, sizeof(sa));
 		}
 		if (wr->send_flags & IBV_SEND_SIGNALED)
 			complete((struct fake_cq *)qp->send_cq, wr->wr_id, IBV_WC_SEND, m.len,
 				 qp->qp_num);
-		if (k == env_num("FAKE_VERBS_GID_CHANGE_AFTER", -1))
+		char trigger[128];
+		snprintf(trigger, sizeof(trigger), "%s/gid-change", env("FAKE_VERBS_DIR", "/tmp"));
+		if (k == env_num("FAKE_VERBS_GID_CHANGE_AFTER", -1) || unlink(trigger) == 0)
 			raise_event(qp->context, IBV_EVENT_GID_CHANGE, 1);
 	}
 	return 0;
@@ -520,9 +599,13 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		while (q->npending > 0 && q->nrq > 0 && now_ns() >= q->pending[0].sent_ns + delay) {
 			struct msg *m = &q->pending[0];
 			struct recv_wr r = q->rq[0];
-			uint32_t len = m->len < r.length ? m->len : r.length;
-			memcpy((void *)(uintptr_t)r.addr, m->data, len);
-			complete(c, r.wr_id, IBV_WC_RECV, len, q->qp.qp_num);
+			/* A UD receive starts with the GRH (zeros here: nobody reads it). */
+			uint32_t grh = q->qp.qp_type == IBV_QPT_UD ? GRH_LEN : 0;
+			uint32_t room = r.length > grh ? r.length - grh : 0;
+			uint32_t len = m->len < room ? m->len : room;
+			memset((void *)(uintptr_t)r.addr, 0, grh < r.length ? grh : r.length);
+			memcpy((void *)(uintptr_t)(r.addr + grh), m->data, len);
+			complete(c, r.wr_id, IBV_WC_RECV, len + grh, q->qp.qp_num);
 			memmove(q->rq, q->rq + 1, --q->nrq * sizeof(q->rq[0]));
 			memmove(q->pending, q->pending + 1, --q->npending * sizeof(q->pending[0]));
 		}

@@ -1081,3 +1081,46 @@ fn hostile_text_is_shown_escaped_where_it_is_drawn() {
     let s = screen(&lab.app);
     assert!(s.contains(r"refused\x07\u{200b} by peer"), "{s}");
 }
+
+/// RDMA RC hides a lost frame as a late answer (the NIC resends it): the Latency tab shows the share
+/// of probes that needed a resend in its own column, not as loss; where nobody measures it (TCP) the
+/// cell is missing, not 0.
+#[test]
+fn rc_resends_show_in_their_own_column_not_as_loss() {
+    let mut lab = Lab::new();
+    let report = |sent: u64, retx: u64| {
+        format!(
+            "transport rdma\nsent {sent}\nanswered {sent}\nlost 0\nretransmitted {retx}\n\
+             rtt 0 0.000010\nrtt 0.5 0.000012\nrtt 0.99 0.000020\nrtt 0.999 0.000020\n\
+             rtt 1 0.000020\n"
+        )
+    };
+    let ping = rocetop::parse::ParseKind::Ping;
+    lab.answer("ping ubunturdma2", &[(ping, report(1000, 0))]);
+    lab.run(1);
+    lab.answer("ping ubunturdma2", &[(ping, report(1200, 5))]);
+    lab.run(1);
+    on_tab(&mut lab, Tab::Latency);
+    let s = screen(&lab.app);
+    let header = s.lines().find(|l| l.contains("loss%")).expect("header");
+    assert!(header.trim_end().ends_with("loss%   retx%"), "{s}");
+    let row = s
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("rdma"))
+        .unwrap_or_else(|| panic!("no rdma row:\n{s}"));
+    // 5 probes resent, none lost: loss stays 0 %, the resends have their own share (the demo's
+    // earlier probes are in the 60 s window too, so it is a little under 5 of 200).
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let (loss, retx) = (cells[cells.len() - 2], cells[cells.len() - 1]);
+    assert_eq!(loss, "0%", "{row}");
+    let share: f64 = retx.trim_end_matches('%').parse().expect("a percentage");
+    assert!((2.0..=2.5).contains(&share), "{row}");
+    let tcp = s
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("tcp"))
+        .unwrap_or_else(|| panic!("no tcp row:\n{s}"));
+    assert!(
+        tcp.trim_end().ends_with('-'),
+        "TCP resends are not measured: {tcp}"
+    );
+}

@@ -5,14 +5,15 @@ use crate::app::alerts::{Subject, WINDOW_MS};
 use crate::app::table::{Cell, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::Store;
 use crate::metrics::names::{
-    PING_BUCKET_LE, PING_BUCKET_PROBES, PING_JITTER, PING_LOST, PING_RTT_SECONDS, PING_RTT_STDEV,
-    PING_SENT,
+    PING_BUCKET_LE, PING_BUCKET_PROBES, PING_JITTER, PING_LOST, PING_RETRANSMITTED,
+    PING_RTT_SECONDS, PING_RTT_STDEV, PING_SENT,
 };
 use crate::metrics::query;
 use std::collections::BTreeSet;
 
-/// p99 and loss say whether the network hurts: never hidden.
-pub const COLS: [Col; 10] = [
+/// p99 and loss say whether the network hurts: never hidden. `retx%` is the share of RDMA RC
+/// probes that came back only through a resend (a frame lost on the way): RC hides loss as delay.
+pub const COLS: [Col; 11] = [
     lcol("peer", 14, 0),
     lcol("transport", 9, 0),
     col("RTT min", 8, 3),
@@ -23,6 +24,7 @@ pub const COLS: [Col; 10] = [
     col("stdev", 8, 3),
     col("jitter", 8, 3),
     col("loss%", 7, 0),
+    col("retx%", 7, 3),
 ];
 
 /// Column labels and `quantile` label values, in column order from the third column.
@@ -61,6 +63,7 @@ pub fn view(cx: &Ctx) -> TabView {
     let jitter = query::latest_by(st, PING_JITTER, &[], &pt);
     let lost = cx.increase_by(PING_LOST, &[], &pt, cx.now - WINDOW_MS);
     let sent = cx.increase_by(PING_SENT, &[], &pt, cx.now - WINDOW_MS);
+    let retx = cx.increase_by(PING_RETRANSMITTED, &[], &pt, cx.now - WINDOW_MS);
     let peers: BTreeSet<Vec<String>> = q.keys().map(|k| k[..2.min(k.len())].to_vec()).collect();
     let mut rows = Vec::new();
     for k in &peers {
@@ -72,10 +75,11 @@ pub fn view(cx: &Ctx) -> TabView {
             q.get(&vec![peer.clone(), tr.clone(), qt.to_string()])
                 .copied()
         };
-        let loss = match (lost.get(k), sent.get(k)) {
+        let share = |of: Option<&u64>| match (of, sent.get(k)) {
             (Some(l), Some(s)) if *s > 0 => Some(*l as f64 / *s as f64),
             _ => None,
         };
+        let (loss, resent) = (share(lost.get(k)), share(retx.get(k)));
         let sev = cx.alerts.worst_for(&Subject::Peer {
             peer: peer.clone(),
             transport: tr.clone(),
@@ -92,6 +96,11 @@ pub fn view(cx: &Ctx) -> TabView {
         cells.push(Cell::warn_if(
             Val::Percent(loss),
             loss.is_some_and(|l| l > 0.0),
+            Tone::Warn,
+        ));
+        cells.push(Cell::warn_if(
+            Val::Percent(resent),
+            resent.is_some_and(|l| l > 0.0),
             Tone::Warn,
         ));
         let lbl = [("peer", peer.as_str()), ("transport", tr.as_str())];

@@ -129,6 +129,8 @@ impl DemoPing {
                 sent,
                 answered: sent.saturating_sub(lost[t]),
                 lost: lost[t],
+                // The simulator models loss, not RC's resends: not measured, so not claimed.
+                retransmitted: None,
                 summary,
             });
         }

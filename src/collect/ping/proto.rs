@@ -28,7 +28,10 @@ pub const MAX_REASON: usize = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Tcp,
+    /// RDMA over an RC queue pair (the NIC resends what the fabric drops).
     Rdma,
+    /// RDMA over a UD queue pair: nothing is resent, a dropped probe is lost.
+    RdmaUd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +69,7 @@ impl Hello {
         (b[6], b[7]) = match self.mode {
             Mode::Tcp => (TCP_VERSION, b'T'),
             Mode::Rdma => (VERSION, b'R'),
+            Mode::RdmaUd => (VERSION, b'U'),
         };
         b
     }
@@ -84,6 +88,7 @@ impl Hello {
         let mode = match (b[7], b[6]) {
             (b'T', _) => Mode::Tcp,
             (b'R', VERSION) => Mode::Rdma,
+            (b'U', VERSION) => Mode::RdmaUd,
             (b'R', _) => return Err(ProtoError::OldRdma),
             (m, _) => return Err(ProtoError::Mode(m)),
         };
@@ -288,7 +293,7 @@ mod tests {
 
     #[test]
     fn hello_round_trips_and_rejects_strangers() {
-        for mode in [Mode::Tcp, Mode::Rdma] {
+        for mode in [Mode::Tcp, Mode::Rdma, Mode::RdmaUd] {
             let h = Hello { mode };
             assert_eq!(Hello::decode(&h.encode()), Ok(h));
         }

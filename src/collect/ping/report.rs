@@ -6,6 +6,7 @@
 //! sent 120
 //! answered 118
 //! lost 2
+//! retransmitted 1         (RDMA RC only: answered after the NIC resent the probe)
 //! rtt 0 0.000021          (quantile, seconds: 0 = min, 1 = max)
 //! rtt 0.5 0.000030
 //! mean 0.000031
@@ -25,6 +26,8 @@ pub struct Section<'a> {
     pub sent: u64,
     pub answered: u64,
     pub lost: u64,
+    /// Where the transport retransmits (RDMA RC): answers that needed it. None: not measured.
+    pub retransmitted: Option<u64>,
     pub summary: Option<Summary>,
 }
 
@@ -42,6 +45,9 @@ pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {
             "sent {}\nanswered {}\nlost {}",
             s.sent, s.answered, s.lost
         );
+        if let Some(r) = s.retransmitted {
+            let _ = writeln!(out, "retransmitted {r}");
+        }
         let Some(m) = &s.summary else { continue };
         let qs = [m.min_ns, m.p50_ns, m.p99_ns, m.p999_ns, m.max_ns];
         for (q, v) in QUANTILES.iter().zip(qs) {
@@ -81,6 +87,7 @@ mod tests {
                     sent: 1002,
                     answered: 1000,
                     lost: 2,
+                    retransmitted: None,
                     summary: s,
                 },
                 Section {
@@ -88,6 +95,7 @@ mod tests {
                     sent: 0,
                     answered: 0,
                     lost: 0,
+                    retransmitted: Some(1),
                     summary: None,
                 },
             ],
@@ -128,6 +136,12 @@ mod tests {
         );
         let rdma = [("peer", "ubunturdma2"), ("transport", "rdma")];
         assert_eq!(p.find(names::PING_SENT, &rdma), Some(Value::Counter(0)));
+        // RC's resends are counted where they are measured, and absent (not 0) elsewhere.
+        assert_eq!(
+            p.find(names::PING_RETRANSMITTED, &rdma),
+            Some(Value::Counter(1))
+        );
+        assert_eq!(p.find(names::PING_RETRANSMITTED, &tcp), None);
         assert_eq!(
             p.find(names::PING_RTT_SECONDS, &rdma),
             None,

@@ -44,6 +44,8 @@ pub struct Window {
     pub lost: u64,
     /// Answers that came after their probe was already counted lost.
     pub late: u64,
+    /// Answers that came only after a retransmission (RDMA RC): among the answered, not RTTs.
+    pub retransmitted: u64,
 }
 
 /// The RTT of a probe. It is timed from when it left, unless it left more than `slack_ns` after its
@@ -71,6 +73,7 @@ impl Window {
             answered: 0,
             lost: 0,
             late: 0,
+            retransmitted: 0,
         }
     }
 
@@ -81,6 +84,13 @@ impl Window {
         while self.samples.len() > self.max_samples {
             self.samples.pop_front();
         }
+    }
+
+    /// An answer that came back only after the transport resent the probe: answered, but its time
+    /// is the retransmit timeout's, not the fabric's, so it is no RTT sample.
+    pub fn record_retransmitted(&mut self) {
+        self.answered += 1;
+        self.retransmitted += 1;
     }
 
     /// Forget answers older than the window.

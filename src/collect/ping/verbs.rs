@@ -1,6 +1,7 @@
-//! RDMA RC ping-pong over verbs (rdma-sys), for the pinger and for `rocetop pingd`.
+//! RDMA ping-pong over verbs (rdma-sys), for the pinger and for `rocetop pingd`: RC by default, UD
+//! on request (`QpType`).
 //!
-//! One RC QP per session; QPN, PSN, LID, GID and MTU are exchanged over the TCP control connection
+//! One QP per session; QPN, PSN, LID, GID and MTU are exchanged over the TCP control connection
 //! (`proto::Msg::Info`, after the pinger's probe period), which stays open for the session's life.
 //! The device, port and GID come from the route toward the peer ([`gid::select`](super::gid::select)):
 //! the control connection's local address is the source the RoCE v2 packets carry.
@@ -52,6 +53,9 @@ pub trait Endpoint: Send {
     fn event(&mut self) -> Option<String>;
     /// "rocep19s0 port 1 GID 3 (RoCE v2 ::ffff:192.168.250.201 on ens224)"
     fn describe(&self) -> String;
+    /// Where the transport resends a lost frame (RC): how long it waits first. An answer that took
+    /// this long came through a resend, and is counted so, not as an RTT.
+    fn retransmit_after_ns(&self) -> Option<u64>;
 }
 
 /// Opens endpoints: the device, port and GID follow the source address of the session.

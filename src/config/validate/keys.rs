@@ -75,6 +75,8 @@ pub const PING: &[&str] = &[
     "gid_index",
     "traffic_class",
     "sl",
+    "source",
+    "qp_type",
 ];
 pub const ROCE: &[&str] = &["dscp"];
 pub const SIM: &[&str] = &["seed", "culprit_port", "congested_ports", "rate_scale"];

@@ -1,6 +1,7 @@
 //! The `[[log]]` and `[[ping]]` sections: the training logs followed and the ping sources.
 
 use super::*;
+use crate::collect::ping::QpType;
 
 pub(super) fn build_log(p: &mut Problems, path: &str, r: RawLog) -> Option<Log> {
     p.extras(path, &r.extra, LOG);
@@ -74,6 +75,27 @@ pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Pin
     let gid_index = byte("gid_index", r.gid_index, 0, 255);
     let traffic_class = byte("traffic_class", r.traffic_class, 0, 255).unwrap_or(106);
     let sl = byte("sl", r.sl, 0, 15).unwrap_or(0);
+    let source = r.source.as_deref().and_then(|s| match s.parse() {
+        Ok(ip) => Some(ip),
+        Err(_) => {
+            p.add(
+                &format!("{path}.source"),
+                format!("\"{s}\" is not an IP address of this host"),
+            );
+            None
+        }
+    });
+    let qp_type = match r.qp_type.as_deref() {
+        None | Some("rc") => QpType::Rc,
+        Some("ud") => QpType::Ud,
+        Some(other) => {
+            p.add(
+                &format!("{path}.qp_type"),
+                format!("\"{other}\" is neither \"rc\" nor \"ud\""),
+            );
+            QpType::Rc
+        }
+    };
     if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
         p.add(
             &format!("{path}.device"),
@@ -89,5 +111,7 @@ pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Pin
         gid_index,
         traffic_class,
         sl,
+        source,
+        qp_type,
     })
 }

@@ -172,6 +172,27 @@ fn a_malformed_nxapi_fingerprint_is_a_config_problem() {
     assert!(p[0].starts_with("switch[0].nxapi_fingerprint"), "{p:?}");
 }
 
+/// `source` binds the RDMA control connection (its rail on a multi-rail node): an address, or a
+/// clear problem; `qp_type` is rc or ud.
+#[test]
+fn ping_source_is_an_address() {
+    let base = "[[node]]\nname = \"n2\"\n[[ping]]\npeer = \"n2\"\naddress = \"10.0.0.2\"\n";
+    let c = build(&format!("{base}source = \"10.0.0.7\"\n"), None).expect("valid");
+    assert_eq!(c.pings[0].source, Some("10.0.0.7".parse().expect("ip")));
+    assert_eq!(build(base, None).expect("valid").pings[0].source, None);
+    let ud = build(&format!("{base}qp_type = \"ud\"\n"), None).expect("valid");
+    assert_eq!(ud.pings[0].qp_type, crate::collect::ping::QpType::Ud);
+    assert_eq!(
+        problems(&format!("{base}qp_type = \"uc\"\n")),
+        vec!["ping[0].qp_type: \"uc\" is neither \"rc\" nor \"ud\"".to_string()]
+    );
+    let p = problems(&format!("{base}source = \"ens224\"\n"));
+    assert_eq!(
+        p,
+        vec!["ping[0].source: \"ens224\" is not an IP address of this host".to_string()]
+    );
+}
+
 #[test]
 fn ping_rdma_pins_are_read_and_checked() {
     let base = "[[node]]\nname = \"n2\"\n[[ping]]\npeer = \"n2\"\naddress = \"10.0.0.2\"\n";

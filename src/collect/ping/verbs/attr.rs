@@ -2,7 +2,7 @@
 //! `ibv_modify_qp` takes, so the values are checked against rc_pingpong's without a device.
 
 use super::super::proto::ConnInfo;
-use rdma_sys::{ibv_mtu, ibv_qp_attr, ibv_qp_attr_mask, ibv_qp_state};
+use rdma_sys::{ibv_ah_attr, ibv_mtu, ibv_qp_attr, ibv_qp_attr_mask, ibv_qp_state};
 
 /// This side's path parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,18 +55,7 @@ pub fn rtr(local: &Local, remote: &ConnInfo) -> (ibv_qp_attr, ibv_qp_attr_mask) 
     a.rq_psn = remote.psn;
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
-    a.ah_attr.is_global = 0;
-    a.ah_attr.dlid = remote.lid;
-    a.ah_attr.sl = local.sl;
-    a.ah_attr.src_path_bits = 0;
-    a.ah_attr.port_num = local.port;
-    if remote.gid[8..].iter().any(|&b| b != 0) {
-        a.ah_attr.is_global = 1;
-        a.ah_attr.grh.hop_limit = HOP_LIMIT;
-        a.ah_attr.grh.dgid.raw = remote.gid;
-        a.ah_attr.grh.sgid_index = local.gid_index;
-        a.ah_attr.grh.traffic_class = local.traffic_class;
-    }
+    a.ah_attr = path(local, remote);
     let m = ibv_qp_attr_mask::IBV_QP_STATE
         | ibv_qp_attr_mask::IBV_QP_AV
         | ibv_qp_attr_mask::IBV_QP_PATH_MTU
@@ -77,11 +66,74 @@ pub fn rtr(local: &Local, remote: &ConnInfo) -> (ibv_qp_attr, ibv_qp_attr_mask) 
     (a, m)
 }
 
-/// RTR → RTS, as rc_pingpong: timeout 14 (4.096 µs × 2^14 ≈ 67 ms), 7 retries, 7 RNR retries.
+/// The Q_Key of rocetop's UD queue pairs (ud_pingpong's 0x11111111): a datagram carrying another
+/// is dropped by the receiver.
+pub const QKEY: u32 = 0x1111_1111;
+
+/// The path toward `remote` (UD: its address handle; RC: the AV of RTR): a GRH when the remote GID
+/// has an interface id (always on RoCE), with this side's GID index, traffic class and hop limit.
+pub fn path(local: &Local, remote: &ConnInfo) -> ibv_ah_attr {
+    // SAFETY: ibv_ah_attr is plain C data (integers and a union of byte arrays); zero is valid.
+    let mut a: ibv_ah_attr = unsafe { std::mem::zeroed() };
+    a.dlid = remote.lid;
+    a.sl = local.sl;
+    a.port_num = local.port;
+    if remote.gid[8..].iter().any(|&b| b != 0) {
+        a.is_global = 1;
+        a.grh.hop_limit = HOP_LIMIT;
+        a.grh.dgid.raw = remote.gid;
+        a.grh.sgid_index = local.gid_index;
+        a.grh.traffic_class = local.traffic_class;
+    }
+    a
+}
+
+/// UD RESET → INIT, as ud_pingpong: pkey 0, the port, [`QKEY`].
+pub fn ud_init(port: u8) -> (ibv_qp_attr, ibv_qp_attr_mask) {
+    let mut a = zeroed();
+    a.qp_state = ibv_qp_state::IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = port;
+    a.qkey = QKEY;
+    let m = ibv_qp_attr_mask::IBV_QP_STATE
+        | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX
+        | ibv_qp_attr_mask::IBV_QP_PORT
+        | ibv_qp_attr_mask::IBV_QP_QKEY;
+    (a, m)
+}
+
+/// UD INIT → RTR: the state alone (each send names its destination).
+pub fn ud_rtr() -> (ibv_qp_attr, ibv_qp_attr_mask) {
+    let mut a = zeroed();
+    a.qp_state = ibv_qp_state::IBV_QPS_RTR;
+    (a, ibv_qp_attr_mask::IBV_QP_STATE)
+}
+
+/// UD RTR → RTS: the send PSN.
+pub fn ud_rts(psn: u32) -> (ibv_qp_attr, ibv_qp_attr_mask) {
+    let mut a = zeroed();
+    a.qp_state = ibv_qp_state::IBV_QPS_RTS;
+    a.sq_psn = psn;
+    (
+        a,
+        ibv_qp_attr_mask::IBV_QP_STATE | ibv_qp_attr_mask::IBV_QP_SQ_PSN,
+    )
+}
+
+/// The RC local ACK timeout exponent, as rc_pingpong: 4.096 µs × 2^14 ≈ 67 ms.
+pub const ACK_TIMEOUT: u8 = 14;
+
+/// How long an RC sender waits for an ACK before resending: 4.096 µs × 2^`timeout` (IBTA C9-141).
+/// A probe answered no sooner than this had a frame lost and resent on the way.
+pub fn ack_timeout_ns(timeout: u8) -> u64 {
+    4096u64 << timeout.min(31)
+}
+
+/// RTR → RTS, as rc_pingpong: timeout [`ACK_TIMEOUT`], 7 retries, 7 RNR retries.
 pub fn rts(psn: u32) -> (ibv_qp_attr, ibv_qp_attr_mask) {
     let mut a = zeroed();
     a.qp_state = ibv_qp_state::IBV_QPS_RTS;
-    a.timeout = 14;
+    a.timeout = ACK_TIMEOUT;
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.sq_psn = psn;
@@ -188,6 +240,30 @@ mod tests {
         );
         assert_eq!(a.qp_state, ibv_qp_state::IBV_QPS_RTS);
         assert_eq!((a.timeout, a.retry_cnt, a.rnr_retry), (14, 7, 7));
+        // A retransmitted probe takes at least 67 ms.
+        assert_eq!(ack_timeout_ns(a.timeout), 67_108_864);
         assert_eq!((a.sq_psn, a.max_rd_atomic), (0x123456, 1));
+    }
+
+    /// UD as ud_pingpong: a Q_Key at INIT, the state alone at RTR, the PSN at RTS; the address
+    /// handle carries the same GRH as RC's RTR.
+    #[test]
+    fn ud_transitions_are_ud_pingpongs() {
+        let (a, m) = ud_init(2);
+        assert_eq!((a.port_num, a.qkey), (2, 0x1111_1111));
+        assert_eq!(
+            m,
+            ibv_qp_attr_mask::IBV_QP_STATE
+                | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX
+                | ibv_qp_attr_mask::IBV_QP_PORT
+                | ibv_qp_attr_mask::IBV_QP_QKEY
+        );
+        assert_eq!(ud_rtr().1, ibv_qp_attr_mask::IBV_QP_STATE);
+        let (a, m) = ud_rts(7);
+        assert_eq!(a.sq_psn, 7);
+        assert_eq!(
+            m,
+            ibv_qp_attr_mask::IBV_QP_STATE | ibv_qp_attr_mask::IBV_QP_SQ_PSN
+        );
     }
 }

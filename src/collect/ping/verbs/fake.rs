@@ -231,6 +231,10 @@ impl Endpoint for FakeEp {
         self.dev.script.lock().expect("script").event.take()
     }
 
+    fn retransmit_after_ns(&self) -> Option<u64> {
+        None
+    }
+
     fn describe(&self) -> String {
         self.choice
             .path(self.agreed.unwrap_or(self.choice.preferred()))

@@ -2,18 +2,23 @@
 //! `pp_init_ctx` does and destroyed in reverse order; every post/modify error carries the return
 //! code (verbs return it; errno is not set reliably).
 
-use super::super::VerbsOptions;
 use super::super::gid::{self, Choice, Pin, Roce, Route, Versions};
 use super::super::proto::{ConnInfo, PROBE_LEN};
+use super::super::{QpType, VerbsOptions};
 use super::{Device, Endpoint, UNAVAILABLE, attr};
 use rdma_sys::*;
+use std::collections::VecDeque;
 use std::ffi::CStr;
 use std::net::IpAddr;
 use std::ptr;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 const RECV_SLOTS: usize = 16;
 const SLOT: usize = 64;
 const SEND_WR_ID: u64 = u64::MAX;
+/// What a UD receive holds before the payload: the packet's GRH (40 bytes, also on RoCE).
+const GRH_LEN: usize = 40;
+const _: () = assert!(GRH_LEN + PROBE_LEN <= SLOT, "a UD receive fits its slot");
 
 /// The registered memory: receive slots the NIC writes while the program runs, then the send slot.
 /// Held as a raw pointer, never as a Rust slice: a `&mut [u8]` over bytes the NIC may be writing
@@ -74,10 +79,11 @@ impl Drop for Buf {
     }
 }
 
-/// Whether a receive completion holds a whole probe: the peer's sends are PROBE_LEN bytes, and a
-/// shorter one leaves the rest of the slot as the previous probe wrote it.
-fn holds_a_probe(byte_len: u32) -> bool {
-    byte_len as usize == PROBE_LEN
+/// Whether a receive completion holds a whole probe: the peer's sends are PROBE_LEN bytes (after
+/// the `grh` bytes a UD receive starts with), and a shorter one leaves the rest of the slot as the
+/// previous probe wrote it.
+fn holds_a_probe(byte_len: u32, grh: usize) -> bool {
+    byte_len as usize == grh + PROBE_LEN
 }
 
 /// `ibv_async_event` as libibverbs writes it, with the event type as the integer it is. rdma-sys
@@ -92,8 +98,12 @@ struct RawAsyncEvent {
 /// What an async event means for a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventKind {
-    /// The device, our QP or our CQ is broken.
+    /// The device is broken: every session on it.
     Fatal,
+    /// A CQ is broken: the session whose CQ it is.
+    CqFatal,
+    /// A QP is broken: the session whose QP it is.
+    QpFatal,
     /// A port went down or its GID table changed: matters when it is our port.
     Port,
     GidChange,
@@ -104,10 +114,10 @@ enum EventKind {
 fn event_kind(ty: u32) -> (EventKind, String) {
     use EventKind::*;
     let (kind, name) = match ty {
-        0 => (Fatal, "CQ error"),
-        1 => (Fatal, "local work queue catastrophic error"),
-        2 => (Fatal, "invalid request local work queue error"),
-        3 => (Fatal, "local access violation work queue error"),
+        0 => (CqFatal, "CQ error"),
+        1 => (QpFatal, "local work queue catastrophic error"),
+        2 => (QpFatal, "invalid request local work queue error"),
+        3 => (QpFatal, "local access violation work queue error"),
         4 => (Ignore, "communication established"),
         5 => (Ignore, "send queue drained"),
         6 => (Ignore, "path migrated"),
@@ -212,6 +222,155 @@ fn interface_addrs() -> Vec<(String, IpAddr)> {
     out
 }
 
+/// An async event as every session of the device sees it: its number, and what it is about (the
+/// QP or CQ pointer, or the port, as the union holds them).
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    seq: u64,
+    ty: u32,
+    element: usize,
+    port: i32,
+}
+
+/// Events read from the device's one async descriptor, kept a while so that every session sharing
+/// the device sees each: one session reading the descriptor must not hide a GID change from the
+/// others.
+#[derive(Debug, Default)]
+struct Events {
+    next: u64,
+    recent: VecDeque<Event>,
+}
+
+/// Events kept for sessions that have not looked yet (a session looks before every probe).
+const EVENTS_KEPT: usize = 64;
+
+/// A device's context and protection domain, shared by every endpoint on that device: a pingd
+/// serving many pingers opens each device once, not once per session (each open is a few ms of
+/// kernel work and a uverbs file). Closed when the last endpoint on it is dropped.
+struct Shared {
+    name: String,
+    ctx: *mut ibv_context,
+    pd: *mut ibv_pd,
+    events: Mutex<Events>,
+}
+
+// SAFETY: libibverbs' context and PD may be used from any thread (its verbs are thread-safe); the
+// only state of ours, the event list, is behind a mutex.
+unsafe impl Send for Shared {}
+// SAFETY: as for Send: shared references only call thread-safe verbs or lock the mutex.
+unsafe impl Sync for Shared {}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: the last endpoint on the device is gone (this runs when the last Arc drops), so
+        // no QP, CQ or MR of the PD or context is alive; the PD goes before its context.
+        unsafe {
+            if !self.pd.is_null() {
+                ibv_dealloc_pd(self.pd);
+            }
+            if !self.ctx.is_null() {
+                ibv_close_device(self.ctx);
+            }
+        }
+    }
+}
+
+/// The devices open in this process, by name.
+static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// The open device `name`, opening it (and allocating its PD) if no endpoint holds it now.
+    fn get(name: &str) -> Result<Arc<Shared>, String> {
+        // Held across the open, so two sessions starting together open the device once.
+        let mut open = locked(&OPEN);
+        open.retain(|w| w.strong_count() > 0);
+        if let Some(d) = open
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|d| d.name == name)
+        {
+            return Ok(d);
+        }
+        let mut d = Shared {
+            name: name.to_string(),
+            ctx: open_device(name)?,
+            pd: ptr::null_mut(),
+            events: Mutex::new(Events::default()),
+        };
+        // SAFETY: ctx is live; the PD is owned by `d` and freed in its Drop (also on error here).
+        d.pd = unsafe { ibv_alloc_pd(d.ctx) };
+        if d.pd.is_null() {
+            return Err(os_err("ibv_alloc_pd"));
+        }
+        let d = Arc::new(d);
+        open.push(Arc::downgrade(&d));
+        Ok(d)
+    }
+
+    /// The events after `seen`, having read whatever the device's descriptor holds now.
+    fn events_after(&self, seen: u64) -> Vec<Event> {
+        let mut ev = locked(&self.events);
+        while let Some((ty, element, port)) = self.read_event() {
+            let seq = ev.next;
+            ev.next += 1;
+            ev.recent.push_back(Event {
+                seq,
+                ty,
+                element,
+                port,
+            });
+            if ev.recent.len() > EVENTS_KEPT {
+                ev.recent.pop_front();
+            }
+        }
+        ev.recent
+            .iter()
+            .filter(|e| e.seq >= seen)
+            .copied()
+            .collect()
+    }
+
+    /// The sequence number the next event will get (a new endpoint has seen all before it).
+    fn next_event(&self) -> u64 {
+        locked(&self.events).next
+    }
+
+    /// One event from the async descriptor, without waiting: its type, element and port.
+    fn read_event(&self) -> Option<(u32, usize, i32)> {
+        // SAFETY: ctx is live; its async_fd is the device's event descriptor, polled without waiting.
+        let mut pfd = libc::pollfd {
+            fd: unsafe { (*self.ctx).async_fd },
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, zero timeout.
+        if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
+            return None;
+        }
+        // SAFETY: plain data (a union of pointers and an int, and an int); zero is valid and is
+        // overwritten on success.
+        let mut ev: RawAsyncEvent = unsafe { std::mem::zeroed() };
+        let raw = (&mut ev as *mut RawAsyncEvent).cast::<ibv_async_event>();
+        // SAFETY: ctx is live; an event is ready, so the call does not block; `raw` points to a
+        // struct of ibv_async_event's layout (checked by a test) whose event type is read as an
+        // integer only, its element as the pointer and the int the union holds; every event got
+        // is acknowledged once (destroying the QP/CQ waits for it). The events lock is held, so
+        // one thread at a time reads the descriptor.
+        unsafe {
+            if ibv_get_async_event(self.ctx, raw) != 0 {
+                return None;
+            }
+            let (element, port) = (ev.element.qp as usize, ev.element.port_num);
+            ibv_ack_async_event(raw);
+            Some((ev.event_type, element, port))
+        }
+    }
+}
+
 /// The real device: picks device, port and GID from the route (or the pins) at each open.
 #[derive(Clone, Debug)]
 pub struct Verbs(pub VerbsOptions);
@@ -220,6 +379,21 @@ impl Device for Verbs {
     type Ep = Rc;
 
     fn open(&self, src: IpAddr) -> Result<Rc, String> {
+        let o = &self.0;
+        Rc::open(
+            self.resolve(src)?,
+            &o.sysfs_root,
+            o.traffic_class,
+            o.sl,
+            o.qp_type,
+        )
+    }
+}
+
+impl Verbs {
+    /// The device, port and GID a session from `src` uses (what the hardware test hands
+    /// `ib_send_lat`, so that both time the same path).
+    pub fn resolve(&self, src: IpAddr) -> Result<Choice, String> {
         let o = &self.0;
         let route = Route {
             src,
@@ -230,8 +404,7 @@ impl Device for Verbs {
             port: (o.device.is_some()).then_some(o.port),
             gid_index: o.gid_index,
         };
-        let choice = gid::select(&o.sysfs_root, &route, &pin)?;
-        Rc::open(choice, &o.sysfs_root, o.traffic_class, o.sl)
+        gid::select(&o.sysfs_root, &route, &pin)
     }
 }
 
@@ -244,14 +417,21 @@ pub struct Rc {
     /// Where the GID table is re-read after a GID change.
     sysfs_root: String,
     local: attr::Local,
-    ctx: *mut ibv_context,
-    pd: *mut ibv_pd,
+    /// Events of the device numbered below this were seen (or came before this endpoint).
+    seen: u64,
+    qp_type: QpType,
+    /// UD: the address handle toward the peer, and its QPN (RC has both in the QP).
+    ah: *mut ibv_ah,
+    remote_qpn: u32,
     cq: *mut ibv_cq,
     qp: *mut ibv_qp,
     mr: *mut ibv_mr,
     buf: Buf,
     gid: [u8; 16],
     lid: u16,
+    /// The device's context and PD: dropped after the QP, CQ and MR (`Drop::drop` runs before the
+    /// fields drop), closed with the last endpoint on the device.
+    dev: Arc<Shared>,
 }
 
 // SAFETY: an Rc is used by one thread at a time (it is moved into its session's thread); the verbs
@@ -261,22 +441,20 @@ unsafe impl Send for Rc {}
 impl Drop for Rc {
     fn drop(&mut self) {
         // SAFETY: each pointer is either null or a live object created by `open`, owned only here;
-        // children are destroyed before their parents (QP, CQ, MR before PD before the context).
+        // children are destroyed before their parents (QP before CQ; QP and MR before the PD and
+        // the context, which `dev` releases after this body).
         unsafe {
             if !self.qp.is_null() {
                 ibv_destroy_qp(self.qp);
+            }
+            if !self.ah.is_null() {
+                ibv_destroy_ah(self.ah);
             }
             if !self.cq.is_null() {
                 ibv_destroy_cq(self.cq);
             }
             if !self.mr.is_null() {
                 ibv_dereg_mr(self.mr);
-            }
-            if !self.pd.is_null() {
-                ibv_dealloc_pd(self.pd);
-            }
-            if !self.ctx.is_null() {
-                ibv_close_device(self.ctx);
             }
         }
     }
@@ -301,8 +479,16 @@ pub fn rc_err(what: &str, rc: i32) -> String {
 }
 
 impl Rc {
-    /// Open the chosen device, create PD, MR, CQ and an RC QP in INIT with every receive posted.
-    fn open(choice: Choice, sysfs_root: &str, traffic_class: u8, sl: u8) -> Result<Self, String> {
+    /// Open the chosen device (or share it, with its PD, if open), create MR, CQ and an RC QP in
+    /// INIT with every receive posted.
+    fn open(
+        choice: Choice,
+        sysfs_root: &str,
+        traffic_class: u8,
+        sl: u8,
+        qp_type: QpType,
+    ) -> Result<Self, String> {
+        let dev = Shared::get(&choice.device)?;
         let mut ep = Rc {
             roce: choice.preferred(),
             agreed: false,
@@ -316,21 +502,24 @@ impl Rc {
                 psn: initial_psn(),
             },
             choice,
-            ctx: ptr::null_mut(),
-            pd: ptr::null_mut(),
+            seen: dev.next_event(),
+            qp_type,
+            ah: ptr::null_mut(),
+            remote_qpn: 0,
             cq: ptr::null_mut(),
             qp: ptr::null_mut(),
             mr: ptr::null_mut(),
             buf: Buf::new(SLOT * (RECV_SLOTS + 1))?,
             gid: [0; 16],
             lid: 0,
+            dev,
         };
-        ep.ctx = open_device(&ep.choice.device)?;
+        let ctx = ep.dev.ctx;
         let (port, what) = (ep.local.port, ep.choice.to_string());
         // SAFETY: ibv_port_attr is plain data (integers); all-zero is a valid value to be filled.
         let mut pa: ibv_port_attr = unsafe { std::mem::zeroed() };
         // SAFETY: ctx is a live context; `pa` is a valid out-pointer of the right size.
-        let rc = unsafe { ___ibv_query_port(ep.ctx, port, &mut pa) };
+        let rc = unsafe { ___ibv_query_port(ctx, port, &mut pa) };
         if rc != 0 {
             return Err(rc_err(&format!("{what}: query port"), rc));
         }
@@ -342,14 +531,17 @@ impl Rc {
         // SAFETY: ibv_gid is a 16-byte union; zero is valid.
         let mut g: ibv_gid = unsafe { std::mem::zeroed() };
         // SAFETY: ctx is live; `g` is a valid out-pointer.
-        let rc = unsafe { ibv_query_gid(ep.ctx, port, ep.local.gid_index as i32, &mut g) };
+        let rc = unsafe { ibv_query_gid(ctx, port, ep.local.gid_index as i32, &mut g) };
         if rc != 0 {
             return Err(rc_err(&format!("{what}: query GID"), rc));
         }
         // SAFETY: every bit pattern of the union is a valid [u8; 16].
         ep.gid = unsafe { g.raw };
         ep.create()?;
-        let (mut a, m) = attr::init(port);
+        let (mut a, m) = match qp_type {
+            QpType::Rc => attr::init(port),
+            QpType::Ud => attr::ud_init(port),
+        };
         ep.modify(&mut a, m, "QP to INIT")?;
         for slot in 0..RECV_SLOTS {
             ep.post_recv(slot)?;
@@ -358,15 +550,13 @@ impl Rc {
     }
 
     fn create(&mut self) -> Result<(), String> {
-        // SAFETY: ctx is live; the returned pointers are checked and owned by `self` (freed in Drop).
+        let (ctx, pd) = (self.dev.ctx, self.dev.pd);
+        // SAFETY: ctx and pd are live (held by `dev`); the returned pointers are checked and owned
+        // by `self` (freed in Drop).
         unsafe {
-            self.pd = ibv_alloc_pd(self.ctx);
-            if self.pd.is_null() {
-                return Err(os_err("ibv_alloc_pd"));
-            }
             // The buffer lives in `self` as long as the MR that covers it (dropped after it).
             self.mr = ibv_reg_mr(
-                self.pd,
+                pd,
                 self.buf.ptr.cast(),
                 self.buf.len,
                 ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0 as i32,
@@ -375,20 +565,23 @@ impl Rc {
                 return Err(os_err("ibv_reg_mr"));
             }
             let cqe = 2 * (RECV_SLOTS as i32 + 16);
-            self.cq = ibv_create_cq(self.ctx, cqe, ptr::null_mut(), ptr::null_mut(), 0);
+            self.cq = ibv_create_cq(ctx, cqe, ptr::null_mut(), ptr::null_mut(), 0);
             if self.cq.is_null() {
                 return Err(os_err("ibv_create_cq"));
             }
             let mut init: ibv_qp_init_attr = std::mem::zeroed();
             init.send_cq = self.cq;
             init.recv_cq = self.cq;
-            init.qp_type = ibv_qp_type::IBV_QPT_RC;
+            init.qp_type = match self.qp_type {
+                QpType::Rc => ibv_qp_type::IBV_QPT_RC,
+                QpType::Ud => ibv_qp_type::IBV_QPT_UD,
+            };
             init.cap.max_send_wr = 16;
             init.cap.max_recv_wr = RECV_SLOTS as u32;
             init.cap.max_send_sge = 1;
             init.cap.max_recv_sge = 1;
             init.cap.max_inline_data = SLOT as u32;
-            self.qp = ibv_create_qp(self.pd, &mut init);
+            self.qp = ibv_create_qp(pd, &mut init);
             if self.qp.is_null() {
                 return Err(os_err("ibv_create_qp"));
             }
@@ -403,6 +596,14 @@ impl Rc {
             return Err(rc_err(what, rc));
         }
         Ok(())
+    }
+
+    /// Bytes before the payload in a receive: the GRH under UD, none under RC.
+    fn grh(&self) -> usize {
+        match self.qp_type {
+            QpType::Rc => 0,
+            QpType::Ud => GRH_LEN,
+        }
     }
 
     fn post_recv(&mut self, slot: usize) -> Result<(), String> {
@@ -454,6 +655,20 @@ impl Endpoint for Rc {
             .map(|e| e.index)
             .ok_or_else(|| format!("no {v} GID"))?;
         (self.roce, self.agreed, self.local.gid_index) = (v, true, index);
+        if self.qp_type == QpType::Ud {
+            let mut path = attr::path(&self.local, remote);
+            // SAFETY: the PD is live (held by `dev`); `path` is valid for the call; the handle is
+            // owned by `self` and destroyed in Drop before the PD can go.
+            self.ah = unsafe { ibv_create_ah(self.dev.pd, &mut path) };
+            if self.ah.is_null() {
+                return Err(os_err("ibv_create_ah"));
+            }
+            self.remote_qpn = remote.qpn;
+            let (mut a, m) = attr::ud_rtr();
+            self.modify(&mut a, m, "QP to RTR")?;
+            let (mut a, m) = attr::ud_rts(self.local.psn);
+            return self.modify(&mut a, m, "QP to RTS");
+        }
         let (mut a, m) = attr::rtr(&self.local, remote);
         self.modify(&mut a, m, "QP to RTR")?;
         let (mut a, m) = attr::rts(self.local.psn);
@@ -480,6 +695,13 @@ impl Endpoint for Rc {
         wr.num_sge = 1;
         wr.opcode = ibv_wr_opcode::IBV_WR_SEND;
         wr.send_flags = (ibv_send_flags::IBV_SEND_INLINE | ibv_send_flags::IBV_SEND_SIGNALED).0;
+        if self.qp_type == QpType::Ud {
+            wr.wr.ud = ud_t {
+                ah: self.ah,
+                remote_qpn: self.remote_qpn,
+                remote_qkey: attr::QKEY,
+            };
+        }
         let mut bad = ptr::null_mut();
         // SAFETY: qp is live; wr/sge are valid for the call; inline data is copied by the provider.
         let rc = unsafe { ibv_post_send(self.qp, &mut wr, &mut bad) };
@@ -508,8 +730,9 @@ impl Endpoint for Rc {
                 continue;
             }
             let slot = wc.wr_id as usize;
-            if slot < RECV_SLOTS && holds_a_probe(wc.byte_len) {
-                if let Some(p) = self.buf.read(slot * SLOT) {
+            let grh = self.grh();
+            if slot < RECV_SLOTS && holds_a_probe(wc.byte_len, grh) {
+                if let Some(p) = self.buf.read(slot * SLOT + grh) {
                     out.push(p);
                     got += 1;
                 }
@@ -522,52 +745,47 @@ impl Endpoint for Rc {
     }
 
     fn event(&mut self) -> Option<String> {
-        // SAFETY: ctx is live; its async_fd is the device's event descriptor, polled without waiting.
-        let mut pfd = libc::pollfd {
-            fd: unsafe { (*self.ctx).async_fd },
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, zero timeout.
-        if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
-            return None;
-        }
-        // SAFETY: plain data (a union of pointers and an int, and an int); zero is valid and is
-        // overwritten on success.
-        let mut ev: RawAsyncEvent = unsafe { std::mem::zeroed() };
-        let raw = (&mut ev as *mut RawAsyncEvent).cast::<ibv_async_event>();
-        // SAFETY: ctx is live; an event is ready, so the call does not block; `raw` points to a
-        // struct of ibv_async_event's layout (checked by a test) whose event type is read as an
-        // integer only; every event got is acknowledged once (destroying the QP/CQ waits for it).
-        let (ty, port) = unsafe {
-            if ibv_get_async_event(self.ctx, raw) != 0 {
-                return None;
-            }
-            let port = ev.element.port_num;
-            ibv_ack_async_event(raw);
-            (ev.event_type, port)
-        };
-        let (kind, name) = event_kind(ty);
-        let ours = port == self.local.port as i32;
+        let events = self.dev.events_after(self.seen);
         let dev = &self.choice.device;
-        match kind {
-            EventKind::Fatal => Some(format!("{dev}: {name}")),
-            EventKind::Port if ours => Some(format!("{dev}: {name}")),
-            // Any entry of the port's table changing raises it: rebuild only if ours did.
-            EventKind::GidChange if ours => gid::still_holds(
-                &self.sysfs_root,
-                &self.choice,
-                self.local.gid_index,
-                self.roce,
-            )
-            .err()
-            .map(|why| format!("{dev}: {name}: {why}")),
-            _ => None,
+        let mut why = None;
+        for e in events {
+            self.seen = e.seq + 1;
+            let (kind, name) = event_kind(e.ty);
+            let ours = match kind {
+                EventKind::Fatal => true,
+                EventKind::CqFatal => e.element == self.cq as usize,
+                EventKind::QpFatal => e.element == self.qp as usize,
+                EventKind::Port | EventKind::GidChange => e.port == self.local.port as i32,
+                EventKind::Ignore => false,
+            };
+            if !ours || why.is_some() {
+                continue;
+            }
+            why = match kind {
+                // Any entry of the port's table changing raises it: rebuild only if ours did.
+                EventKind::GidChange => gid::still_holds(
+                    &self.sysfs_root,
+                    &self.choice,
+                    self.local.gid_index,
+                    self.roce,
+                )
+                .err()
+                .map(|why| format!("{dev}: {name}: {why}")),
+                _ => Some(format!("{dev}: {name}")),
+            };
         }
+        why
     }
 
     fn describe(&self) -> String {
-        self.choice.path(self.roce)
+        match self.qp_type {
+            QpType::Rc => self.choice.path(self.roce),
+            QpType::Ud => format!("{} over UD", self.choice.path(self.roce)),
+        }
+    }
+
+    fn retransmit_after_ns(&self) -> Option<u64> {
+        (self.qp_type == QpType::Rc).then(|| attr::ack_timeout_ns(attr::ACK_TIMEOUT))
     }
 }
 
@@ -633,10 +851,13 @@ mod tests {
 
     #[test]
     fn a_short_receive_is_not_a_probe() {
-        assert!(holds_a_probe(PROBE_LEN as u32));
-        assert!(!holds_a_probe(0));
-        assert!(!holds_a_probe(PROBE_LEN as u32 - 1));
-        assert!(!holds_a_probe(64));
+        assert!(holds_a_probe(PROBE_LEN as u32, 0));
+        assert!(!holds_a_probe(0, 0));
+        assert!(!holds_a_probe(PROBE_LEN as u32 - 1, 0));
+        assert!(!holds_a_probe(64, 0));
+        // UD: the GRH, then the probe.
+        assert!(holds_a_probe((GRH_LEN + PROBE_LEN) as u32, GRH_LEN));
+        assert!(!holds_a_probe(PROBE_LEN as u32, GRH_LEN));
     }
 
     #[test]

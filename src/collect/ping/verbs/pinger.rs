@@ -15,7 +15,7 @@
 
 use super::super::proto::{ConnInfo, Hello, Mode, Msg, PROBE_LEN, Probe};
 use super::super::stats::rtt_ns;
-use super::super::{Link, Status, VerbsOptions, lock, ns, tcp};
+use super::super::{Link, QpType, Status, VerbsOptions, lock, ns, tcp};
 use super::{Device, Endpoint, RETRY, SLACK_NS, STALL_PROBES, Verbs, devices};
 use std::io::Write;
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
@@ -44,12 +44,23 @@ pub trait Dialer: Send {
     fn dial(&self) -> Result<(Self::C, IpAddr), String>;
 }
 
+/// How one slot's probe ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probed {
+    Answered,
+    /// Posted, and no echo within the deadline.
+    Unanswered,
+    /// Its slot was past the deadline before it could leave: lost, never posted.
+    TooLate,
+}
+
 /// What happened since the last publish, kept off the shared link.
 #[derive(Debug, Default)]
 struct Tally {
     sent: u64,
     lost: u64,
     late: u64,
+    retransmitted: u64,
     answers: Vec<(u64, u64)>,
 }
 
@@ -69,6 +80,8 @@ pub struct Pinger<D, N, C> {
     tally: Tally,
     /// No session has been attempted yet: the first one's setup time sends nothing.
     first: bool,
+    /// The session's retransmit timeout (RC): answers this slow are retransmissions, not RTTs.
+    retransmit_ns: Option<u64>,
 }
 
 impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
@@ -97,6 +110,7 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             seq: 0,
             tally: Tally::default(),
             first: true,
+            retransmit_ns: None,
         }
     }
 
@@ -138,6 +152,8 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         } else {
             self.skip_missed();
         }
+        self.retransmit_ns = ep.retransmit_after_ns();
+        let counts = self.retransmit_ns.is_some();
         let note = format!(
             "RDMA to {} via {} (set up in {})",
             self.addr,
@@ -147,6 +163,7 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         lock(&self.link, |l| {
             l.status = Status::Up;
             l.notes = vec![note];
+            l.counts_retransmits = counts;
         });
         let mut got = Vec::new();
         let mut unanswered = 0u32;
@@ -157,10 +174,12 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             if let Some(ev) = ep.event() {
                 return Err(format!("device event {ev}"));
             }
-            if self.probe(&mut ep, &mut got)? {
-                unanswered = 0;
-            } else {
-                unanswered += 1;
+            match self.probe(&mut ep, &mut got)? {
+                Probed::Answered => unanswered = 0,
+                Probed::Unanswered => unanswered += 1,
+                // Not posted: says nothing of the device (a lost probe's 1 s wait can leave a few
+                // slots past the deadline, and a UD drop must not rebuild the session).
+                Probed::TooLate => {}
             }
             self.flush(false);
             if unanswered >= STALL_PROBES {
@@ -174,7 +193,7 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
     }
 
     /// Send the next slot's probe and wait for its echo: whether it was answered in time.
-    fn probe(&mut self, ep: &mut D::Ep, got: &mut Vec<[u8; PROBE_LEN]>) -> Result<bool, String> {
+    fn probe(&mut self, ep: &mut D::Ep, got: &mut Vec<[u8; PROBE_LEN]>) -> Result<Probed, String> {
         let slot = self.t0 + self.next.saturating_mul(self.period_ns);
         self.next += 1;
         self.clock.sleep_until(slot);
@@ -182,7 +201,7 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         if self.clock.now().saturating_sub(slot) > self.deadline_ns {
             // So late (the thread was stopped, the machine suspended) that no answer could count.
             self.tally.lost += 1;
-            return Ok(false);
+            return Ok(Probed::TooLate);
         }
         let seq = self.seq;
         self.seq += 1;
@@ -213,18 +232,25 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
             for p in got.iter().take(n).map(Probe::decode) {
                 if p.seq == seq && recv <= give_up {
                     let rtt = rtt_ns(p.intended_ns, p.sent_ns, recv, SLACK_NS);
-                    self.tally.answers.push((recv, rtt));
+                    // Timed from its own send: a probe held up by an earlier one's resend is
+                    // late in leaving, not itself resent.
+                    let flight = recv.saturating_sub(p.sent_ns);
+                    if self.retransmit_ns.is_some_and(|t| flight >= t) {
+                        self.tally.retransmitted += 1;
+                    } else {
+                        self.tally.answers.push((recv, rtt));
+                    }
                     mine = true;
                 } else {
                     self.tally.late += 1;
                 }
             }
             if mine {
-                return Ok(true);
+                return Ok(Probed::Answered);
             }
             if recv >= give_up {
                 self.tally.lost += 1;
-                return Ok(false);
+                return Ok(Probed::Unanswered);
             }
             std::hint::spin_loop();
         }
@@ -274,6 +300,9 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         g.window.sent += t.sent;
         g.window.lost += t.lost;
         g.window.late += t.late;
+        for _ in 0..t.retransmitted {
+            g.window.record_retransmitted();
+        }
         for (at, rtt) in t.answers {
             g.window.record(at, rtt);
         }
@@ -306,24 +335,60 @@ impl Clock for RealClock {
     }
 }
 
-pub struct TcpDialer(pub String);
-pub struct TcpControl(TcpStream);
+/// Dials pingd's control port, from `source` when set (as perftest's `--source_ip`): on a node
+/// with several rails on one subnet the route picks one of them, and the source address is what
+/// selects the rail, hence the device and GID of the session.
+pub struct TcpDialer {
+    pub addr: String,
+    pub source: Option<IpAddr>,
+    /// `Mode::Rdma` (RC) or `Mode::RdmaUd`: what the hello asks pingd for.
+    pub mode: Mode,
+}
+
+impl TcpDialer {
+    pub fn to(addr: &str) -> Self {
+        Self {
+            addr: addr.to_string(),
+            source: None,
+            mode: Mode::Rdma,
+        }
+    }
+
+    fn connect(&self, sa: std::net::SocketAddr) -> std::io::Result<TcpStream> {
+        let Some(src) = self.source else {
+            return TcpStream::connect_timeout(&sa, tcp::CONNECT_TIMEOUT);
+        };
+        use socket2::{Domain, Protocol, Socket, Type};
+        let s = Socket::new(Domain::for_address(sa), Type::STREAM, Some(Protocol::TCP))?;
+        s.bind(&std::net::SocketAddr::new(src, 0).into())?;
+        s.connect_timeout(&sa.into(), tcp::CONNECT_TIMEOUT)?;
+        Ok(s.into())
+    }
+}
+
+pub struct TcpControl(TcpStream, Mode);
 
 impl Dialer for TcpDialer {
     type C = TcpControl;
 
     fn dial(&self) -> Result<(TcpControl, IpAddr), String> {
-        let addr = &self.0;
+        let addr = &self.addr;
         let sa = addr
             .to_socket_addrs()
             .map_err(|e| format!("{addr}: {e}"))?
             .next()
             .ok_or_else(|| format!("{addr}: no address"))?;
-        let s = TcpStream::connect_timeout(&sa, tcp::CONNECT_TIMEOUT)
-            .map_err(|e| format!("no answer from {addr}: {}", tcp::why(&e)))?;
+        let s = self
+            .connect(sa)
+            .map_err(|e| match (self.source, e.kind()) {
+                (Some(src), std::io::ErrorKind::AddrNotAvailable) => {
+                    format!("source {src} is not an address of this host")
+                }
+                _ => format!("no answer from {addr}: {}", tcp::why(&e)),
+            })?;
         s.set_nodelay(true).map_err(|e| e.to_string())?;
         let src = s.local_addr().map_err(|e| e.to_string())?.ip();
-        Ok((TcpControl(s), src))
+        Ok((TcpControl(s, self.mode), src))
     }
 }
 
@@ -333,8 +398,9 @@ fn io(e: std::io::Error) -> String {
 
 impl Control for TcpControl {
     fn handshake(&mut self, period_ns: u64, mine: &ConnInfo) -> Result<ConnInfo, String> {
+        let mode = self.1;
         let c = &mut self.0;
-        let mut b = Hello { mode: Mode::Rdma }.encode().to_vec();
+        let mut b = Hello { mode }.encode().to_vec();
         b.extend(Msg::Period(period_ns).encode().map_err(|e| e.to_string())?);
         b.extend(Msg::Info(*mine).encode().map_err(|e| e.to_string())?);
         c.write_all(&b).map_err(io)?;
@@ -376,9 +442,17 @@ pub fn start_pinger(
         lock(&link, |l| l.notes = vec![why]);
         return;
     }
+    let dialer = TcpDialer {
+        addr: plan.addr.clone(),
+        source: opts.source,
+        mode: match opts.qp_type {
+            QpType::Rc => Mode::Rdma,
+            QpType::Ud => Mode::RdmaUd,
+        },
+    };
     let mut p = Pinger::new(
         Verbs(opts),
-        TcpDialer(plan.addr.clone()),
+        dialer,
         RealClock(plan.epoch),
         plan.period,
         plan.deadline,

@@ -294,3 +294,30 @@ fn a_rebuilds_setup_counts_lost_and_is_never_rtt() {
         "no setup in any RTT"
     );
 }
+
+/// `source` binds the control connection (the rail of a multi-rail node): pingd sees that address,
+/// and the session's device and GID follow it. An address this host lacks is named as such.
+#[test]
+fn the_control_connection_leaves_from_the_source_address() {
+    use super::super::pinger::{Dialer, TcpDialer};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    let src: std::net::IpAddr = "127.0.0.2".parse().expect("ip");
+    let d = TcpDialer {
+        source: Some(src),
+        ..TcpDialer::to(&addr)
+    };
+    let (_c, local) = d.dial().expect("dial");
+    let (_s, peer) = l.accept().expect("accept");
+    assert_eq!((local, peer.ip()), (src, src));
+    let (_c, local) = TcpDialer::to(&addr).dial().expect("dial");
+    assert_eq!(local, "127.0.0.1".parse::<std::net::IpAddr>().expect("ip"));
+    let absent = TcpDialer {
+        source: Some("192.0.2.1".parse().expect("ip")),
+        ..TcpDialer::to(&addr)
+    };
+    assert_eq!(
+        absent.dial().err(),
+        Some("source 192.0.2.1 is not an address of this host".to_string())
+    );
+}

@@ -261,7 +261,7 @@ fn pinger_and_pingd_meet_over_tcp_and_probes_come_back() {
     let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(100.0))));
     Pinger::new(
         mine,
-        TcpDialer(addr.clone()),
+        TcpDialer::to(&addr),
         RealClock(std::time::Instant::now()),
         Duration::from_millis(10),
         Duration::from_secs(2),
@@ -305,7 +305,7 @@ fn meet(mine: Versions, theirs: Versions) -> (Result<(), String>, Vec<String>, V
     let link = Arc::new(Mutex::new(Link::new(&Options::with_rate(100.0))));
     let mut p = Pinger::new(
         a,
-        TcpDialer(addr.clone()),
+        TcpDialer::to(&addr),
         RealClock(std::time::Instant::now()),
         Duration::from_millis(10),
         Duration::from_secs(2),
@@ -417,7 +417,7 @@ fn fifty_sessions_at_ten_per_second_cost_pingd_little_and_none_starves() {
         links.push(link.clone());
         let mut p = Pinger::new(
             a,
-            TcpDialer(addr.clone()),
+            TcpDialer::to(&addr),
             RealClock(Instant::now()),
             Duration::from_millis(100),
             Duration::from_secs(1),
