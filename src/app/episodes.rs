@@ -275,9 +275,26 @@ pub struct Episodes {
     pub closed: VecDeque<Episode>,
     last_at: Option<Ts>,
     next_id: u32,
-    /// The open episode's chain ordered by key, for (episode id, chain length) it was made for:
-    /// parts are only added (then the chain is sorted again), so it holds until one is.
-    by_key: (Option<(u32, usize)>, Vec<usize>),
+    /// The open episode's chain ordered by part key.
+    by_key: ChainOrderCache,
+}
+
+/// The open episode's chain ordered by its parts' keys, for a binary search per abnormal signal:
+/// a storm at 512 nodes has hundreds of parts, and a linear search for each signal was quadratic.
+/// Parts are only added (then the chain is sorted again), so the order holds for the episode and
+/// chain length it was made for.
+#[derive(Debug, Default)]
+struct ChainOrderCache {
+    made_for: Option<ChainOrderKey>,
+    /// Indices into the chain, ordered by their parts' keys.
+    order: Vec<usize>,
+}
+
+/// What a [`ChainOrderCache`] was made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ChainOrderKey {
+    episode: u32,
+    parts: usize,
 }
 
 /// The signals of one layer, by key.
@@ -471,8 +488,7 @@ impl Episodes {
 }
 
 /// Fold one instant's abnormal signals (and the buffer their keys are in) into the open
-/// episode. `by_key`: the chain
-/// ordered by key, kept between instants for the episode and chain length it was made for.
+/// episode; `by_key` is kept between instants ([`ChainOrderCache`]).
 fn record(
     ep: &mut Episode,
     (abnormal, keys): (&[(Val, Ts, f64)], &str),
@@ -480,7 +496,7 @@ fn record(
     dt: i64,
     at: Ts,
     signals: &[Signals; LAYERS],
-    (by_key_of, by_key): &mut (Option<(u32, usize)>, Vec<usize>),
+    by_key: &mut ChainOrderCache,
 ) {
     if !abnormal.is_empty() {
         ep.last_abnormal = at;
@@ -495,10 +511,16 @@ fn record(
     let mut pfc_total = 0.0;
     // The chain's parts ordered by key (keys are unique in it): a storm at 512 nodes has
     // hundreds of parts, and a linear search for each abnormal signal was quadratic.
-    if *by_key_of != Some((ep.id, ep.chain.len())) {
-        by_key.clear();
-        by_key.extend(0..ep.chain.len());
-        by_key.sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
+    let made_for = ChainOrderKey {
+        episode: ep.id,
+        parts: ep.chain.len(),
+    };
+    if by_key.made_for != Some(made_for) {
+        by_key.order.clear();
+        by_key.order.extend(0..ep.chain.len());
+        by_key
+            .order
+            .sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
     }
     let parts = ep.chain.len();
     for (v, since, base) in abnormal {
@@ -506,9 +528,12 @@ fn record(
             pfc_total += v.v;
         }
         let key = &keys[v.key.clone()];
-        match by_key.binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key)) {
+        match by_key
+            .order
+            .binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key))
+        {
             Ok(j) => {
-                let p = &mut ep.chain[by_key[j]];
+                let p = &mut ep.chain[by_key.order[j]];
                 p.evals += 1;
                 if v.v > p.peak {
                     p.peak = v.v;
@@ -520,7 +545,7 @@ fn record(
                 }
             }
             Err(j) => {
-                by_key.insert(j, ep.chain.len());
+                by_key.order.insert(j, ep.chain.len());
                 ep.chain.push(Part {
                     layer: v.layer,
                     key: key.to_string(),
@@ -543,9 +568,12 @@ fn record(
         ep.chain
             .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
         // The new parts' places in the key order are not known: made again next time.
-        *by_key_of = None;
+        by_key.made_for = None;
     } else {
-        *by_key_of = Some((ep.id, ep.chain.len()));
+        by_key.made_for = Some(ChainOrderKey {
+            episode: ep.id,
+            parts: ep.chain.len(),
+        });
     }
     // Training cost: how much slower each second of the episode ran than the baseline.
     let base = signals[Layer::Training as usize]

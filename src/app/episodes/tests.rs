@@ -291,7 +291,7 @@ fn kept_order_equals_a_fresh_one() {
         let links = &pairings[usize::from(k >= 70)];
         let a = kept.update(&o, &rules, links);
         // The other orders its chain afresh every instant.
-        fresh.by_key.0 = None;
+        fresh.by_key.made_for = None;
         let b = fresh.update(&o, &rules, links);
         assert_eq!(a, b, "second {k}");
         assert_eq!(kept.all(), fresh.all(), "second {k}");
