@@ -16,6 +16,7 @@
 
 mod custom;
 mod highlight;
+pub mod hint;
 mod kv;
 mod nccl;
 pub mod nccl_net;
@@ -533,7 +534,8 @@ fn looks_binary(line: &str) -> bool {
 
 /// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
 /// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
-/// counted as unknown; a note says when no progress line was recognised at all.
+/// counted as unknown; when no step was read, a note says so with a line of the text and a
+/// `format_regex` that would read it ([`hint`]).
 pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
     parse_text_with(text, node, log, Vec::new())
 }
@@ -543,24 +545,32 @@ pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomForm
     let mut p = Parsed::default();
     let mut parser = LineParser::new(custom);
     parser.prescan(text);
-    let mut records = 0usize;
+    let mut unread = hint::Unread::default();
     for line in text.lines() {
+        unread.line(line, 0);
         let out = parser.feed(line);
+        // A capture of NCCL's own lines is read for what it is, not a log without steps.
+        if !out.records.is_empty() || !out.nccl.is_empty() {
+            unread.stepped();
+        }
         for rec in out.records {
-            records += 1;
             p.samples.extend(record_samples(&rec, node, log));
         }
         for t in &out.nccl {
-            records += 1;
             p.samples.push(transport_sample(t, node, log));
         }
     }
-    for rec in parser.flush() {
-        records += 1;
+    let last = parser.flush();
+    if !last.is_empty() {
+        unread.stepped();
+    }
+    for rec in last {
         p.samples.extend(record_samples(&rec, node, log));
     }
-    if records == 0 {
-        p.note("no training progress lines recognised");
+    // The whole text is read: what the Log tab says of a followed log after a few hundred
+    // lines, said here at once.
+    if unread.due(hint::WAIT_MS).is_some() {
+        p.note(unread.hint().lines().join("; "));
     }
     p
 }

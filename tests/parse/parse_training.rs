@@ -255,9 +255,20 @@ fn free_text_gets_a_note_not_unknown_lines() {
     let p = parse_text("hello\nSaving checkpoint at step 5\n\n", "n", "l");
     assert!(p.samples.is_empty());
     assert_eq!(p.unknown_lines, 0);
-    assert_eq!(
-        p.notes,
-        vec!["no training progress lines recognised".to_string()]
+    assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    let n = &p.notes[0];
+    assert!(
+        n.starts_with("no training step recognised in 2 lines"),
+        "{n}"
+    );
+    // The line most like progress, and a format_regex that reads it.
+    assert!(
+        n.contains("a line of it: Saving checkpoint at step 5"),
+        "{n}"
+    );
+    assert!(
+        n.contains(r"format_regex = 'step\s*(?P<iteration>\d+)'"),
+        "{n}"
     );
 }
 

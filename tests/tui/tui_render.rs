@@ -1081,3 +1081,77 @@ fn hostile_text_is_shown_escaped_where_it_is_drawn() {
     let s = screen(&lab.app);
     assert!(s.contains(r"refused\x07\u{200b} by peer"), "{s}");
 }
+
+/// A followed log in a format rocetop does not know: after a few hundred lines without a step the
+/// Log tab says so above the lines, with the line most like progress (escaped) and a
+/// `format_regex` built from it; a log whose steps are read never shows it.
+#[test]
+fn a_log_without_steps_says_so_and_names_format_regex() {
+    let mut lab = Lab::new();
+    lab.follow_log = false;
+    let src = lab.id("log ubunturdma1:~/training.log");
+    let mut lines: Vec<String> = (0..299).map(|i| format!("worker heartbeat {i}")).collect();
+    lines.insert(100, "[trn] it#41 lossval=2.5000 t=150ms\u{7}".into());
+    let now = lab.now();
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: lines[..200].to_vec(),
+        },
+        now,
+    );
+    on_tab(&mut lab, Tab::Log);
+    let s = screen(&lab.app);
+    assert!(
+        !s.contains("no training step"),
+        "not yet at 200 lines:\n{s}"
+    );
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: lines[200..].to_vec(),
+        },
+        now,
+    );
+    let s = screen(&lab.app);
+    assert!(
+        s.contains("no training step recognised in 300 lines"),
+        "{s}"
+    );
+    assert!(
+        s.contains(r"a line of it: [trn] it#41 lossval=2.5000 t=150ms\x07"),
+        "escaped:\n{s}"
+    );
+    assert!(
+        s.contains(r"format_regex = 'it\#(?P<iteration>\d+).*?lossval=(?P<loss>"),
+        "{s}"
+    );
+    // The lines are still there below it.
+    assert!(s.contains("worker heartbeat 298"), "{s}");
+
+    // A minute of a few lines is enough too; a read step ends it.
+    let mut lab = Lab::new();
+    lab.follow_log = false;
+    let src = lab.id("log ubunturdma1:~/training.log");
+    let at = lab.now();
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: vec!["epoch done".into()],
+        },
+        at,
+    );
+    lab.app.update(Event::Tick, at + 59_000);
+    assert!(lab.app.log.hint.is_none());
+    lab.app.update(Event::Tick, at + 60_000);
+    assert!(lab.app.log.hint.is_some());
+    let parsed = rocetop::parse::training::parse_text(
+        "iteration 5 loss 2.0",
+        "ubunturdma1",
+        "~/training.log",
+    );
+    lab.collected(src, at + 61_000, parsed, None);
+    assert!(lab.app.log.hint.is_none(), "a step was read");
+    on_tab(&mut lab, Tab::Log);
+    assert!(!screen(&lab.app).contains("no training step"));
+}
