@@ -1155,3 +1155,70 @@ fn a_log_without_steps_says_so_and_names_format_regex() {
     on_tab(&mut lab, Tab::Log);
     assert!(!screen(&lab.app).contains("no training step"));
 }
+
+/// Fleet mode: the GPU series a fleet Prometheus gives from dcgm-exporter (mapped by the same
+/// code a poll uses) fill the Overview's GPU columns for every fleet node, as a node dump's do:
+/// node gpu-a's two GPUs at 90 and 70 % read 80 (mean) and 70 (least); gpu-b's idle one reads 0.
+#[test]
+fn fleet_nodes_get_the_gpu_columns_from_dcgm_exporter() {
+    let cfg = rocetop::config::Config::from_str(
+        "[[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:9090\"\n",
+        "fleet.toml",
+        None,
+    )
+    .expect("config");
+    let mut store = rocetop::metrics::Store::new(600_000, 100);
+    let src = store.add_source("fleet", 1000);
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let mut app = App::new(cfg, store, theme, feed::T0);
+    let item = |name: &str, node: &str, gpu: &str, v: &str| {
+        format!(
+            r#"{{"metric":{{"__name__":"{name}","gpu":"{gpu}","UUID":"GPU-{node}-{gpu}","modelName":"NVIDIA H100 80GB HBM3","instance":"{node}:9400"}},"value":[1700000000,"{v}"]}}"#
+        )
+    };
+    let items = [
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-a", "0", "90"),
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-a", "1", "70"),
+        item("DCGM_FI_DEV_POWER_USAGE", "gpu-a", "0", "512.5"),
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-b", "0", "0"),
+    ];
+    let text = format!(
+        "# query dcgm-exporter\n{{\"status\":\"success\",\"data\":{{\"resultType\":\"vector\",\"result\":[{}]}}}}\n",
+        items.join(",")
+    );
+    let parsed = rocetop::parse::prom_api::parse(&text);
+    assert!(parsed.notes.is_empty(), "{:?}", parsed.notes);
+    for i in 0..2 {
+        let at = feed::T0 + i * 1000;
+        app.update(
+            Event::Collected(rocetop::collect::poll::Collected {
+                source: src,
+                at,
+                parsed: parsed.clone(),
+                raw: None,
+                error: None,
+                history: Default::default(),
+            }),
+            at,
+        );
+        app.update(Event::Tick, at);
+    }
+    let s = screen(&app);
+    let row = |node: &str| {
+        s.lines()
+            .find(|l| l.contains(node))
+            .unwrap_or_else(|| panic!("a row for {node}:\n{s}"))
+            .to_string()
+    };
+    assert!(s.contains("GPU"), "the GPU columns:\n{s}");
+    let a = row("gpu-a");
+    assert!(
+        a.contains(" 80.0% ") && a.contains(" 70.0% "),
+        "mean 80, least 70: {a:?}\n{s}"
+    );
+    let b = row("gpu-b");
+    assert!(
+        b.contains("    0%      0% "),
+        "an idle GPU reads 0: {b:?}\n{s}"
+    );
+}
