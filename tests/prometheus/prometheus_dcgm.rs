@@ -1,6 +1,6 @@
 //! Fleet mode over dcgm-exporter: the real Debian Prometheus scrapes two static `/metrics` texts
 //! on loopback (127.0.0.1 and 127.0.0.2, one node each) in dcgm-exporter's real output format
-//! (tests/fixtures/gpu/dcgm-exporter-metrics_*: gpu-operator's exporter on an NVIDIA L4), and
+//! (tests/fixtures/gpu/dcgm-exporter_*.metrics: gpu-operator's exporter on an NVIDIA L4), and
 //! rocetop's `[[prometheus]]` source reads the GPU series back as the node dump names them
 //! (`rocetop_gpu_*{node,gpu}`), so the Overview's GPU columns read every node alike.
 
@@ -15,7 +15,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 const FIXTURE: &str = include_str!(
-    "../fixtures/gpu/dcgm-exporter-metrics_1gpu-l4_driver-580.105.08_gpu-operator-e2e-log.txt"
+    "../fixtures/gpu/dcgm-exporter_1gpu-l4_driver-580.105.08_gpu-operator-e2e-log.metrics"
 );
 
 /// Serve `body` as `/metrics` on `ip`, on a free port, until the test process ends.
