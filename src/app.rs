@@ -179,6 +179,11 @@ pub struct LogView {
     pub scroll: usize,
     /// Lines ever received (shown as "N lines").
     pub received: u64,
+    /// The log until its first training step: what to say if none comes.
+    pub unread: crate::parse::training::hint::Unread,
+    /// No step after a few hundred lines or a minute: the Log tab says so, with a line of the
+    /// log and a `format_regex` built from it.
+    pub hint: Option<crate::parse::training::hint::Hint>,
 }
 
 pub struct App {
@@ -491,6 +496,7 @@ impl App {
             }
             Event::Collected(c) if self.rewinding.is_some() => {
                 self.push_log(log_lines(&c));
+                self.saw_steps(&c);
                 self.take_poll(&c, false);
                 true
             }
@@ -500,6 +506,7 @@ impl App {
             }
             Event::Collected(c) => {
                 self.push_log(log_lines(&c));
+                self.saw_steps(&c);
                 let was_up = self.live().source(c.source).and_then(|h| h.up);
                 self.take_poll(&c, true);
                 // Evaluated before the next frame that shows this poll (Event::Frame); a source
@@ -536,6 +543,10 @@ impl App {
             }
             Event::Tick => {
                 self.resolve_jump();
+                // A minute without a step says so even when no line came since.
+                let hint = self.log.unread.due(self.now);
+                let hinted = hint.is_some() != self.log.hint.is_some();
+                self.log.hint = hint;
                 if self.rewinding.is_some() {
                     return false;
                 }
@@ -545,7 +556,7 @@ impl App {
                 }
                 // The frames after polls evaluate (Event::Frame); the tick moves the windows on
                 // when none did within the last second (every source down or slow).
-                let changed = self.maybe_reprove() | self.maybe_eval_alerts();
+                let changed = self.maybe_reprove() | self.maybe_eval_alerts() | hinted;
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
                     || self
@@ -565,6 +576,7 @@ impl App {
     fn push_log(&mut self, lines: Vec<String>) {
         for l in lines {
             self.log.received += 1;
+            self.log.unread.line(&l, self.now);
             self.log.lines.push_back(l);
             if self.log.lines.len() > LOG_KEEP {
                 self.log.lines.pop_front();
@@ -574,6 +586,27 @@ impl App {
                 self.log.scroll = (self.log.scroll + 1).min(self.log.lines.len());
             }
         }
+        self.log.hint = self.log.unread.due(self.now);
+    }
+
+    /// A poll that read a training step: the log is understood (no hint, none to come).
+    fn saw_steps(&mut self, c: &Collected) {
+        use crate::metrics::names;
+        let step = [
+            names::TRAIN_ITERATION,
+            names::TRAIN_LOSS,
+            names::TRAIN_STEP_SECONDS,
+            names::TRAIN_ALLREDUCE_SECONDS,
+            names::TRAIN_SAMPLES_PER_SECOND,
+        ];
+        if c.parsed
+            .samples
+            .iter()
+            .any(|s| step.contains(&s.key.name.as_str()))
+        {
+            self.log.unread.stepped();
+        }
+        self.log.hint = self.log.unread.due(self.now);
     }
 
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,

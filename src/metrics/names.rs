@@ -124,6 +124,10 @@ pub const GPU_ECC_UNCORRECTED: &str = "rocetop_gpu_ecc_uncorrected_errors_total"
 pub const GPU_NIC_PATH: &str = "rocetop_gpu_nic_path_info";
 /// The NUMA node a GPU is attached to (`topo -m` NUMA Affinity).
 pub const GPU_NUMA_NODE: &str = "rocetop_gpu_numa_node";
+/// The last XID error the driver reported for the GPU (`DCGM_FI_DEV_XID_ERRORS`: a code, 0 for none).
+pub const GPU_LAST_XID: &str = "rocetop_gpu_last_xid";
+/// Fraction (0..1) of cycles the tensor pipe was active (`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`).
+pub const GPU_TENSOR_ACTIVE_RATIO: &str = "rocetop_gpu_tensor_active_ratio";
 
 // ping
 pub const PING_RTT_SECONDS: &str = "rocetop_ping_rtt_seconds";

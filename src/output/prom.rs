@@ -135,6 +135,14 @@ pub(crate) fn help(name: &str) -> String {
             "The NUMA node a GPU is attached to",
         ),
         (
+            "rocetop_gpu_last_xid",
+            "The last XID error code the driver reported for the GPU (0: none)",
+        ),
+        (
+            "rocetop_gpu_tensor_active_ratio",
+            "Fraction of cycles the GPU's tensor pipe was active (0..1)",
+        ),
+        (
             "rocetop_source_up",
             "Whether the source's last poll succeeded",
         ),

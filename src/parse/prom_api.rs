@@ -20,7 +20,9 @@
 //! (`node_infiniband_*_total{device,port}`) and ethtool collector (`node_ethtool_received_prio3_pause`
 //! {device=netdev}, no `_total`), yuuki/rdma_exporter (`rdma_<hw_counter>_total{device,port}`,
 //! `rdma_roce_pfc_pause_frames_total{device,port,netdev,direction,priority}`, durations in µs),
-//! and rocetop's own export (`rocetop_rdma_*`, `rocetop_nic_pfc_*`, labels already ours).
+//! rocetop's own export (`rocetop_rdma_*`, `rocetop_nic_pfc_*`, labels already ours), and NVIDIA
+//! dcgm-exporter (`DCGM_FI_DEV_GPU_UTIL{gpu,...}` and three more: gauges, kept as read, under the
+//! node dump's GPU names).
 
 use crate::metrics::names::{self, rdma_counter};
 use crate::metrics::{History, LabelName, Parsed, Sample, SeriesKey, Value};
@@ -41,14 +43,16 @@ pub enum Profile {
     NodeInfiniband,
     NodeEthtool,
     RdmaExporter,
+    Dcgm,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 4] = [
+    pub const ALL: [Profile; 5] = [
         Profile::Rocetop,
         Profile::NodeInfiniband,
         Profile::NodeEthtool,
         Profile::RdmaExporter,
+        Profile::Dcgm,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Profile {
             Profile::NodeInfiniband => "node_exporter infiniband",
             Profile::NodeEthtool => "node_exporter ethtool",
             Profile::RdmaExporter => "rdma_exporter",
+            Profile::Dcgm => "dcgm-exporter",
         }
     }
 
@@ -70,6 +75,8 @@ impl Profile {
             Some(Profile::NodeEthtool)
         } else if metric.starts_with("rdma_") {
             Some(Profile::RdmaExporter)
+        } else if metric.starts_with("DCGM_FI_") {
+            Some(Profile::Dcgm)
         } else {
             None
         }
@@ -88,13 +95,16 @@ impl Profile {
             Profile::RdmaExporter => {
                 r#"__name__=~"rdma_(np_ecn_marked_roce_packets|np_cnp_sent|rp_cnp_handled|rp_cnp_ignored|out_of_sequence|packet_seq_err|local_ack_timeout_err|roce_pfc_pause_frames|roce_pfc_pause_duration)_total""#
             }
+            Profile::Dcgm => {
+                r#"__name__=~"DCGM_FI_DEV_(GPU_UTIL|POWER_USAGE|XID_ERRORS)|DCGM_FI_PROF_PIPE_TENSOR_ACTIVE""#
+            }
         }
     }
 }
 
 /// The detection query's selector: every family any profile could give.
 pub const DETECT_SELECTOR: &str =
-    r#"__name__=~"node_infiniband_.*|node_ethtool_.*|rdma_.*|rocetop_.*""#;
+    r#"__name__=~"node_infiniband_.*|node_ethtool_.*|rdma_.*|rocetop_.*|DCGM_FI_.*""#;
 
 /// What to enable when a server holds none of the profiles.
 pub const NOTHING_TO_READ: &str = "this Prometheus holds no RDMA counters rocetop reads: enable node_exporter's \
@@ -536,6 +546,8 @@ struct Mine {
     key: SeriesKey,
     scale: f64,
     micros: bool,
+    /// A level (dcgm-exporter's GPU gauges), not a count: kept as read.
+    gauge: bool,
 }
 
 impl Mine {
@@ -543,6 +555,12 @@ impl Mine {
     fn value(&self, raw: &str) -> Result<Value, Refusal> {
         // 2^64: the first value no u64 holds (`as u64` would saturate it to u64::MAX).
         const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
+        if self.gauge {
+            return match raw.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(Value::Gauge(v * self.scale)),
+                _ => Err(Refusal::NotACount),
+            };
+        }
         let v = match raw.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => (v * self.scale).round(),
             _ => return Err(Refusal::NotACount),
@@ -596,6 +614,7 @@ fn series(m: &Labels, h: &Header) -> Result<Mine, Mapped> {
     l.extend(labels);
     Ok(Mine {
         micros: is_pause_duration(&metric),
+        gauge: metric.starts_with("rocetop_gpu_"),
         key: SeriesKey::new(metric, &l),
         scale,
     })
@@ -618,6 +637,18 @@ fn target<'a>(name: &'a str, m: &'a Labels) -> Option<Target<'a>> {
             1.0,
         ))
     };
+    // dcgm-exporter: one series per GPU, `gpu` its index as nvidia-smi numbers it (the same
+    // label the node dump gives), so the Overview's GPU columns read both alike.
+    if name.starts_with("DCGM_FI_") {
+        let metric = match name {
+            "DCGM_FI_DEV_GPU_UTIL" => names::GPU_UTILIZATION_PERCENT,
+            "DCGM_FI_DEV_POWER_USAGE" => names::GPU_POWER_WATTS,
+            "DCGM_FI_DEV_XID_ERRORS" => names::GPU_LAST_XID,
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE" => names::GPU_TENSOR_ACTIVE_RATIO,
+            _ => return None,
+        };
+        return Some((metric.to_string(), vec![("gpu", get("gpu")?)], 1.0));
+    }
     if let Some(rest) = name.strip_prefix("node_infiniband_") {
         let hw = match rest {
             "np_ecn_marked_roce_packets_received_total" => "np_ecn_marked_roce_packets",

@@ -16,6 +16,7 @@
 
 mod custom;
 mod highlight;
+pub mod hint;
 mod kv;
 mod nccl;
 pub mod nccl_net;
@@ -483,6 +484,11 @@ impl LineParser {
 /// (`120.5step: 11`). An evaluation's line cut through what makes it one (`..., val` and
 /// ` loss 91.5`) is joined whatever its halves read.
 fn joins(held: &str, next: &str) -> bool {
+    // A log dict that closes (`{'loss': ..., 'epoch': 0.5}`) is whole: what follows is a line.
+    let t = held.trim();
+    if t.starts_with('{') && t.ends_with('}') {
+        return false;
+    }
     let joined = format!("{held}{next}");
     // Cut inside a word, the rest's first word is a fragment (`nll_` and `loss 1.2`): what it
     // would read alone is no field of the line's.
@@ -498,14 +504,42 @@ fn joins(held: &str, next: &str) -> bool {
     };
     let (a, b, j) = (kv::weight(held), kv::weight(next), kv::weight(&joined));
     let apart = a.fields + kv::weight(rest).fields;
-    let evaluation_across = j.evaluation && !a.evaluation && !b.evaluation;
+    // (`step 10010: train loss 90.5,` and ` val loss 91.5`: the rest alone reads as an
+    // evaluation too, and the held piece is no whole step.)
+    let evaluation_across = j.evaluation && !a.evaluation && (!b.evaluation || a.whole == 0);
     // A training line after an evaluation's (or the other way round) would be lost in it.
-    let own_evaluation = (b.evaluation && !a.evaluation)
+    let own_evaluation = (b.evaluation && !a.evaluation && a.whole > 0)
         || (j.evaluation && !b.evaluation && b.steps > 0 && !mid_word);
     // Two lines that each are a record, glued into two records, are two lines.
     let two_records = a.records > 0 && b.records > 0 && j.records > 1;
-    evaluation_across
+    // The rest of an evaluation's line (`Epoch(val) [1][` and `10017/50]  eta: ...`, then `time:
+    // 0.01  loss: 90.5`) reads as fields of a step when read apart: it goes on with the
+    // evaluation unless it starts a line, starts as the held line did (the next line of the same
+    // kind), or is a whole step of its own (a position and a measurement).
+    let same_start = held.chars().take(4).eq(next.chars().take(4));
+    // `eta: 0:` and `00:02`: a time cut after its separator is no time starting a line.
+    let mut tail = held.chars().rev();
+    let cut_in_a_number = matches!(tail.next(), Some(':' | '/' | '-' | '.' | ','))
+        && tail.next().is_some_and(|c| c.is_ascii_digit())
+        && next.starts_with(|c: char| c.is_ascii_digit());
+    // `...91.5000` and `| epoch 001 | ...`: a table row's start after a whole word is a line.
+    let starts_a_row = held.ends_with(|c: char| !c.is_whitespace()) && next.starts_with("| ");
+    let evaluation_goes_on = a.evaluation
+        && !b.evaluation
+        && !starts_a_row
+        && (!starts_a_line || cut_in_a_number)
+        && !same_start
+        && b.whole == 0;
+    // `...val loss 91.5000` and `Step 17 | loss:0.5`: a word right after an evaluation's last
+    // number that starts a whole step is that step's line, not a word cut in two.
+    let step_after_evaluation = a.evaluation
+        && b.whole > 0
+        && held.ends_with(|c: char| c.is_ascii_digit())
+        && next.starts_with(|c: char| c.is_alphabetic());
+    !step_after_evaluation && evaluation_across
+        || evaluation_goes_on
         || (j.fields >= apart
+            && !step_after_evaluation
             && !own_evaluation
             && !two_records
             && (j.fields > apart || !starts_a_line))
@@ -533,7 +567,8 @@ fn looks_binary(line: &str) -> bool {
 
 /// Parse a whole captured training log (`rocetop parse training-log`): every record becomes gauges
 /// labelled {node, log} and `rank` where printed. A training log is mostly free text, so nothing is
-/// counted as unknown; a note says when no progress line was recognised at all.
+/// counted as unknown; when no step was read, a note says so with a line of the text and a
+/// `format_regex` that would read it ([`hint`]).
 pub fn parse_text(text: &str, node: &str, log: &str) -> Parsed {
     parse_text_with(text, node, log, Vec::new())
 }
@@ -543,24 +578,32 @@ pub fn parse_text_with(text: &str, node: &str, log: &str, custom: Vec<CustomForm
     let mut p = Parsed::default();
     let mut parser = LineParser::new(custom);
     parser.prescan(text);
-    let mut records = 0usize;
+    let mut unread = hint::Unread::default();
     for line in text.lines() {
+        unread.line(line, 0);
         let out = parser.feed(line);
+        // A capture of NCCL's own lines is read for what it is, not a log without steps.
+        if !out.records.is_empty() || !out.nccl.is_empty() {
+            unread.stepped();
+        }
         for rec in out.records {
-            records += 1;
             p.samples.extend(record_samples(&rec, node, log));
         }
         for t in &out.nccl {
-            records += 1;
             p.samples.push(transport_sample(t, node, log));
         }
     }
-    for rec in parser.flush() {
-        records += 1;
+    let last = parser.flush();
+    if !last.is_empty() {
+        unread.stepped();
+    }
+    for rec in last {
         p.samples.extend(record_samples(&rec, node, log));
     }
-    if records == 0 {
-        p.note("no training progress lines recognised");
+    // The whole text is read: what the Log tab says of a followed log after a few hundred
+    // lines, said here at once.
+    if unread.due(hint::WAIT_MS).is_some() {
+        p.note(unread.hint().lines().join("; "));
     }
     p
 }

@@ -79,6 +79,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         };
         out.push(Line::from(Span::styled(why, app.theme.dim)));
     } else {
+        // A log no step was read from says so above its lines: a line of it and the setting
+        // that would read it (remote text, escaped as every line is).
+        if let Some(hint) = &app.log().hint {
+            for l in hint.lines() {
+                out.push(Line::from(Span::styled(
+                    crate::safe::line(&l).into_owned(),
+                    app.theme.warn,
+                )));
+            }
+        }
+        let bh = bh.saturating_sub(out.len());
         let end = lines
             .len()
             .saturating_sub(app.log().scroll.min(lines.len()));

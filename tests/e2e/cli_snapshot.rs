@@ -196,3 +196,41 @@ fn parse_counts_what_it_does_not_understand() {
     assert!(err.contains("first line: \"this is not\""), "{err}");
     assert!(err.contains("2 lines not understood"), "{err}");
 }
+
+/// A log in a format rocetop does not know: `parse training-log` says no step was read, shows the
+/// line most like progress (escaped: a BEL in it arrives as `\x07`) and a `format_regex` built
+/// from it, which, set in the config, reads that line's step.
+#[test]
+fn parse_training_log_hints_a_format_regex_for_a_log_it_cannot_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("train.log");
+    std::fs::write(
+        &p,
+        "booting trainer\n[trn] it#41 lossval=2.5000 t=150ms \u{7}\n[trn] it#42 lossval=2.4900 t=151ms \u{7}\nbye\n",
+    )
+    .expect("write");
+    let (code, out, err) = rocetop(&["parse", "training-log", p.to_str().expect("path")]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("no training step recognised in 4 lines"),
+        "{err}"
+    );
+    assert!(
+        err.contains(r"a line of it: [trn] it#41 lossval=2.5000 t=150ms \x07"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{7}'), "no raw control byte: {err:?}");
+    let re = err
+        .split("format_regex = '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or_else(|| panic!("a format_regex example: {err}"));
+    let f = rocetop::parse::training::CustomFormat::new("format_regex", re)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut parser = rocetop::parse::training::LineParser::new(vec![f]);
+    let recs = parser.feed("[trn] it#43 lossval=2.4800 t=152ms").records;
+    assert_eq!(recs.len(), 1, "{re}");
+    assert_eq!(recs[0].iteration, Some(43));
+    assert_eq!(recs[0].loss, Some(2.48));
+    assert_eq!(recs[0].step_seconds, Some(0.152));
+}

@@ -83,6 +83,8 @@ fn not_a_capture(rel: &str) -> Option<&'static str> {
         Some("an expected output")
     } else if name.ends_with(".ttar") {
         Some("a sysfs tree (tests/parse/parse_host.rs unpacks it)")
+    } else if name.ends_with(".metrics") {
+        Some("an exporter's /metrics text (a test serves it to a real Prometheus)")
     } else {
         None
     }

@@ -12,6 +12,7 @@ mod sshd;
 
 mod export;
 mod focus_ssh;
+mod prometheus_dcgm;
 mod prometheus_faults;
 mod prometheus_fleet;
 mod prometheus_live;

@@ -213,3 +213,92 @@ async fn a_hung_driver_times_out_and_the_rest_of_the_dump_arrives() {
             .any(|n| n.contains("did not answer"))
     );
 }
+
+/// `rocetop check` (the real binary) against a loopback sshd serving two GPU nodes: their
+/// `nvidia-smi topo -m` is a real 16-GPU capture (mlx5_0/mlx5_1 PIX/PXB to GPU0-3, mlx5_4..9 on
+/// the other socket, SYS), their NCCL_DEBUG=INFO lines come from followed logs. g1's NCCL uses
+/// mlx5_5 (SYS) while GPU0 has mlx5_0 (PIX): flagged per GPU with the NIC to list in
+/// NCCL_IB_HCA; g2's NCCL runs over sockets (`via NET/Socket`): flagged too.
+#[test]
+fn check_flags_a_cross_socket_nccl_nic_and_nccl_over_sockets() {
+    let topo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gpu/nvidia-smi-topo-m_16gpu-10nic_mlx5-columns_nccl-tests-issue78_excerpt.txt"
+    );
+    let bin = fake_nvidia_smi(&format!(
+        "case \"$1\" in --query-gpu=*) cat <<'EOF'\n{CSV}\nEOF\n;; topo) exec cat {topo} ;; *) echo \"bad args $*\"; exit 2;; esac"
+    ));
+    let s = sshd_with_path(Some(bin.path()));
+    let kh = s.path("known_hosts_gpu_check");
+    s.trust(&kh, "ed25519");
+    let dir = tempfile::tempdir().expect("root");
+    let mut text = format!(
+        "[ssh]\nknown_hosts = \"{}\"\nssh_config = \"{}\"\nconnect_timeout = \"5s\"\ncommand_timeout = \"10s\"\n",
+        kh.display(),
+        kh.with_file_name("no_ssh_config").display(),
+    );
+    let logs = [
+        (
+            "g1",
+            "g1:2291:2291 [0] NCCL INFO NET/IB : Using [0]mlx5_5:1/RoCE ; OOB eth0:10.0.0.1<0>\n\
+             g1:2291:2310 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0\n",
+        ),
+        (
+            "g2",
+            "g2:3301:3301 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n\
+             g2:3301:3320 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [send] via NET/Socket/0\n",
+        ),
+    ];
+    for (name, log) in logs {
+        let root = dir.path().join(name);
+        tree(&root);
+        let log_path = dir.path().join(format!("{name}.log"));
+        std::fs::write(&log_path, log).expect("log");
+        text.push_str(&format!(
+            "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{}\"\nidentity_file = \"{}\"\nsysfs_root = \"{}\"\n\
+             [[log]]\nnode = \"{name}\"\npath = \"{}\"\n",
+            s.port,
+            sshd::current_user(),
+            s.client_key.display(),
+            root.display(),
+            log_path.display()
+        ));
+    }
+    let cfg = dir.path().join("rocetop.toml");
+    std::fs::write(&cfg, text).expect("config");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rocetop"))
+        .args(["check", "--config"])
+        .arg(&cfg)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("run rocetop check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let all = format!(
+        "{stdout}\n--- stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let section = stdout
+        .split("GPU <-> NIC affinity:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("an affinity section:\n{all}"));
+    assert!(
+        section.contains("g1 GPU0: nearest NIC mlx5_0 (PIX); NCCL uses mlx5_5 (SYS)"),
+        "{all}"
+    );
+    assert!(
+        section.contains(
+            "g1 GPU0: NCCL's NIC mlx5_5 is SYS from it (the other socket) while mlx5_0 is PIX: list mlx5_0 in NCCL_IB_HCA"
+        ),
+        "{all}"
+    );
+    // GPU2's PIX NIC is mlx5_1: the finding names the NIC near each GPU.
+    assert!(section.contains("while mlx5_1 is PIX"), "{all}");
+    assert!(
+        section.contains("g2: NCCL runs over sockets (eth0) although topo -m shows RDMA NICs"),
+        "{all}"
+    );
+    assert!(
+        section.contains("g2 GPU0: nearest NIC mlx5_0 (PIX); NCCL uses sockets"),
+        "{all}"
+    );
+}

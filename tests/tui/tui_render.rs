@@ -1124,3 +1124,144 @@ fn rc_resends_show_in_their_own_column_not_as_loss() {
         "TCP resends are not measured: {tcp}"
     );
 }
+
+/// A followed log in a format rocetop does not know: after a few hundred lines without a step the
+/// Log tab says so above the lines, with the line most like progress (escaped) and a
+/// `format_regex` built from it; a log whose steps are read never shows it.
+#[test]
+fn a_log_without_steps_says_so_and_names_format_regex() {
+    let mut lab = Lab::new();
+    lab.follow_log = false;
+    let src = lab.id("log ubunturdma1:~/training.log");
+    let mut lines: Vec<String> = (0..299).map(|i| format!("worker heartbeat {i}")).collect();
+    lines.insert(100, "[trn] it#41 lossval=2.5000 t=150ms\u{7}".into());
+    let now = lab.now();
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: lines[..200].to_vec(),
+        },
+        now,
+    );
+    on_tab(&mut lab, Tab::Log);
+    let s = screen(&lab.app);
+    assert!(
+        !s.contains("no training step"),
+        "not yet at 200 lines:\n{s}"
+    );
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: lines[200..].to_vec(),
+        },
+        now,
+    );
+    let s = screen(&lab.app);
+    assert!(
+        s.contains("no training step recognised in 300 lines"),
+        "{s}"
+    );
+    assert!(
+        s.contains(r"a line of it: [trn] it#41 lossval=2.5000 t=150ms\x07"),
+        "escaped:\n{s}"
+    );
+    assert!(
+        s.contains(r"format_regex = 'it\#(?P<iteration>\d+).*?lossval=(?P<loss>"),
+        "{s}"
+    );
+    // The lines are still there below it.
+    assert!(s.contains("worker heartbeat 298"), "{s}");
+
+    // A minute of a few lines is enough too; a read step ends it.
+    let mut lab = Lab::new();
+    lab.follow_log = false;
+    let src = lab.id("log ubunturdma1:~/training.log");
+    let at = lab.now();
+    lab.app.update(
+        Event::LogLines {
+            source: src,
+            lines: vec!["epoch done".into()],
+        },
+        at,
+    );
+    lab.app.update(Event::Tick, at + 59_000);
+    assert!(lab.app.log().hint.is_none());
+    lab.app.update(Event::Tick, at + 60_000);
+    assert!(lab.app.log().hint.is_some());
+    let parsed = rocetop::parse::training::parse_text(
+        "iteration 5 loss 2.0",
+        "ubunturdma1",
+        "~/training.log",
+    );
+    lab.collected(src, at + 61_000, parsed, None);
+    assert!(lab.app.log().hint.is_none(), "a step was read");
+    on_tab(&mut lab, Tab::Log);
+    assert!(!screen(&lab.app).contains("no training step"));
+}
+
+/// Fleet mode: the GPU series a fleet Prometheus gives from dcgm-exporter (mapped by the same
+/// code a poll uses) fill the Overview's GPU columns for every fleet node, as a node dump's do:
+/// node gpu-a's two GPUs at 90 and 70 % read 80 (mean) and 70 (least); gpu-b's idle one reads 0.
+#[test]
+fn fleet_nodes_get_the_gpu_columns_from_dcgm_exporter() {
+    let cfg = rocetop::config::Config::from_str(
+        "[[prometheus]]\nname = \"fleet\"\nurl = \"http://127.0.0.1:9090\"\n",
+        "fleet.toml",
+        None,
+    )
+    .expect("config");
+    let mut store = rocetop::metrics::Store::new(600_000, 100);
+    let src = store.add_source("fleet", 1000);
+    let theme = rocetop::theme::Theme::named("dark").expect("theme");
+    let mut app = App::new(cfg, store, theme, feed::T0);
+    let item = |name: &str, node: &str, gpu: &str, v: &str| {
+        format!(
+            r#"{{"metric":{{"__name__":"{name}","gpu":"{gpu}","UUID":"GPU-{node}-{gpu}","modelName":"NVIDIA H100 80GB HBM3","instance":"{node}:9400"}},"value":[1700000000,"{v}"]}}"#
+        )
+    };
+    let items = [
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-a", "0", "90"),
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-a", "1", "70"),
+        item("DCGM_FI_DEV_POWER_USAGE", "gpu-a", "0", "512.5"),
+        item("DCGM_FI_DEV_GPU_UTIL", "gpu-b", "0", "0"),
+    ];
+    let text = format!(
+        "# query dcgm-exporter\n{{\"status\":\"success\",\"data\":{{\"resultType\":\"vector\",\"result\":[{}]}}}}\n",
+        items.join(",")
+    );
+    let parsed = rocetop::parse::prom_api::parse(&text);
+    assert!(parsed.notes.is_empty(), "{:?}", parsed.notes);
+    for i in 0..2 {
+        let at = feed::T0 + i * 1000;
+        app.update(
+            Event::Collected(rocetop::collect::poll::Collected {
+                source: src,
+                at,
+                parsed: parsed.clone(),
+                raw: None,
+                error: None,
+                history: Default::default(),
+            }),
+            at,
+        );
+        app.update(Event::Tick, at);
+    }
+    let s = screen(&app);
+    let row = |node: &str| {
+        s.lines()
+            .find(|l| l.contains(node))
+            .unwrap_or_else(|| panic!("a row for {node}:\n{s}"))
+            .to_string()
+    };
+    assert!(s.contains("GPU"), "the GPU columns:\n{s}");
+    let a = row("gpu-a");
+    assert!(
+        a.contains(" 80.0% ") && a.contains(" 70.0% "),
+        "mean 80, least 70: {a:?}\n{s}"
+    );
+    let b = row("gpu-b");
+    assert!(
+        b.contains("    0%      0% "),
+        "an idle GPU reads 0: {b:?}\n{s}"
+    );
+}

@@ -418,3 +418,41 @@ fn points_outside_the_time_asked_are_refused_and_said() {
     assert!(h.is_empty());
     assert!(notes[0].starts_with("4 history points outside the range asked (no range given)"));
 }
+
+#[test]
+fn dcgm_exporter_gpus_are_gauges_under_the_node_dumps_names() {
+    let text = format!(
+        "# query dcgm\n{}\n",
+        vector(
+            r#"{"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"3","UUID":"GPU-x","modelName":"NVIDIA L4","Hostname":"h","rocetop_node":"gpu1"},"value":[1,"0"]},
+               {"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"3","rocetop_node":"gpu1"},"value":[1,"16.365000"]},
+               {"metric":{"__name__":"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE","gpu":"3","rocetop_node":"gpu1"},"value":[1,"0.420000"]},
+               {"metric":{"__name__":"DCGM_FI_DEV_XID_ERRORS","gpu":"3","rocetop_node":"gpu1"},"value":[1,"NaN"]},
+               {"metric":{"__name__":"DCGM_FI_DEV_SM_CLOCK","gpu":"3","rocetop_node":"gpu1"},"value":[1,"210"]}"#
+        )
+    );
+    let p = parse(&text);
+    let at = [("gpu", "3"), ("node", "gpu1")];
+    assert_eq!(
+        p.find(names::GPU_UTILIZATION_PERCENT, &at),
+        Some(Value::Gauge(0.0)),
+        "an idle GPU reads 0 %, a value"
+    );
+    assert_eq!(
+        p.find(names::GPU_POWER_WATTS, &at),
+        Some(Value::Gauge(16.365))
+    );
+    assert_eq!(
+        p.find(names::GPU_TENSOR_ACTIVE_RATIO, &at),
+        Some(Value::Gauge(0.42))
+    );
+    assert_eq!(p.find(names::GPU_LAST_XID, &at), None, "NaN is missing");
+    assert!(
+        p.notes.iter().any(|n| n.contains("1 samples refused")),
+        "{:?}",
+        p.notes
+    );
+    // A field rocetop does not read is counted as not understood, never invented.
+    assert_eq!(p.unknown_lines, 1);
+    assert_eq!(Profile::of("DCGM_FI_DEV_GPU_UTIL"), Some(Profile::Dcgm));
+}

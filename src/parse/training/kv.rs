@@ -161,6 +161,8 @@ pub(super) struct Weight {
     pub records: usize,
     /// Records with a measurement (not only a position).
     pub steps: usize,
+    /// Records with both a position and a measurement: a whole step, as a line of its own prints it.
+    pub whole: usize,
     pub evaluation: bool,
 }
 
@@ -170,6 +172,11 @@ pub(super) fn weight(body: &str) -> Weight {
         evaluation: r.evaluation,
         records: r.groups.len(),
         steps: r.groups.iter().filter(|g| g.rec.has_progress()).count(),
+        whole: r
+            .groups
+            .iter()
+            .filter(|g| g.rec.has_progress() && g.rec.iteration.is_some())
+            .count(),
         fields: Pairs::new(body).filter(|p| map(p).is_some()).count()
             + usize::from(progress::read(body).is_some()),
     }

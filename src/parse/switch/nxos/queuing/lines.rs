@@ -70,9 +70,10 @@ pub(super) fn config_row(toks: &[&str]) -> bool {
 pub(super) fn echoed_interface(t: &str) -> Option<String> {
     let cmd = t.split('|').next()?;
     let toks: Vec<&str> = cmd.split_whitespace().collect();
-    let i = toks
-        .iter()
-        .position(|w| w.eq_ignore_ascii_case("interface"))?;
+    // `interface` as typed: `int`, `inter`, `interface` (the CLI takes any unique prefix).
+    let i = toks.iter().position(|w| {
+        w.len() >= 3 && w.len() <= 9 && "interface".starts_with(&*w.to_ascii_lowercase())
+    })?;
     let rest = toks.get(i + 1..)?;
     let name = match rest {
         [n] => (*n).to_string(),
@@ -190,6 +191,16 @@ mod tests {
             Some("Ethernet1/1")
         );
         assert_eq!(echoed_interface("show queuing interface e1/1-4"), None);
+        // The keyword abbreviated as typed at the prompt.
+        assert_eq!(
+            echoed_interface("leaf1# sh queuing int e1/1 | b \"QOS GROUP 5\"").as_deref(),
+            Some("Ethernet1/1")
+        );
+        assert_eq!(
+            echoed_interface("leaf1# sh que inter eth1/7").as_deref(),
+            Some("Ethernet1/7")
+        );
+        assert_eq!(echoed_interface("leaf1# sh queuing in e1/1"), None);
         assert_eq!(echoed_interface("show queuing"), None);
     }
 }
