@@ -116,8 +116,9 @@ done
     })
 }
 
-/// A node: its own sysfs tree (MTU, DCQCN on priority 3) and tools that print `qos` and `lldp`.
-fn node(dir: &Path, qos: &str, lldp_port: &str) -> (Sshd, PathBuf) {
+/// A node: its own sysfs tree (MTU, DCQCN on priority 3) and tools that print `qos` and `lldp`
+/// (its neighbour: switch `lldp_switch`, port `lldp_port`).
+fn node(dir: &Path, qos: &str, lldp_switch: &str, lldp_port: &str) -> (Sshd, PathBuf) {
     let bin = dir.join("bin");
     let sys = dir.join("sys");
     let net = sys.join("class/net/ens224");
@@ -151,7 +152,7 @@ fn node(dir: &Path, qos: &str, lldp_port: &str) -> (Sshd, PathBuf) {
     script(
         &bin.join("lldpctl"),
         &format!(
-            "echo lldp.ens224.chassis.name=leaf.lab.local\necho lldp.ens224.port.ifname={lldp_port}\n"
+            "echo lldp.ens224.chassis.name={lldp_switch}.lab.local\necho lldp.ens224.port.ifname={lldp_port}\n"
         ),
     );
     script(
@@ -186,11 +187,13 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
     let capture =
         include_str!("../fixtures/topology/mlnx_qos_dscp-trust_pfc-prio5_ets-buffers.txt");
     let bad_qos: String = capture.lines().skip(1).map(|l| format!("{l}\n")).collect();
-    let (good, good_sys) = node(&sub("good"), GOOD_QOS, "Eth1/1/1");
-    let (bad, bad_sys) = node(&sub("bad"), &bad_qos, "Eth1/1/2");
-    let (moved, moved_sys) = node(&sub("moved"), GOOD_QOS, "Eth1/1/3");
+    let (good, good_sys) = node(&sub("good"), GOOD_QOS, "leaf", "Eth1/1/1");
+    let (bad, bad_sys) = node(&sub("bad"), &bad_qos, "leaf", "Eth1/1/2");
+    let (moved, moved_sys) = node(&sub("moved"), GOOD_QOS, "leaf", "Eth1/1/3");
     let sonic = sonic_switch(&sub("sonic"));
-    let (behind_sonic, behind_sonic_sys) = node(&sub("behind-sonic"), GOOD_QOS, "Ethernet4");
+    // Its LLDP names the SONiC leaf: the same port name on the NX-OS leaf would be a move.
+    let (behind_sonic, behind_sonic_sys) =
+        node(&sub("behind-sonic"), GOOD_QOS, "sonic-leaf", "Ethernet4");
     let kh = root.path().join("known_hosts");
     for s in [&sw, &good, &bad, &moved, &sonic, &behind_sonic] {
         s.trust(&kh, "ed25519");
@@ -271,7 +274,8 @@ fn check_proves_the_lossless_path_and_names_the_wrong_side() {
         "{text}"
     );
     assert!(
-        text.contains("MISMATCH node-moved: config says switch_port = \"Ethernet1/2/1\", LLDP says ens224 ↔ leaf Ethernet1/1/3 [config side]\n    fix: set switch_port = \"Ethernet1/1/3\""),
+        // Two switches: the config's port and the fix name the leaf.
+        text.contains("MISMATCH node-moved: config says switch_port = \"leaf:Ethernet1/2/1\", LLDP says ens224 ↔ leaf Ethernet1/1/3 [config side]\n    fix: set switch_port = \"leaf:Ethernet1/1/3\""),
         "{text}"
     );
     assert!(
