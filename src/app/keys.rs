@@ -121,7 +121,7 @@ fn overlay_key(app: &mut App, code: KeyCode) -> bool {
         return false;
     };
     let lines = match o {
-        Overlay::Alerts => app.alerts().rolled(app.episodes.open.as_ref(), &app.links),
+        Overlay::Alerts => app.alerts().rolled(app.episode_open_in_view(), &app.links),
         Overlay::Episodes => Vec::new(),
     };
     let n = match o {

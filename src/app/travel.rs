@@ -71,6 +71,18 @@ impl App {
         self.past_alerts = None;
     }
 
+    /// The episode open at the view time: live, the open one; while time travelling, the one
+    /// whose span holds the cursor (the alert lines put its alerts first).
+    pub fn episode_open_in_view(&self) -> Option<&super::episodes::Episode> {
+        let Some(t) = &self.travel else {
+            return self.episodes.open.as_ref();
+        };
+        self.episodes
+            .all()
+            .into_iter()
+            .find(|e| e.start <= t.at && e.end.is_none_or(|end| end >= t.at))
+    }
+
     /// The episode to show for the view time: the one the cursor is in (or the last before it);
     /// live, the open one or the newest.
     pub fn episode_in_view(&self) -> Option<&super::episodes::Episode> {

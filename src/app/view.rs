@@ -219,7 +219,7 @@ impl App {
         }
         let v = Rc::new(
             self.alerts()
-                .rolled(self.episodes.open.as_ref(), &self.links),
+                .rolled(self.episode_open_in_view(), &self.links),
         );
         *slot = Some((key, v.clone()));
         v

@@ -665,3 +665,42 @@ fn time_travel_shows_the_alerts_at_the_cursor_timed_from_it() {
     lab.key(KeyCode::End);
     assert_eq!(drops(&lab.app).map(|d| d.0), Some(id));
 }
+
+/// While time travelling, the alert lines put first as the episode's are those of the episode
+/// open at the cursor: inside it they are marked, before it began none is (they were marked
+/// from the live open episode).
+#[test]
+fn time_travel_marks_the_lines_of_the_episode_open_at_the_cursor() {
+    let mut lab = Lab::new();
+    into_an_episode(&mut lab);
+    lab.run(15);
+    let start = lab.app.episodes().open.as_ref().expect("open").start;
+    assert!(
+        lab.app.rolled().iter().any(|l| l.episode),
+        "live: the open episode's lines"
+    );
+    lab.chars("[");
+    assert!(
+        lab.app.view_now() > start,
+        "the cursor is inside the episode"
+    );
+    assert!(
+        lab.app.rolled().iter().any(|l| l.episode),
+        "inside the episode its lines are marked"
+    );
+    while lab.app.view_now() >= start && lab.app.view_now() > lab.app.history_start() {
+        lab.chars("[");
+    }
+    assert!(
+        lab.app.view_now() < start,
+        "the cursor is before the episode"
+    );
+    assert!(
+        lab.app.rolled().iter().all(|l| !l.episode),
+        "before the episode began no line is its"
+    );
+    let rows = screen(&lab, 120, 40).join("\n");
+    assert!(!rows.contains("part of the episode above"), "{rows}");
+    lab.key(KeyCode::End);
+    assert!(lab.app.rolled().iter().any(|l| l.episode), "live again");
+}

@@ -223,14 +223,14 @@ impl Rolled {
 }
 
 impl Alerts {
-    /// The active alerts as lines: the open episode's first, then by severity and newest start;
+    /// The active alerts as lines: those of `open` (the episode open at the view time) first, then by severity and newest start;
     /// muted ones last; ties by key, so the order never depends on how groups were gathered.
     pub fn rolled(&self, open: Option<&Episode>, links: &Links) -> Vec<Rolled> {
         let mut groups: BTreeMap<Group, Vec<&Alert>> = BTreeMap::new();
         for a in self.active.values() {
             groups.entry(Group::of(a)).or_default().push(a);
         }
-        let t = open.filter(|e| e.end.is_none()).map(|e| touched(e, links));
+        let t = open.map(|e| touched(e, links));
         let mut out: Vec<Rolled> = groups
             .iter()
             .map(|(g, m)| {
