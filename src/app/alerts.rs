@@ -231,19 +231,24 @@ impl Alerts {
         // Moves only with the set of alerts or a severity (an alert's subject never changes):
         // not rebuilt (a subject cloned an alert) when only values and texts moved.
         if regroup {
-            self.by_subject.clear();
-            for a in self.active.values() {
-                let e = self
-                    .by_subject
-                    .entry(a.subject.clone())
-                    .or_insert(a.severity);
-                *e = (*e).max(a.severity);
-            }
+            self.group_by_subject();
         }
         if changed || shown {
             self.touch();
         }
         changed
+    }
+
+    /// The worst active severity per subject, made again from the active alerts.
+    fn group_by_subject(&mut self) {
+        self.by_subject.clear();
+        for a in self.active.values() {
+            let e = self
+                .by_subject
+                .entry(a.subject.clone())
+                .or_insert(a.severity);
+            *e = (*e).max(a.severity);
+        }
     }
 
     /// Mark the alerts changed for the kept views (the open episode, drawn with them, moved).
@@ -272,14 +277,7 @@ impl Alerts {
                 }
             }
         }
-        then.by_subject.clear();
-        for a in then.active.values() {
-            let e = then
-                .by_subject
-                .entry(a.subject.clone())
-                .or_insert(a.severity);
-            *e = (*e).max(a.severity);
-        }
+        then.group_by_subject();
         then.acked = self.acked.clone();
         then.muted = self.muted.clone();
         then.touch();
