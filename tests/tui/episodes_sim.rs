@@ -25,6 +25,22 @@ struct Score {
     false_pos: Vec<String>,
 }
 
+impl Score {
+    /// The figures the note reports, one line.
+    fn line(&self) -> String {
+        format!(
+            "injected {} found {} exact {}: precision {:.3} recall {:.3}; start within {:.0} ms mean, {} ms worst",
+            self.injected,
+            self.found,
+            self.hits,
+            self.precision,
+            self.recall,
+            self.mean_start_ms,
+            self.worst_start_ms
+        )
+    }
+}
+
 /// Run `cfg` for `minutes` and score the detector against what the simulator injected.
 fn score(cfg: Config, minutes: i64) -> (Lab, Score) {
     let mut lab = Lab::with(cfg);
@@ -102,16 +118,7 @@ fn across_seeds(inventory: &str, seeds: &[u64], minutes: i64, cfg: impl Fn(u64) 
     let mut bad = Vec::new();
     for &seed in seeds {
         let (_, sc) = score(cfg(seed), minutes);
-        println!(
-            "{inventory} seed {seed}: injected {} found {} exact {}: precision {:.3} recall {:.3}; start within {:.0} ms mean, {} ms worst",
-            sc.injected,
-            sc.found,
-            sc.hits,
-            sc.precision,
-            sc.recall,
-            sc.mean_start_ms,
-            sc.worst_start_ms
-        );
+        println!("{inventory} seed {seed}: {}", sc.line());
         assert!(
             sc.injected >= minutes as usize,
             "{inventory} seed {seed}: {} injected",
@@ -131,16 +138,7 @@ fn across_seeds(inventory: &str, seeds: &[u64], minutes: i64, cfg: impl Fn(u64) 
 fn thirty_minutes_of_demo_every_injected_episode_found_and_none_in_quiet() {
     let minutes = 30;
     let (lab, sc) = score(Config::reference(), minutes);
-    println!(
-        "lab seed 1: injected {} found {} exact {}: precision {:.3} recall {:.3}; start within {:.0} ms mean, {} ms worst",
-        sc.injected,
-        sc.found,
-        sc.hits,
-        sc.precision,
-        sc.recall,
-        sc.mean_start_ms,
-        sc.worst_start_ms
-    );
+    println!("lab seed 1: {}", sc.line());
     assert!(
         sc.injected >= 35,
         "the demo injects an episode every ~45 s: {}",
