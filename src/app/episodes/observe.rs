@@ -268,3 +268,6 @@ pub fn observe_with<'a>(
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests;
