@@ -188,7 +188,7 @@ pub fn compute(
     width: usize,
 ) -> Timeline {
     let w = width.max(1);
-    let since = axis_start(now, STEP_MS, w);
+    let since = axis_start(complete_until(live, now), STEP_MS, w);
     let cursor = at.map(|t| ((t - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
     let parts = columns(live, windows, &mut memo.borrow_mut(), since, w);
     Timeline {
@@ -197,6 +197,20 @@ pub fn compute(
         cursor,
         lines: lines(parts),
     }
+}
+
+/// The newest instant every source polled once a column (or faster) has reached, `now` at most.
+/// Sources poll at their own phase within a second, so the second `now` is in holds the rates of
+/// those that already answered in it and not the others': summed, it would read a fraction of
+/// the fabric's rate as its newest value. The axis ends at the second all of them have reached.
+/// A source that is down or has not answered for three of its intervals no longer holds it back
+/// (its rows show it as stale); sources polled rarely (topology) never do.
+fn complete_until(live: &Store, now: Ts) -> Ts {
+    live.sources()
+        .filter(|(_, h)| h.interval_ms <= STEP_MS && h.up == Some(true))
+        .filter_map(|(_, h)| h.last_success)
+        .filter(|&t| t >= now - 3 * STEP_MS)
+        .fold(now, Ts::min)
 }
 
 /// Every part's columns from `since`: the last frame's where no new point can reach them, the
@@ -244,6 +258,9 @@ fn columns(
         // A source polled for the first time (its points may be anywhere), or a new shape.
         _ => 0,
     };
+    // The columns the last frame did not reach: the axis ends before `now` while a source has
+    // not answered in the newest second, so points can be there already, from polls counted then.
+    let from = from.min(w.saturating_sub(shift));
     let ids = match m.ids.take() {
         Some((made_for, ids)) if made_for == shape => ids,
         _ => rate_ids(live),
@@ -498,6 +515,56 @@ mod tests {
         // The cursor sits on the column of its time.
         let tl = compute(&st, &windows, &memo, now, Some(t0 + 4_500), 12);
         assert_eq!(tl.cursor, Some(6));
+    }
+
+    /// Two switches polled half a second apart: while the second has not answered in the
+    /// current second, the axis ends at the previous one, whose sum holds both; the newest
+    /// column never reads one switch's rate as the fabric's. A switch that stopped answering
+    /// no longer holds the axis back.
+    #[test]
+    fn the_newest_column_waits_for_every_source_of_its_second() {
+        let mut st = Store::new(600_000, 1000);
+        let a = st.add_source("a", 1000);
+        let b = st.add_source("b", 1000);
+        let t0 = 1_000_000;
+        let cnp = |node: &str, v: u64| {
+            Sample::counter(
+                rdma_counter("np_cnp_sent"),
+                &[("node", node), ("device", "mlx5_0"), ("port", "1")],
+                v,
+            )
+        };
+        for k in 0..6u64 {
+            let at = t0 + k as i64 * 1000;
+            st.ingest(a, at + 200, &Parsed::from(vec![cnp("n1", 10 * k)]));
+            if k < 5 {
+                st.ingest(b, at + 700, &Parsed::from(vec![cnp("n2", 40 * k)]));
+            }
+        }
+        // a answered at t0+5200, b last at t0+4700.
+        let now = t0 + 5_400;
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, now, None, 4);
+        assert_eq!(
+            tl.since,
+            t0 + 1_000,
+            "the axis ends at the second b reached"
+        );
+        let line = |tl: &Timeline| {
+            tl.lines
+                .iter()
+                .find(|l| l.label == human::name::CNP_SENT)
+                .expect("the CNP line")
+                .values
+                .clone()
+        };
+        assert_eq!(line(&tl).last(), Some(&Some(50.0)), "{:?}", line(&tl));
+        // b has not answered for more than three seconds: the axis goes on without it.
+        let later = t0 + 7_900;
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, later, None, 4);
+        assert_eq!(tl.since, t0 + 2_000, "ends at a's newest second, past b's");
     }
 
     /// An NX-OS edge port reports its pauses per class (`priority="3"`) and as the port total
