@@ -240,8 +240,10 @@ impl WindowsCache {
             }
         }
         if e.ivs.capacity() > 2 * e.ivs.len() + 16 {
-            // A first decoding held more than is kept.
-            e.ivs.shrink_to_fit();
+            // A first decoding held more than is kept. Room is left for the next polls' intervals
+            // (each pushed before the oldest expires): shrunk to fit, the next frame would copy
+            // every series' intervals to grow again.
+            e.ivs.shrink_to(e.ivs.len() + 16);
         }
         i
     }
