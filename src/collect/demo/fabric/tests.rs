@@ -62,7 +62,8 @@ struct NicCount {
     n: u64,
 }
 
-/// The growth of switch counter `name` since `since`, per port (summed over priorities).
+/// The growth of switch counter `name` since `since`, per port: the largest of its series (an
+/// NX-OS port counts its pauses in two answers, SONiC per priority with the others at 0).
 fn ports(store: &Store, name: &str, since: Ts) -> Vec<PortCount> {
     let mut out: Vec<PortCount> = Vec::new();
     for (id, s) in store.select(name, &[]) {
@@ -72,14 +73,14 @@ fn ports(store: &Store, name: &str, since: Ts) -> Vec<PortCount> {
         };
         let n = store.increase_since(id, since).unwrap_or(0);
         match out.iter_mut().find(|p| p.at == at) {
-            Some(p) => p.n += n,
+            Some(p) => p.n = p.n.max(n),
             None => out.push(PortCount { at, n }),
         }
     }
     out
 }
 
-/// The growth of NIC counter `name` since `since`, per node netdev.
+/// The growth of NIC counter `name` since `since`, per node netdev (the largest of its series).
 fn nics(store: &Store, name: &str, since: Ts) -> Vec<NicCount> {
     let mut out: Vec<NicCount> = Vec::new();
     for (id, s) in store.select(name, &[]) {
@@ -89,7 +90,7 @@ fn nics(store: &Store, name: &str, since: Ts) -> Vec<NicCount> {
         };
         let n = store.increase_since(id, since).unwrap_or(0);
         match out.iter_mut().find(|p| p.nic == nic) {
-            Some(p) => p.n += n,
+            Some(p) => p.n = p.n.max(n),
             None => out.push(NicCount { nic, n }),
         }
     }
