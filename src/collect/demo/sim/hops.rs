@@ -22,8 +22,9 @@ use crate::collect::demo::fabric::{Fabric, Role};
 const XOFF: f64 = 0.3;
 /// How much of the pausing a paused egress passes on upstream.
 const PASS_ON: f64 = 0.7;
-/// Backlog gained per step while paused, lost per step otherwise.
-const FILL: f64 = 0.15;
+/// Backlog gained per step while paused (XOFF in three steps: with the far end reacting a step
+/// later, about 300 ms a hop), lost per step otherwise.
+const FILL: f64 = 0.1;
 const DRAIN: f64 = 0.3;
 /// Pause frames a port sends per step at full pressure (quanta refreshed about every 0.4 ms).
 const FRAMES_PER_STEP: f64 = 250.0;

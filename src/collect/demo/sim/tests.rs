@@ -51,3 +51,81 @@ fn poisson_mean_is_about_right() {
     let mean = sum as f64 / n as f64;
     assert!((mean - 2.0).abs() < 0.1, "{mean}");
 }
+
+/// The fabric's PFC travels hop by hop, a few hundred ms a hop: an incast's leaf pauses first,
+/// then the spines, then the hosts on other leaves; and the same seed tells the same story.
+#[test]
+fn fabric_pauses_travel_hop_by_hop() {
+    use crate::collect::demo::sim::hops::{EpisodeKind, Root};
+    let cfg = crate::collect::demo::fabric::config(3);
+    let mut sim = Sim::new(&cfg);
+    let eps = sim.fabric_episodes(600_000);
+    assert_eq!(
+        eps,
+        Sim::new(&cfg).fabric_episodes(600_000),
+        "same seed, same episodes"
+    );
+    let ep = eps
+        .iter()
+        .find(|e| e.kind == EpisodeKind::Incast)
+        .expect("an incast in 10 minutes")
+        .clone();
+    let Root::Port(root) = &ep.root else {
+        panic!("an incast's root is a port: {ep:?}")
+    };
+    let f = sim.fabric().expect("the fabric").clone();
+    let tx = |sim: &Sim, pick: &dyn Fn(&str) -> bool| -> u64 {
+        (sim.switches.iter())
+            .filter(|s| pick(&s.name))
+            .flat_map(|s| s.ports.iter())
+            .map(|p| p.pfc_tx)
+            .sum()
+    };
+    let far_hosts = |sim: &Sim| -> u64 {
+        (f.hosts.iter())
+            .filter(|h| h.leaf.switch != root.switch)
+            .filter_map(|h| {
+                let n = sim.nodes.iter().find(|n| n.name == h.node)?;
+                n.netdevs
+                    .iter()
+                    .find(|d| d.name == h.netdev)
+                    .map(|d| d.rx_pause)
+            })
+            .sum()
+    };
+    sim.advance_to(ep.start_ms - 1000);
+    let (leaf0, spine0, host0) = (
+        tx(&sim, &|n| n == root.switch),
+        tx(&sim, &|n| n.starts_with("spine")),
+        far_hosts(&sim),
+    );
+    let (mut leaf_at, mut spine_at, mut host_at) = (None, None, None);
+    for t in (ep.start_ms - 900..ep.start_ms + 3000).step_by(STEP_MS as usize) {
+        sim.advance_to(t);
+        let now = Some(t - ep.start_ms);
+        if leaf_at.is_none() && tx(&sim, &|n| n == root.switch) > leaf0 {
+            leaf_at = now;
+        }
+        if spine_at.is_none() && tx(&sim, &|n| n.starts_with("spine")) > spine0 {
+            spine_at = now;
+        }
+        if host_at.is_none() && far_hosts(&sim) > host0 {
+            host_at = now;
+        }
+    }
+    let (Some(l), Some(s), Some(h)) = (leaf_at, spine_at, host_at) else {
+        panic!("leaf {leaf_at:?} spine {spine_at:?} far hosts {host_at:?}")
+    };
+    assert!((0..=300).contains(&l), "the root's leaf pauses at +{l} ms");
+    assert!(
+        (200..=600).contains(&(s - l)),
+        "one hop to the spines: {} ms",
+        s - l
+    );
+    assert!(
+        (200..=600).contains(&(h - s)),
+        "one hop to the far hosts: {} ms",
+        h - s
+    );
+    println!("incast at {root:?}: leaf +{l} ms, spines +{s} ms, hosts on other leaves +{h} ms");
+}
