@@ -344,6 +344,7 @@ impl Sim {
 
     /// Every congestion episode this simulation injects that starts before `until_ms`: the
     /// truth an episode detector is checked against (when, where, which layer, whose nodes).
+    /// The lab's kind only: the fabric demo's are [`Sim::fabric_episodes`].
     pub fn injected(&self, until_ms: i64) -> Vec<Injected> {
         (0u64..)
             .map(|k| (k, self.episode_start_s(k)))
