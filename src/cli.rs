@@ -24,6 +24,8 @@ pub const VERSION: &str = concat!(
 
 #[derive(Debug, Parser)]
 #[command(
+    // `--demo` takes an optional value: `rocetop --demo snapshot` is the lab and a subcommand.
+    subcommand_precedence_over_arg = true,
     name = "rocetop",
     version = VERSION,
     about = "Live terminal monitor for RoCEv2/RDMA training fabrics: switch queues, PFC, ECN/CNP, latency and the training log on one screen"
@@ -44,9 +46,28 @@ pub struct SourceArgs {
     /// Config file (default: ./config.toml, then ~/.config/rocetop/config.toml).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Simulate the configured inventory (or the built-in lab) instead of connecting to it.
-    #[arg(long, global = true)]
-    pub demo: bool,
+    /// Simulate instead of connecting: `--demo` (or `--demo lab`) the configured inventory, else
+    /// the built-in lab; `--demo fabric` the built-in fabric (2 spines, 4 leaves, 32 nodes on
+    /// two rails).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        num_args = 0..=1,
+        default_missing_value = "lab",
+        value_name = "lab|fabric"
+    )]
+    pub demo: Option<Demo>,
+}
+
+/// Which simulation `--demo` plays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Demo {
+    /// The configured inventory, else the built-in lab (one leaf, eight nodes).
+    #[default]
+    Lab,
+    /// The built-in fabric: PFC pauses hop by hop, injected episodes with known roots.
+    Fabric,
 }
 
 #[derive(Debug, Subcommand)]
@@ -160,5 +181,56 @@ mod tests {
             "{e:?}"
         );
         assert!(Cli::try_parse_from(["rocetop", "pingd", "--ib-port", "2"]).is_ok());
+    }
+
+    /// `--demo` alone stays the lab wherever it stood before; `fabric` is its one value.
+    #[test]
+    fn demo_alone_is_the_lab_and_fabric_is_asked_for() {
+        struct Case {
+            args: &'static [&'static str],
+            demo: Option<Demo>,
+            /// The subcommand, as its Debug form starts.
+            sub: &'static str,
+        }
+        let case = |args, demo, sub| Case { args, demo, sub };
+        let (lab, fabric) = (Some(Demo::Lab), Some(Demo::Fabric));
+        for c in [
+            case(&["rocetop"], None, ""),
+            case(&["rocetop", "--demo"], lab, ""),
+            case(&["rocetop", "--demo", "fabric"], fabric, ""),
+            case(&["rocetop", "--demo", "lab"], lab, ""),
+            case(&["rocetop", "--demo", "check"], lab, "Check"),
+            case(&["rocetop", "--demo", "fabric", "check"], fabric, "Check"),
+            case(
+                &["rocetop", "snapshot", "--demo", "--format", "json"],
+                lab,
+                "Snapshot",
+            ),
+            case(
+                &[
+                    "rocetop", "snapshot", "--demo", "fabric", "--format", "json",
+                ],
+                fabric,
+                "Snapshot",
+            ),
+            case(
+                &["rocetop", "export", "--demo", "--listen", "127.0.0.1:0"],
+                lab,
+                "Export",
+            ),
+        ] {
+            let cli = Cli::try_parse_from(c.args).unwrap_or_else(|e| panic!("{:?}: {e}", c.args));
+            assert_eq!(cli.source.demo, c.demo, "{:?}", c.args);
+            let sub = cli.command.map(|s| format!("{s:?}")).unwrap_or_default();
+            let want = |s: &str| {
+                if c.sub.is_empty() {
+                    s.is_empty()
+                } else {
+                    s.starts_with(c.sub)
+                }
+            };
+            assert!(want(&sub), "{:?}: {sub}", c.args);
+        }
+        assert!(Cli::try_parse_from(["rocetop", "--demo", "moon"]).is_err());
     }
 }

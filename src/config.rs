@@ -242,6 +242,20 @@ pub struct Simulation {
     pub congested_ports: Vec<SwitchPort>,
     /// The congestion counters' rates (ECN, CNP, pauses, PFC, drops) as a share of the lab's.
     pub rate_scale: f64,
+    /// Which physics the demo runs. Not a config key: `--demo fabric` builds its own inventory
+    /// with it (collect/demo/fabric.rs), since the fabric's cabling is not in the config's shape.
+    pub scenario: Scenario,
+}
+
+/// The demo's physics: the lab's (the configured inventory, episodes at a culprit port and its
+/// switch's fabric ports), or the built-in fabric's (PFC pauses hop by hop between two spines,
+/// four leaves and their hosts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    #[default]
+    Lab,
+    Fabric,
 }
 
 /// `[roce]`: what the RoCE traffic of this fabric looks like, for `check`'s lossless-path proof.

@@ -30,7 +30,7 @@ fn setup_on(
     source: &cli::SourceArgs,
     runtime: impl FnOnce(&Config) -> std::io::Result<tokio::runtime::Runtime>,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
-    let cfg = Config::load(source.config.as_deref(), source.demo).map_err(|e| {
+    let cfg = load_config(source).map_err(|e| {
         safe::eprintln(&format!("rocetop: {e}"));
         ExitCode::from(2)
     })?;
@@ -42,6 +42,22 @@ fn setup_on(
         ExitCode::from(1)
     })?;
     Ok((cfg, rt))
+}
+
+/// The config the command line names: `--demo fabric` is the built-in fabric (a config file
+/// cannot describe its cabling, so naming one too is an error), else the file or the lab.
+pub fn load_config(source: &cli::SourceArgs) -> Result<Config, config::ConfigError> {
+    match (source.demo, &source.config) {
+        (Some(cli::Demo::Fabric), None) => Ok(collect::demo::fabric::config(1)),
+        (Some(cli::Demo::Fabric), Some(p)) => Err(config::ConfigError {
+            file: p.display().to_string(),
+            problems: vec![
+                "--demo fabric plays its built-in inventory; drop --config, or use --demo with it"
+                    .into(),
+            ],
+        }),
+        (demo, file) => Config::load(file.as_deref(), demo.is_some()),
+    }
 }
 
 /// `export`'s runtime: one thread for up to [`ONE_THREAD_MAX_HOSTS`] nodes and switches and no
@@ -208,7 +224,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        None => match Config::load(cli.source.config.as_deref(), cli.source.demo) {
+        None => match load_config(&cli.source) {
             Ok(cfg) => tui::run(cfg, cli.theme.as_deref()),
             Err(e) => {
                 safe::eprintln(&format!("rocetop: {e}"));

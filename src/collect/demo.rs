@@ -1,6 +1,7 @@
 //! The demo cluster as a transport: every source of the configured inventory answers its requests
 //! from one shared simulation, in the vendors' text formats, so the demo exercises the real parsers.
 
+pub mod fabric;
 pub mod gpu;
 pub mod render;
 pub mod sim;

@@ -234,3 +234,50 @@ fn parse_training_log_hints_a_format_regex_for_a_log_it_cannot_read() {
     assert_eq!(recs[0].loss, Some(2.48));
     assert_eq!(recs[0].step_seconds, Some(0.152));
 }
+
+/// `--demo fabric` as a user runs it: the six switches, 32 nodes and their topology reads all up
+/// with nothing left unparsed, and the leaves' LLDP naming both spines; `--demo` alone is the lab.
+#[test]
+fn snapshot_and_check_of_the_fabric_demo() {
+    let (code, out, err) = rocetop(&[
+        "snapshot",
+        "--demo",
+        "fabric",
+        "--format",
+        "json",
+        "--interval",
+        "300ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let sources = v["sources"].as_array().cloned().unwrap_or_default();
+    // 6 switches, 32 nodes, the training log, and a topology read of each of the 38 hosts.
+    assert_eq!(sources.len(), 77, "{sources:?}");
+    for s in &sources {
+        assert_eq!(s["up"], true, "{s}");
+        assert_eq!(s["unparsed_lines"], 0, "{s}");
+    }
+    for sw in ["spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"] {
+        assert!(sources.iter().any(|s| s["name"] == sw), "no {sw}");
+    }
+    let series = v["series"].as_array().cloned().unwrap_or_default();
+    let sees = |leaf: &str, spine: &str| {
+        series.iter().any(|s| {
+            let t = s.to_string();
+            t.contains("rocetop_link_neighbor_info")
+                && t.contains(&format!("\"switch\":\"{leaf}\""))
+                && t.contains(&format!("\"node\":\"{spine}\""))
+        })
+    };
+    for leaf in ["leaf1", "leaf2", "leaf3", "leaf4"] {
+        assert!(
+            sees(leaf, "spine1") && sees(leaf, "spine2"),
+            "{leaf}'s LLDP"
+        );
+    }
+    let (code, out, err) = rocetop(&["check", "--demo", "fabric"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("RoCE settings: consistent"), "{out}");
+    let (code, _, err) = rocetop(&["--demo", "fabric", "--config", "config.toml", "snapshot"]);
+    assert_eq!(code, 2, "a config file is not the fabric: {err}");
+}

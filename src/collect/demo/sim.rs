@@ -81,6 +81,19 @@ pub struct PortSim {
     pub flowcontrol_on: bool,
     pub pfc_on: bool,
     pub nodes: Vec<usize>,
+    /// What LLDP sees on the port besides `nodes` (the fabric demo: a host NIC or another switch).
+    pub peer: Option<Peer>,
+    /// The link is down (the fabric demo's deadlock starts so): no traffic, no LLDP neighbour.
+    pub down: bool,
+}
+
+/// An LLDP neighbour: its system name and port (a switch's interface or a host's netdev).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub system: String,
+    pub port: String,
+    /// A switch (LLDP capability bridge/router) rather than a station.
+    pub bridge: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -118,6 +131,9 @@ pub struct NetdevSim {
     pub kernel_tx_bytes: u64,
     pub rx_discards_phy: u64,
     pub storm_warnings: u64,
+    /// The leaf port this netdev is cabled to, as its lldpd sees it (the fabric demo; the lab's
+    /// nodes see their configured port).
+    pub lldp: Option<SwitchPort>,
 }
 
 #[derive(Clone, Debug)]
@@ -237,6 +253,8 @@ pub struct Sim {
     pub last_step_ms: f64,
     pub last_allreduce_ms: f64,
     loss: f64,
+    /// The fabric demo's physics and its episodes (None: the lab's).
+    fabric: Option<hops::Physics>,
 }
 
 impl Sim {
@@ -326,6 +344,7 @@ impl Sim {
 
     /// Every congestion episode this simulation injects that starts before `until_ms`: the
     /// truth an episode detector is checked against (when, where, which layer, whose nodes).
+    /// The lab's kind only: the fabric demo's are [`Sim::fabric_episodes`].
     pub fn injected(&self, until_ms: i64) -> Vec<Injected> {
         (0u64..)
             .map(|k| (k, self.episode_start_s(k)))
@@ -362,6 +381,9 @@ impl Sim {
 
     /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s.
     pub fn congestion(&self, t_ms: i64) -> f64 {
+        if let Some(f) = &self.fabric {
+            return f.intensity(t_ms);
+        }
         let t = t_ms as f64 / 1000.0;
         let k = ((t - 15.0) / 45.0).floor();
         if k < 0.0 {
@@ -391,6 +413,12 @@ impl Sim {
         self.steps += 1;
         let t = self.now_ms();
         let c = self.congestion(t);
+        if let Some(mut f) = self.fabric.take() {
+            f.step(self, t);
+            self.fabric = Some(f);
+            self.train_step(t, c);
+            return;
+        }
         let burst = (t / STEP_MS) % 5 < 2;
         let spot = if c > 0.0 {
             self.episode_at(t).and_then(|k| self.hotspot(k))
@@ -577,6 +605,7 @@ fn bump(hw: &mut [(&'static str, u64)], name: &str, by: u64) {
     }
 }
 
+pub mod hops;
 mod start;
 #[cfg(test)]
 mod tests;

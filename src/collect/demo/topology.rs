@@ -25,6 +25,15 @@ pub fn nxos_lldp(sim: &Sim, sw: &SwitchSim) -> String {
             );
             n += 1;
         }
+        if let Some(peer) = p.peer.as_ref().filter(|_| !p.down) {
+            let cap = if peer.bridge { "BR" } else { "S " };
+            let _ = writeln!(
+                out,
+                "{:<21}{short:<16}120        {cap}           {}",
+                peer.system, peer.port
+            );
+            n += 1;
+        }
     }
     let _ = writeln!(out, "Total entries displayed: {n}");
     out
@@ -76,6 +85,19 @@ pub fn nxos_ipqos(sw: &SwitchSim) -> String {
 pub fn lldpctl(sim: &Sim, node: &NodeSim) -> String {
     let idx = sim.nodes.iter().position(|n| n.name == node.name);
     let mut out = String::new();
+    // The fabric's NICs know their own leaf ports.
+    for nd in &node.netdevs {
+        if let Some(at) = &nd.lldp {
+            let _ = write!(
+                out,
+                "lldp.{0}.via=LLDP\nlldp.{0}.chassis.name={1}\nlldp.{0}.port.ifname={2}\nlldp.{0}.port.descr={2}\n",
+                nd.name, at.switch, at.port
+            );
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
     for sw in &sim.switches {
         for p in sw
             .ports

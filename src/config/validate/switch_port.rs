@@ -106,5 +106,6 @@ pub(super) fn simulation(p: &mut Problems, switches: &[Switch], raw: &RawSimulat
         culprit_port,
         congested_ports,
         rate_scale,
+        scenario: Default::default(),
     }
 }

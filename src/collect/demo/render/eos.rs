@@ -89,6 +89,9 @@ pub fn lldp_neighbors(sim: &Sim, sw: &SwitchSim) -> String {
             };
             let _ = writeln!(out, "{short:<15} {:<24} {:<19} 120", node.name, nd.name);
         }
+        if let Some(peer) = p.peer.as_ref().filter(|_| !p.down) {
+            let _ = writeln!(out, "{short:<15} {:<24} {:<19} 120", peer.system, peer.port);
+        }
     }
     out
 }

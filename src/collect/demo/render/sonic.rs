@@ -76,6 +76,14 @@ LocalPort    RemoteDevice    RemotePortID       Capability    RemotePortDescr\n\
                 p.name, node.name, nd.name, "S", nd.name
             );
         }
+        if let Some(peer) = p.peer.as_ref().filter(|_| !p.down) {
+            let cap = if peer.bridge { "BR" } else { "S" };
+            let _ = writeln!(
+                out,
+                "{:<11}  {:<14}  {:<17}  {cap:<12}  {}",
+                p.name, peer.system, peer.port, peer.port
+            );
+        }
     }
     out
 }

@@ -2,6 +2,8 @@
 //! where a cluster up for a few days would have them, and the log's calm backlog.
 
 use super::*;
+use crate::collect::demo::fabric::Fabric;
+use crate::config::Scenario;
 
 impl Sim {
     pub fn new(cfg: &Config) -> Self {
@@ -138,7 +140,11 @@ impl Sim {
             last_step_ms: 156.0,
             last_allreduce_ms: 45.0,
             loss: 1.2127,
+            fabric: None,
         };
+        if cfg.simulation.scenario == Scenario::Fabric {
+            sim.fabric = Some(hops::Physics::new(&mut sim, Fabric::builtin()));
+        }
         sim.fixed = (cfg.simulation.culprit_port.clone())
             .map(|c| sim.with_storm(c, cfg.simulation.congested_ports.clone()));
         sim.backlog();
