@@ -25,10 +25,13 @@ pub fn throttling_node(sim: &Sim) -> Option<&str> {
     sim.nodes.last().map(|n| n.name.as_str())
 }
 
-/// The node whose NCCL NIC sits on the other socket from GPUs 0 and 1: the third (or the only).
+/// The node whose NCCL NIC sits on the other socket from GPUs 0 and 1: the one whose training
+/// log the demo writes (NCCL's `NCCL_DEBUG=INFO` lines there say which NICs it uses, so
+/// `check` can tell), else the third (or the only).
 pub fn wrong_socket_node(sim: &Sim) -> Option<&str> {
-    sim.nodes
-        .get(2)
+    let logged = (sim.logs.iter()).find_map(|l| sim.nodes.iter().find(|n| n.name == l.node));
+    logged
+        .or(sim.nodes.get(2))
         .or(sim.nodes.first())
         .map(|n| n.name.as_str())
 }
@@ -265,7 +268,11 @@ mod tests {
         let dev = &n.devs[0].name;
         assert!(paths.contains(&("0".into(), dev.clone(), gpu::topo::Path::Sys)));
         assert!(paths.contains(&("0".into(), "mlx5_1".into(), gpu::topo::Path::Pix)));
-        let other = &sim.nodes[0];
+        let other = sim
+            .nodes
+            .iter()
+            .find(|x| x.name != name)
+            .expect("another node");
         let q = gpu::topo::paths(&gpu::topo::parse(&topo(&sim, other), &other.name));
         assert!(q.contains(&("0".into(), other.devs[0].name.clone(), gpu::topo::Path::Pix)));
     }
