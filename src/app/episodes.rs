@@ -12,6 +12,7 @@
 //! outside episodes, so a long storm does not become the new normal. docs/user-guide.md has the
 //! rules.
 
+pub mod gpu;
 mod observe;
 pub mod text;
 
@@ -154,6 +155,8 @@ pub struct Episode {
     /// ports that dropped, then the edge ports that sent pauses, each largest first. Empty when
     /// a culprit (or, with no switch read, the node paused most) is named.
     pub spread: Vec<SwitchPort>,
+    /// What the GPUs did meanwhile ([`gpu`]).
+    pub gpu: gpu::Gpus,
 }
 
 /// A port of a switch.
@@ -277,6 +280,8 @@ pub struct Episodes {
     next_id: u32,
     /// The open episode's chain ordered by part key.
     by_key: ChainOrderCache,
+    /// The GPUs' calm ([`gpu`]).
+    gpu: gpu::Baselines,
 }
 
 /// The open episode's chain ordered by its parts' keys, for a binary search per abnormal signal:
@@ -407,6 +412,9 @@ impl Episodes {
             sig.seen = false;
         }
         let learning = self.open.is_none();
+        if learning {
+            self.gpu.learn(o);
+        }
         let signals = &mut self.signals;
         each_value(o, |v| {
             let sig = signals[v.layer as usize].entry_ref(v.key).or_default();
@@ -460,6 +468,7 @@ impl Episodes {
                 culprit_nodes: Vec::new(),
                 culprit_by: None,
                 spread: Vec::new(),
+                gpu: gpu::Gpus::default(),
             });
         }
         let Some(ep) = self.open.as_mut() else {
@@ -474,6 +483,7 @@ impl Episodes {
             &self.signals,
             &mut self.by_key,
         );
+        gpu::fold(ep, o, &self.gpu);
         conclude(ep, links);
         if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
             let mut ep = self.open.take().expect("open");

@@ -277,4 +277,26 @@ mod tests {
         assert!(r.text.contains("OK: "), "{}", r.text);
         assert!(r.text.contains("RoCE settings: consistent"), "{}", r.text);
     }
+
+    /// The demo's wrong-socket node: its log's NCCL_DEBUG=INFO lines name the NIC NCCL uses,
+    /// topo -m puts it across the socket from GPUs 0-1 while mlx5_1 is beside them, and check
+    /// says so for those GPUs and no other node (whose NICs are near, or whose choice is unknown).
+    #[tokio::test]
+    async fn the_demo_flags_its_wrong_socket_nccl_nic() {
+        let cfg = Config::reference();
+        let sim = crate::collect::demo::sim::Sim::new(&cfg);
+        let node = crate::collect::demo::gpu::wrong_socket_node(&sim)
+            .expect("a node")
+            .to_string();
+        let r = run(&cfg).await;
+        let found: Vec<&str> = (r.text.lines())
+            .filter(|l| l.contains("NCCL's NIC") && l.contains("is SYS"))
+            .collect();
+        assert_eq!(found.len(), 2, "{}", r.text);
+        for (l, gpu) in found.iter().zip(["GPU0", "GPU1"]) {
+            assert!(l.contains(&format!("{node} {gpu}:")), "{l}");
+            assert!(l.contains("list mlx5_1 in NCCL_IB_HCA"), "{l}");
+        }
+        assert!(r.problems >= 2, "{}", r.text);
+    }
 }

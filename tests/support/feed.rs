@@ -37,6 +37,9 @@ pub struct Lab {
     pinger: Option<DemoPing>,
     /// Log lines already polled.
     log_polled: u64,
+    /// Answer the nodes' `nvidia-smi` query as the demo does. Off unless a test asks: the
+    /// screens the snapshots hold are of the fabric alone.
+    pub gpus: bool,
 }
 
 impl Lab {
@@ -71,6 +74,7 @@ impl Lab {
             sources,
             pinger,
             log_polled: 0,
+            gpus: false,
         }
     }
 
@@ -274,6 +278,9 @@ pub fn polls_raw(lab: &mut Lab) -> Vec<RawPoll> {
                         }
                         Request::Ethtool { netdev } => {
                             v.extend(render::ethtool(n, netdev).map(|t| (p.kind, t)));
+                        }
+                        Request::Gpu { .. } if lab.gpus => {
+                            v.push((p.kind, rocetop::collect::demo::gpu::query_csv(&lab.sim, n)));
                         }
                         _ => {}
                     }

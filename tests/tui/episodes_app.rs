@@ -704,3 +704,19 @@ fn time_travel_marks_the_lines_of_the_episode_open_at_the_cursor() {
     lab.key(KeyCode::End);
     assert!(lab.app.rolled().iter().any(|l| l.episode), "live again");
 }
+
+/// With the demo's GPUs answering, the Overview's episode line links the GPUs idling to the step
+/// (a wide screen has room for the least piece).
+#[test]
+fn the_overview_episode_line_says_the_gpus_idled() {
+    let mut lab = Lab::new();
+    lab.gpus = true;
+    into_an_episode(&mut lab);
+    lab.run(6);
+    let s = screen(&lab, 240, 50).join("\n");
+    let line = (s.lines())
+        .find(|l| l.contains("Episode:"))
+        .unwrap_or_else(|| panic!("an episode line:\n{s}"));
+    assert!(line.contains(" · GPU util 9"), "{line}");
+    assert!(line.contains(" % on 8 nodes"), "{line}");
+}

@@ -1224,6 +1224,9 @@ fn fleet_nodes_get_the_gpu_columns_from_dcgm_exporter() {
         item("DCGM_FI_DEV_GPU_UTIL", "gpu-a", "1", "70"),
         item("DCGM_FI_DEV_POWER_USAGE", "gpu-a", "0", "512.5"),
         item("DCGM_FI_DEV_GPU_UTIL", "gpu-b", "0", "0"),
+        item("DCGM_FI_DEV_XID_ERRORS", "gpu-a", "1", "79"),
+        item("DCGM_FI_DEV_XID_ERRORS", "gpu-b", "0", "0"),
+        item("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gpu-a", "0", "0.62"),
     ];
     let text = format!(
         "# query dcgm-exporter\n{{\"status\":\"success\",\"data\":{{\"resultType\":\"vector\",\"result\":[{}]}}}}\n",
@@ -1263,5 +1266,49 @@ fn fleet_nodes_get_the_gpu_columns_from_dcgm_exporter() {
     assert!(
         b.contains("    0%      0% "),
         "an idle GPU reads 0: {b:?}\n{s}"
+    );
+    // dcgm's XID and tensor activity: an alert names the XID, gpu-a's detail tells both (gpu-b's
+    // XID 0 is none).
+    let xids: Vec<String> = (app.alerts().active().iter())
+        .filter(|a| a.id.starts_with("xid"))
+        .map(|a| format!("{}: {}", a.subject.describe(), a.what))
+        .collect();
+    assert_eq!(xids, ["gpu-a: XID 79 on GPU 1: fallen off the bus"]);
+    let detail = |app: &mut App, node: &str| {
+        let at = app.view_now();
+        for _ in 0..4 {
+            // The selection is of what was last drawn.
+            screen(app);
+            if app.selected_row().is_some_and(|r| r.name == node) {
+                break;
+            }
+            let k = crossterm::event::KeyEvent::new(
+                KeyCode::Down,
+                crossterm::event::KeyModifiers::NONE,
+            );
+            app.update(Event::Key(k), at);
+        }
+        let k =
+            crossterm::event::KeyEvent::new(KeyCode::Enter, crossterm::event::KeyModifiers::NONE);
+        app.update(Event::Key(k), at);
+        let s = screen(app);
+        let esc =
+            crossterm::event::KeyEvent::new(KeyCode::Esc, crossterm::event::KeyModifiers::NONE);
+        app.update(Event::Key(esc), at);
+        s
+    };
+    let a = detail(&mut app, "gpu-a");
+    assert!(a.contains(" gpu-a (any key closes) "), "{a}");
+    assert!(
+        a.contains("last XID 79 on GPU 1: fallen off the bus"),
+        "{a}"
+    );
+    assert!(a.contains("GPU 0 tensor active %  last 62"), "{a}");
+    let b = detail(&mut app, "gpu-b");
+    assert!(b.contains(" gpu-b (any key closes) "), "{b}");
+    // (The alert line under the timeline still names gpu-a's XID.)
+    assert!(
+        !b.contains("last XID") && !b.contains("tensor active"),
+        "{b}"
     );
 }

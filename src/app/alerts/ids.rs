@@ -33,6 +33,12 @@ pub struct EvalIdsCache {
     /// ECN-marked packets received and CNPs sent, every node.
     pub ecn: ListedCache<0>,
     pub cnp: ListedCache<0>,
+    /// The GPUs' utilization by (node, gpu), their clock throttle reasons by (node, gpu,
+    /// reason), and the last XID each reported by (node, gpu): the episodes' GPU link and the
+    /// XID alert.
+    pub gpu_util: ListedCache<2>,
+    pub gpu_throttle: ListedCache<3>,
+    pub gpu_xid: ListedCache<2>,
 }
 
 impl Default for EvalIdsCache {
@@ -64,6 +70,9 @@ impl Default for EvalIdsCache {
             allreduce: GroupedCache::new(TRAIN_ALLREDUCE_SECONDS, &[], ["log"]),
             ecn: ListedCache::new(rdma_counter("np_ecn_marked_roce_packets"), &[], []),
             cnp: ListedCache::new(rdma_counter("np_cnp_sent"), &[], []),
+            gpu_util: ListedCache::new(GPU_UTILIZATION_PERCENT, &[], ["node", "gpu"]),
+            gpu_throttle: ListedCache::new(GPU_THROTTLE_ACTIVE, &[], ["node", "gpu", "reason"]),
+            gpu_xid: ListedCache::new(GPU_LAST_XID, &[], ["node", "gpu"]),
         }
     }
 }
@@ -99,5 +108,8 @@ impl EvalIdsCache {
         self.allreduce.resolve(store);
         self.ecn.resolve(store);
         self.cnp.resolve(store);
+        self.gpu_util.resolve(store);
+        self.gpu_throttle.resolve(store);
+        self.gpu_xid.resolve(store);
     }
 }

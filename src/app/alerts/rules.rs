@@ -179,6 +179,7 @@ pub(super) fn find<'a>(
     flow_states(store, cfg, links, ids, &mut out);
     rtt(store, cfg, now, ids, &mut out);
     training(store, &mut out);
+    gpu_xid(store, ids, &mut out);
 
     for (_, h) in store.sources() {
         let subject = Who::Source(&h.name);
@@ -246,6 +247,34 @@ fn training(store: &Store, out: &mut Vec<Found<'_>>) {
             ),
             HOLD_MS,
         ));
+    }
+}
+
+/// A GPU's new XID error (its last XID changed to a code, or is one when first read): critical
+/// where the GPU is out of service until reset, held a minute as a change is.
+fn gpu_xid<'a>(store: &'a Store, ids: &'a EvalIdsCache, out: &mut Vec<Found<'a>>) {
+    use crate::parse::host::gpu::xid;
+    for (prev, cur, [node, gpu]) in ids.gpu_xid.last_two(store) {
+        let Some(code) = xid::code(cur) else { continue };
+        if prev.and_then(xid::code) == Some(code) {
+            continue;
+        }
+        let severity = if xid::severe(code) {
+            Severity::Crit
+        } else {
+            Severity::Warn
+        };
+        out.push(
+            found(
+                format!("xid {node} {gpu}"),
+                severity,
+                Tab::Overview,
+                Who::Node(node),
+                xid::describe(code, gpu),
+                CHANGE_HOLD_MS,
+            )
+            .val(f64::from(code)),
+        );
     }
 }
 

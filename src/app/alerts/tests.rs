@@ -107,6 +107,58 @@ fn flowcontrol_on_an_edge_port_disagrees_with_config_and_a_change_is_held() {
     );
 }
 
+/// A GPU's XID is said when it changes to a code (or is one when first read), critical where the
+/// GPU is out of service, and held a minute; the same code read again raises nothing new.
+#[test]
+fn a_new_xid_is_named_and_held() {
+    let mut st = Store::new(600_000, 1000);
+    let src = st.add_source("prometheus", 1000);
+    let xid = |gpu: &str, v: f64| Sample::gauge(GPU_LAST_XID, &[("gpu", gpu), ("node", "gpu3")], v);
+    let mut al = Alerts::default();
+    let at = |al: &mut Alerts, st: &mut Store, t: Ts, g0: f64, g2: f64| {
+        st.ingest(src, t, &poll(vec![xid("0", g0), xid("2", g2)]));
+        al.evaluate(st, &cfg(), &links(), t);
+        let mut v: Vec<(Severity, String)> = (al.active().iter())
+            .filter(|a| a.id.starts_with("xid"))
+            .map(|a| (a.severity, format!("{}: {}", a.subject.describe(), a.what)))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(at(&mut al, &mut st, 0, 0.0, 0.0), vec![], "no XID");
+    assert_eq!(
+        at(&mut al, &mut st, 1000, 0.0, 79.0),
+        vec![(
+            Severity::Crit,
+            "gpu3: XID 79 on GPU 2: fallen off the bus".into()
+        )]
+    );
+    // Read again: the same alert, held; then a lesser one on another GPU, a warning.
+    let both = at(&mut al, &mut st, 2000, 13.0, 79.0);
+    assert_eq!(
+        both,
+        vec![
+            (
+                Severity::Warn,
+                "gpu3: XID 13 on GPU 0: graphics engine exception".into()
+            ),
+            (
+                Severity::Crit,
+                "gpu3: XID 79 on GPU 2: fallen off the bus".into()
+            ),
+        ]
+    );
+    let mut t = 2000;
+    while t < 70_000 {
+        t += 1000;
+        at(&mut al, &mut st, t, 13.0, 79.0);
+    }
+    assert!(
+        at(&mut al, &mut st, t + 1000, 13.0, 79.0).is_empty(),
+        "a minute on, the same XIDs are old news"
+    );
+}
+
 #[test]
 fn pause_time_pfc_rate_rdma_errors_rtt_and_sources() {
     let mut st = Store::new(600_000, 1000);

@@ -46,6 +46,10 @@ pub struct Obs<'a> {
     pub pause: Vec<(Cow<'a, str>, f64)>,
     /// RTT p99 per `peer transport`, seconds.
     pub rtt_p99: Vec<(Cow<'a, str>, f64)>,
+    /// Each node's GPUs' mean utilization, percent; and the GPUs a clock throttle reason holds
+    /// ([`super::gpu::read`]).
+    pub gpu_util: Vec<(Cow<'a, str>, f64)>,
+    pub gpu_throttle: Vec<super::gpu::Throttle<'a>>,
 }
 
 fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
@@ -208,6 +212,8 @@ fn owned(o: Obs<'_>) -> Obs<'static> {
         cnp: o.cnp,
         pause: o.pause.into_iter().map(|(k, v)| (own(k), v)).collect(),
         rtt_p99: o.rtt_p99.into_iter().map(|(k, v)| (own(k), v)).collect(),
+        gpu_util: o.gpu_util.into_iter().map(|(k, v)| (own(k), v)).collect(),
+        gpu_throttle: o.gpu_throttle.into_iter().map(|t| t.owned()).collect(),
     }
 }
 
@@ -249,6 +255,7 @@ pub fn observe_with<'a>(
             }
         }
     }
+    let (gpu_util, gpu_throttle) = super::gpu::read(store, at, ids);
     Obs {
         at,
         step_s: max_of(ids.step.latest_by(store)),
@@ -266,6 +273,8 @@ pub fn observe_with<'a>(
             .latest_by(store)
             .map(|(k, v)| (join(&k), v))
             .collect(),
+        gpu_util,
+        gpu_throttle,
     }
 }
 

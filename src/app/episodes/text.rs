@@ -270,6 +270,8 @@ pub enum Weight {
     Ecn,
     Pause,
     Rtt,
+    /// What the GPUs did meanwhile (their own throttle, where it is the cause, is a place).
+    Gpu,
 }
 
 /// A story's pieces, each with its [`Weight`], in the sentence's order.
@@ -280,6 +282,14 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
     let mut v = Vec::new();
     let mut put = |w, p: Option<String>| v.extend(p.map(|p| (w, p)));
     put(Weight::Symptom, training(ep));
+    // A throttled node is where to look when the network was calm; then the GPUs' idling.
+    let throttle_is = if super::gpu::not_the_network(ep) {
+        Weight::Place
+    } else {
+        Weight::Gpu
+    };
+    put(throttle_is, super::gpu::throttle_text(ep));
+    put(Weight::Gpu, super::gpu::util_text(ep));
     put(Weight::Storm, pfc(ep));
     // Drops are the place only where they named the culprit.
     let drops_are = match ep.culprit_by {
@@ -595,6 +605,7 @@ mod tests {
             // As the drops named it: the piece names the port dropping most.
             culprit_by: Some(CulpritBy::Drops),
             spread: Vec::new(),
+            gpu: Default::default(),
         }
     }
 

@@ -91,6 +91,8 @@ struct NodeRow {
     rtt: [[Vec<SeriesId>; 2]; 2],
     /// Its GPUs' utilization, one series a GPU.
     gpu: Vec<SeriesId>,
+    /// Its GPUs' last XID (fleet mode: dcgm-exporter), by GPU number.
+    xid: Vec<(String, SeriesId)>,
     id: RowId,
     charts: Rc<[Chart]>,
     /// Its source in the store ([`Ctx::source_id`]).
@@ -153,14 +155,37 @@ fn layout(cx: &Ctx) -> Layout {
                 ),
             ];
             // The node's detail lists its GPUs, one chart each, in nvidia-smi's order.
-            charts.extend(gpu_numbers(st, name).iter().map(|g| {
-                Chart::new(
-                    &format!("GPU {g} util %"),
-                    GPU_UTILIZATION_PERCENT,
-                    &[("gpu", g), ("node", name)],
-                    ChartKind::Gauge(1.0),
-                )
-            }));
+            charts.extend(
+                gpu_numbers(st, name, GPU_UTILIZATION_PERCENT)
+                    .iter()
+                    .map(|g| {
+                        Chart::new(
+                            &format!("GPU {g} util %"),
+                            GPU_UTILIZATION_PERCENT,
+                            &[("gpu", g), ("node", name)],
+                            ChartKind::Gauge(1.0),
+                        )
+                    }),
+            );
+            // Where the node reports it (dcgm-exporter's profiling): how much of the time its
+            // tensor cores worked, which utilization (any kernel running) does not tell.
+            charts.extend(
+                gpu_numbers(st, name, GPU_TENSOR_ACTIVE_RATIO)
+                    .iter()
+                    .map(|g| {
+                        Chart::new(
+                            &format!("GPU {g} tensor active %"),
+                            GPU_TENSOR_ACTIVE_RATIO,
+                            &[("gpu", g), ("node", name)],
+                            ChartKind::Gauge(100.0),
+                        )
+                    }),
+            );
+            let mut xid: Vec<(String, SeriesId)> = st
+                .select(GPU_LAST_XID, &node)
+                .filter_map(|(id, s)| Some((s.key.label("gpu")?.to_string(), id)))
+                .collect();
+            xid.sort_by(|a, b| crate::app::table::natural_cmp(&a.0, &b.0));
             NodeRow {
                 subjects: [
                     Subject::Node(name.into()),
@@ -173,6 +198,7 @@ fn layout(cx: &Ctx) -> Layout {
                 paused,
                 rtt: rtt.remove(name).unwrap_or_default(),
                 gpu: ids(&gpu, name),
+                xid,
                 id: RowId::Node(name.into()),
                 charts: Rc::from(charts),
                 src: cx.source_id(&n.source),
@@ -187,13 +213,12 @@ fn layout(cx: &Ctx) -> Layout {
     }
 }
 
-/// A node's GPU numbers, in numeric order.
-fn gpu_numbers(st: &Store, node: &str) -> Vec<String> {
-    let mut v: Vec<String> =
-        query::groups(st, GPU_UTILIZATION_PERCENT, &[("node", node)], &["gpu"])
-            .into_keys()
-            .filter_map(|k| k.into_iter().next())
-            .collect();
+/// The numbers of a node's GPUs that have series `metric`, in numeric order.
+fn gpu_numbers(st: &Store, node: &str, metric: &str) -> Vec<String> {
+    let mut v: Vec<String> = query::groups(st, metric, &[("node", node)], &["gpu"])
+        .into_keys()
+        .filter_map(|k| k.into_iter().next())
+        .collect();
     v.sort_by(|a, b| crate::app::table::natural_cmp(a, b));
     v
 }
@@ -329,7 +354,23 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         }
         c.push(Cell::new(Val::Secs(p50)));
         c.push(Cell::new(Val::Secs(p99)));
+        row.notes = xid_notes(st, &n.xid);
     }
+}
+
+/// The detail's lines for GPUs whose last XID is an error (`last XID 79 on GPU 2: fallen off
+/// the bus`), in GPU order.
+fn xid_notes(st: &Store, xids: &[(String, SeriesId)]) -> Vec<String> {
+    use crate::parse::host::gpu::xid;
+    xids.iter()
+        .filter_map(|(gpu, id)| {
+            let (_, v) = st.get(*id)?.latest(st)?;
+            Some(format!(
+                "last {}",
+                xid::describe(xid::code(v.as_f64())?, gpu)
+            ))
+        })
+        .collect()
 }
 
 /// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).

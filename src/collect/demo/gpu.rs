@@ -1,8 +1,9 @@
 //! The demo nodes' GPUs, beside the fabric simulation (read from it, never changing it), printed
 //! as nvidia-smi prints them so they go through the real parsers: every node's GPUs idle while
 //! the fabric pauses (training waits on its all-reduce) and recover after; one node throttles on
-//! its own now and then (a power cap, between congestion episodes: a slow GPU that is not the
-//! network); one node's RDMA NIC hangs off the other socket from its first GPUs.
+//! its own now and then (a power cap, in a slot of its own where the fabric stays calm: a slow
+//! GPU that is not the network), and the whole job's step slows with it (data parallel: every rank waits for the
+//! slowest); one node's RDMA NIC hangs off the other socket from its first GPUs.
 
 use super::sim::{NodeSim, Sim};
 use crate::parse::host::gpu::QUERY_FIELDS;
@@ -24,22 +25,43 @@ pub fn throttling_node(sim: &Sim) -> Option<&str> {
     sim.nodes.last().map(|n| n.name.as_str())
 }
 
-/// The node whose NCCL NIC sits on the other socket from GPUs 0 and 1: the third (or the only).
+/// The node whose NCCL NIC sits on the other socket from GPUs 0 and 1: the one whose training
+/// log the demo writes (NCCL's `NCCL_DEBUG=INFO` lines there say which NICs it uses, so
+/// `check` can tell), else the third (or the only).
 pub fn wrong_socket_node(sim: &Sim) -> Option<&str> {
-    sim.nodes
-        .get(2)
+    let logged = (sim.logs.iter()).find_map(|l| sim.nodes.iter().find(|n| n.name == l.node));
+    logged
+        .or(sim.nodes.get(2))
         .or(sim.nodes.first())
         .map(|n| n.name.as_str())
 }
 
-/// Whether the throttling node is power capped at `t_ms`: 10 s in the middle of every other gap
-/// between congestion episodes (so the screen shows it apart from them).
+/// How long the throttling node stays power capped: from the start of its slot.
+pub const THROTTLE_MS: i64 = 10_000;
+
+/// The windows (start, end) in which the throttling node is power capped, of the slots that
+/// start before `until_ms`: the GPU slots, where the fabric stays calm ([`Sim::gpu_slots`]).
+pub fn throttle_windows(sim: &Sim, until_ms: i64) -> Vec<(i64, i64)> {
+    (sim.gpu_slots(until_ms).into_iter())
+        .map(|s| (s, s + THROTTLE_MS))
+        .collect()
+}
+
+/// Whether the throttling node is power capped at `t_ms` ([`throttle_windows`]).
 pub fn throttled_at(sim: &Sim, t_ms: i64) -> bool {
-    let eps = sim.injected(t_ms + 120_000);
-    eps.windows(2).enumerate().any(|(k, w)| {
-        let start = w[0].end_ms + 5_000;
-        k % 2 == 1 && start + 10_000 <= w[1].start_ms && (start..start + 10_000).contains(&t_ms)
-    })
+    throttle_windows(sim, t_ms + 1)
+        .iter()
+        .any(|(s, e)| (*s..*e).contains(&t_ms))
+}
+
+/// How much longer a training step's compute takes at `t_ms`: the job runs at its slowest
+/// GPU's pace, and a capped GPU gets through its work in proportion to its utilization.
+pub fn compute_slowdown(sim: &Sim, t_ms: i64) -> f64 {
+    if throttled_at(sim, t_ms) {
+        BUSY_PERCENT / THROTTLED_PERCENT
+    } else {
+        1.0
+    }
 }
 
 /// Deterministic jitter in [-1, 1] for one GPU in one second.
@@ -61,7 +83,7 @@ pub struct Reading {
 
 pub fn reading(sim: &Sim, node: usize, gpu: usize, t_ms: i64) -> Reading {
     let c = sim.congestion(t_ms);
-    let throttled = sim.nodes.len() > 1 && node + 1 == sim.nodes.len() && throttled_at(sim, t_ms);
+    let throttled = node + 1 == sim.nodes.len() && throttled_at(sim, t_ms);
     let util = if throttled {
         THROTTLED_PERCENT + 2.0 * wobble(t_ms, node, gpu)
     } else {
@@ -190,10 +212,8 @@ mod tests {
             "idle in the episode: {util:?}"
         );
         // The throttling node's window, and a quiet second on every other node.
-        let t = (0..400_000)
-            .step_by(1000)
-            .find(|&t| throttled_at(&sim, t))
-            .expect("a throttle window");
+        let (t, end) = throttle_windows(&sim, 400_000)[0];
+        assert!(throttled_at(&sim, t) && !throttled_at(&sim, end));
         assert!(
             eps.iter().all(|e| t < e.start_ms || t >= e.end_ms),
             "apart from episodes"
@@ -203,6 +223,38 @@ mod tests {
         assert!(reading(&sim, last, 0, t).util < 65.0);
         assert_eq!(reading(&sim, 0, 0, t).throttle, 0);
         assert!(reading(&sim, 0, 0, t).util > 85.0);
+        // The whole job's step slows with its slowest GPU, and recovers after.
+        let mut sim = demo();
+        sim.advance_to(t - 1000);
+        let calm = sim.last_step_ms;
+        sim.advance_to(t + THROTTLE_MS / 2);
+        let slow = sim.last_step_ms;
+        sim.advance_to(end + 3_000);
+        let after = sim.last_step_ms;
+        assert!(
+            slow > 1.3 * calm && after < 1.1 * calm,
+            "step {calm:.0} → {slow:.0} → {after:.0} ms"
+        );
+    }
+
+    /// Every throttle is kept apart from the congestion episodes by the calm the detector needs
+    /// to tell them apart (a congestion tail and its 10 s settle before, the settle after).
+    #[test]
+    fn throttles_keep_clear_of_the_congestion() {
+        for seed in 1..=6 {
+            let mut cfg = Config::reference();
+            cfg.seed = seed;
+            let sim = Sim::new(&cfg);
+            let (eps, w) = (sim.injected(1_800_000), throttle_windows(&sim, 1_800_000));
+            assert!(w.len() >= 3, "seed {seed}: {} throttles in 30 min", w.len());
+            for (s, e) in w {
+                assert!(
+                    eps.iter()
+                        .all(|x| e + 14_000 <= x.start_ms || s >= x.end_ms + 20_000),
+                    "seed {seed}: {s}..{e}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -216,7 +268,11 @@ mod tests {
         let dev = &n.devs[0].name;
         assert!(paths.contains(&("0".into(), dev.clone(), gpu::topo::Path::Sys)));
         assert!(paths.contains(&("0".into(), "mlx5_1".into(), gpu::topo::Path::Pix)));
-        let other = &sim.nodes[0];
+        let other = sim
+            .nodes
+            .iter()
+            .find(|x| x.name != name)
+            .expect("another node");
         let q = gpu::topo::paths(&gpu::topo::parse(&topo(&sim, other), &other.name));
         assert!(q.contains(&("0".into(), other.devs[0].name.clone(), gpu::topo::Path::Pix)));
     }

@@ -191,6 +191,12 @@ pub const MLX5_HW_COUNTERS: &[&str] = &[
 /// Length of an injected congestion episode, seconds.
 pub const EPISODE_S: f64 = 15.0;
 
+/// One episode slot in this many the fabric stays calm and the GPUs tell their own story
+/// instead: a node power capped, the whole job's step slow with it (`gpu::throttle_windows`).
+/// A slot of its own: the detector needs a calm longer than the gaps between congestion
+/// episodes leave (their tails and its settle each side) to tell the two apart.
+pub const GPU_SLOT_EVERY: u64 = 8;
+
 /// Where one episode happens: the port that drops (its nodes feel it fully), the ports whose
 /// nodes feel it more than the rest, and the ports that storm with PFC.
 #[derive(Clone, Debug, PartialEq)]
@@ -342,6 +348,22 @@ impl Sim {
         }
     }
 
+    /// Whether slot `k` is the GPUs' ([`GPU_SLOT_EVERY`]; a cluster of one node has no other
+    /// node to wait for a slow one, so none).
+    pub fn gpu_slot(&self, k: u64) -> bool {
+        self.nodes.len() > 1 && k % GPU_SLOT_EVERY == GPU_SLOT_EVERY - 1
+    }
+
+    /// The start (ms) of every GPU slot that starts before `until_ms`.
+    pub fn gpu_slots(&self, until_ms: i64) -> Vec<i64> {
+        (0u64..)
+            .map(|k| (k, self.episode_start_s(k)))
+            .take_while(|(_, s)| *s * 1000.0 < until_ms as f64)
+            .filter(|(k, _)| self.gpu_slot(*k))
+            .map(|(_, s)| (s * 1000.0) as i64)
+            .collect()
+    }
+
     /// Every congestion episode this simulation injects that starts before `until_ms`: the
     /// truth an episode detector is checked against (when, where, which layer, whose nodes).
     /// The lab's kind only: the fabric demo's are [`Sim::fabric_episodes`].
@@ -349,6 +371,7 @@ impl Sim {
         (0u64..)
             .map(|k| (k, self.episode_start_s(k)))
             .take_while(|(_, s)| *s * 1000.0 < until_ms as f64)
+            .filter(|(k, _)| !self.gpu_slot(*k))
             .filter_map(|(k, s)| {
                 let h = self.hotspot(k)?;
                 let victims = (self.nodes.iter())
@@ -379,7 +402,8 @@ impl Sim {
         (0.0..EPISODE_S).contains(&x).then_some(k as u64)
     }
 
-    /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s.
+    /// Congestion intensity in [0, 1] at `t_ms`: episodes of 15 s every ~45 s, the first at 15 s
+    /// (none in a GPU slot).
     pub fn congestion(&self, t_ms: i64) -> f64 {
         if let Some(f) = &self.fabric {
             return f.intensity(t_ms);
@@ -387,6 +411,9 @@ impl Sim {
         let t = t_ms as f64 / 1000.0;
         let k = ((t - 15.0) / 45.0).floor();
         if k < 0.0 {
+            return 0.0;
+        }
+        if self.gpu_slot(k as u64) {
             return 0.0;
         }
         let start = self.episode_start_s(k as u64);
@@ -560,10 +587,13 @@ impl Sim {
         if (t as f64) < self.next_iter_ms {
             return;
         }
+        let slow = super::gpu::compute_slowdown(self, t);
         let rng = &mut self.rng;
         self.iteration += 1;
         self.last_allreduce_ms = 45.0 * (1.0 + 3.5 * c) + rng.f() * 4.0;
-        self.last_step_ms = 111.0 * (1.0 + 0.4 * c) + self.last_allreduce_ms + rng.f() * 3.0;
+        // Compute (slower where a GPU is throttled: every rank waits for it), then the all-reduce.
+        let compute = 111.0 * (1.0 + 0.4 * c) * slow;
+        self.last_step_ms = compute + self.last_allreduce_ms + rng.f() * 3.0;
         self.next_iter_ms = t as f64 + self.last_step_ms;
         self.loss = (self.loss * 0.9993 + 0.0004 * rng.f()).max(0.05);
         if self.iteration % 10 == 0 {

@@ -9,6 +9,7 @@
 //! once, in the metric names: percent, watts, degrees Celsius, bytes (the driver's MiB × 2^20).
 
 pub mod topo;
+pub mod xid;
 
 use crate::metrics::names::*;
 use crate::metrics::{Parsed, Sample, SeriesKey};

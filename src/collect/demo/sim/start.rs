@@ -151,8 +151,34 @@ impl Sim {
         sim
     }
 
-    /// The log as it looked before rocetop started: calm iterations up to the start.
+    /// The log as it looked before rocetop started: NCCL's start (run with `NCCL_DEBUG=INFO`: the
+    /// RDMA devices it chose, a channel over them), then calm iterations up to the start.
     fn backlog(&mut self) {
+        for log in &mut self.logs {
+            let Some(n) = self.nodes.iter().find(|n| n.name == log.node) else {
+                continue;
+            };
+            let devs: Vec<String> = (n.devs.iter().enumerate())
+                .map(|(i, d)| format!("[{i}]{}:1/RoCE", d.name))
+                .collect();
+            if devs.is_empty() {
+                continue;
+            }
+            let oob = n.netdevs.first().map_or("eth0", |d| d.name.as_str());
+            let node = &log.node;
+            for l in [
+                format!(
+                    "{node}:2291:2291 [0] NCCL INFO NET/IB : Using {} ; OOB {oob}:192.168.250.201<0>",
+                    devs.join(" ")
+                ),
+                format!(
+                    "{node}:2291:2310 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA"
+                ),
+            ] {
+                log.lines.push_back(l);
+                log.written += 1;
+            }
+        }
         for it in (800..=1000).step_by(10) {
             let ar = 45.0 + self.rng.f() * 4.0;
             let total = 111.0 + ar + self.rng.f() * 3.0;
