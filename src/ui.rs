@@ -345,6 +345,7 @@ const HELP: &[(&str, &str)] = &[
     ("[ ] { }", "back/forward 10 s / 60 s in history (live too)"),
     ("Home/End, Esc", "back to live after [ or {"),
     ("e", "episodes: past ones, Enter travels to one"),
+    ("p", "PFC tab: the pause tree (who pauses whom)"),
     ("A", "alerts list: a ack, x mute, Enter jumps to the row"),
     ("Space . - +", "replay: pause step speed"),
     ("?", "this help"),

@@ -1,0 +1,53 @@
+//! What the pause tree reads of the store at one instant: every switch port's PFC rates (one per
+//! direction, as the episode detector picks them), how hard each port's egress is pressed (drops
+//! and ECN marks per second) and each host's pause time. Rates come from `metrics/rate.rs`
+//! through the evaluation's resolved series; missing stays missing.
+
+use super::PortKey;
+use super::pause_tree::{HostPause, PortPause};
+use crate::app::alerts::EvalIdsCache;
+use crate::app::episodes::PortRates;
+use crate::metrics::Store;
+use std::collections::HashMap;
+
+/// The ports' and hosts' pause of `store`, `pfc` being [`crate::app::episodes::port_pfc_in`] of it.
+pub fn inputs(
+    store: &Store,
+    ids: &EvalIdsCache,
+    pfc: &PortRates<'_>,
+) -> (HashMap<PortKey, PortPause>, HashMap<String, HostPause>) {
+    let mut ports: HashMap<PortKey, PortPause> = HashMap::with_capacity(pfc.len());
+    for p in pfc {
+        let [sw, port] = p.key;
+        ports.insert(
+            PortKey::new(sw, port),
+            PortPause {
+                rx: p.rx.and_then(|a| a.rate),
+                tx: p.tx.and_then(|a| a.rate),
+                load: None,
+            },
+        );
+    }
+    let mut load = |sw: &str, port: &str, r: Option<f64>| {
+        if let Some(r) = r {
+            let e = ports.entry(PortKey::new(sw, port)).or_default();
+            *e.load.get_or_insert(0.0) += r;
+        }
+    };
+    for g in [&ids.ingress_drops, &ids.queue_drops] {
+        for ([sw, port, _], a) in g.rate_by(store) {
+            load(sw, port, a.rate);
+        }
+    }
+    for ([sw, port], a) in ids.queue_ecn.rate_by(store) {
+        load(sw, port, a.rate);
+    }
+    let mut hosts: HashMap<String, HostPause> = HashMap::new();
+    for ([node], f) in ids.pause[0].pause_fraction_by(store) {
+        hosts.entry(node.to_string()).or_default().rx = Some(f);
+    }
+    for ([node], f) in ids.pause[1].pause_fraction_by(store) {
+        hosts.entry(node.to_string()).or_default().tx = Some(f);
+    }
+    (ports, hosts)
+}
