@@ -205,6 +205,11 @@ impl Fabric {
         Fabric::of(cfg, &store, &Links::of(cfg, &store))
     }
 
+    /// A graph of these links alone (tests, benchmarks, a hand-built fabric).
+    pub fn from_links(links: Vec<Link>) -> Fabric {
+        Fabric::build(&[], Vec::new(), links)
+    }
+
     fn build(config: &[crate::config::Link], claims: Vec<Claim>, hosts: Vec<Link>) -> Fabric {
         let end = |sp: &crate::config::SwitchPort| End::new(Device::switch(&sp.switch), &sp.port);
         let mut links: Vec<Link> = (config.iter())

@@ -24,6 +24,9 @@ use std::collections::{HashMap, HashSet};
 pub const MIN_FRAMES: f64 = 1.0;
 /// A host paused less than this share of the interval is not paused.
 pub const MIN_SHARE: f64 = 0.001;
+/// A host NIC pausing its switch less than this share of the time is no cause: NICs send a few
+/// pauses now and then.
+pub const HOST_MIN_SHARE: f64 = 0.01;
 /// A host NIC pausing its switch this share of the time or more is in a pause storm.
 pub const STORM_SHARE: f64 = 0.9;
 
@@ -201,6 +204,14 @@ impl PauseTree {
         // What says `x` pauses `y`: x's switch sending, y's receiving, the hosts' pause time.
         let says = |x: &End, y: &End| {
             let mut ev = Evidence::default();
+            // A host's own pause time says how much it pauses; the switch's frames only count
+            // where the NIC has no such counter.
+            if let Some(s) = host(x).and_then(|h| h.tx) {
+                if s < HOST_MIN_SHARE {
+                    ev.share = Some(0.0);
+                    return ev;
+                }
+            }
             ev.frames(port(x).and_then(|p| p.tx));
             ev.frames(port(y).and_then(|p| p.rx));
             ev.share(host(x).and_then(|h| h.tx));
@@ -345,7 +356,10 @@ impl<'a> Graph<'a> {
             .collect();
         let mut roots = Vec::new();
         for (d, dev) in self.devices.iter().enumerate() {
-            if self.out[d].is_empty() || !self.into[d].is_empty() {
+            // A host NIC sending pauses is a cause whether or not it is paused too: its receive
+            // side does not wait on its send side.
+            let host = dev.kind == Kind::Host;
+            if self.out[d].is_empty() || (!host && !self.into[d].is_empty()) {
                 continue;
             }
             // Something may pause it that no counter shows: the walk stops there, unknown.
@@ -403,17 +417,22 @@ impl<'a> Graph<'a> {
                 let near = self.out[d].first().map(|e| self.edges[*e].paused.clone());
                 (here, near, Cause::NotPolled)
             }
-            Kind::Switch => self.egress(&dev.name),
+            Kind::Switch => self.egress(d),
         }
     }
 
-    /// The congested egress of switch `sw`: its most pressed port that receives no pauses.
-    fn egress(&self, sw: &str) -> (End, Option<End>, Cause) {
+    /// The congested egress of switch `d`: its most pressed port that is counted and paused by
+    /// nothing (a host's few pauses now and then are not pausing, as for the edges).
+    fn egress(&self, d: usize) -> (End, Option<End>, Cause) {
+        let sw = self.devices[d].name.as_str();
+        let paused: HashSet<&str> = (self.into[d].iter())
+            .map(|e| self.edges[*e].paused.port.as_str())
+            .collect();
         let mine: Vec<(&PortKey, &PortPause)> = (self.ports.iter())
             .filter(|(k, _)| k.switch == sw)
             .collect();
         let best = (mine.iter())
-            .filter(|(_, p)| p.rx.is_some_and(|r| r < MIN_FRAMES))
+            .filter(|(k, p)| p.rx.is_some() && !paused.contains(k.port.as_str()))
             .filter_map(|(k, p)| p.load.filter(|l| *l > 0.0).map(|l| (l, *k)))
             .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
         let Some((load, k)) = best else {
@@ -522,6 +541,10 @@ impl<'a> Graph<'a> {
                 if let Some(e) = self.out[v].get(*k) {
                     *k += 1;
                     let w = self.index[&self.edges[*e].paused.device];
+                    // A host ends a pause chain: it forwards nothing, so no cycle passes it.
+                    if self.devices[w].kind == Kind::Host || self.devices[v].kind == Kind::Host {
+                        continue;
+                    }
                     if index[w] == usize::MAX {
                         index[w] = next;
                         low[w] = next;

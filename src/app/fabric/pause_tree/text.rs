@@ -13,6 +13,9 @@ use std::collections::HashSet;
 /// whatever the fabric.
 pub const MAX_LINES: usize = 2000;
 
+/// Switches a hop of the sentence's spread names before counting the rest.
+pub const SPREAD_NAMES: usize = 3;
+
 /// One line of the tree view: its depth (indentation) and text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeLine {
@@ -152,12 +155,16 @@ pub fn phrase(t: &PauseTree) -> Option<String> {
         return Some(format!("PFC deadlock {} · {nodes}", names.join(" -> ")));
     }
     let r = t.roots.first()?;
+    // A hop names a few switches and counts the rest: a sentence, not a list of the fabric.
     let spread: Vec<String> = (r.spread.iter())
         .map(|hop| {
-            hop.iter()
+            let mut names: Vec<String> = (hop.iter().take(SPREAD_NAMES))
                 .map(|n| safe(n).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ")
+                .collect();
+            if hop.len() > SPREAD_NAMES {
+                names.push(format!("+{} more", hop.len() - SPREAD_NAMES));
+            }
+            names.join(", ")
         })
         .collect();
     let spread = match spread.len() {
