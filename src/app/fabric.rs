@@ -331,6 +331,15 @@ impl Fabric {
     }
 }
 
+/// The graph and the pause tree made on it, as the bundle's `fabric.json` holds them.
+pub fn json_with_tree(f: &Fabric, t: &pause_tree::PauseTree) -> serde_json::Value {
+    let mut v = json(f);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("pause_tree".into(), pause_tree::json(t));
+    }
+    v
+}
+
 /// The graph as JSON (the bundle's `fabric.json`, `snapshot --format json`). LLDP names are
 /// remote text: what prints the document escapes it (`safe::json`).
 pub fn json(f: &Fabric) -> serde_json::Value {

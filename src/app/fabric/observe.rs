@@ -51,3 +51,16 @@ pub fn inputs(
     }
     (ports, hosts)
 }
+
+/// The pause tree of `store`'s newest rates on `fabric`, its series resolved here (`snapshot`,
+/// which evaluates once; the screen reuses the evaluation's).
+pub fn pause_tree_of(store: &Store, fabric: &super::Fabric) -> super::pause_tree::PauseTree {
+    let ids = EvalIdsCache::of(store);
+    let pfc = crate::app::episodes::port_pfc_in(store, &ids);
+    let (ports, hosts) = inputs(store, &ids, &pfc);
+    super::pause_tree::PauseTree::of(&super::pause_tree::Input {
+        fabric,
+        ports: &ports,
+        hosts: &hosts,
+    })
+}

@@ -283,6 +283,16 @@ impl PauseTree {
     }
 }
 
+/// The tree as JSON (`snapshot --format json`, the bundle's `fabric.json`): its edges, roots,
+/// paused hosts, deadlocks and unknowns, and the sentence an episode says of it.
+pub fn json(t: &PauseTree) -> serde_json::Value {
+    let mut v = serde_json::to_value(t).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("sentence".into(), text::phrase(t).into());
+    }
+    v
+}
+
 impl Rate {
     /// The rate as a number (frames/s, or share) for ordering.
     pub fn value(self) -> f64 {
