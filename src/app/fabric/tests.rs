@@ -198,3 +198,31 @@ fn changes_are_counted_both_ways() {
     assert_eq!(b.changes_since(&a), (2, 1));
     assert_eq!(a.changes_since(&a), (0, 0));
 }
+
+/// A real NX-OS `show lldp neighbors detail` (ntc-templates): with its uplink's far switch
+/// configured, the uplink is a switch link; the storage array it also lists is not polled.
+#[test]
+fn a_real_nxos_detail_capture_makes_the_uplink() {
+    let text = include_str!(
+        "../../../tests/fixtures/topology/show-lldp-neighbors-detail_nxos-9.3_ntc-templates.txt"
+    );
+    let c = Config::from_str(
+        "[[switch]]\nname = \"n9k\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\n[[switch]]\nname = \"sw-nexus\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\n",
+        "t.toml",
+        None,
+    )
+    .expect("config");
+    let f = fabric_of(
+        &c,
+        &store_with(&[("n9k", ParseKind::LldpNeighbors, text.to_string())]),
+    );
+    assert_eq!(
+        said(&f),
+        [
+            "n9k Ethernet1/52 - sw-nexus Ethernet1/52 (Lldp)",
+            "n9k Ethernet101/1/10 - pure-storage eth0 (Lldp)"
+        ]
+    );
+    let far = f.links[1].b.device.kind;
+    assert_eq!(far, Kind::Unpolled);
+}
