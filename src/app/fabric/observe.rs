@@ -1,20 +1,23 @@
 //! What the pause tree reads of the store at one instant: every switch port's PFC rates (one per
-//! direction, as the episode detector picks them), how hard each port's egress is pressed (drops
-//! and ECN marks per second) and each host's pause time. Rates come from `metrics/rate.rs`
+//! direction, as the episode detector picks them), how hard each port's egress is pressed (the
+//! episode observation's drops, and ECN marks per second) and each host's pause time. Rates come from `metrics/rate.rs`
 //! through the evaluation's resolved series; missing stays missing.
 
 use super::PortKey;
 use super::pause_tree::{HostPause, PortPause};
 use crate::app::alerts::EvalIdsCache;
-use crate::app::episodes::PortRates;
+use crate::app::episodes::{Obs, PortRates};
 use crate::metrics::Store;
 use std::collections::HashMap;
 
-/// The ports' and hosts' pause of `store`, `pfc` being [`crate::app::episodes::port_pfc_in`] of it.
+/// The ports' and hosts' pause of `store`, `pfc` being [`crate::app::episodes::port_pfc_in`] of
+/// it and `obs` the evaluation's observation made of the same (its drops and hosts' paused share
+/// are used as they are, not read again).
 pub fn inputs(
     store: &Store,
     ids: &EvalIdsCache,
     pfc: &PortRates<'_>,
+    obs: &Obs<'_>,
 ) -> (HashMap<PortKey, PortPause>, HashMap<String, HostPause>) {
     let mut ports: HashMap<PortKey, PortPause> = HashMap::with_capacity(pfc.len());
     for p in pfc {
@@ -28,23 +31,21 @@ pub fn inputs(
             },
         );
     }
-    let mut load = |sw: &str, port: &str, r: Option<f64>| {
-        if let Some(r) = r {
-            let e = ports.entry(PortKey::new(sw, port)).or_default();
-            *e.load.get_or_insert(0.0) += r;
-        }
+    let mut load = |sw: &str, port: &str, r: f64| {
+        let e = ports.entry(PortKey::new(sw, port)).or_default();
+        *e.load.get_or_insert(0.0) += r;
     };
-    for g in [&ids.ingress_drops, &ids.queue_drops] {
-        for ([sw, port, _], a) in g.rate_by(store) {
-            load(sw, port, a.rate);
-        }
+    for d in &obs.drops {
+        load(&d.switch, &d.port, d.per_s);
     }
     for ([sw, port], a) in ids.queue_ecn.rate_by(store) {
-        load(sw, port, a.rate);
+        if let Some(r) = a.rate {
+            load(sw, port, r);
+        }
     }
-    let mut hosts: HashMap<String, HostPause> = HashMap::new();
-    for ([node], f) in ids.pause[0].pause_fraction_by(store) {
-        hosts.entry(node.to_string()).or_default().rx = Some(f);
+    let mut hosts: HashMap<String, HostPause> = HashMap::with_capacity(obs.pause.len());
+    for (node, f) in &obs.pause {
+        hosts.entry(node.to_string()).or_default().rx = Some(*f);
     }
     for ([node], f) in ids.pause[1].pause_fraction_by(store) {
         hosts.entry(node.to_string()).or_default().tx = Some(f);
@@ -57,7 +58,8 @@ pub fn inputs(
 pub fn pause_tree_of(store: &Store, fabric: &super::Fabric) -> super::pause_tree::PauseTree {
     let ids = EvalIdsCache::of(store);
     let pfc = crate::app::episodes::port_pfc_in(store, &ids);
-    let (ports, hosts) = inputs(store, &ids, &pfc);
+    let obs = crate::app::episodes::observe_with(store, 0, &pfc, &ids);
+    let (ports, hosts) = inputs(store, &ids, &pfc, &obs);
     super::pause_tree::PauseTree::of(&super::pause_tree::Input {
         fabric,
         ports: &ports,

@@ -193,8 +193,14 @@ impl PauseTree {
             ports,
             hosts,
         } = *input;
+        // Looked up by borrowed names: four lookups a link, none allocating.
+        let by_name: HashMap<(&str, &str), &PortPause> = (ports.iter())
+            .map(|(k, p)| ((k.switch.as_str(), k.port.as_str()), p))
+            .collect();
         let port = |e: &End| match e.device.kind {
-            Kind::Switch => ports.get(&PortKey::new(&e.device.name, &e.port)),
+            Kind::Switch => by_name
+                .get(&(e.device.name.as_str(), e.port.as_str()))
+                .copied(),
             _ => None,
         };
         let host = |e: &End| match e.device.kind {
