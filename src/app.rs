@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod episodes;
+pub mod fabric;
 pub mod focus;
 mod hold;
 mod keys;
@@ -257,6 +258,14 @@ pub struct App {
     /// Which node is behind which switch port: config `switch_port`, else LLDP (`pairing`).
     /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
     links: pairing::Links,
+    /// The fabric graph (switches, host NICs, links), rebuilt with the pairing; whether it was
+    /// made of topology answers yet (a change after that is said).
+    fabric: fabric::Fabric,
+    fabric_read: bool,
+    /// Who pauses whom now, made on the evaluation's rates (`fabric/pause_tree.rs`).
+    pause_tree: fabric::pause_tree::PauseTree,
+    /// The PFC tab shows the pause tree instead of its tables (`p`).
+    pub(crate) show_tree: bool,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     lossless: lossless::Proof,
     /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
@@ -347,6 +356,15 @@ impl App {
     pub fn lossless(&self) -> &lossless::Proof {
         &self.lossless
     }
+    pub fn fabric(&self) -> &fabric::Fabric {
+        &self.fabric
+    }
+    pub fn pause_tree(&self) -> &fabric::pause_tree::PauseTree {
+        &self.pause_tree
+    }
+    pub fn show_tree(&self) -> bool {
+        self.show_tree
+    }
 }
 
 impl App {
@@ -399,6 +417,10 @@ impl App {
             overlay_sel: 0,
             jump: None,
             links: pairing::Links::from_config(&cfg),
+            fabric: fabric::Fabric::from_config(&cfg),
+            fabric_read: false,
+            pause_tree: Default::default(),
+            show_tree: false,
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
@@ -421,6 +443,9 @@ impl App {
         self.travel = None;
         self.past_alerts = None;
         self.links = pairing::Links::from_config(&self.cfg);
+        self.fabric = fabric::Fabric::from_config(&self.cfg);
+        self.fabric_read = false;
+        self.pause_tree = Default::default();
         self.lossless = lossless::Proof::default();
         self.proof_at = None;
         self.proof_due = false;
@@ -639,9 +664,17 @@ impl App {
             None => &self.store,
         };
         self.links = pairing::Links::of(&self.cfg, live);
+        let fabric = fabric::Fabric::of(&self.cfg, live, &self.links);
         self.lossless = lossless::prove(&self.cfg, live);
         self.proof_at = Some(self.now);
         self.proof_due = false;
+        // The first graph of topology answers replaces the config's: that is no change to say.
+        let (added, removed) = fabric.changes_since(&self.fabric);
+        if self.fabric_read && added + removed > 0 {
+            self.say(format!("fabric links changed: +{added} -{removed}"));
+        }
+        self.fabric = fabric;
+        self.fabric_read = true;
     }
 
     /// On a tick: prove again if a switch's settings came since and the last proof is old enough.
@@ -676,6 +709,12 @@ impl App {
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
+        let (ports, hosts) = fabric::observe::inputs(live, ids, &pfc, &obs);
+        self.pause_tree = fabric::pause_tree::PauseTree::of(&fabric::pause_tree::Input {
+            fabric: &self.fabric,
+            ports: &ports,
+            hosts: &hosts,
+        });
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

@@ -22,6 +22,7 @@ pub const FILES: &[&str] = &[
     "log.txt",
     "alerts.txt",
     "episodes.json",
+    "fabric.json",
     "config.json",
     "README.txt",
 ];
@@ -199,7 +200,19 @@ pub fn write_bundle(
     alerts: &[String],
 ) -> Result<PathBuf, BundleError> {
     let none = J::Array(Vec::new());
-    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, &none, now_ms())
+    let found = Found {
+        episodes: &none,
+        fabric: &J::Null,
+    };
+    write_bundle_at(dir, cfg, store, recent_log_lines, alerts, &found, now_ms())
+}
+
+/// What the screen found, written beside the data: the episodes (`episodes.json`) and the fabric
+/// graph with its pause tree (`fabric.json`).
+#[derive(Clone, Copy)]
+pub struct Found<'a> {
+    pub episodes: &'a J,
+    pub fabric: &'a J,
 }
 
 /// Write a bundle named after `at` (a replay passes the recording's time).
@@ -209,9 +222,10 @@ pub fn write_bundle_at(
     store: &Store,
     recent_log_lines: &[String],
     alerts: &[String],
-    episodes: &J,
+    found: &Found<'_>,
     at: Ts,
 ) -> Result<PathBuf, BundleError> {
+    let Found { episodes, fabric } = *found;
     let err = |source| BundleError {
         dir: dir.display().to_string(),
         source,
@@ -243,11 +257,12 @@ pub fn write_bundle_at(
          log.txt       recent training log lines\n\
          alerts.txt    alerts active when it was written\n\
          episodes.json every episode found (start, end, peak, the chain in cause order, culprit, cost)\n\
+         fabric.json   the fabric's links (LLDP, [[link]], pairing) and the PFC pause tree when it was written\n\
          config.json   the config, secrets removed\n",
         env!("CARGO_PKG_VERSION"),
         SERIES_WINDOW_MS / 60_000,
     );
-    let files: [(&str, String); 8] = [
+    let files: [(&str, String); 9] = [
         ("current.json", json::render(store) + "\n"),
         ("metrics.prom", prom::render(store, true, true)),
         // One line: pretty-printing made it several times larger.
@@ -255,6 +270,7 @@ pub fn write_bundle_at(
         ("log.txt", log),
         ("alerts.txt", alerts_txt),
         ("episodes.json", pretty(episodes)),
+        ("fabric.json", pretty(fabric)),
         ("config.json", pretty(&redacted_json(cfg))),
         ("README.txt", readme),
     ];
@@ -318,6 +334,7 @@ fn private_dir(dir: &Path, stem: &str) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::config::Secret;
     use crate::metrics::{Parsed, Sample};
 
@@ -468,7 +485,10 @@ mod tests {
             &st,
             &lines,
             &alerts,
-            &J::Array(vec![]),
+            &Found {
+                episodes: &J::Array(vec![]),
+                fabric: &J::Null,
+            },
             at,
         )
         .expect("written");
@@ -496,8 +516,19 @@ mod tests {
         assert_eq!(loss.last(), Some(&(at + 19 * 60_000, 2.0 - 0.19)));
         assert_eq!(loss.len(), 11);
         // A second bundle in the same second does not overwrite the first; nothing partial is left.
-        let q = write_bundle_at(dir.path(), &cfg, &st, &[], &[], &J::Array(vec![]), at)
-            .expect("second");
+        let q = write_bundle_at(
+            dir.path(),
+            &cfg,
+            &st,
+            &[],
+            &[],
+            &Found {
+                episodes: &J::Array(vec![]),
+                fabric: &J::Null,
+            },
+            at,
+        )
+        .expect("second");
         assert_ne!(p, q);
         assert_eq!(
             std::fs::read_to_string(q.join("alerts.txt")).expect("read"),
@@ -534,8 +565,19 @@ mod tests {
         )
         .expect("link");
         let cfg = Config::reference();
-        let p = write_bundle_at(dir.path(), &cfg, &store(), &[], &[], &J::Array(vec![]), at)
-            .expect("written");
+        let p = write_bundle_at(
+            dir.path(),
+            &cfg,
+            &store(),
+            &[],
+            &[],
+            &Found {
+                episodes: &J::Array(vec![]),
+                fabric: &J::Null,
+            },
+            at,
+        )
+        .expect("written");
         assert_eq!(p, dir.path().join(format!("{name}-3")));
         let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode(&p), 0o700);

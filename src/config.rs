@@ -232,6 +232,13 @@ pub struct SwitchPort {
     pub port: String,
 }
 
+/// A `[[link]]`: both ends are ports of configured switches.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Link {
+    pub a: SwitchPort,
+    pub b: SwitchPort,
+}
+
 /// `[simulation]` beyond the seed: where the demo's congestion happens and how hard. Unset, the
 /// demo draws the culprit and congested ports of each episode from the inventory with the seed.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -274,6 +281,8 @@ pub struct Config {
     pub ssh: Ssh,
     pub poll: Poll,
     pub switches: Vec<Switch>,
+    /// `[[link]]`: switch↔switch links the config names (LLDP's word is overridden on their ports).
+    pub links: Vec<Link>,
     pub nodes: Vec<Node>,
     pub logs: Vec<Log>,
     pub pings: Vec<Ping>,

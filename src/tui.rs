@@ -528,7 +528,10 @@ fn act(
                 &app.store,
                 &lines,
                 &alerts,
-                &episodes,
+                &crate::bundle::Found {
+                    episodes: &episodes,
+                    fabric: &crate::app::fabric::json_with_tree(app.fabric(), app.pause_tree()),
+                },
                 at,
             ) {
                 Ok(p) => app.say(format!("incident bundle written to {}", p.display())),

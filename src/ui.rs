@@ -344,7 +344,7 @@ const HELP: &[(&str, &str)] = &[
     ("S", "write an incident bundle"),
     ("[ ] { }", "back/forward 10 s / 60 s in history (live too)"),
     ("Home/End, Esc", "back to live after [ or {"),
-    ("e", "episodes: past ones, Enter travels to one"),
+    ("e / p", "episodes (Enter travels) / PFC tab: pause tree"),
     ("A", "alerts list: a ack, x mute, Enter jumps to the row"),
     ("Space . - +", "replay: pause step speed"),
     ("?", "this help"),

@@ -89,6 +89,7 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('f') => app.toggle_freeze(),
         KeyCode::Char('r') if app.replay.is_none() => app.actions.push(Action::ToggleRecord),
         KeyCode::Char('S') => app.actions.push(Action::Bundle),
+        KeyCode::Char('p') if app.tab == Tab::Pfc => app.show_tree = !app.show_tree,
         KeyCode::Char(c) if app.replay.is_some() && replay_key(app, c) => {}
         // Live, the replay's seek keys travel back through the in-memory history.
         KeyCode::Char(c @ ('[' | ']' | '{' | '}')) => {

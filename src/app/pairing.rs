@@ -37,8 +37,25 @@ pub struct Disagreement {
     pub lldp: Vec<(String, String, String)>,
 }
 
+/// The LLDP neighbour series of each source's newest LLDP read: a neighbour it no longer lists (a
+/// recabled node, a NIC gone) keeps its old series in the store but is no link now.
+pub(crate) fn newest_neighbors(store: &Store) -> Vec<&crate::metrics::store::Series> {
+    let mut newest: HashMap<SourceId, Ts> = HashMap::new();
+    for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
+        if let Some(t) = s.last_seen(store) {
+            let e = newest.entry(s.source).or_insert(t);
+            *e = (*e).max(t);
+        }
+    }
+    store
+        .select(LINK_NEIGHBOR_INFO, &[])
+        .map(|(_, s)| s)
+        .filter(|s| s.last_seen(store) == newest.get(&s.source).copied())
+        .collect()
+}
+
 /// `ubunturdma1.lab.local` is `ubunturdma1`; names compare without case.
-fn same_host(a: &str, b: &str) -> bool {
+pub(crate) fn same_host(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b) || short(a) == short(b)
 }
 
@@ -70,19 +87,7 @@ impl Seen {
             by_node: HashMap::new(),
             by_switch: HashMap::new(),
         };
-        // Only what each source's newest LLDP read said: a neighbour it no longer lists (a
-        // recabled node, a NIC gone) keeps its old series in the store but is no link now.
-        let mut newest: HashMap<SourceId, Ts> = HashMap::new();
-        for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
-            if let Some(t) = s.last_seen(store) {
-                let e = newest.entry(s.source).or_insert(t);
-                *e = (*e).max(t);
-            }
-        }
-        for (_, s) in store.select(LINK_NEIGHBOR_INFO, &[]) {
-            if s.last_seen(store) != newest.get(&s.source).copied() {
-                continue;
-            }
+        for s in newest_neighbors(store) {
             let l = |k: &str| s.key.label(k).unwrap_or("").to_string();
             let (n, netdev, sw, port) = (l("node"), l("netdev"), l("switch"), l("port"));
             match s.key.label("side") {

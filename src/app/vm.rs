@@ -5,6 +5,7 @@
 pub mod congestion;
 pub mod latency;
 pub mod overview;
+pub mod pause_tree;
 pub mod pfc;
 pub mod queues;
 pub mod summary;

@@ -56,23 +56,26 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         .collect();
     let text = match format {
         Format::Prom => prom::render(&store, true, true),
-        Format::Json => with_episodes(
-            &store,
-            &episodes,
-            &crate::app::pairing::Links::of(cfg, &store),
-        ),
+        Format::Json => {
+            let links = crate::app::pairing::Links::of(cfg, &store);
+            let fabric = crate::app::fabric::Fabric::of(cfg, &store, &links);
+            let tree = crate::app::fabric::observe::pause_tree_of(&store, &fabric);
+            with_episodes(&store, &episodes, &links, &fabric, &tree)
+        }
         Format::Table => table::render(&store, table::Silent::NoAnswer),
     };
     Outcome { text, failed }
 }
 
-/// `episodes` beside the sources and series: what the detector found over the snapshot's polls
+/// `episodes`, the fabric graph and its `pause_tree` beside the sources and series: what the detector found over the snapshot's polls
 /// (with two polls there is no baseline yet, so normally none; the note says so). Written with
 /// them as the document is made (`json::document`), never read back into a tree.
 fn with_episodes(
     store: &Store,
     eps: &crate::app::episodes::Episodes,
     links: &crate::app::pairing::Links,
+    fabric: &crate::app::fabric::Fabric,
+    tree: &crate::app::fabric::pause_tree::PauseTree,
 ) -> String {
     let now = eps.all().first().map_or(0, |e| e.last_abnormal);
     let note = format!(
@@ -88,6 +91,8 @@ fn with_episodes(
                 crate::app::episodes::text::json(&eps.all(), links, now),
             ),
             ("episodes_note", note.into()),
+            ("fabric", crate::app::fabric::json(fabric)),
+            ("pause_tree", crate::app::fabric::pause_tree::json(tree)),
         ],
     )
 }

@@ -36,6 +36,15 @@ pub struct RawPoll {
     pub extra: Extra,
 }
 
+/// `[[link]]`: a switch↔switch link named in the config (adds to LLDP, or overrides it).
+#[derive(Debug, Default, Deserialize)]
+pub struct RawLink {
+    pub a: Option<String>,
+    pub b: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 #[derive(Debug, Default, Deserialize)]
 pub struct RawSwitch {
     pub name: Option<String>,

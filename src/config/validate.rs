@@ -260,6 +260,11 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         .into_iter()
         .filter_map(|(i, r)| build_switch(&mut p, &format!("switch[{i}]"), r, base))
         .collect();
+    let raw_links: Vec<(usize, RawLink)> = array::<RawLink>(&mut p, "link", table.get("link"));
+    for (i, r) in &raw_links {
+        p.extras(&format!("link[{i}]"), &r.extra, LINK);
+    }
+    let links = switch_port::links(&mut p, &switches, &raw_links);
     let mut nodes: Vec<Node> = Vec::new();
     for (i, r) in array::<RawNode>(&mut p, "node", table.get("node")) {
         nodes.extend(build_nodes(
@@ -357,6 +362,7 @@ pub(super) fn build(text: &str, base: Option<&Path>) -> Result<Config, Vec<Strin
         ssh,
         poll,
         switches,
+        links,
         nodes,
         logs,
         pings,

@@ -159,6 +159,8 @@ mod tests {
             "Device ID Local Intf\n\u{feff}é Eth1/1 x",
             "LocalPort RemoteDevice\n---  --\né",
             "lldp.=\n",
+            "Chassis id: x\nLocal Port id:\nPort id\n\u{1b}[2J: y\n",
+            "Chassis id:",
         ] {
             let _ = parse_switch(t, "s");
             let _ = parse_lldpctl(t, "n");

@@ -134,6 +134,16 @@ fn snapshot_json_lists_sources_and_series() {
             .as_str()
             .is_some_and(|n| n.contains("polls twice"))
     );
+    // The fabric graph (the lab's host links) and the pause tree made on the second poll's rates.
+    assert!(
+        v["fabric"]["links"]
+            .as_array()
+            .is_some_and(|l| l.len() >= 8),
+        "{}",
+        v["fabric"]
+    );
+    assert!(v["pause_tree"]["roots"].is_array(), "{}", v["pause_tree"]);
+    assert!(v["pause_tree"]["edges"].is_array(), "{}", v["pause_tree"]);
 }
 
 #[test]

@@ -83,6 +83,25 @@ fn nxos_lldp_with_device_ids_on_their_own_line() {
     );
 }
 
+/// `show lldp neighbors detail`: one block a neighbour; a MAC port id gives way to the port's
+/// description, and the System Description's later lines are no unknown lines.
+#[test]
+fn nxos_lldp_detail_blocks() {
+    let p = run(
+        ParseKind::LldpNeighbors,
+        "show-lldp-neighbors-detail_nxos-9.3_ntc-templates.txt",
+        "n9k",
+    );
+    assert_eq!(p.unknown_lines, 0, "{:?}", p.unknown_examples);
+    assert_eq!(
+        links(&p, "port", "node", "netdev"),
+        [
+            t("Ethernet1/52", "SW-NEXUS", "Ethernet1/52"),
+            t("Ethernet101/1/10", "pure-storage", "eth0"),
+        ]
+    );
+}
+
 #[test]
 fn eos_and_sonic_lldp_tables() {
     let e = run(

@@ -477,3 +477,51 @@ fn the_demo_proves_a_leaf_of_each_os_lossless() {
         proof.pairs.iter().map(|p| p.switch.as_str()).collect();
     assert_eq!(on.len(), 3, "every leaf proven: {:#?}", proof.pairs);
 }
+
+/// The fabric graph follows LLDP: a leaf's table naming a spine adds a switch↔switch link (a
+/// neighbour not polled: the lab configures no spine), a later table naming another instead moves it,
+/// and each change is said in the status bar.
+#[test]
+fn the_fabric_follows_the_leafs_lldp_and_says_each_change() {
+    let mut lab = Lab::new();
+    lab.run(3);
+    let before = lab.app.fabric().links.len();
+    let table = |rows: &str| {
+        format!("Device ID            Local Intf      Hold-time  Capability  Port ID\n{rows}")
+    };
+    lab.answer(
+        "NX_AI_Leaf1 topology",
+        &[(
+            ParseKind::LldpNeighbors,
+            table("spine9               Eth1/2/4        120        BR          Ethernet1/1\n"),
+        )],
+    );
+    assert_eq!(lab.app.fabric().links.len(), before + 1);
+    let msg = lab
+        .app
+        .message()
+        .map(|(_, m)| m.clone())
+        .unwrap_or_default();
+    assert_eq!(msg, "fabric links changed: +1 -0");
+    lab.run(1);
+    // Recabled: the next table names another neighbour on another port (an answer listing none
+    // leaves the last one standing: only a source's newest neighbours count).
+    lab.answer(
+        "NX_AI_Leaf1 topology",
+        &[(
+            ParseKind::LldpNeighbors,
+            table(
+                "spine8               Eth1/2/3        120        BR          Ethernet1/2
+",
+            ),
+        )],
+    );
+    assert_eq!(lab.app.fabric().links.len(), before + 1);
+    assert!(lab.app.fabric().at(LEAF, "Ethernet1/2/4").next().is_none());
+    let msg = lab
+        .app
+        .message()
+        .map(|(_, m)| m.clone())
+        .unwrap_or_default();
+    assert_eq!(msg, "fabric links changed: +1 -1");
+}

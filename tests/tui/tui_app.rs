@@ -456,7 +456,10 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
         &lab.app.store,
         &[],
         &lines,
-        &serde_json::Value::Array(vec![]),
+        &rocetop::bundle::Found {
+            episodes: &serde_json::Value::Array(vec![]),
+            fabric: &rocetop::app::fabric::json_with_tree(lab.app.fabric(), lab.app.pause_tree()),
+        },
         lab.now(),
     )
     .expect("bundle");

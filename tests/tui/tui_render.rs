@@ -163,6 +163,7 @@ fn help_fits_80x24() {
         "alerts list: a ack, x mute, Enter jumps to the row",
         "back/forward 10 s / 60 s in history (live too)",
         "q, Ctrl-C",
+        "episodes (Enter travels) / PFC tab: pause tree",
         "counter reset in that interval",
         "stale source (age shown)",
     ] {
@@ -171,6 +172,27 @@ fn help_fits_80x24() {
             "{want:?} not whole at 80x24:\n{shown}"
         );
     }
+}
+
+/// The PFC tab's pause tree (`p`) at 80x24, in the demo lab's first episode: the root at an
+/// edge port of the one leaf, the pausing it sends through the internal `ii` ports (no LLDP names
+/// what is beyond them: said as unknown), the paused nodes; `p` again shows the tables.
+#[test]
+fn pause_tree_80x24() {
+    let mut lab = busy();
+    on_tab(&mut lab, Tab::Pfc);
+    lab.key(KeyCode::Char('p'));
+    let shown = text(&render(&lab.app, 80, 24));
+    assert!(shown.contains("PFC pause tree ("), "{shown}");
+    assert!(shown.contains("root NX_AI_Leaf1 Ethernet"), "{shown}");
+    assert!(
+        shown.contains("pauses ? (beyond NX_AI_Leaf1 ii1/1/"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("pause_tree_80x24", shown);
+    lab.key(KeyCode::Char('p'));
+    let tables = text(&render(&lab.app, 80, 24));
+    assert!(tables.contains("Switch PFC per port"), "{tables}");
 }
 
 /// Focus: one node of a fleet looked at over SSH (here the demo's node and its

@@ -17,6 +17,8 @@ pub struct EvalIdsCache {
     pub queue_drops: GroupedCache<3>,
     /// Queue drops by (switch, port, qos_group, reason): the alerts'.
     pub queue_drops_qos: GroupedCache<4>,
+    /// ECN-marked packets by (switch, port): how hard a port's egress is pressed (the pause tree).
+    pub queue_ecn: GroupedCache<2>,
     /// Host pause time received and sent, by node.
     pub pause: [GroupedCache<1>; 2],
     /// [`RDMA_ERRORS`] by (node, device).
@@ -55,6 +57,7 @@ impl Default for EvalIdsCache {
                 &[],
                 ["switch", "port", "qos_group", "reason"],
             ),
+            queue_ecn: GroupedCache::new(SW_QUEUE_ECN_MARKED, &[], ["switch", "port"]),
             pause: [NIC_PFC_RX_PAUSE_DURATION, NIC_PFC_TX_PAUSE_DURATION]
                 .map(|n| GroupedCache::new(n, &[], ["node"])),
             rdma: RDMA_ERRORS.map(|c| GroupedCache::new(rdma_counter(c), &[], ["node", "device"])),
@@ -93,6 +96,7 @@ impl EvalIdsCache {
         self.ingress_drops.resolve(store);
         self.queue_drops.resolve(store);
         self.queue_drops_qos.resolve(store);
+        self.queue_ecn.resolve(store);
         for g in &mut self.pause {
             g.resolve(store);
         }

@@ -5,6 +5,7 @@ pub const TOP: &[&str] = &[
     "ssh",
     "poll",
     "switch",
+    "link",
     "node",
     "log",
     "ping",
@@ -106,3 +107,4 @@ pub const PROMETHEUS: &[&str] = &[
     "step",
     "timeout",
 ];
+pub const LINK: &[&str] = &["a", "b"];

@@ -2,8 +2,8 @@
 //! (`leaf2:Ethernet1/1/2`); a bare port name means the one switch that lists it, and a bare name
 //! two switches list is a problem, never a silent first match (leaves share port names).
 
-use super::super::raw::RawSimulation;
-use super::super::{Node, Simulation, Switch, SwitchPort};
+use super::super::raw::{RawLink, RawSimulation};
+use super::super::{Link, Node, Simulation, Switch, SwitchPort};
 use super::Problems;
 use crate::parse::switch::normalize_port;
 
@@ -108,4 +108,58 @@ pub(super) fn simulation(p: &mut Problems, switches: &[Switch], raw: &RawSimulat
         rate_scale,
         scenario: Default::default(),
     }
+}
+
+/// The `[[link]]` entries: each end `switch:port` of a configured switch (a link is between two
+/// switches, so the switch is always named), the two ends different, and no port on two links.
+pub(super) fn links(p: &mut Problems, switches: &[Switch], raw: &[(usize, RawLink)]) -> Vec<Link> {
+    let mut out: Vec<Link> = Vec::new();
+    for (i, r) in raw {
+        let mut end = |k: &str, v: &Option<String>| -> Option<SwitchPort> {
+            let key = format!("link[{i}].{k}");
+            let Some(text) = v.as_deref() else {
+                p.add(&key, "required: a switch port, as \"leaf1:Ethernet1/49\"");
+                return None;
+            };
+            let (named, port) = split(text, switches);
+            let Some(sw) = named else {
+                p.add(
+                    &key,
+                    format!(
+                        "\"{text}\" does not name a configured switch: write it as \"leaf1:{port}\""
+                    ),
+                );
+                return None;
+            };
+            match resolve(switches, Some(&sw), &port) {
+                Ok(_) => Some(SwitchPort { switch: sw, port }),
+                Err(e) => {
+                    p.add(&key, e);
+                    None
+                }
+            }
+        };
+        let (a, b) = (end("a", &r.a), end("b", &r.b));
+        let (Some(a), Some(b)) = (a, b) else { continue };
+        if a.switch == b.switch {
+            p.add(
+                &format!("link[{i}]"),
+                format!("both ends are on {}: a link joins two switches", a.switch),
+            );
+            continue;
+        }
+        let taken = |e: &SwitchPort| out.iter().any(|l| l.a == *e || l.b == *e);
+        if let Some(e) = [&a, &b].into_iter().find(|e| taken(e)) {
+            p.add(
+                &format!("link[{i}]"),
+                format!(
+                    "{}:{} is already an end of another [[link]]",
+                    e.switch, e.port
+                ),
+            );
+            continue;
+        }
+        out.push(Link { a, b });
+    }
+    out
 }

@@ -402,3 +402,49 @@ fn the_simulations_ports_are_ports_of_the_inventory() {
     );
     assert!(p[1].starts_with("simulation.rate_scale: 0 is not"), "{p:?}");
 }
+
+/// `[[link]]` ends are ports of named, configured switches; each mistake is said with its key.
+#[test]
+fn links_name_two_configured_switches_once_each() {
+    let sw = "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/49-50\"]\n[[switch]]\nname = \"spine1\"\nhost = \"127.0.0.1\"\nos = \"eos\"\n";
+    let ok = build(
+        &format!("{sw}[[link]]\na = \"leaf1:Eth1/49\"\nb = \"spine1:Ethernet1\"\n"),
+        None,
+    )
+    .expect("valid");
+    assert_eq!(ok.links.len(), 1);
+    assert_eq!(ok.links[0].a.port, "Ethernet1/49");
+    assert_eq!(ok.links[0].b.switch, "spine1");
+    let cases: [(&str, &str); 5] = [
+        (
+            "a = \"Ethernet1/49\"\nb = \"spine1:Ethernet1\"",
+            "link[0].a: \"Ethernet1/49\" does not name a configured switch",
+        ),
+        (
+            "a = \"leaf1:Ethernet1/7\"\nb = \"spine1:Ethernet1\"",
+            "link[0].a: \"Ethernet1/7\" is not in leaf1's ports",
+        ),
+        ("b = \"spine1:Ethernet1\"", "link[0].a: required"),
+        (
+            "a = \"leaf1:Ethernet1/49\"\nb = \"leaf1:Ethernet1/50\"",
+            "link[0]: both ends are on leaf1",
+        ),
+        (
+            "a = \"leaf1:Ethernet1/49\"\nb = \"spine1:Ethernet1\"\nc = 1",
+            "link[0].c: unknown key",
+        ),
+    ];
+    for (link, want) in cases {
+        let p = problems(&format!("{sw}[[link]]\n{link}\n"));
+        assert!(p.iter().any(|s| s.starts_with(want)), "{link}: {p:#?}");
+    }
+    let twice = problems(&format!(
+        "{sw}[[link]]\na = \"leaf1:Ethernet1/49\"\nb = \"spine1:Ethernet1\"\n[[link]]\na = \"leaf1:Ethernet1/50\"\nb = \"spine1:Ethernet1\"\n"
+    ));
+    assert!(
+        twice
+            .iter()
+            .any(|s| s.starts_with("link[1]: spine1:Ethernet1 is already an end")),
+        "{twice:#?}"
+    );
+}

@@ -1,5 +1,6 @@
-//! A switch's LLDP table: NX-OS `show lldp neighbors` (a long Device ID alone on its line),
-//! Arista EOS, SONiC `show lldp table` (columns from its dash rule).
+//! A switch's LLDP table: NX-OS `show lldp neighbors` (a long Device ID alone on its line) and
+//! `show lldp neighbors detail` (a block of `Key: value` lines a neighbour), Arista EOS, SONiC
+//! `show lldp table` (columns from its dash rule).
 
 use super::Neighbor;
 use crate::metrics::Parsed;
@@ -15,9 +16,27 @@ pub fn switch_neighbors(text: &str) -> (Vec<Neighbor>, Parsed) {
     let mut cols: Vec<(usize, usize)> = Vec::new();
     // NX-OS: a Device ID too long for its column stands alone; the row follows on the next line.
     let mut pending: Option<String> = None;
+    let mut detail: Option<Detail> = None;
     for raw in text.lines() {
         let t = raw.trim();
         if t.is_empty() || is_prompt_or_echo(t) || is_legend(t) || is_shell_prompt(t) {
+            continue;
+        }
+        // NX-OS detail: each neighbour's block starts with its chassis id (after the table's
+        // header, which detail prints too, empty).
+        if let Some(id) = t.strip_prefix("Chassis id:") {
+            out.extend(detail.take().and_then(Detail::neighbor));
+            layout = Layout::NxosDetail;
+            detail = Some(Detail {
+                chassis: id.trim().to_string(),
+                ..Detail::default()
+            });
+            continue;
+        }
+        if layout == Layout::NxosDetail {
+            if !detail.as_mut().is_some_and(|d| d.line(t)) {
+                p.unknown(t);
+            }
             continue;
         }
         if let Some(l) = header(t) {
@@ -34,7 +53,7 @@ pub fn switch_neighbors(text: &str) -> (Vec<Neighbor>, Parsed) {
             Layout::Nxos => nxos_row(raw, &mut pending),
             Layout::Eos => eos_row(t).map(Some),
             Layout::Sonic => sonic_row(raw, &cols).map(Some),
-            Layout::Unknown => None,
+            Layout::NxosDetail | Layout::Unknown => None,
         };
         match row {
             Some(Some(n)) => out.push(n),
@@ -45,13 +64,97 @@ pub fn switch_neighbors(text: &str) -> (Vec<Neighbor>, Parsed) {
     if let Some(d) = pending {
         p.unknown(&d);
     }
+    out.extend(detail.and_then(Detail::neighbor));
     (out, p)
+}
+
+/// One neighbour's block of NX-OS `show lldp neighbors detail`.
+#[derive(Default)]
+struct Detail {
+    chassis: String,
+    local: String,
+    port: String,
+    descr: String,
+    name: String,
+    /// Inside the System Description, which runs over several lines.
+    in_descr: bool,
+}
+
+/// Keys of a detail block read for nothing (known, not data).
+const DETAIL_OTHER: [&str; 9] = [
+    "System Description",
+    "Time remaining",
+    "System Capabilities",
+    "Enabled Capabilities",
+    "Management Address",
+    "Management Address IPV6",
+    "Vlan ID",
+    "Max Frame Size",
+    "TAC support",
+];
+
+impl Detail {
+    /// Take one line of the block; false where it is not one a block holds.
+    fn line(&mut self, t: &str) -> bool {
+        let Some((k, v)) = t.split_once(':') else {
+            // The System Description's later lines (copyright and the like).
+            return self.in_descr;
+        };
+        let v = v.trim();
+        let slot = match k.trim() {
+            "Local Port id" => &mut self.local,
+            "Port id" => &mut self.port,
+            "Port Description" => &mut self.descr,
+            "System Name" => &mut self.name,
+            k if DETAIL_OTHER.contains(&k) => {
+                self.in_descr = k == "System Description" || (self.in_descr && k == "TAC support");
+                return true;
+            }
+            _ => return self.in_descr,
+        };
+        self.in_descr = false;
+        *slot = v.to_string();
+        true
+    }
+
+    fn neighbor(self) -> Option<Neighbor> {
+        let said = |s: &str| !s.is_empty() && s != "not advertised" && s != "null";
+        if !said(&self.local) {
+            return None;
+        }
+        let remote = if said(&self.name) {
+            self.name
+        } else {
+            self.chassis
+        };
+        // A host's lldpd may send its MAC as the port id: its description names the netdev.
+        let port = if (!said(&self.port) || is_mac(&self.port)) && said(&self.descr) {
+            self.descr
+        } else {
+            self.port
+        };
+        Some(Neighbor {
+            local: self.local,
+            remote,
+            remote_port: port,
+        })
+    }
+}
+
+/// `1a51.4800.0001`, `0c:42:a1:00:00:01`: a MAC address, not a port name.
+fn is_mac(s: &str) -> bool {
+    let hex: String = s
+        .chars()
+        .filter(|c| !matches!(c, '.' | ':' | '-'))
+        .collect();
+    hex.len() == 12 && hex.chars().all(|c| c.is_ascii_hexdigit()) && hex.len() < s.len()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Layout {
     Unknown,
     Nxos,
+    NxosDetail,
     Eos,
     Sonic,
 }
