@@ -99,6 +99,7 @@ fn main() {
         fabric: &fabric,
         ports: &ports,
         hosts: &hosts,
+        nics: &HashMap::new(),
     };
     let mut tree = PauseTree::of(&input);
     let runs = 50;

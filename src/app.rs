@@ -709,12 +709,7 @@ impl App {
         let obs = episodes::observe_with(live, self.now, &pfc, ids);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
-        let (ports, hosts) = fabric::observe::inputs(live, ids, &pfc, &obs);
-        self.pause_tree = fabric::pause_tree::PauseTree::of(&fabric::pause_tree::Input {
-            fabric: &self.fabric,
-            ports: &ports,
-            hosts: &hosts,
-        });
+        self.pause_tree = fabric::observe::inputs(live, ids, &pfc, &obs).tree(&self.fabric);
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

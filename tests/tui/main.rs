@@ -9,6 +9,7 @@ mod skip;
 
 mod episodes_app;
 mod episodes_sim;
+mod fabric_sim;
 mod topology_app;
 mod tui_app;
 mod tui_render;

@@ -21,6 +21,8 @@ pub struct EvalIdsCache {
     pub queue_ecn: GroupedCache<2>,
     /// Host pause time received and sent, by node.
     pub pause: [GroupedCache<1>; 2],
+    /// The same by (node, netdev): the pause tree's links are a NIC's each.
+    pub nic_pause: [GroupedCache<2>; 2],
     /// [`RDMA_ERRORS`] by (node, device).
     pub rdma: [GroupedCache<2>; 4],
     /// 802.3x state by (switch, port, direction); PFC state by (switch, port, priority).
@@ -60,6 +62,8 @@ impl Default for EvalIdsCache {
             queue_ecn: GroupedCache::new(SW_QUEUE_ECN_MARKED, &[], ["switch", "port"]),
             pause: [NIC_PFC_RX_PAUSE_DURATION, NIC_PFC_TX_PAUSE_DURATION]
                 .map(|n| GroupedCache::new(n, &[], ["node"])),
+            nic_pause: [NIC_PFC_RX_PAUSE_DURATION, NIC_PFC_TX_PAUSE_DURATION]
+                .map(|n| GroupedCache::new(n, &[], ["node", "netdev"])),
             rdma: RDMA_ERRORS.map(|c| GroupedCache::new(rdma_counter(c), &[], ["node", "device"])),
             flowcontrol: ListedCache::new(
                 SW_FLOWCONTROL_ENABLED,
@@ -98,6 +102,9 @@ impl EvalIdsCache {
         self.queue_drops_qos.resolve(store);
         self.queue_ecn.resolve(store);
         for g in &mut self.pause {
+            g.resolve(store);
+        }
+        for g in &mut self.nic_pause {
             g.resolve(store);
         }
         for g in &mut self.rdma {

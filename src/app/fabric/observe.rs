@@ -4,7 +4,7 @@
 //! through the evaluation's resolved series; missing stays missing.
 
 use super::PortKey;
-use super::pause_tree::{HostPause, PortPause};
+use super::pause_tree::{HostPause, NicKey, PortPause};
 use crate::app::alerts::EvalIdsCache;
 use crate::app::episodes::{Obs, PortRates};
 use crate::metrics::Store;
@@ -13,12 +13,7 @@ use std::collections::HashMap;
 /// The ports' and hosts' pause of `store`, `pfc` being [`crate::app::episodes::port_pfc_in`] of
 /// it and `obs` the evaluation's observation made of the same (its drops and hosts' paused share
 /// are used as they are, not read again).
-pub fn inputs(
-    store: &Store,
-    ids: &EvalIdsCache,
-    pfc: &PortRates<'_>,
-    obs: &Obs<'_>,
-) -> (HashMap<PortKey, PortPause>, HashMap<String, HostPause>) {
+pub fn inputs(store: &Store, ids: &EvalIdsCache, pfc: &PortRates<'_>, obs: &Obs<'_>) -> Inputs {
     let mut ports: HashMap<PortKey, PortPause> = HashMap::with_capacity(pfc.len());
     for p in pfc {
         let [sw, port] = p.key;
@@ -50,7 +45,40 @@ pub fn inputs(
     for ([node], f) in ids.pause[1].pause_fraction_by(store) {
         hosts.entry(node.to_string()).or_default().tx = Some(f);
     }
-    (ports, hosts)
+    let mut nics: HashMap<NicKey, HostPause> = HashMap::new();
+    for (dir, g) in ids.nic_pause.iter().enumerate() {
+        for ([node, netdev], f) in g.pause_fraction_by(store) {
+            let key = NicKey {
+                node: node.to_string(),
+                netdev: netdev.to_string(),
+            };
+            let e = nics.entry(key).or_default();
+            if dir == 0 {
+                e.rx = Some(f)
+            } else {
+                e.tx = Some(f)
+            }
+        }
+    }
+    Inputs { ports, hosts, nics }
+}
+
+/// What [`inputs`] reads: per switch port, per host (its worst NIC), per NIC.
+pub struct Inputs {
+    pub ports: HashMap<PortKey, PortPause>,
+    pub hosts: HashMap<String, HostPause>,
+    pub nics: HashMap<NicKey, HostPause>,
+}
+
+impl Inputs {
+    pub fn tree(&self, fabric: &super::Fabric) -> super::pause_tree::PauseTree {
+        super::pause_tree::PauseTree::of(&super::pause_tree::Input {
+            fabric,
+            ports: &self.ports,
+            hosts: &self.hosts,
+            nics: &self.nics,
+        })
+    }
 }
 
 /// The pause tree of `store`'s newest rates on `fabric`, its series resolved here (`snapshot`,
@@ -59,10 +87,5 @@ pub fn pause_tree_of(store: &Store, fabric: &super::Fabric) -> super::pause_tree
     let ids = EvalIdsCache::of(store);
     let pfc = crate::app::episodes::port_pfc_in(store, &ids);
     let obs = crate::app::episodes::observe_with(store, 0, &pfc, &ids);
-    let (ports, hosts) = inputs(store, &ids, &pfc, &obs);
-    super::pause_tree::PauseTree::of(&super::pause_tree::Input {
-        fabric,
-        ports: &ports,
-        hosts: &hosts,
-    })
+    inputs(store, &ids, &pfc, &obs).tree(fabric)
 }

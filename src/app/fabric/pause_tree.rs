@@ -51,11 +51,22 @@ pub struct HostPause {
     pub tx: Option<f64>,
 }
 
+/// A host NIC, as its pause-time counters key it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NicKey {
+    pub node: String,
+    pub netdev: String,
+}
+
 /// What the tree is made of.
 pub struct Input<'a> {
     pub fabric: &'a Fabric,
     pub ports: &'a HashMap<PortKey, PortPause>,
     pub hosts: &'a HashMap<String, HostPause>,
+    /// Each NIC's own pause time, where counted. A node with NICs on several switches (rails)
+    /// is paused on one rail while the other flows: the node's worst NIC, said of every link of
+    /// it, would have each of its switches pause it.
+    pub nics: &'a HashMap<NicKey, HostPause>,
 }
 
 /// How hard an edge pauses.
@@ -192,6 +203,7 @@ impl PauseTree {
             fabric,
             ports,
             hosts,
+            nics,
         } = *input;
         // Looked up by borrowed names: four lookups a link, none allocating.
         let by_name: HashMap<(&str, &str), &PortPause> = (ports.iter())
@@ -203,8 +215,15 @@ impl PauseTree {
                 .copied(),
             _ => None,
         };
+        let by_nic: HashMap<(&str, &str), &HostPause> = (nics.iter())
+            .map(|(k, p)| ((k.node.as_str(), k.netdev.as_str()), p))
+            .collect();
+        // The NIC's own figures; the node's where it has none per NIC.
         let host = |e: &End| match e.device.kind {
-            Kind::Host => hosts.get(&e.device.name),
+            Kind::Host => (by_nic
+                .get(&(e.device.name.as_str(), e.port.as_str()))
+                .copied())
+            .or_else(|| hosts.get(&e.device.name)),
             _ => None,
         };
         // What says `x` pauses `y`: x's switch sending, y's receiving, the hosts' pause time.
@@ -450,7 +469,8 @@ impl<'a> Graph<'a> {
         let best = (mine.iter())
             .filter(|(k, p)| p.rx.is_some() && !paused.contains(k.port.as_str()))
             .filter_map(|(k, p)| p.load.filter(|l| *l > 0.0).map(|l| (l, *k)))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+            .or_else(|| self.spared(&mine, &paused).map(|k| (0.0, k)));
         let Some((load, k)) = best else {
             return (End::new(Device::switch(sw), ""), None, Cause::EgressUnknown);
         };
@@ -478,6 +498,27 @@ impl<'a> Graph<'a> {
             _ => Cause::Egress,
         };
         (at, toward, cause)
+    }
+
+    /// Where no port counts drops or marks: the one cabled port of a switch that it does not
+    /// pause while it pauses every other cabled port. A switch pauses the ingresses that feed its
+    /// congested egress; the egress's own ingress feeds it not, so it is the port spared. None
+    /// where more than one is spared (the pausing says no more) or too few are paused.
+    fn spared<'p>(
+        &self,
+        mine: &[(&'p PortKey, &PortPause)],
+        paused: &HashSet<&str>,
+    ) -> Option<&'p PortKey> {
+        let cabled: Vec<&(&PortKey, &PortPause)> = (mine.iter())
+            .filter(|(k, _)| self.fabric.at_key(k).next().is_some())
+            .collect();
+        let sends = |p: &PortPause| p.tx.is_some_and(|t| t >= MIN_FRAMES);
+        let pausing = cabled.iter().filter(|(_, p)| sends(p)).count();
+        let mut spared = (cabled.iter())
+            .filter(|(k, p)| p.tx.is_some() && !sends(p) && !paused.contains(k.port.as_str()));
+        let one = spared.next()?;
+        let all_others = pausing + 1 == cabled.len();
+        (spared.next().is_none() && all_others && pausing >= 2).then_some(one.0)
     }
 
     /// What switch port `at` faces, from the graph's links.

@@ -58,10 +58,27 @@ fn ports(spec: &[&str]) -> HashMap<PortKey, PortPause> {
     out
 }
 
-fn hosts(spec: &[(&str, Option<f64>, Option<f64>)]) -> HashMap<String, HostPause> {
-    (spec.iter())
-        .map(|(h, rx, tx)| (h.to_string(), HostPause { rx: *rx, tx: *tx }))
-        .collect()
+/// A host's pause shares by node ("gpu1"), or by NIC ("gpu1:ens2").
+fn hosts(
+    spec: &[(&str, Option<f64>, Option<f64>)],
+) -> (HashMap<String, HostPause>, HashMap<NicKey, HostPause>) {
+    let (mut by_node, mut by_nic) = (HashMap::new(), HashMap::new());
+    for (h, rx, tx) in spec {
+        let p = HostPause { rx: *rx, tx: *tx };
+        match h.split_once(':') {
+            Some((node, netdev)) => {
+                let k = NicKey {
+                    node: node.into(),
+                    netdev: netdev.into(),
+                };
+                by_nic.insert(k, p);
+            }
+            None => {
+                by_node.insert(h.to_string(), p);
+            }
+        }
+    }
+    (by_node, by_nic)
 }
 
 struct Case {
@@ -231,17 +248,82 @@ const CASES: &[Case] = &[
         deadlocks: &[],
         phrase: Some("PFC root NX Ethernet1/1/2 -> n6 ens192 (incast) · 1 node paused"),
     },
+    Case {
+        name: "two rails: a node paused on one NIC is paused by that NIC's switch alone",
+        switches: &[],
+        hosts: &[
+            "gpu1:ens1 leaf1:E1",
+            "gpu1:ens2 leaf2:E1",
+            "gpu2:ens1 leaf1:E2",
+        ],
+        ports: &[
+            "leaf1:E1 rx=0 tx=300",
+            "leaf1:E2 rx=0 tx=0 load=40",
+            "leaf2:E1 rx=0 tx=0",
+        ],
+        nics: &[
+            ("gpu1", Some(0.2), Some(0.0)),
+            ("gpu1:ens1", Some(0.2), Some(0.0)),
+            ("gpu1:ens2", Some(0.0), Some(0.0)),
+        ],
+        roots: &[("leaf1 E2 -> gpu2 ens1 (incast)", Cause::Incast)],
+        paused: &["gpu1"],
+        deadlocks: &[],
+        phrase: None,
+    },
+    Case {
+        name: "no drops or marks counted: the one cabled port the root spares is its egress",
+        switches: &[],
+        hosts: &[
+            "gpu1:ens1 leaf1:E1",
+            "gpu2:ens1 leaf1:E2",
+            "gpu3:ens1 leaf1:E3",
+        ],
+        ports: &[
+            "leaf1:E1 rx=0 tx=300",
+            "leaf1:E2 rx=0 tx=280",
+            "leaf1:E3 rx=0 tx=0",
+            "leaf1:E9 rx=0 tx=0",
+        ],
+        nics: &[],
+        roots: &[("leaf1 E3 -> gpu3 ens1 (incast)", Cause::Incast)],
+        paused: &["gpu1", "gpu2"],
+        deadlocks: &[],
+        phrase: None,
+    },
+    Case {
+        name: "no drops or marks counted, two cabled ports spared: the egress is not known",
+        switches: &[],
+        hosts: &[
+            "gpu1:ens1 leaf1:E1",
+            "gpu2:ens1 leaf1:E2",
+            "gpu3:ens1 leaf1:E3",
+            "gpu4:ens1 leaf1:E4",
+        ],
+        ports: &[
+            "leaf1:E1 rx=0 tx=300",
+            "leaf1:E2 rx=0 tx=280",
+            "leaf1:E3 rx=0 tx=0",
+            "leaf1:E4 rx=0 tx=0",
+        ],
+        nics: &[],
+        roots: &[("leaf1 (congested egress not known)", Cause::EgressUnknown)],
+        paused: &["gpu1", "gpu2"],
+        deadlocks: &[],
+        phrase: None,
+    },
 ];
 
 #[test]
 fn the_tree_on_hand_built_graphs() {
     for c in CASES {
         let f = fabric(c.switches, c.hosts);
-        let (p, h) = (ports(c.ports), hosts(c.nics));
+        let (p, (h, n)) = (ports(c.ports), hosts(c.nics));
         let t = PauseTree::of(&Input {
             fabric: &f,
             ports: &p,
             hosts: &h,
+            nics: &n,
         });
         let roots: Vec<(String, Cause)> = (t.roots.iter())
             .map(|r| (text::root_words(r), r.cause))
@@ -271,6 +353,7 @@ fn a_port_without_counters_is_said_unknown_in_the_view() {
         fabric: &f,
         ports: &p,
         hosts: &HashMap::new(),
+        nics: &HashMap::new(),
     });
     let text: Vec<String> = lines(&t).into_iter().map(|l| l.text).collect();
     assert!(
@@ -290,6 +373,7 @@ fn the_view_is_one_line_a_hop_with_rates() {
         fabric: &f,
         ports: &p,
         hosts: &HashMap::new(),
+        nics: &HashMap::new(),
     });
     let got: Vec<(usize, String)> = lines(&t).into_iter().map(|l| (l.depth, l.text)).collect();
     assert_eq!(
@@ -314,6 +398,7 @@ fn control_bytes_in_names_never_reach_the_text() {
         fabric: &f,
         ports: &p,
         hosts: &HashMap::new(),
+        nics: &HashMap::new(),
     });
     for l in lines(&t) {
         assert!(!l.text.contains('\u{1b}'), "{l:?}");
