@@ -85,6 +85,9 @@ struct Tally {
     delays_ms: Vec<i64>,
     /// Wrong namings while an episode of this kind was under way.
     wrong: usize,
+    /// Other roots named in the settle after its end (the next hops drain a second after the
+    /// root stops): said, not counted.
+    settle: usize,
 }
 
 struct Score {
@@ -137,11 +140,27 @@ impl Score {
             let mean = t.delays_ms.iter().sum::<i64>() as f64 / t.delays_ms.len().max(1) as f64;
             let worst = t.delays_ms.iter().copied().max().unwrap_or(0);
             s += &format!(
-                "  {kind:?}: {}/{} found, {} wrong; named after {mean:.0} ms mean, {worst} ms worst\n",
-                t.found, t.injected, t.wrong
+                "  {kind:?}: {}/{} found, {} wrong, {} others in the settle; named after {mean:.0} ms mean, {worst} ms worst\n",
+                t.found, t.injected, t.wrong, t.settle
             );
         }
         s
+    }
+}
+
+/// A wrong naming and the tree it came from (`ROCETOP_FABRIC_DUMP=1`, to see why).
+fn dump(t: &PauseTree, at_ms: i64, ep: &FabricEpisode, n: &Named) {
+    println!(
+        "--- +{} ms into {:?} (ends +{} ms): {n:?}",
+        at_ms - ep.start_ms,
+        ep.kind,
+        ep.end_ms - ep.start_ms
+    );
+    for e in &t.edges {
+        println!(
+            "  {} {} -> {} {} {:?}",
+            e.pauser.device.name, e.pauser.port, e.paused.device.name, e.paused.port, e.rate
+        );
     }
 }
 
@@ -159,27 +178,13 @@ fn score(seed: u64, minutes: i64) -> Score {
     // Per episode: when its root was first named; the wrong namings seen in its window.
     let mut first: Vec<Option<i64>> = vec![None; episodes.len()];
     let mut wrong: Vec<BTreeSet<Named>> = vec![BTreeSet::new(); episodes.len()];
+    let mut settle = wrong.clone();
     // Namings in quiet stretches, each distinct one counted once per stretch.
     let mut quiet_now: BTreeSet<Named> = BTreeSet::new();
     for _ in 0..minutes * 60 {
         lab.run(1);
         let t = lab.secs * 1000;
         let now = named(lab.app.pause_tree());
-        if std::env::var("ROCETOP_FABRIC_DUMP")
-            .is_ok_and(|v| v.split(',').any(|x| x == (t / 1000).to_string()))
-        {
-            println!("--- {} s: {now:?}", t / 1000);
-            for e in &lab.app.pause_tree().edges {
-                println!(
-                    "{} {} -> {} {} {:?}",
-                    e.pauser.device.name,
-                    e.pauser.port,
-                    e.paused.device.name,
-                    e.paused.port,
-                    e.rate
-                );
-            }
-        }
         let from = |e: &FabricEpisode| e.link_down.as_ref().map_or(e.start_ms, |l| l.at_ms);
         let active = (episodes.iter()).position(|e| from(e) <= t && t <= e.end_ms + SETTLE_MS);
         match active {
@@ -189,7 +194,12 @@ fn score(seed: u64, minutes: i64) -> Score {
                 for n in now {
                     if n == want {
                         first[i].get_or_insert(t);
+                    } else if t > episodes[i].end_ms {
+                        settle[i].insert(n);
                     } else {
+                        if std::env::var("ROCETOP_FABRIC_DUMP").is_ok() {
+                            dump(lab.app.pause_tree(), t, &episodes[i], &n);
+                        }
                         wrong[i].insert(n);
                     }
                 }
@@ -211,6 +221,7 @@ fn score(seed: u64, minutes: i64) -> Score {
         let k = &mut sc.kinds[ep.kind as usize];
         k.injected += 1;
         k.wrong += wrong[i].len();
+        k.settle += settle[i].len();
         for w in &wrong[i] {
             sc.problems.push(format!(
                 "+{} s {:?}: wrong {w:?}",

@@ -1,7 +1,8 @@
 //! What the pause tree reads of the store at one instant: every switch port's PFC rates (one per
 //! direction, as the episode detector picks them), how hard each port's egress is pressed (the
-//! episode observation's drops, and ECN marks per second) and each host's pause time. Rates come from `metrics/rate.rs`
-//! through the evaluation's resolved series; missing stays missing.
+//! episode observation's drops, and ECN marks per second), each host's pause time and each NIC's.
+//! Rates come from `metrics/rate.rs` through the evaluation's resolved series; missing stays
+//! missing.
 
 use super::PortKey;
 use super::pause_tree::{HostPause, NicKey, PortPause};
@@ -46,19 +47,16 @@ pub fn inputs(store: &Store, ids: &EvalIdsCache, pfc: &PortRates<'_>, obs: &Obs<
         hosts.entry(node.to_string()).or_default().tx = Some(f);
     }
     let mut nics: HashMap<NicKey, HostPause> = HashMap::new();
-    for (dir, g) in ids.nic_pause.iter().enumerate() {
-        for ([node, netdev], f) in g.pause_fraction_by(store) {
-            let key = NicKey {
-                node: node.to_string(),
-                netdev: netdev.to_string(),
-            };
-            let e = nics.entry(key).or_default();
-            if dir == 0 {
-                e.rx = Some(f)
-            } else {
-                e.tx = Some(f)
-            }
-        }
+    let [rx, tx] = &ids.nic_pause;
+    let nic = |node: &str, netdev: &str| NicKey {
+        node: node.to_string(),
+        netdev: netdev.to_string(),
+    };
+    for ([node, netdev], f) in rx.pause_fraction_by(store) {
+        nics.entry(nic(node, netdev)).or_default().rx = Some(f);
+    }
+    for ([node, netdev], f) in tx.pause_fraction_by(store) {
+        nics.entry(nic(node, netdev)).or_default().tx = Some(f);
     }
     Inputs { ports, hosts, nics }
 }

@@ -4,7 +4,8 @@
 //! from the paused hosts ends at a root:
 //!
 //! - a switch that sends pauses while nobody pauses it: congestion at one of its egresses, the
-//!   one pressed hardest (drops and ECN marks) that receives no pauses itself: toward a host that
+//!   one pressed hardest (drops and ECN marks) that receives no pauses itself (where none is
+//!   pressed, the one cabled port it does not pause while pausing all others): toward a host that
 //!   is incast, toward another switch an ECMP collision (its other uplinks idle) or a slow link;
 //! - a host NIC sending pauses itself: a slow receiver, or a pause storm (what the PFC watchdog
 //!   catches) where it pauses nearly all the time;
@@ -99,8 +100,8 @@ pub enum Cause {
     SlowLink,
     /// The congested egress faces a neighbour no LLDP or config names.
     Egress,
-    /// The switch pauses while nothing pauses it, and no port counts drops or marks to say which
-    /// egress is congested.
+    /// The switch pauses while nothing pauses it, no port counts drops or marks to say which
+    /// egress is congested, and its pausing spares not one port alone.
     EgressUnknown,
     /// A host NIC pauses its switch: it cannot take what arrives.
     SlowReceiver,
@@ -220,10 +221,10 @@ impl PauseTree {
             .collect();
         // The NIC's own figures; the node's where it has none per NIC.
         let host = |e: &End| match e.device.kind {
-            Kind::Host => (by_nic
-                .get(&(e.device.name.as_str(), e.port.as_str()))
-                .copied())
-            .or_else(|| hosts.get(&e.device.name)),
+            Kind::Host => {
+                let own = by_nic.get(&(e.device.name.as_str(), e.port.as_str()));
+                own.copied().or_else(|| hosts.get(&e.device.name))
+            }
             _ => None,
         };
         // What says `x` pauses `y`: x's switch sending, y's receiving, the hosts' pause time.
@@ -457,7 +458,8 @@ impl<'a> Graph<'a> {
     }
 
     /// The congested egress of switch `d`: its most pressed port that is counted and paused by
-    /// nothing (a host's few pauses now and then are not pausing, as for the edges).
+    /// nothing (a host's few pauses now and then are not pausing, as for the edges); where no
+    /// port is pressed, the one port its pausing spares.
     fn egress(&self, d: usize) -> (End, Option<End>, Cause) {
         let sw = self.devices[d].name.as_str();
         let paused: HashSet<&str> = (self.into[d].iter())
