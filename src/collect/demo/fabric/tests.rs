@@ -218,7 +218,7 @@ fn check(store: &Store, sim: &Sim, ep: &FabricEpisode, problems: &mut Vec<String
     let nic_tx = nics(store, NIC_PFC_TX_PAUSE, since);
     let top = tx.iter().max_by_key(|p| p.n);
     let paused_hosts = nic_rx.iter().filter(|c| c.n > 0).count();
-    println!(
+    eprintln!(
         "+{} s {:?} {:?}: most pausing port {:?}, most pausing NIC {:?}, {paused_hosts} NICs paused",
         ep.start_ms / 1000,
         ep.kind,
