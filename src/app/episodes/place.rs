@@ -1,0 +1,124 @@
+//! Where a signal is, and where an episode is: the detector keeps separate places in separate
+//! episodes (docs/user-guide.md, "Episodes"). A place is a switch port and the nodes the pairing
+//! puts behind it; the fabric's links (which port pauses which) would make it finer.
+
+use super::{Episode, Layer, port_of, switch_of};
+use crate::app::pairing::Links;
+
+/// Where one abnormal signal is.
+#[derive(Debug, PartialEq)]
+pub(super) enum Spot {
+    /// Fabric-wide (step, all-reduce, ECN, CNP): nowhere in particular.
+    Wide,
+    /// A port with nodes behind it (its drops, its PFC), or a paused node (and the ports the
+    /// map puts it on): where a congestion point shows.
+    At {
+        ports: Vec<(String, String)>,
+        nodes: Vec<String>,
+    },
+    /// A switch's internal or uplink port (no node behind it): a storm's spread on that switch.
+    Switch(String),
+    /// An RTT pair: the nodes its key names.
+    Pair(Vec<String>),
+}
+
+impl Spot {
+    /// The place of the signal `key` of `layer` (`pfc <switch> <port>`, `drop <switch> <port>
+    /// <reason>`, `pause <node>`, `rtt <words>`, ...).
+    pub(super) fn of(layer: Layer, key: &str, links: &Links) -> Spot {
+        let port = |sw: &str, port: &str| {
+            let nodes = links.behind_names(sw, port);
+            (nodes, vec![(sw.to_string(), port.to_string())])
+        };
+        match layer {
+            Layer::Training | Layer::Ecn => Spot::Wide,
+            Layer::Drops => {
+                let (nodes, ports) = port(switch_of(key), port_of(key));
+                Spot::At { ports, nodes }
+            }
+            Layer::Pfc => match port(switch_of(key), port_of(key)) {
+                (nodes, _) if nodes.is_empty() => Spot::Switch(switch_of(key).to_string()),
+                (nodes, ports) => Spot::At { ports, nodes },
+            },
+            Layer::HostPause => {
+                let node = key.trim_start_matches("pause ");
+                let ports = (links.pairs.iter())
+                    .filter(|p| p.node == node)
+                    .map(|p| (p.switch.clone(), p.port.clone()))
+                    .collect();
+                Spot::At {
+                    ports,
+                    nodes: vec![node.to_string()],
+                }
+            }
+            Layer::Rtt => Spot::Pair(key.split(' ').skip(1).map(str::to_string).collect()),
+        }
+    }
+}
+
+/// Where an open episode is: its culprit port and the nodes behind it; with none named, the
+/// ports its congestion is spread over (or the node paused most, where no switch was read).
+/// Empty (`any`) before any of that is known: it takes whatever comes.
+#[derive(Debug, Default)]
+pub(super) struct Place {
+    ports: Vec<(String, String)>,
+    nodes: Vec<String>,
+    switches: Vec<String>,
+}
+
+impl Place {
+    pub(super) fn of(ep: &Episode, links: &Links) -> Place {
+        let mut ports: Vec<(String, String)> = match &ep.culprit {
+            Some(c) => vec![c.clone()],
+            None => (ep.spread.iter())
+                .map(|s| (s.switch.clone(), s.port.clone()))
+                .collect(),
+        };
+        let mut nodes = ep.culprit_nodes.clone();
+        for (sw, port) in &ports {
+            for n in links.behind(sw, port) {
+                if !nodes.iter().any(|m| m == n) {
+                    nodes.push(n.to_string());
+                }
+            }
+        }
+        if ports.is_empty() {
+            // The node paused most (no switch read): the ports the map puts it on.
+            for p in links.pairs.iter().filter(|p| nodes.contains(&p.node)) {
+                ports.push((p.switch.clone(), p.port.clone()));
+            }
+        }
+        let mut switches: Vec<String> = Vec::new();
+        for (sw, _) in &ports {
+            if !switches.contains(sw) {
+                switches.push(sw.clone());
+            }
+        }
+        Place {
+            ports,
+            nodes,
+            switches,
+        }
+    }
+
+    /// Whether anything is known of where it is.
+    pub(super) fn known(&self) -> bool {
+        !self.ports.is_empty() || !self.nodes.is_empty()
+    }
+
+    /// Whether a signal at `spot` is at this place: the same port or a node in common; an
+    /// internal port on its switch; an RTT pair with one of its nodes. A place not known yet
+    /// touches everything; a fabric-wide signal touches nothing.
+    pub(super) fn touches(&self, spot: &Spot) -> bool {
+        let node = |n: &String| self.nodes.contains(n);
+        match spot {
+            Spot::Wide => false,
+            _ if !self.known() => true,
+            Spot::At { ports, nodes } => {
+                ports.iter().any(|p| self.ports.contains(p)) || nodes.iter().any(node)
+            }
+            Spot::Switch(sw) => self.switches.contains(sw),
+            Spot::Pair(nodes) => nodes.iter().any(node),
+        }
+    }
+}
