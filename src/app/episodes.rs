@@ -519,7 +519,7 @@ impl Episodes {
                 sig.since = None;
             }
         }
-        let to = self.route((&abnormal, &keys), (prev, at), links);
+        let to = self.route((&abnormal, &keys), (prev, at), o, links);
         if self.opened.is_empty() {
             return false;
         }
@@ -574,6 +574,7 @@ impl Episodes {
         &mut self,
         (abnormal, keys): (&[(Val, Ts, f64)], &str),
         (prev, at): (Option<Ts>, Ts),
+        o: &Obs,
         links: &Links,
     ) -> Vec<Option<usize>> {
         use place::{Place, Spot};
@@ -636,7 +637,14 @@ impl Episodes {
             let layers: std::collections::BTreeSet<Layer> =
                 new.iter().map(|&i| abnormal[i].0.layer).collect();
             let held = new.iter().any(|&i| abnormal[i].1 + 1000 <= at);
-            if layers.len() >= 2 || held {
+            // Beside an open episode, a new place has to be a congestion point of its own, not
+            // a late or stray sign of the storm already told (a lone drop, a host crossing its
+            // threshold late).
+            let own = !was_open || {
+                let at_new = new.iter().filter_map(|&i| spots[i].as_ref());
+                place::stands_out(at_new, o, links)
+            };
+            if (layers.len() >= 2 || held) && own {
                 let start = new.iter().map(|&i| abnormal[i].1).min().unwrap_or(at);
                 self.next_id += 1;
                 self.opened.push(Opened {

@@ -2,7 +2,7 @@
 //! episodes (docs/user-guide.md, "Episodes"). A place is a switch port and the nodes the pairing
 //! puts behind it; the fabric's links (which port pauses which) would make it finer.
 
-use super::{Episode, Layer, port_of, switch_of};
+use super::{Episode, Layer, Obs, STAND_RATIO, port_of, switch_of};
 use crate::app::pairing::Links;
 
 /// Where one abnormal signal is.
@@ -121,4 +121,47 @@ impl Place {
             Spot::Pair(nodes) => nodes.iter().any(node),
         }
     }
+}
+
+/// Whether the place of the signals `spots` stands out as a congestion point at `o`: one of its
+/// ports sends [`STAND_RATIO`] times the pauses the median other edge port of its switch sends,
+/// or one of its nodes is paused that many times the median other node. A storm's backpressure
+/// pauses every sender alike; the port or node at a congestion point of its own, more.
+pub(super) fn stands_out<'s>(
+    spots: impl Iterator<Item = &'s Spot>,
+    o: &Obs,
+    links: &Links,
+) -> bool {
+    let above = |mine: f64, others: Vec<f64>| mine > 0.0 && mine >= STAND_RATIO * median(others);
+    for spot in spots {
+        let Spot::At { ports, nodes } = spot else {
+            continue;
+        };
+        for (sw, port) in ports {
+            let edge =
+                (o.pfc.iter()).filter(|p| p.switch == *sw && !links.behind(sw, &p.port).is_empty());
+            let mine = edge.clone().find(|p| p.port == *port).map(|p| p.tx);
+            let others = edge.filter(|p| p.port != *port).map(|p| p.tx).collect();
+            if mine.is_some_and(|m| above(m, others)) {
+                return true;
+            }
+        }
+        for n in nodes {
+            let mine = o.pause.iter().find(|p| p.0 == *n).map(|p| p.1);
+            let others = (o.pause.iter())
+                .filter(|p| p.0 != *n)
+                .map(|p| p.1)
+                .collect();
+            if mine.is_some_and(|m| above(m, others)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The median of `v` (0 for none: alone, anything stands out).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
