@@ -313,6 +313,10 @@ pub struct Episodes {
 struct Opened {
     ep: Episode,
     by_key: ChainOrderCache,
+    /// The peak of every port's PFC and node's pause during its onset ([`ONSET_MS`]): a new place
+    /// beside it must have risen well above what this storm's spread made of it. As many as the
+    /// fabric has ports and nodes.
+    onset: rustc_hash::FxHashMap<String, f64>,
 }
 
 /// An open episode's chain ordered by its parts' keys, for a binary search per abnormal signal:
@@ -547,6 +551,20 @@ impl Episodes {
                 &mut op.by_key,
             );
             conclude(&mut op.ep, links);
+            if at - op.ep.start < ONSET_MS {
+                // Every port's and node's, abnormal or not yet: one crossing its threshold late
+                // was still this storm's.
+                let mut keep = |key: String, v: f64| {
+                    let peak = op.onset.entry(key).or_default();
+                    *peak = peak.max(v);
+                };
+                for p in &o.pfc {
+                    keep(format!("pfc {} {}", p.switch, p.port), p.rx + p.tx);
+                }
+                for (n, v) in &o.pause {
+                    keep(format!("pause {n}"), *v);
+                }
+            }
             changed = true;
         }
         // Each closes on its own: nothing of its own abnormal for `settle`.
@@ -642,7 +660,8 @@ impl Episodes {
             // threshold late).
             let own = !was_open || {
                 let at_new = new.iter().filter_map(|&i| spots[i].as_ref());
-                place::stands_out(at_new, o, links)
+                let onsets: Vec<_> = self.opened.iter().map(|op| &op.onset).collect();
+                place::stands_out(at_new, o, links, &onsets)
             };
             if (layers.len() >= 2 || held) && own {
                 let start = new.iter().map(|&i| abnormal[i].1).min().unwrap_or(at);
@@ -650,6 +669,7 @@ impl Episodes {
                 self.opened.push(Opened {
                     ep: Episode::new(self.next_id, start, at),
                     by_key: ChainOrderCache::default(),
+                    onset: Default::default(),
                 });
                 places.push(Place::default());
                 let j = self.opened.len() - 1;

@@ -123,41 +123,59 @@ impl Place {
     }
 }
 
-/// Whether the place of the signals `spots` stands out as a congestion point at `o`: one of its
-/// ports sends [`STAND_RATIO`] times the pauses the median other edge port of its switch sends,
-/// or one of its nodes is paused that many times the median other node. A storm's backpressure
-/// pauses every sender alike; the port or node at a congestion point of its own, more.
+/// Whether the place of the signals `spots` stands out as a congestion point of its own at `o`,
+/// beside the open episodes whose onset peaks are `onsets` (by signal key): one of its ports
+/// sends [`STAND_RATIO`] times the pauses the median other edge port of its switch sends, or one
+/// of its nodes is paused that many times the median other node (a storm's backpressure pauses
+/// every sender alike; a congestion point's own, more), with none of that signal's ports and
+/// nodes below that many times what an open episode's onset made of it (a port the first storm
+/// already paused that hard is that storm's, whatever drops there later).
 pub(super) fn stands_out<'s>(
     spots: impl Iterator<Item = &'s Spot>,
     o: &Obs,
     links: &Links,
+    onsets: &[&rustc_hash::FxHashMap<String, f64>],
 ) -> bool {
     let above = |mine: f64, others: Vec<f64>| mine > 0.0 && mine >= STAND_RATIO * median(others);
-    for spot in spots {
+    let risen = |key: String, mine: f64| {
+        (onsets.iter())
+            .filter_map(|m| m.get(&key))
+            .all(|peak| mine >= STAND_RATIO * peak)
+    };
+    // A signal's place stands out where it has risen everywhere (its port and its nodes) and is
+    // above the rest somewhere.
+    spots.into_iter().any(|spot| {
         let Spot::At { ports, nodes } = spot else {
-            continue;
+            return false;
         };
+        let mut above_rest = false;
         for (sw, port) in ports {
             let edge =
                 (o.pfc.iter()).filter(|p| p.switch == *sw && !links.behind(sw, &p.port).is_empty());
-            let mine = edge.clone().find(|p| p.port == *port).map(|p| p.tx);
-            let others = edge.filter(|p| p.port != *port).map(|p| p.tx).collect();
-            if mine.is_some_and(|m| above(m, others)) {
-                return true;
+            let Some(mine) = edge.clone().find(|p| p.port == *port) else {
+                continue;
+            };
+            if !risen(format!("pfc {sw} {port}"), mine.rx + mine.tx) {
+                return false;
             }
+            let others = edge.filter(|p| p.port != *port).map(|p| p.tx).collect();
+            above_rest |= above(mine.tx, others);
         }
         for n in nodes {
-            let mine = o.pause.iter().find(|p| p.0 == *n).map(|p| p.1);
+            let Some(mine) = o.pause.iter().find(|p| p.0 == *n).map(|p| p.1) else {
+                continue;
+            };
+            if !risen(format!("pause {n}"), mine) {
+                return false;
+            }
             let others = (o.pause.iter())
                 .filter(|p| p.0 != *n)
                 .map(|p| p.1)
                 .collect();
-            if mine.is_some_and(|m| above(m, others)) {
-                return true;
-            }
+            above_rest |= above(mine, others);
         }
-    }
-    false
+        above_rest
+    })
 }
 
 /// The median of `v` (0 for none: alone, anything stands out).
