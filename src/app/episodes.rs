@@ -451,7 +451,7 @@ impl Episodes {
     /// Every episode, the newest start first (open and closed alike).
     pub fn all(&self) -> Vec<&Episode> {
         let mut all: Vec<&Episode> = self.open().chain(self.closed.iter()).collect();
-        all.sort_by(|a, b| (b.start, b.id).cmp(&(a.start, a.id)));
+        all.sort_by_key(|e| std::cmp::Reverse((e.start, e.id)));
         all
     }
 
