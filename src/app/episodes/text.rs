@@ -233,9 +233,19 @@ fn unseen(ep: &Episode) -> Option<String> {
 /// `host pause 12% ubunturdma6`; with no switch read, the port the map puts it on too
 /// (`host pause 12% ubunturdma6 on Ethernet1/1/2`).
 fn pause(ep: &Episode) -> Option<String> {
-    let worst = ep
-        .parts(Layer::HostPause)
-        .max_by(|a, b| a.peak.total_cmp(&b.peak))?;
+    // The culprit's own nodes where they paused: a node the culprit's storm reached but that is
+    // another place's (behind another episode's culprit) is not this one's paused host.
+    let most = |own: bool| {
+        (ep.parts(Layer::HostPause))
+            .filter(|p| {
+                !own || ep
+                    .culprit_nodes
+                    .iter()
+                    .any(|n| p.key.trim_start_matches("pause ") == n)
+            })
+            .max_by(|a, b| a.peak.total_cmp(&b.peak))
+    };
+    let worst = most(true).or_else(|| most(false))?;
     let node = worst.key.trim_start_matches("pause ");
     let on = match (&ep.culprit, ep.culprit_by) {
         (Some((_, port)), Some(CulpritBy::HostPause)) => format!(" on {port}"),
