@@ -706,15 +706,17 @@ impl App {
         let ids = &self.eval_ids;
         // Both read every switch port's PFC rates: once, for both.
         let pfc = episodes::port_pfc_in(live, ids);
-        let obs = episodes::observe_with(live, self.now, &pfc, ids);
-        let rules = episodes::Rules::of(&self.cfg);
-        let ep = self.episodes.update(&obs, &rules, &self.links);
+        let mut obs = episodes::observe_with(live, self.now, &pfc, ids);
         let (ports, hosts) = fabric::observe::inputs(live, ids, &pfc, &obs);
         self.pause_tree = fabric::pause_tree::PauseTree::of(&fabric::pause_tree::Input {
             fabric: &self.fabric,
             ports: &ports,
             hosts: &hosts,
         });
+        // The episodes name the tree's root where it crosses switches.
+        obs.pause_root = fabric::pause_tree::text::across_switches(&self.pause_tree);
+        let rules = episodes::Rules::of(&self.cfg);
+        let ep = self.episodes.update(&obs, &rules, &self.links);
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

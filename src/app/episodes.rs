@@ -158,6 +158,9 @@ pub struct Episode {
     pub spread: Vec<SwitchPort>,
     /// What the GPUs did meanwhile ([`gpu`]).
     pub gpu: gpu::Gpus,
+    /// The pause tree's root and spread at the episode's PFC peak, where the pausing crossed
+    /// switches ([`Obs::pause_root`]).
+    pub pause_root: Option<String>,
 }
 
 /// A port of a switch.
@@ -235,6 +238,7 @@ impl Episode {
             culprit_by: None,
             spread: Vec::new(),
             gpu: gpu::Gpus::default(),
+            pause_root: None,
         }
     }
 
@@ -550,6 +554,7 @@ impl Episodes {
                 .map(|(a, _)| a)
                 .collect();
             let op = &mut self.opened[j];
+            let pfc_before = op.ep.pfc_total_peak;
             record(
                 &mut op.ep,
                 (&mine, &keys),
@@ -559,6 +564,14 @@ impl Episodes {
                 &self.signals,
                 &mut op.by_key,
             );
+            // The tree is the fabric's, not one place's: it goes with the fabric-wide signals,
+            // kept from the episode's PFC peak.
+            if owner == Some(j)
+                && o.pause_root.is_some()
+                && (op.ep.pause_root.is_none() || op.ep.pfc_total_peak > pfc_before)
+            {
+                op.ep.pause_root.clone_from(&o.pause_root);
+            }
             gpu::fold(&mut op.ep, o, &self.gpu);
             conclude(&mut op.ep, links);
             if at - op.ep.start < ONSET_MS {
@@ -685,6 +698,12 @@ impl Episodes {
                 let j = self.opened.len() - 1;
                 for &i in &new {
                     to[i] = Some(j);
+                }
+            } else if !own {
+                // Not a place of its own: a sign of the storm already told (a congested port
+                // dropping late), told in it rather than lost.
+                for &i in &new {
+                    to[i] = self.worst_index();
                 }
             }
         }

@@ -891,3 +891,47 @@ fn the_labs_storm_with_its_spread_is_one_episode() {
     assert_eq!((ep.start, ep.end), (31_000, Some(45_000)));
     each_its_own(&d, &links, &["Ethernet1/1/2"], 70_000);
 }
+
+/// Where the pause tree crosses switches it names its root in the sentence, kept from the
+/// episode's PFC peak (a weaker tree later does not replace it); with no tree, no such piece.
+#[test]
+fn the_sentence_names_the_pause_trees_root_from_the_pfc_peak() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let root = "PFC root leaf2 E7 -> gpu17 ens1 (incast) · spread leaf2 -> spine1 -> leaf1 · 1 node paused";
+    let with_root = |t: Ts, ii: f64, tree: Option<&str>| Obs {
+        pause_root: tree.map(str::to_string),
+        ..obs(t, 0.156, ii, 0.0)
+    };
+    let mut d = Episodes::default();
+    let mut plain = Episodes::default();
+    let mut t = 0;
+    for _ in 0..30 {
+        t += 1000;
+        d.update(&with_root(t, 2.0, None), &rules, &links);
+        plain.update(&with_root(t, 2.0, None), &rules, &links);
+    }
+    for k in 0..6 {
+        t += 1000;
+        // The storm peaks at k = 3; later the tree names a lesser root.
+        let ii = if k == 3 { 40_000.0 } else { 25_000.0 };
+        let tree = if k <= 3 {
+            Some(root)
+        } else {
+            Some("PFC root leaf9 E1 -> x (incast) · spread leaf9 -> spine1 · 1 node paused")
+        };
+        d.update(&with_root(t, ii, tree), &rules, &links);
+        plain.update(&with_root(t, ii, None), &rules, &links);
+    }
+    let ep = d.worst_open().expect("open");
+    assert_eq!(ep.pause_root.as_deref(), Some(root));
+    assert!(text::pieces(ep, &links).iter().any(|p| p == root));
+    let ep = plain.worst_open().expect("open");
+    assert_eq!(ep.pause_root, None);
+    assert!(
+        !text::pieces(ep, &links)
+            .iter()
+            .any(|p| p.starts_with("PFC root"))
+    );
+}

@@ -310,6 +310,7 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
         put(drops_are, Some(d));
     }
     put(Weight::Place, culprit(ep, links));
+    put(Weight::Place, ep.pause_root.clone());
     put(Weight::Place, spread(ep));
     put(Weight::Unseen, unseen(ep));
     put(Weight::Ecn, ecn(ep));
@@ -616,6 +617,7 @@ mod tests {
             culprit_by: Some(CulpritBy::Drops),
             spread: Vec::new(),
             gpu: Default::default(),
+            pause_root: None,
         }
     }
 
