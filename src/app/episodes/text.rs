@@ -447,8 +447,11 @@ fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
 /// `ongoing 12 s`, `lasted 15 s, ended 3 s ago`.
 pub fn status(ep: &Episode, now: Ts) -> String {
     match ep.end {
-        None => format!("ongoing {}", secs(now - ep.start)),
-        Some(e) => format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e)),
+        Some(e) if e <= now => {
+            format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e))
+        }
+        // Open, or seen from a time-travel cursor before it ended: as it was then.
+        _ => format!("ongoing {}", secs(now - ep.start)),
     }
 }
 
@@ -619,6 +622,19 @@ mod tests {
             gpu: Default::default(),
             pause_root: None,
         }
+    }
+
+    /// Seen from a time-travel cursor inside it, an episode that ended later is ongoing as of
+    /// the cursor, never "ended -12 s ago".
+    #[test]
+    fn status_as_of_a_cursor_before_the_end_is_ongoing() {
+        let ep = Episode {
+            start: 10_000,
+            end: Some(40_000),
+            ..episode(&[])
+        };
+        assert_eq!(status(&ep, 25_000), "ongoing 15 s");
+        assert_eq!(status(&ep, 52_000), "lasted 30 s, ended 12 s ago");
     }
 
     #[test]
