@@ -129,6 +129,11 @@ pub fn view(cx: &Ctx) -> TabView {
             resent.is_some_and(|l| l > 0.0),
             Tone::Warn,
         ));
+        // A rail with no RTT whose pinger said why (not active, no address to bind): the reason
+        // across its row, in place of the missing values.
+        let why = (!dev.is_empty() && qv("0.5").is_none())
+            .then(|| rail_note(cx, &peer, &dev))
+            .flatten();
         let mut lbl = vec![("peer", peer.as_str()), ("transport", tr.as_str())];
         if !dev.is_empty() {
             lbl.push(("device", dev.as_str()));
@@ -157,6 +162,8 @@ pub fn view(cx: &Ctx) -> TabView {
                 Chart::new("RTT p99 (us)", PING_RTT_SECONDS, &qlbl("0.99"), us),
                 Chart::new("RTT max (us)", PING_RTT_SECONDS, &qlbl("1"), us),
             ]),
+            span: why.clone().map(|w| (2, Cell::tone(w, Tone::Warn))),
+            notes: why.into_iter().collect(),
             ..Default::default()
         });
     }
@@ -169,6 +176,18 @@ pub fn view(cx: &Ctx) -> TabView {
         rows,
         ..Default::default()
     }
+}
+
+/// What the ping source of `peer` says of its rail `device` ("mlx5_2 port 1 is 1: DOWN"), from
+/// the note its pinger wrote for a rail it cannot ping over.
+fn rail_note(cx: &Ctx, peer: &str, device: &str) -> Option<String> {
+    let id = cx.source_id(&format!("ping {peer}"))?;
+    let over = format!(" over {device}: ");
+    cx.store
+        .source(id)?
+        .notes
+        .iter()
+        .find_map(|n| n.split_once(&over).map(|(_, why)| why.to_string()))
 }
 
 #[cfg(test)]
