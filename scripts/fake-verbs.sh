@@ -33,7 +33,18 @@ for gid in fe80:0000:0000:0000:0000:00ff:fe00:0001 fe80:0000:0000:0000:0000:00ff
 done
 echo "0000:0000:0000:0000:0000:0000:0000:0000" >"$port/gids/$i"
 
+# A second tree for `device = "all"`: fakerxe1 beside fakerxe0, its netdev holding 127.0.0.2 (an
+# address of lo on Linux, so a control connection can be bound to it).
+cp -a "$work/sysfs" "$work/sysfs2"
+rail="$work/sysfs2/class/infiniband/fakerxe1/ports"
+mkdir -p "$rail"
+cp -a "$work/sysfs/class/infiniband/fakerxe0/ports/1" "$rail/1"
+for i in 2 3; do echo 0000:0000:0000:0000:0000:ffff:7f00:0002 >"$rail/1/gids/$i"; done
+
 cargo test --features verbs --test e2e --no-run
 FAKE_VERBS_SYSFS="$work/sysfs" FAKE_VERBS_DIR="$work/wire" FAKE_VERBS_LOG="$work/violations.log" \
   FAKE_VERBS_SECS="${FAKE_VERBS_SECS:-20}" LD_LIBRARY_PATH="$out${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   cargo test --features verbs --test e2e ping_fake_verbs -- --nocapture --test-threads=1
+FAKE_VERBS_DEVICES=2 FAKE_VERBS_SYSFS="$work/sysfs2" FAKE_VERBS_DIR="$work/wire" \
+  FAKE_VERBS_LOG="$work/violations2.log" LD_LIBRARY_PATH="$out${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  cargo test --features verbs --test e2e ping_fake_verbs::every_rail -- --nocapture --test-threads=1

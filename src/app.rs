@@ -706,10 +706,12 @@ impl App {
         let ids = &self.eval_ids;
         // Both read every switch port's PFC rates: once, for both.
         let pfc = episodes::port_pfc_in(live, ids);
-        let obs = episodes::observe_with(live, self.now, &pfc, ids);
+        let mut obs = episodes::observe_with(live, self.now, &pfc, ids);
+        self.pause_tree = fabric::observe::inputs(live, ids, &pfc, &obs).tree(&self.fabric);
+        // The episodes name the tree's root where it crosses switches.
+        obs.pause_root = fabric::pause_tree::text::across_switches(&self.pause_tree);
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
-        self.pause_tree = fabric::observe::inputs(live, ids, &pfc, &obs).tree(&self.fabric);
         let changed = self.alerts.evaluate_with(
             live,
             &self.cfg,

@@ -183,6 +183,9 @@ pub struct Ping {
     pub rate: f64,
     /// RDMA pins (default: device and GID from the route to the peer).
     pub device: Option<String>,
+    /// `device = "all"`: one RDMA session per port of every device, each its own row and
+    /// `device` label (`device` is None then).
+    pub every_rail: bool,
     pub ib_port: u8,
     pub gid_index: Option<u8>,
     pub traffic_class: u8,
@@ -221,6 +224,9 @@ pub struct Alerts {
 
 /// How often topology is read when `poll.topology_interval` is not set.
 pub const DEFAULT_TOPOLOGY_INTERVAL: Duration = Duration::from_secs(300);
+
+/// `[[ping]] device` value that pings over every rail (each port of every RDMA device).
+pub const ALL_RAILS: &str = "all";
 
 /// The DSCP RoCEv2 traffic carries unless `[roce] dscp` says otherwise (NVIDIA's default, AF31).
 pub const DEFAULT_ROCE_DSCP: u8 = 26;

@@ -14,6 +14,7 @@
 
 pub mod gpu;
 mod observe;
+mod place;
 pub mod text;
 
 pub use observe::{
@@ -157,6 +158,9 @@ pub struct Episode {
     pub spread: Vec<SwitchPort>,
     /// What the GPUs did meanwhile ([`gpu`]).
     pub gpu: gpu::Gpus,
+    /// The pause tree's root and spread at the episode's PFC peak, where the pausing crossed
+    /// switches ([`Obs::pause_root`]).
+    pub pause_root: Option<String>,
 }
 
 /// A port of a switch.
@@ -215,6 +219,37 @@ pub enum CulpritBy {
 }
 
 impl Episode {
+    /// Open at `at`, starting at `start`, nothing in it yet.
+    fn new(id: u32, start: Ts, at: Ts) -> Episode {
+        Episode {
+            id,
+            start,
+            end: None,
+            last_abnormal: at,
+            peak_at: at,
+            peak_count: 0,
+            chain: Vec::new(),
+            pfc_total_peak: 0.0,
+            lost_s: 0.0,
+            dcqcn: Dcqcn::Quiet,
+            switch_read: false,
+            culprit: None,
+            culprit_nodes: Vec::new(),
+            culprit_by: None,
+            spread: Vec::new(),
+            gpu: gpu::Gpus::default(),
+            pause_root: None,
+        }
+    }
+
+    /// How severe it is, larger worse: the strongest layer in its chain (drops, then PFC, host
+    /// pause, ECN, RTT, training), then the most signals abnormal at once, then the newer.
+    pub fn severity(&self) -> (usize, usize, u32) {
+        let strongest = self.chain.iter().map(|p| p.layer).min();
+        let rank = strongest.map_or(0, |l| LAYERS - l as usize);
+        (rank, self.peak_count, self.id)
+    }
+
     pub fn duration_ms(&self, now: Ts) -> i64 {
         self.end.unwrap_or(now) - self.start
     }
@@ -267,24 +302,34 @@ impl Signal {
     }
 }
 
-/// The detector: baselines, the open episode, and past ones.
+/// The detector: baselines, the open episodes (one per place), and past ones.
 #[derive(Debug, Default)]
 pub struct Episodes {
     /// Per layer (`Layer as usize`), by key: looked up by a borrowed key ([`each_value`]), so a
     /// second's hundreds of signals allocate nothing once known.
     signals: [Signals; LAYERS],
-    pub open: Option<Episode>,
-    /// Closed episodes, oldest first.
+    /// Open episodes, oldest first: separate places make separate episodes ([`place`]).
+    opened: Vec<Opened>,
+    /// Closed episodes, in the order they closed.
     pub closed: VecDeque<Episode>,
     last_at: Option<Ts>,
     next_id: u32,
-    /// The open episode's chain ordered by part key.
-    by_key: ChainOrderCache,
     /// The GPUs' calm ([`gpu`]).
     gpu: gpu::Baselines,
 }
 
-/// The open episode's chain ordered by its parts' keys, for a binary search per abnormal signal:
+/// An open episode and its chain ordered by part key.
+#[derive(Debug)]
+struct Opened {
+    ep: Episode,
+    by_key: ChainOrderCache,
+    /// The peak of every port's PFC and node's pause during its onset ([`ONSET_MS`]): a new place
+    /// beside it must have risen well above what this storm's spread made of it. As many as the
+    /// fabric has ports and nodes.
+    onset: rustc_hash::FxHashMap<String, f64>,
+}
+
+/// An open episode's chain ordered by its parts' keys, for a binary search per abnormal signal:
 /// a storm at 512 nodes has hundreds of parts, and a linear search for each signal was quadratic.
 /// Parts are only added (then the chain is sorted again), so the order holds for the episode and
 /// chain length it was made for.
@@ -293,6 +338,29 @@ struct ChainOrderCache {
     made_for: Option<ChainOrderKey>,
     /// Indices into the chain, ordered by their parts' keys.
     order: Vec<usize>,
+}
+
+impl ChainOrderCache {
+    /// Order `ep`'s chain again unless the order kept was made for it as it is.
+    fn fit(&mut self, ep: &Episode) {
+        let made_for = ChainOrderKey {
+            episode: ep.id,
+            parts: ep.chain.len(),
+        };
+        if self.made_for != Some(made_for) {
+            self.order.clear();
+            self.order.extend(0..ep.chain.len());
+            self.order
+                .sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
+            self.made_for = Some(made_for);
+        }
+    }
+
+    /// Where `key` is in the order (of `ep`, fitted): `Ok` its place, `Err` where it would go.
+    fn find(&self, ep: &Episode, key: &str) -> Result<usize, usize> {
+        self.order
+            .binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key))
+    }
 }
 
 /// What a [`ChainOrderCache`] was made for.
@@ -390,20 +458,43 @@ fn each_value(o: &Obs, mut f: impl FnMut(ValRef)) {
 }
 
 impl Episodes {
-    /// Newest first: the open one, then closed ones.
+    /// Every episode, the newest start first (open and closed alike).
     pub fn all(&self) -> Vec<&Episode> {
-        self.open.iter().chain(self.closed.iter().rev()).collect()
+        let mut all: Vec<&Episode> = self.open().chain(self.closed.iter()).collect();
+        all.sort_by_key(|e| std::cmp::Reverse((e.start, e.id)));
+        all
     }
 
-    /// The episode shown on the Overview: the open one, else the newest closed one.
+    /// The open episodes, oldest first.
+    pub fn open(&self) -> impl ExactSizeIterator<Item = &Episode> + Clone {
+        self.opened.iter().map(|o| &o.ep)
+    }
+
+    /// The most severe open episode ([`Episode::severity`]).
+    pub fn worst_open(&self) -> Option<&Episode> {
+        self.open().max_by_key(|e| e.severity())
+    }
+
+    /// The episode shown on the Overview: the most severe open one, else the newest closed one.
     pub fn current(&self) -> Option<&Episode> {
-        self.open.as_ref().or(self.closed.back())
+        self.worst_open().or(self.closed.back())
+    }
+
+    /// The episodes whose span holds `at` (open ones hold every instant since their start), the
+    /// most severe first.
+    pub fn open_at(&self, at: Ts) -> Vec<&Episode> {
+        let mut v: Vec<&Episode> = (self.open().chain(self.closed.iter()))
+            .filter(|e| e.start <= at && e.end.is_none_or(|end| end >= at))
+            .collect();
+        v.sort_by_key(|e| std::cmp::Reverse(e.severity()));
+        v
     }
 
     /// Judge the fabric at `o.at`; returns whether an episode opened, changed or closed.
     pub fn update(&mut self, o: &Obs, rules: &Rules, links: &Links) -> bool {
         let at = o.at;
-        let dt = self.last_at.map_or(0, |t| (at - t).clamp(0, 5000));
+        let prev = self.last_at;
+        let dt = prev.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
         let mut abnormal: Vec<(Val, Ts, f64)> = Vec::new();
         let mut keys = String::new();
@@ -411,7 +502,9 @@ impl Episodes {
         for sig in self.signals.iter_mut().flat_map(|m| m.values_mut()) {
             sig.seen = false;
         }
-        let learning = self.open.is_none();
+        // No baseline learns while any episode is open: a long storm must not become the new
+        // normal, and a calm place's signal beside a storm is not calm enough to be sure of.
+        let learning = self.opened.is_empty();
         if learning {
             self.gpu.learn(o);
         }
@@ -443,67 +536,249 @@ impl Episodes {
                 sig.since = None;
             }
         }
-        if self.open.is_none() {
-            let layers: std::collections::BTreeSet<Layer> =
-                abnormal.iter().map(|(v, ..)| v.layer).collect();
-            let held = abnormal.iter().any(|(_, since, _)| *since + 1000 <= at);
-            if layers.len() < 2 && !held {
-                return false;
-            }
-            let start = abnormal.iter().map(|(_, s, _)| *s).min().unwrap_or(at);
-            self.next_id += 1;
-            self.open = Some(Episode {
-                id: self.next_id,
-                start,
-                end: None,
-                last_abnormal: at,
-                peak_at: at,
-                peak_count: 0,
-                chain: Vec::new(),
-                pfc_total_peak: 0.0,
-                lost_s: 0.0,
-                dcqcn: Dcqcn::Quiet,
-                switch_read: false,
-                culprit: None,
-                culprit_nodes: Vec::new(),
-                culprit_by: None,
-                spread: Vec::new(),
-                gpu: gpu::Gpus::default(),
-            });
-        }
-        let Some(ep) = self.open.as_mut() else {
+        let to = self.route((&abnormal, &keys), (prev, at), o, links);
+        if self.opened.is_empty() {
             return false;
-        };
-        record(
-            ep,
-            (&abnormal, &keys),
-            o,
-            dt,
-            at,
-            &self.signals,
-            &mut self.by_key,
-        );
-        gpu::fold(ep, o, &self.gpu);
-        conclude(ep, links);
-        if abnormal.is_empty() && at - ep.last_abnormal >= rules.settle_ms {
-            let mut ep = self.open.take().expect("open");
-            ep.end = Some(ep.last_abnormal);
-            self.closed.push_back(ep);
-            if self.closed.len() > KEEP {
-                self.closed.pop_front();
+        }
+        // Fabric-wide costs (training time lost) go to the episode the fabric-wide signals went
+        // to: the one with the most signals this instant, on a tie the newest.
+        let mut counts = vec![0usize; self.opened.len()];
+        for j in to.iter().flatten() {
+            counts[*j] += 1;
+        }
+        let owner = (0..counts.len()).max_by_key(|&j| (counts[j], j));
+        let mut changed = false;
+        for j in 0..self.opened.len() {
+            let mine: Vec<&(Val, Ts, f64)> = (abnormal.iter().zip(&to))
+                .filter(|(_, t)| **t == Some(j))
+                .map(|(a, _)| a)
+                .collect();
+            let op = &mut self.opened[j];
+            let pfc_before = op.ep.pfc_total_peak;
+            record(
+                &mut op.ep,
+                (&mine, &keys),
+                o,
+                (dt, owner == Some(j)),
+                at,
+                &self.signals,
+                &mut op.by_key,
+            );
+            // The tree is the fabric's, not one place's: it goes with the fabric-wide signals,
+            // kept from the episode's PFC peak.
+            if owner == Some(j)
+                && o.pause_root.is_some()
+                && (op.ep.pause_root.is_none() || op.ep.pfc_total_peak > pfc_before)
+            {
+                op.ep.pause_root.clone_from(&o.pause_root);
+            }
+            gpu::fold(&mut op.ep, o, &self.gpu);
+            conclude(&mut op.ep, links);
+            if at - op.ep.start < ONSET_MS {
+                // Every port's and node's, abnormal or not yet: one crossing its threshold late
+                // was still this storm's.
+                let mut keep = |key: String, v: f64| {
+                    let peak = op.onset.entry(key).or_default();
+                    *peak = peak.max(v);
+                };
+                for p in &o.pfc {
+                    keep(format!("pfc {} {}", p.switch, p.port), p.rx + p.tx);
+                }
+                for (n, v) in &o.pause {
+                    keep(format!("pause {n}"), *v);
+                }
+            }
+            changed = true;
+        }
+        // Each closes on its own: nothing of its own abnormal for `settle`.
+        let mut j = 0;
+        while j < self.opened.len() {
+            let ep = &self.opened[j].ep;
+            if ep.last_abnormal < at && at - ep.last_abnormal >= rules.settle_ms {
+                let mut ep = self.opened.remove(j).ep;
+                ep.end = Some(ep.last_abnormal);
+                self.closed.push_back(ep);
+                if self.closed.len() > KEEP {
+                    self.closed.pop_front();
+                }
+            } else {
+                j += 1;
             }
         }
-        true
+        changed
+    }
+
+    /// Which open episode each abnormal signal of this instant joins (its index in `opened`),
+    /// opening a new one where a new place meets the opening rule; `None`: none (yet).
+    /// docs/user-guide.md ("Episodes") has the rule in words.
+    fn route(
+        &mut self,
+        (abnormal, keys): (&[(Val, Ts, f64)], &str),
+        (prev, at): (Option<Ts>, Ts),
+        o: &Obs,
+        links: &Links,
+    ) -> Vec<Option<usize>> {
+        use place::{Place, Spot};
+        let key = |i: usize| &keys[abnormal[i].0.key.clone()];
+        let mut to: Vec<Option<usize>> = vec![None; abnormal.len()];
+        for op in &mut self.opened {
+            op.by_key.fit(&op.ep);
+        }
+        let mut places: Vec<Place> = (self.opened.iter())
+            .map(|op| Place::of(&op.ep, links))
+            .collect();
+        // A part of an open episode stays in it while the episode is under way (something of it
+        // abnormal at the previous evaluation), unless it is at another one's place under way
+        // and not at its own (a node the first storm paused, now behind the second's culprit);
+        // in an episode settling, it is placed again: a second storm on the same switch is not
+        // the first one's tail.
+        let active = |op: &Opened| prev.is_some_and(|p| op.ep.last_abnormal >= p);
+        let mut spots: Vec<Option<Spot>> = Vec::with_capacity(abnormal.len());
+        for (i, t) in to.iter_mut().enumerate() {
+            *t = (0..self.opened.len()).rev().find(|&j| {
+                let op = &self.opened[j];
+                active(op) && op.by_key.find(&op.ep, key(i)).is_ok()
+            });
+            let Some(h) = *t else {
+                spots.push(Some(Spot::of(abnormal[i].0.layer, key(i), links)));
+                continue;
+            };
+            // With one episode open there is nowhere else to go (and nothing to look up).
+            if self.opened.len() > 1 {
+                let s = Spot::of(abnormal[i].0.layer, key(i), links);
+                if matches!(s, Spot::At { .. }) && !places[h].touches(&s) {
+                    let there = (0..places.len()).filter(|&k| {
+                        active(&self.opened[k]) && places[k].known() && places[k].touches(&s)
+                    });
+                    *t = self.pick(there, at).or(*t);
+                }
+            }
+            spots.push(None);
+        }
+        let was_open = !self.opened.is_empty();
+        let mut new: Vec<usize> = Vec::new();
+        // Located signals (a port with nodes behind it, a paused node) first: those no open
+        // episode takes make a new place; the others are placed once it is open (a new storm
+        // takes what goes abnormal with it, at an older one's place too).
+        let mut placed_later: Vec<usize> = Vec::new();
+        for (i, spot) in spots.iter().enumerate() {
+            if let Some(s @ Spot::At { .. }) = spot {
+                match self.join(s, &places, at) {
+                    Some(_) => placed_later.push(i),
+                    None => new.push(i),
+                }
+            }
+        }
+        // With nothing open, everything abnormal counts toward the first episode, as one.
+        if !was_open {
+            new.extend((0..abnormal.len()).filter(|&i| !matches!(spots[i], Some(Spot::At { .. }))));
+            new.sort_unstable();
+        }
+        if !new.is_empty() {
+            let layers: std::collections::BTreeSet<Layer> =
+                new.iter().map(|&i| abnormal[i].0.layer).collect();
+            let held = new.iter().any(|&i| abnormal[i].1 + 1000 <= at);
+            // Beside an open episode, a new place has to be a congestion point of its own, not
+            // a late or stray sign of the storm already told (a lone drop, a host crossing its
+            // threshold late).
+            let own = !was_open || {
+                let at_new = new.iter().filter_map(|&i| spots[i].as_ref());
+                let onsets: Vec<_> = self.opened.iter().map(|op| &op.onset).collect();
+                place::stands_out(at_new, o, links, &onsets)
+            };
+            if (layers.len() >= 2 || held) && own {
+                let start = new.iter().map(|&i| abnormal[i].1).min().unwrap_or(at);
+                self.next_id += 1;
+                self.opened.push(Opened {
+                    ep: Episode::new(self.next_id, start, at),
+                    by_key: ChainOrderCache::default(),
+                    onset: Default::default(),
+                });
+                places.push(Place::default());
+                let j = self.opened.len() - 1;
+                for &i in &new {
+                    to[i] = Some(j);
+                }
+            } else if !own {
+                // Not a place of its own: a sign of the storm already told (a congested port
+                // dropping late), told in it rather than lost.
+                for &i in &new {
+                    to[i] = self.worst_index();
+                }
+            }
+        }
+        if self.opened.is_empty() {
+            return to;
+        }
+        for i in placed_later {
+            if let Some(s) = &spots[i] {
+                to[i] = self.join(s, &places, at);
+            }
+        }
+        // The storm's spread (an internal port's PFC, an RTT pair) joins the episode its place
+        // touches, else one in its onset, else the most severe: it never opens one beside
+        // another.
+        for (i, spot) in spots.iter().enumerate() {
+            if let (None, Some(s @ (Spot::Switch(_) | Spot::Pair(_)))) = (to[i], spot) {
+                to[i] = self.join(s, &places, at).or_else(|| self.worst_index());
+            }
+        }
+        // Fabric-wide signals (step, all-reduce, ECN, CNP) join the open episode with the most
+        // signals now, on a tie the newest.
+        let mut counts = vec![0usize; self.opened.len()];
+        for j in to.iter().flatten() {
+            counts[*j] += 1;
+        }
+        let owner = (0..counts.len()).max_by_key(|&j| (counts[j], j));
+        for (i, spot) in spots.iter().enumerate() {
+            if to[i].is_none() && matches!(spot, Some(Spot::Wide)) {
+                to[i] = owner;
+            }
+        }
+        to
+    }
+
+    /// The open episode a new signal at `spot` joins: one whose place it touches, else the
+    /// newest in its onset ([`ONSET_MS`]).
+    fn join(&self, spot: &place::Spot, places: &[place::Place], at: Ts) -> Option<usize> {
+        let n = self.opened.len();
+        let touching = (0..n).filter(|&j| places.get(j).is_some_and(|p| p.touches(spot)));
+        self.pick(touching, at).or_else(|| {
+            (0..n)
+                .rev()
+                .find(|&j| at - self.opened[j].ep.start < ONSET_MS)
+        })
+    }
+
+    /// Of the open episodes `of` (indices in `opened`), the newest in its onset, else the most
+    /// severe.
+    fn pick(&self, of: impl Iterator<Item = usize> + Clone, at: Ts) -> Option<usize> {
+        let ep = |j: usize| &self.opened[j].ep;
+        (of.clone())
+            .filter(|&j| at - ep(j).start < ONSET_MS)
+            .max()
+            .or_else(|| of.max_by_key(|&j| ep(j).severity()))
+    }
+
+    /// Where the most severe open episode is in `opened`.
+    fn worst_index(&self) -> Option<usize> {
+        (0..self.opened.len()).max_by_key(|&j| self.opened[j].ep.severity())
     }
 }
 
-/// Fold one instant's abnormal signals (and the buffer their keys are in) into the open
-/// episode; `by_key` is kept between instants ([`ChainOrderCache`]).
+/// How long after its start an episode takes in whatever else goes abnormal, wherever it is:
+/// a storm's backpressure pauses the rest of the fabric within a few seconds of its culprit
+/// (the lab's reach every host in about 3 s). A new place after that is a new episode.
+pub const ONSET_MS: i64 = 5000;
+
+/// Fold one instant's abnormal signals of this episode (and the buffer their keys are in) into
+/// it, and the training time lost where `costs`; `by_key` is kept between instants
+/// ([`ChainOrderCache`]).
 fn record(
     ep: &mut Episode,
-    (abnormal, keys): (&[(Val, Ts, f64)], &str),
+    (abnormal, keys): (&[&(Val, Ts, f64)], &str),
     o: &Obs,
-    dt: i64,
+    (dt, costs): (i64, bool),
     at: Ts,
     signals: &[Signals; LAYERS],
     by_key: &mut ChainOrderCache,
@@ -521,27 +796,14 @@ fn record(
     let mut pfc_total = 0.0;
     // The chain's parts ordered by key (keys are unique in it): a storm at 512 nodes has
     // hundreds of parts, and a linear search for each abnormal signal was quadratic.
-    let made_for = ChainOrderKey {
-        episode: ep.id,
-        parts: ep.chain.len(),
-    };
-    if by_key.made_for != Some(made_for) {
-        by_key.order.clear();
-        by_key.order.extend(0..ep.chain.len());
-        by_key
-            .order
-            .sort_unstable_by(|&a, &b| ep.chain[a].key.cmp(&ep.chain[b].key));
-    }
+    by_key.fit(ep);
     let parts = ep.chain.len();
-    for (v, since, base) in abnormal {
+    for &(v, since, base) in abnormal {
         if v.layer == Layer::Pfc {
             pfc_total += v.v;
         }
         let key = &keys[v.key.clone()];
-        match by_key
-            .order
-            .binary_search_by(|&i| ep.chain[i].key.as_str().cmp(key))
-        {
+        match by_key.find(ep, key) {
             Ok(j) => {
                 let p = &mut ep.chain[by_key.order[j]];
                 p.evals += 1;
@@ -585,7 +847,11 @@ fn record(
             parts: ep.chain.len(),
         });
     }
-    // Training cost: how much slower each second of the episode ran than the baseline.
+    // Training cost: how much slower each second of the episode ran than the baseline, counted
+    // once, in the episode the fabric-wide signals went to.
+    if !costs {
+        return;
+    }
     let base = signals[Layer::Training as usize]
         .get("step")
         .and_then(Signal::median);

@@ -177,6 +177,8 @@ pub enum RowId {
     Peer {
         peer: String,
         transport: String,
+        /// The rail (`device = "all"`); empty where the peer is pinged over one device.
+        device: String,
     },
 }
 

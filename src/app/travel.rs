@@ -71,25 +71,34 @@ impl App {
         self.past_alerts = None;
     }
 
-    /// The episode open at the view time: live, the open one; while time travelling, the one
-    /// whose span holds the cursor (the alert lines put its alerts first).
+    /// The episode open at the view time: live, the most severe open one; while time
+    /// travelling, the most severe of those whose span holds the cursor (the alert lines put its
+    /// alerts first).
     pub fn episode_open_in_view(&self) -> Option<&super::episodes::Episode> {
-        let Some(t) = &self.travel else {
-            return self.episodes.open.as_ref();
-        };
-        self.episodes
-            .all()
-            .into_iter()
-            .find(|e| e.start <= t.at && e.end.is_none_or(|end| end >= t.at))
+        match &self.travel {
+            None => self.episodes.worst_open(),
+            Some(t) => self.episodes.open_at(t.at).first().copied(),
+        }
     }
 
-    /// The episode to show for the view time: the one the cursor is in (or the last before it);
-    /// live, the open one or the newest.
+    /// The episode to show for the view time: the most severe one the cursor is in (else the
+    /// last before it); live, the most severe open one or the newest.
     pub fn episode_in_view(&self) -> Option<&super::episodes::Episode> {
         let Some(t) = &self.travel else {
             return self.episodes.current();
         };
-        self.episodes.all().into_iter().find(|e| e.start <= t.at)
+        self.episode_open_in_view()
+            .or_else(|| self.episodes.all().into_iter().find(|e| e.start <= t.at))
+    }
+
+    /// How many episodes are open at the view time beside the one shown (the Overview says
+    /// "+1 more episode open").
+    pub fn episodes_open_beside(&self) -> usize {
+        let open = match &self.travel {
+            None => self.episodes.open().len(),
+            Some(t) => self.episodes.open_at(t.at).len(),
+        };
+        open.saturating_sub(1)
     }
 
     /// Ask for `tab` with the row named like `name` selected (Enter on an alert).

@@ -265,6 +265,15 @@ impl App {
         text::line(ep, &self.links, self.view_now())
     }
 
+    /// "+N more episode(s) open" where episodes are open at the view time beside the one shown.
+    pub fn episodes_beside_note(&self) -> Option<String> {
+        match self.episodes_open_beside() {
+            0 => None,
+            1 => Some("+1 more episode open".to_string()),
+            n => Some(format!("+{n} more episodes open")),
+        }
+    }
+
     /// The sentence of [`App::episode_line`] in at most `max` lines of `width` columns
     /// ([`text::lines`]: whole words, the least important pieces left out first).
     pub fn episode_lines(&self, ep: &Episode, width: usize, max: usize) -> Vec<String> {

@@ -68,6 +68,8 @@ pub struct VerbsOptions {
     pub sl: u8,
     /// Bind the control connection to this local address (its rail, so its device and GID).
     pub source: Option<IpAddr>,
+    /// `device = "all"`: one session per port of every device, each bound to its rail's address.
+    pub every_rail: bool,
     pub qp_type: QpType,
     pub sysfs_root: String,
 }
@@ -81,6 +83,7 @@ impl Default for VerbsOptions {
             traffic_class: 106,
             sl: 0,
             source: None,
+            every_rail: false,
             qp_type: QpType::Rc,
             sysfs_root: "/sys".into(),
         }
@@ -191,6 +194,7 @@ impl Link {
         self.window.prune(now_ns);
         report::Section {
             transport,
+            device: None,
             sent: self.window.sent,
             answered: self.window.answered,
             lost: self.window.lost,
@@ -225,6 +229,13 @@ impl Drop for Running {
     }
 }
 
+/// One RDMA pinger's link, and the rail it pings over where `device = "all"`.
+struct RdmaLink {
+    /// The `device` label of its rows (None: the one session of a peer, no label).
+    device: Option<String>,
+    link: Arc<Mutex<Link>>,
+}
+
 /// The transport of a real ping source.
 pub struct PingTransport {
     peer: String,
@@ -232,7 +243,8 @@ pub struct PingTransport {
     opts: Options,
     epoch: Instant,
     tcp: Arc<Mutex<Link>>,
-    rdma: Arc<Mutex<Link>>,
+    /// One link, or one per rail (`device = "all"`, filled when the pingers start).
+    rdma: Mutex<Vec<RdmaLink>>,
     running: Mutex<Option<Running>>,
 }
 
@@ -248,7 +260,7 @@ impl PingTransport {
             peer: peer.to_string(),
             addr: with_default_port(addr),
             tcp: Arc::new(Mutex::new(Link::new(&opts))),
-            rdma: Arc::new(Mutex::new(Link::new(&opts))),
+            rdma: Mutex::new(Vec::new()),
             opts,
             epoch: Instant::now(),
             running: Mutex::new(None),
@@ -277,14 +289,56 @@ impl PingTransport {
         true
     }
 
+    /// A new RDMA link, reported under `device`.
+    fn add_rdma(&self, device: Option<String>) -> Arc<Mutex<Link>> {
+        let link = Arc::new(Mutex::new(Link::new(&self.opts)));
+        self.rdma
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(RdmaLink {
+                device,
+                link: link.clone(),
+            });
+        link
+    }
+
     #[cfg(feature = "verbs")]
     fn start_rdma(&self, plan: tcp::Plan, stop: Arc<AtomicBool>) {
-        verbs::start_pinger(plan, self.opts.verbs.clone(), self.rdma.clone(), stop);
+        if !self.opts.verbs.every_rail {
+            let link = self.add_rdma(None);
+            verbs::start_pinger(plan, self.opts.verbs.clone(), link, stop);
+            return;
+        }
+        let rails = match gid::rails(&self.opts.verbs.sysfs_root, peer_is_v4(&self.addr)) {
+            Ok(r) => r,
+            Err(why) => {
+                let link = self.add_rdma(None);
+                lock(&link, |l| l.notes = vec![why]);
+                return;
+            }
+        };
+        for (rail, label) in labelled(&rails) {
+            let link = self.add_rdma(Some(label.clone()));
+            match &rail.source {
+                Ok(src) => {
+                    let opts = VerbsOptions {
+                        device: Some(rail.device.clone()),
+                        port: rail.port,
+                        source: Some(*src),
+                        every_rail: false,
+                        ..self.opts.verbs.clone()
+                    };
+                    verbs::start_pinger(plan.clone(), opts, link, stop.clone());
+                }
+                Err(why) => rail_down(&link, &self.addr, &label, why),
+            }
+        }
     }
 
     #[cfg(not(feature = "verbs"))]
     fn start_rdma(&self, _plan: tcp::Plan, _stop: Arc<AtomicBool>) {
-        lock(&self.rdma, |l| l.notes.push(NO_VERBS.into()));
+        let link = self.add_rdma(None);
+        lock(&link, |l| l.notes.push(NO_VERBS.into()));
     }
 
     /// Totals of the TCP pinger: (sent, answered, lost).
@@ -301,12 +355,20 @@ impl PingTransport {
         if let Status::Down(why) = status {
             return Err(CollectError::Io(why));
         }
-        let (rdma, notes) = lock(&self.rdma, |l| {
-            let active = l.status != Status::Starting || l.window.sent > 0;
-            (active.then(|| l.section("rdma", now)), l.notes.clone())
-        });
+        let rdma = self.rdma.lock().unwrap_or_else(|p| p.into_inner());
         let mut sections = vec![tcp];
-        sections.extend(rdma);
+        let mut notes = Vec::new();
+        for r in rdma.iter() {
+            lock(&r.link, |l| {
+                let active = l.status != Status::Starting || l.window.sent > 0;
+                if active {
+                    let mut s = l.section("rdma", now);
+                    s.device = r.device.as_deref();
+                    sections.push(s);
+                }
+                notes.extend(l.notes.iter().cloned());
+            });
+        }
         Ok(report::render(&sections, &notes))
     }
 
@@ -348,6 +410,32 @@ impl Transport for PingTransport {
     }
 }
 
+/// Whether the peer at `addr` ("host:port") is reached over IPv4: a name counts as IPv4, the
+/// family of nearly every RoCE fabric.
+pub fn peer_is_v4(addr: &str) -> bool {
+    addr.parse::<std::net::SocketAddr>()
+        .map_or(true, |a| a.is_ipv4())
+}
+
+/// Each rail with its `device` label: the device, with the port where the device has several.
+pub fn labelled(rails: &[gid::Rail]) -> Vec<(&gid::Rail, String)> {
+    rails
+        .iter()
+        .map(|r| {
+            let ports = rails.iter().filter(|o| o.device == r.device).count();
+            (r, r.label(ports))
+        })
+        .collect()
+}
+
+/// A rail that cannot be pinged over: its row says so (no probes: nothing sent, nothing lost).
+pub fn rail_down(link: &Mutex<Link>, addr: &str, label: &str, why: &str) {
+    lock(link, |l| {
+        l.status = Status::Down(why.to_string());
+        l.notes = vec![format!("RDMA ping to {addr} over {label}: {why}")];
+    });
+}
+
 /// The one request of a ping source (transports of ping sources ignore its text).
 pub fn request(peer: &str) -> Request {
     Request::Cli(format!("ping {peer}"))
@@ -366,6 +454,7 @@ pub fn transport(p: &config::Ping, demo: Option<&DemoCluster>) -> Arc<dyn Transp
                 traffic_class: p.traffic_class,
                 sl: p.sl,
                 source: p.source,
+                every_rail: p.every_rail,
                 qp_type: p.qp_type,
                 ..VerbsOptions::default()
             };

@@ -11,6 +11,15 @@ fn float(s: &str) -> Option<f64> {
     (v.is_finite() && v >= 0.0).then_some(v)
 }
 
+/// A device label: an RDMA device name as sysfs lists it (`mlx5_0`, `rocep11s0`), with `/port`
+/// where the device has several.
+fn safe_device(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 40
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+}
+
 fn safe_token(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 16
@@ -22,6 +31,7 @@ fn safe_token(s: &str) -> bool {
 pub fn parse(text: &str, peer: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut transport: Option<String> = None;
+    let mut device: Option<String> = None;
     for raw in text.lines() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -33,7 +43,18 @@ pub fn parse(text: &str, peer: &str) -> Parsed {
             p.note(rest);
             continue;
         }
+        if key == "device" && transport.is_some() {
+            if safe_device(rest) {
+                device = Some(rest.to_string());
+            } else {
+                // Its lines must not land on the rows of another rail, nor of no rail.
+                transport = None;
+                p.unknown(raw);
+            }
+            continue;
+        }
         if key == "transport" {
+            device = None;
             transport = safe_token(rest).then(|| rest.to_string());
             if transport.is_none() {
                 p.unknown(raw);
@@ -44,7 +65,8 @@ pub fn parse(text: &str, peer: &str) -> Parsed {
             p.unknown(raw);
             continue;
         };
-        let l = [("peer", peer), ("transport", t)];
+        let mut l = vec![("peer", peer), ("transport", t)];
+        l.extend(device.as_deref().map(|d| ("device", d)));
         let f: Vec<&str> = rest.split_whitespace().collect();
         let sample = match (key, f.as_slice()) {
             ("sent", [v]) => v
@@ -65,11 +87,9 @@ pub fn parse(text: &str, peer: &str) -> Parsed {
                 .map(|v| Sample::counter(names::PING_RETRANSMITTED, &l, v)),
             ("rtt", [q, v]) => QUANTILES.iter().find(|x| *x == q).and_then(|q| {
                 float(v).map(|v| {
-                    Sample::gauge(
-                        names::PING_RTT_SECONDS,
-                        &[("peer", peer), ("transport", t), ("quantile", q)],
-                        v,
-                    )
+                    let mut ql = l.clone();
+                    ql.push(("quantile", q));
+                    Sample::gauge(names::PING_RTT_SECONDS, &ql, v)
                 })
             }),
             ("window", [v]) => float(v).map(|v| Sample::gauge(names::PING_WINDOW_PROBES, &l, v)),
@@ -79,7 +99,8 @@ pub fn parse(text: &str, peer: &str) -> Parsed {
             ("bucket", [i, le, n]) if i.len() == 2 && i.bytes().all(|b| b.is_ascii_digit()) => {
                 match (float(le), n.parse::<u64>()) {
                     (Some(le), Ok(n)) => {
-                        let bl = [("peer", peer), ("transport", t), ("bucket", *i)];
+                        let mut bl = l.clone();
+                        bl.push(("bucket", *i));
                         p.push(Sample::gauge(names::PING_BUCKET_LE, &bl, le));
                         Some(Sample::gauge(names::PING_BUCKET_PROBES, &bl, n as f64))
                     }

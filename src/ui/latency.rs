@@ -84,7 +84,12 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
     if area.height < 2 {
         return;
     }
-    let grid::RowId::Peer { peer, transport } = &r.id else {
+    let grid::RowId::Peer {
+        peer,
+        transport,
+        device,
+    } = &r.id
+    else {
         return;
     };
     let (peer, tr) = (peer.as_str(), transport.as_str());
@@ -98,7 +103,7 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
         })
         .collect();
     // The collector's HDR buckets where it publishes them, else the quantiles as bars.
-    let buckets = latency::rtt_buckets(&app.store, peer, tr);
+    let buckets = latency::rtt_buckets(&app.store, peer, tr, device);
     let vals: Vec<(String, Option<f64>)> = if buckets.is_empty() {
         vals.into_iter()
             .map(|(l, v)| (format!("{l:<6}{:>9}", fmt::secs(v)), v))
@@ -119,7 +124,11 @@ fn draw_hist(f: &mut Frame, area: Rect, app: &App, r: &Row) {
     let block = if app.ascii { "#" } else { "█" };
     let mut lines = vec![title(
         app,
-        format!("{peer} ({tr}): RTT distribution"),
+        if device.is_empty() {
+            format!("{peer} ({tr}): RTT distribution")
+        } else {
+            format!("{peer} ({tr} {device}): RTT distribution")
+        },
         String::new(),
     )];
     for (l, v) in vals {

@@ -34,7 +34,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let episode = app.episode_in_view();
     // The sentence takes the lines it needs (up to EP_LINES) rather than lose its end (the
     // culprit node); narrower, it leaves out its least important pieces, never cut in a word.
-    let ep_text = episode.map(|ep| app.episode_lines(ep, area.width as usize, EP_LINES));
+    let ep_text = episode.map(|ep| with_beside(app, ep, area.width as usize));
     let ep_h = ep_text.as_ref().map_or(0, Vec::len);
     let h = area.height as usize;
     let fixed = n_sw + 1 + ep_h;
@@ -95,6 +95,29 @@ const EP_HINT: &str = "  (e: episodes)";
 
 /// The most lines the episode's sentence takes.
 const EP_LINES: usize = 3;
+
+/// The episode's sentence in up to [`EP_LINES`], and after it, where others are open at the
+/// view time, how many ("+1 more episode open": the Episodes list shows each): on its last line
+/// where it fits, else on a line of its own.
+fn with_beside(app: &App, ep: &crate::app::episodes::Episode, width: usize) -> Vec<String> {
+    let mut lines = app.episode_lines(ep, width, EP_LINES);
+    let Some(more) = app.episodes_beside_note() else {
+        return lines;
+    };
+    match lines.last_mut() {
+        Some(last) if last.chars().count() + 3 + more.chars().count() <= width => {
+            last.push_str(" · ");
+            last.push_str(&more);
+        }
+        _ => {
+            if lines.len() >= EP_LINES {
+                lines = app.episode_lines(ep, width, EP_LINES - 1);
+            }
+            lines.push(more);
+        }
+    }
+    lines
+}
 
 /// The episode's sentence: red while open, amber for a few minutes after, then dim; the hint
 /// after its last line where it fits.

@@ -375,3 +375,72 @@ fn a_drop_under_ud_is_lost() {
     assert!(r.lost >= 1 && r.lost < 10, "lost {}", r.lost);
     no_violations();
 }
+
+/// `device = "all"` through the fake with two devices (`FAKE_VERBS_DEVICES=2`, fakerxe1 holding
+/// 127.0.0.2; the script's second run): the real pinger opens one session per rail, each bound
+/// to its rail's address and pinned to its device, against the real pingd; both rails answer, each
+/// section of the report names its device, and the parsed metrics carry it as a label.
+#[test]
+fn every_rail_pings_through_the_fake_with_two_devices() {
+    use rocetop::collect::ping::PingTransport;
+    use rocetop::collect::transport::Transport;
+    let test = "every_rail_pings_through_the_fake_with_two_devices";
+    let sysfs = match (devices(), std::env::var("FAKE_VERBS_SYSFS")) {
+        (Ok(d), Ok(s)) if d == ["fakerxe0", "fakerxe1"] => s,
+        _ => {
+            skip(
+                test,
+                Lack::Machine,
+                "not on the fake libibverbs with two devices: run scripts/fake-verbs.sh",
+            );
+            return;
+        }
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let text = rt.block_on(async {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = l.local_addr().expect("addr").to_string();
+        let pingd = rocetop::cmd::pingd::Options {
+            listen: addr.clone(),
+            verbs: opts_at(&sysfs),
+            spin: Duration::from_millis(10),
+        };
+        tokio::spawn(rocetop::cmd::pingd::serve(l, Arc::new(pingd)));
+        let mut o = Options::with_rate(100.0);
+        o.verbs = VerbsOptions {
+            every_rail: true,
+            ..opts_at(&sysfs)
+        };
+        let t = PingTransport::new("peer", &addr, o);
+        let req = rocetop::collect::ping::request("peer");
+        t.run(&req, Duration::from_secs(3))
+            .await
+            .expect("first poll");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        t.run(&req, Duration::from_secs(3)).await.expect("report")
+    });
+    println!("{text}");
+    let p = rocetop::parse::ping::parse(&text, "peer");
+    assert_eq!(p.unknown_lines, 0, "{text}");
+    for dev in ["fakerxe0", "fakerxe1"] {
+        let answered = p.find(
+            rocetop::metrics::names::PING_ANSWERED,
+            &[("transport", "rdma"), ("device", dev)],
+        );
+        assert!(
+            matches!(answered, Some(rocetop::metrics::Value::Counter(n)) if n > 50),
+            "{dev}: {answered:?}\n{text}"
+        );
+    }
+    assert!(
+        text.contains("via fakerxe1 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("via fakerxe0 port 1 GID 3 (RoCE v2 ::ffff:127.0.0.1"),
+        "{text}"
+    );
+    no_violations();
+}

@@ -3,9 +3,10 @@
  * ffi.rs, rdma-sys's inline ops (post_send, post_recv, poll_cq through ctx->ops) and the
  * hand-written layouts run without an RDMA NIC.
  *
- * One device, "fakerxe0", port 1, RoCE. Its GID table is read from a fake sysfs tree
- * ($FAKE_VERBS_SYSFS/class/infiniband/fakerxe0/ports/1/gids/N), the tree rocetop's GID selection
- * reads too. The wire: each QP binds a Unix datagram socket $FAKE_VERBS_DIR/qp-<qpn>; a send goes
+ * $FAKE_VERBS_DEVICES devices (default 1, at most 4), "fakerxe0", "fakerxe1", ..., port 1, RoCE.
+ * Each one's GID table is read from a fake sysfs tree
+ * ($FAKE_VERBS_SYSFS/class/infiniband/<device>/ports/1/gids/N), the tree rocetop's GID selection
+ * reads too; the wire joins QPs of every device. The wire: each QP binds a Unix datagram socket $FAKE_VERBS_DIR/qp-<qpn>; a send goes
  * to the destination QPN's socket stamped with its send time and is delivered by the receiver's
  * poll_cq no sooner than $FAKE_VERBS_DELAY_US later; every $FAKE_VERBS_DROP_EVERY-th send is lost
  * on the wire, and, as an RC QP resends what is not acknowledged, delivered after the QP's local
@@ -43,7 +44,7 @@
 #undef ibv_query_port
 #undef ibv_reg_mr
 
-#define DEV_NAME "fakerxe0"
+#define MAX_DEVS 4
 #define MAX_RQ 64
 #define MAX_PENDING 64
 #define MAX_MSG 256
@@ -100,8 +101,7 @@ struct fake_qp {
 	int npending;
 };
 
-static struct ibv_device device;
-static struct ibv_device *list_storage[2];
+static struct ibv_device devices[MAX_DEVS];
 static uint32_t next_qpn;
 static unsigned long sends;
 
@@ -156,12 +156,13 @@ static void violation(const char *fmt, ...)
 	log_line(out);
 }
 
-/* GID `index` of port 1 from the fake sysfs tree: 0 when set, -1 when absent or all zero. */
-static int sysfs_gid(int index, uint8_t out[16])
+/* GID `index` of port 1 of `dev` from the fake sysfs tree: 0 when set, -1 when absent or all
+ * zero. */
+static int sysfs_gid(const char *dev, int index, uint8_t out[16])
 {
 	char p[512], text[128];
-	snprintf(p, sizeof(p), "%s/class/infiniband/" DEV_NAME "/ports/1/gids/%d",
-		 env("FAKE_VERBS_SYSFS", "/nonexistent"), index);
+	snprintf(p, sizeof(p), "%s/class/infiniband/%s/ports/1/gids/%d",
+		 env("FAKE_VERBS_SYSFS", "/nonexistent"), dev, index);
 	FILE *f = fopen(p, "r");
 	if (!f)
 		return -1;
@@ -180,19 +181,24 @@ static int sysfs_gid(int index, uint8_t out[16])
 
 struct ibv_device **ibv_get_device_list(int *num)
 {
-	struct ibv_device **l = calloc(2, sizeof(*l));
+	int n = atoi(env("FAKE_VERBS_DEVICES", "1"));
+	if (n < 1 || n > MAX_DEVS)
+		n = 1;
+	struct ibv_device **l = calloc(n + 1, sizeof(*l));
 	if (!l) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(device.name, sizeof(device.name), DEV_NAME);
-	snprintf(device.dev_name, sizeof(device.dev_name), "uverbs0");
-	device.node_type = IBV_NODE_CA;
-	device.transport_type = IBV_TRANSPORT_IB;
-	l[0] = &device;
-	(void)list_storage;
+	for (int i = 0; i < n; i++) {
+		struct ibv_device *d = &devices[i];
+		snprintf(d->name, sizeof(d->name), "fakerxe%d", i);
+		snprintf(d->dev_name, sizeof(d->dev_name), "uverbs%d", i);
+		d->node_type = IBV_NODE_CA;
+		d->transport_type = IBV_TRANSPORT_IB;
+		l[i] = d;
+	}
 	if (num)
-		*num = 1;
+		*num = n;
 	return l;
 }
 
@@ -271,8 +277,7 @@ int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_por
 
 int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
-	(void)ctx;
-	if (port != 1 || sysfs_gid(index, gid->raw))
+	if (port != 1 || sysfs_gid(ctx->device->name, index, gid->raw))
 		return EINVAL;
 	return 0;
 }
@@ -443,15 +448,15 @@ static const struct transition ud_table[] = {
 };
 
 /* A path as the kernel accepts it on RoCE: a GRH, port 1, a source GID that exists. */
-static int bad_path(const struct ibv_ah_attr *ah)
+static int bad_path(const char *dev, const struct ibv_ah_attr *ah)
 {
 	uint8_t g[16];
-	return !ah->is_global || ah->port_num != 1 || sysfs_gid(ah->grh.sgid_index, g);
+	return !ah->is_global || ah->port_num != 1 || sysfs_gid(dev, ah->grh.sgid_index, g);
 }
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	if (bad_path(attr)) {
+	if (bad_path(pd->context->device->name, attr)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -490,7 +495,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if (a->qp_state == IBV_QPS_RTR && qp->qp_type == IBV_QPT_RC) {
 		/* RoCE addresses by GID: no GRH, no packet; the source GID must exist. */
-		if (bad_path(&a->ah_attr) || a->path_mtu < IBV_MTU_256 ||
+		if (bad_path(qp->context->device->name, &a->ah_attr) || a->path_mtu < IBV_MTU_256 ||
 		    a->path_mtu > IBV_MTU_4096)
 			return EINVAL;
 		q->dest_qpn = a->dest_qp_num;

@@ -1334,3 +1334,58 @@ fn fleet_nodes_get_the_gpu_columns_from_dcgm_exporter() {
         "{b}"
     );
 }
+
+/// `device = "all"`: each rail of a peer is its own Latency row, named by its device, and a rail
+/// that cannot be pinged over has its row too (nothing measured: `-`, not 0) and a note saying
+/// why.
+#[test]
+fn every_rail_is_its_own_row_and_a_dead_rail_says_why() {
+    let mut lab = Lab::new();
+    let rail = |dev: &str, rtt: &str| {
+        format!(
+            "transport rdma\ndevice {dev}\nsent 100\nanswered 100\nlost 0\nretransmitted 0\n\
+             rtt 0 {rtt}\nrtt 0.5 {rtt}\nrtt 0.99 {rtt}\nrtt 0.999 {rtt}\nrtt 1 {rtt}\n"
+        )
+    };
+    let report = format!(
+        "transport tcp\nsent 100\nanswered 100\nlost 0\nrtt 0 0.000030\nrtt 0.5 0.000030\n\
+         rtt 0.99 0.000030\nrtt 0.999 0.000030\nrtt 1 0.000030\n{}{}\
+         transport rdma\ndevice mlx5_2\nsent 0\nanswered 0\nlost 0\n\
+         note RDMA ping to 192.168.250.202:18515 over mlx5_2: mlx5_2 port 1 is 1: DOWN\n",
+        rail("mlx5_0", "0.000011"),
+        rail("mlx5_1", "0.000077"),
+    );
+    let ping = rocetop::parse::ParseKind::Ping;
+    lab.run(1);
+    lab.answer("ping ubunturdma2", &[(ping, report)]);
+    on_tab(&mut lab, Tab::Latency);
+    let s = screen(&lab.app);
+    let row = |dev: &str| {
+        s.lines()
+            .find(|l| l.contains("ubunturdma2") && l.contains(&format!("rdma {dev}")))
+            .unwrap_or_else(|| panic!("no row of {dev}:\n{s}"))
+            .to_string()
+    };
+    assert!(row("mlx5_0").contains("11.0"), "{s}");
+    assert!(row("mlx5_1").contains("77.0"), "{s}");
+    let dead = row("mlx5_2");
+    assert_eq!(
+        dead.split_whitespace().collect::<Vec<_>>(),
+        [
+            "ubunturdma2",
+            "rdma",
+            "mlx5_2",
+            "mlx5_2",
+            "port",
+            "1",
+            "is",
+            "1:",
+            "DOWN"
+        ],
+        "the row says why, no values: {dead}"
+    );
+    assert!(
+        s.contains("over mlx5_2: mlx5_2 port 1 is 1: DOWN"),
+        "the note says why:\n{s}"
+    );
+}

@@ -29,8 +29,8 @@ pub struct EvalIdsCache {
     pub flowcontrol: ListedCache<3>,
     pub pfc_enabled: ListedCache<3>,
     /// RTT quantiles by (peer, transport).
-    pub rtt_p50: ListedCache<2>,
-    pub rtt_p99: GroupedCache<2>,
+    pub rtt_p50: ListedCache<3>,
+    pub rtt_p99: GroupedCache<3>,
     /// Training step and all-reduce time by log.
     pub step: GroupedCache<1>,
     pub allreduce: GroupedCache<1>,
@@ -48,7 +48,8 @@ pub struct EvalIdsCache {
 impl Default for EvalIdsCache {
     fn default() -> Self {
         let spr = ["switch", "port", "reason"];
-        let pt = ["peer", "transport"];
+        // A rail (`device = "all"`) is its own RTT series: its p99 against its own p50.
+        let pt = ["peer", "transport", "device"];
         EvalIdsCache {
             pfc: [SW_PFC_RX, SW_PFC_TX]
                 .map(|n| GroupedCache::new(n, &[], ["switch", "port", "priority"])),

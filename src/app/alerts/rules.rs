@@ -403,7 +403,7 @@ fn rtt<'a>(
     out: &mut Vec<Found<'a>>,
 ) {
     let since = now - 5 * WINDOW_MS;
-    let mut p50s: BTreeMap<[&str; 2], Vec<f64>> = BTreeMap::new();
+    let mut p50s: BTreeMap<[&str; 3], Vec<f64>> = BTreeMap::new();
     for (id, key) in ids.rtt_p50.iter(store) {
         let Some(s) = store.get(id) else {
             continue;
@@ -415,9 +415,9 @@ fn rtt<'a>(
                 .map(|(_, v)| v.as_f64()),
         );
     }
-    for ((_, p99), [peer, tr]) in ids.rtt_p99.list().latest(store) {
+    for ((_, p99), [peer, tr, dev]) in ids.rtt_p99.list().latest(store) {
         let p99 = p99.as_f64();
-        let Some(mut v) = p50s.get(&[peer, tr]).cloned() else {
+        let Some(mut v) = p50s.get(&[peer, tr, dev]).cloned() else {
             continue;
         };
         v.sort_by(f64::total_cmp);
@@ -427,12 +427,21 @@ fn rtt<'a>(
         let ratio = cfg.alerts.rtt_p99_over_p50;
         if median > 0.0 && p99 > ratio * median {
             out.push(found(
-                format!("rtt {peer} {tr}"),
+                if dev.is_empty() {
+                    format!("rtt {peer} {tr}")
+                } else {
+                    format!("rtt {peer} {tr} {dev}")
+                },
                 Severity::Warn,
                 Tab::Latency,
                 Who::Peer(peer, tr),
                 format!(
-                    "RTT p99 {} > {ratio}x recent p50 {}",
+                    "RTT p99{} {} > {ratio}x recent p50 {}",
+                    if dev.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" over {dev}")
+                    },
                     human::duration(Some(p99)),
                     human::duration(Some(median))
                 ),

@@ -431,3 +431,58 @@ fn kept_windows_evaluate_as_the_store_in(keep: &str, mut w: WindowsCache) {
     // The quiet minute ended the first; the gap made the switch stale for a while.
     assert_eq!(ended, [first, "stale NX_AI_Leaf1"]);
 }
+
+/// `device = "all"`: each rail's p99 is held against its own recent p50, so a rail that is slow
+/// all along is no alert, and a spike on one rail is an alert named by its device.
+#[test]
+fn each_rail_is_held_against_its_own_p50() {
+    let mut st = Store::new(600_000, 100);
+    let p = st.add_source("ping ubunturdma2", 1000);
+    let rail = |dev: &'static str, q: &'static str, v: f64| {
+        Sample::gauge(
+            PING_RTT_SECONDS,
+            &[
+                ("peer", "ubunturdma2"),
+                ("transport", "rdma"),
+                ("device", dev),
+                ("quantile", q),
+            ],
+            v,
+        )
+    };
+    // mlx5_0 answers in 10 µs; mlx5_1 always in 100 µs (a longer path, not a spike).
+    let at = |fast_p99: f64| {
+        Parsed::from(vec![
+            rail("mlx5_0", "0.5", 10e-6),
+            rail("mlx5_0", "0.99", fast_p99),
+            rail("mlx5_1", "0.5", 100e-6),
+            rail("mlx5_1", "0.99", 120e-6),
+        ])
+    };
+    let mut al = Alerts::default();
+    st.ingest(p, 0, &at(12e-6));
+    al.evaluate(&st, &cfg(), &links(), 0);
+    st.ingest(p, 1000, &at(12e-6));
+    al.evaluate(&st, &cfg(), &links(), 1000);
+    let rtt = |al: &Alerts| -> Vec<(String, String)> {
+        al.active()
+            .iter()
+            .filter(|a| a.id.starts_with("rtt"))
+            .map(|a| (a.id.to_string(), a.what.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        rtt(&al),
+        vec![],
+        "a slow rail is not held against a fast one"
+    );
+    st.ingest(p, 2000, &at(90e-6));
+    al.evaluate(&st, &cfg(), &links(), 2000);
+    assert_eq!(
+        rtt(&al),
+        vec![(
+            "rtt ubunturdma2 rdma mlx5_0".to_string(),
+            "RTT p99 over mlx5_0 90.0 µs > 3x recent p50 10.0 µs".to_string()
+        )]
+    );
+}

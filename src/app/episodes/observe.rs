@@ -50,6 +50,9 @@ pub struct Obs<'a> {
     /// ([`super::gpu::read`]).
     pub gpu_util: Vec<(Cow<'a, str>, f64)>,
     pub gpu_throttle: Vec<super::gpu::Throttle<'a>>,
+    /// What the PFC pause tree says where the pausing crosses switches (or deadlocks), made on
+    /// the same rates ([`crate::app::fabric::pause_tree::text::across_switches`]).
+    pub pause_root: Option<String>,
 }
 
 fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
@@ -214,6 +217,7 @@ fn owned(o: Obs<'_>) -> Obs<'static> {
         rtt_p99: o.rtt_p99.into_iter().map(|(k, v)| (own(k), v)).collect(),
         gpu_util: o.gpu_util.into_iter().map(|(k, v)| (own(k), v)).collect(),
         gpu_throttle: o.gpu_throttle.into_iter().map(|t| t.owned()).collect(),
+        pause_root: o.pause_root,
     }
 }
 
@@ -257,6 +261,7 @@ pub fn observe_with<'a>(
     }
     let (gpu_util, gpu_throttle) = super::gpu::read(store, at, ids);
     Obs {
+        pause_root: None,
         at,
         step_s: max_of(ids.step.latest_by(store)),
         allreduce_s: max_of(ids.allreduce.latest_by(store)),

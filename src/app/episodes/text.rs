@@ -233,9 +233,19 @@ fn unseen(ep: &Episode) -> Option<String> {
 /// `host pause 12% ubunturdma6`; with no switch read, the port the map puts it on too
 /// (`host pause 12% ubunturdma6 on Ethernet1/1/2`).
 fn pause(ep: &Episode) -> Option<String> {
-    let worst = ep
-        .parts(Layer::HostPause)
-        .max_by(|a, b| a.peak.total_cmp(&b.peak))?;
+    // The culprit's own nodes where they paused: a node the culprit's storm reached but that is
+    // another place's (behind another episode's culprit) is not this one's paused host.
+    let most = |own: bool| {
+        (ep.parts(Layer::HostPause))
+            .filter(|p| {
+                !own || ep
+                    .culprit_nodes
+                    .iter()
+                    .any(|n| p.key.trim_start_matches("pause ") == n)
+            })
+            .max_by(|a, b| a.peak.total_cmp(&b.peak))
+    };
+    let worst = most(true).or_else(|| most(false))?;
     let node = worst.key.trim_start_matches("pause ");
     let on = match (&ep.culprit, ep.culprit_by) {
         (Some((_, port)), Some(CulpritBy::HostPause)) => format!(" on {port}"),
@@ -300,6 +310,7 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
         put(drops_are, Some(d));
     }
     put(Weight::Place, culprit(ep, links));
+    put(Weight::Place, ep.pause_root.clone());
     put(Weight::Place, spread(ep));
     put(Weight::Unseen, unseen(ep));
     put(Weight::Ecn, ecn(ep));
@@ -436,8 +447,11 @@ fn line_of(ep: &Episode, story: &str, now: Ts) -> String {
 /// `ongoing 12 s`, `lasted 15 s, ended 3 s ago`.
 pub fn status(ep: &Episode, now: Ts) -> String {
     match ep.end {
-        None => format!("ongoing {}", secs(now - ep.start)),
-        Some(e) => format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e)),
+        Some(e) if e <= now => {
+            format!("lasted {}, ended {} ago", secs(e - ep.start), secs(now - e))
+        }
+        // Open, or seen from a time-travel cursor before it ended: as it was then.
+        _ => format!("ongoing {}", secs(now - ep.start)),
     }
 }
 
@@ -606,7 +620,21 @@ mod tests {
             culprit_by: Some(CulpritBy::Drops),
             spread: Vec::new(),
             gpu: Default::default(),
+            pause_root: None,
         }
+    }
+
+    /// Seen from a time-travel cursor inside it, an episode that ended later is ongoing as of
+    /// the cursor, never "ended -12 s ago".
+    #[test]
+    fn status_as_of_a_cursor_before_the_end_is_ongoing() {
+        let ep = Episode {
+            start: 10_000,
+            end: Some(40_000),
+            ..episode(&[])
+        };
+        assert_eq!(status(&ep, 25_000), "ongoing 15 s");
+        assert_eq!(status(&ep, 52_000), "lasted 30 s, ended 12 s ago");
     }
 
     #[test]

@@ -77,14 +77,20 @@ impl RowId {
                 n.clone_from(s);
             }
             (
-                RowId::Peer { peer, transport },
+                RowId::Peer {
+                    peer,
+                    transport,
+                    device,
+                },
                 RowId::Peer {
                     peer: p,
                     transport: t,
+                    device: d,
                 },
             ) => {
                 peer.clone_from(p);
                 transport.clone_from(t);
+                device.clone_from(d);
             }
             (RowId::Port { switch, port }, RowId::Port { switch: s, port: p }) => {
                 switch.clone_from(s);
@@ -190,6 +196,7 @@ mod tests {
             RowId::Peer {
                 peer: s("gpu2"),
                 transport: s("rdma"),
+                device: s("mlx5_1"),
             },
         ];
         for into in &ids {

@@ -1,4 +1,5 @@
-//! Latency: one row per peer and transport (RDMA verbs, TCP), quantiles of the latest window.
+//! Latency: one row per peer and transport (RDMA verbs, TCP), and per rail (`device`) where a
+//! peer is pinged over every rail (`device = "all"`), quantiles of the latest window.
 
 use super::{Ctx, sev_rank};
 use crate::app::alerts::{Subject, WINDOW_MS};
@@ -27,6 +28,14 @@ pub const COLS: [Col; 11] = [
     col("retx%", 7, 3),
 ];
 
+/// [`COLS`] with room in the transport column for a rail's device (`rdma mlx5_1/2`), used only
+/// when some row has one.
+pub const COLS_RAILS: [Col; 11] = {
+    let mut c = COLS;
+    c[1] = lcol("transport", 16, 0);
+    c
+};
+
 /// Column labels and `quantile` label values, in column order from the third column.
 pub const QUANTILES: [(&str, &str); 5] = [
     ("min", "0"),
@@ -36,14 +45,16 @@ pub const QUANTILES: [(&str, &str); 5] = [
     ("max", "1"),
 ];
 
-/// The collector's RTT histogram of one peer over one transport: (upper bound in seconds, probes)
-/// per bucket, lowest first; empty where it publishes none.
-pub fn rtt_buckets(st: &Store, peer: &str, transport: &str) -> Vec<(f64, f64)> {
+/// The collector's RTT histogram of one peer over one transport and rail (`device`, "" for none):
+/// (upper bound in seconds, probes) per bucket, lowest first; empty where it publishes none.
+pub fn rtt_buckets(st: &Store, peer: &str, transport: &str, device: &str) -> Vec<(f64, f64)> {
     let lbl = [("peer", peer), ("transport", transport)];
-    let les = query::latest_by(st, PING_BUCKET_LE, &lbl, &["bucket"]);
-    let counts = query::latest_by(st, PING_BUCKET_PROBES, &lbl, &["bucket"]);
+    let by = ["device", "bucket"];
+    let les = query::latest_by(st, PING_BUCKET_LE, &lbl, &by);
+    let counts = query::latest_by(st, PING_BUCKET_PROBES, &lbl, &by);
     let mut buckets: Vec<(f64, f64)> = les
         .iter()
+        .filter(|(k, _)| k.first().is_some_and(|d| d == device))
         .filter_map(|(k, le)| counts.get(k).map(|n| (*le, *n)))
         .collect();
     buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -52,27 +63,40 @@ pub fn rtt_buckets(st: &Store, peer: &str, transport: &str) -> Vec<(f64, f64)> {
 
 pub fn view(cx: &Ctx) -> TabView {
     let st = cx.store;
-    let pt = ["peer", "transport"];
+    let pt = ["peer", "transport", "device"];
     let q = query::latest_by(
         st,
         PING_RTT_SECONDS,
         &[],
-        &["peer", "transport", "quantile"],
+        &["peer", "transport", "device", "quantile"],
     );
     let stdev = query::latest_by(st, PING_RTT_STDEV, &[], &pt);
     let jitter = query::latest_by(st, PING_JITTER, &[], &pt);
     let lost = cx.increase_by(PING_LOST, &[], &pt, cx.now - WINDOW_MS);
     let sent = cx.increase_by(PING_SENT, &[], &pt, cx.now - WINDOW_MS);
     let retx = cx.increase_by(PING_RETRANSMITTED, &[], &pt, cx.now - WINDOW_MS);
-    let peers: BTreeSet<Vec<String>> = q.keys().map(|k| k[..2.min(k.len())].to_vec()).collect();
+    // A rail gets its row before its first RTT (and a rail that cannot be pinged, whose note says
+    // why, gets one at all): its probe counts are there from its first report.
+    let rails = query::latest_by(st, PING_SENT, &[], &pt);
+    let peers: BTreeSet<Vec<String>> = q
+        .keys()
+        .map(|k| k[..3.min(k.len())].to_vec())
+        .chain(
+            rails
+                .keys()
+                .filter(|k| k.get(2).is_some_and(|d| !d.is_empty()))
+                .cloned(),
+        )
+        .collect();
     let mut rows = Vec::new();
     for k in &peers {
-        let (peer, tr) = (
+        let (peer, tr, dev) = (
             k.first().cloned().unwrap_or_default(),
             k.get(1).cloned().unwrap_or_default(),
+            k.get(2).cloned().unwrap_or_default(),
         );
         let qv = |qt: &str| {
-            q.get(&vec![peer.clone(), tr.clone(), qt.to_string()])
+            q.get(&vec![peer.clone(), tr.clone(), dev.clone(), qt.to_string()])
                 .copied()
         };
         let share = |of: Option<&u64>| match (of, sent.get(k)) {
@@ -84,10 +108,12 @@ pub fn view(cx: &Ctx) -> TabView {
             peer: peer.clone(),
             transport: tr.clone(),
         });
-        let mut cells = vec![
-            Cell::tone(peer.clone(), Tone::of(sev)),
-            Cell::new(tr.clone()),
-        ];
+        let shown = if dev.is_empty() {
+            tr.clone()
+        } else {
+            format!("{tr} {dev}")
+        };
+        let mut cells = vec![Cell::tone(peer.clone(), Tone::of(sev)), Cell::new(shown)];
         for (_, qt) in QUANTILES {
             cells.push(Cell::new(Val::Secs(qv(qt))));
         }
@@ -103,15 +129,32 @@ pub fn view(cx: &Ctx) -> TabView {
             resent.is_some_and(|l| l > 0.0),
             Tone::Warn,
         ));
-        let lbl = [("peer", peer.as_str()), ("transport", tr.as_str())];
-        let qlbl = |qt: &'static str| [lbl[0], lbl[1], ("quantile", qt)];
+        // A rail with no RTT whose pinger said why (not active, no address to bind): the reason
+        // across its row, in place of the missing values.
+        let why = (!dev.is_empty() && qv("0.5").is_none())
+            .then(|| rail_note(cx, &peer, &dev))
+            .flatten();
+        let mut lbl = vec![("peer", peer.as_str()), ("transport", tr.as_str())];
+        if !dev.is_empty() {
+            lbl.push(("device", dev.as_str()));
+        }
+        let qlbl = |qt: &'static str| {
+            let mut l = lbl.clone();
+            l.push(("quantile", qt));
+            l
+        };
         let us = ChartKind::Gauge(1e6);
         rows.push(Row {
             id: RowId::Peer {
                 peer: peer.clone(),
                 transport: tr.clone(),
+                device: dev.clone(),
             },
-            name: format!("{peer} {tr}"),
+            name: if dev.is_empty() {
+                format!("{peer} {tr}")
+            } else {
+                format!("{peer} {tr} {dev}")
+            },
             cells,
             score: sev_rank(sev) * 1e9 + qv("0.99").unwrap_or(0.0),
             charts: std::rc::Rc::from(vec![
@@ -119,15 +162,32 @@ pub fn view(cx: &Ctx) -> TabView {
                 Chart::new("RTT p99 (us)", PING_RTT_SECONDS, &qlbl("0.99"), us),
                 Chart::new("RTT max (us)", PING_RTT_SECONDS, &qlbl("1"), us),
             ]),
+            span: why.clone().map(|w| (2, Cell::tone(w, Tone::Warn))),
+            notes: why.into_iter().collect(),
             ..Default::default()
         });
     }
+    let any_rail = peers
+        .iter()
+        .any(|k| k.get(2).is_some_and(|d| !d.is_empty()));
     cx.arrange(false, &mut rows);
     TabView {
-        cols: &COLS,
+        cols: if any_rail { &COLS_RAILS } else { &COLS },
         rows,
         ..Default::default()
     }
+}
+
+/// What the ping source of `peer` says of its rail `device` ("mlx5_2 port 1 is 1: DOWN"), from
+/// the note its pinger wrote for a rail it cannot ping over.
+fn rail_note(cx: &Ctx, peer: &str, device: &str) -> Option<String> {
+    let id = cx.source_id(&format!("ping {peer}"))?;
+    let over = format!(" over {device}: ");
+    cx.store
+        .source(id)?
+        .notes
+        .iter()
+        .find_map(|n| n.split_once(&over).map(|(_, why)| why.to_string()))
 }
 
 #[cfg(test)]
@@ -155,9 +215,9 @@ mod tests {
         ];
         st.ingest(src, 1_000, &Parsed::from(samples));
         assert_eq!(
-            rtt_buckets(&st, "n1", "tcp"),
+            rtt_buckets(&st, "n1", "tcp", ""),
             [(50e-6, 97.0), (400e-6, 3.0)]
         );
-        assert!(rtt_buckets(&st, "n1", "rdma").is_empty());
+        assert!(rtt_buckets(&st, "n1", "rdma", "").is_empty());
     }
 }

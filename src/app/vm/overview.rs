@@ -80,15 +80,17 @@ fn state_cell(state: &SrcState, sev: Option<Severity>) -> Cell {
 /// each cell and its charts ([`Ctx::layout`]); only the values are read per frame.
 struct NodeRow {
     name: String,
-    subjects: [Subject; 2],
+    /// The alert subjects the row's state shows: the node's own, and its source's.
+    node_subject: Subject,
+    source_subject: Subject,
     ecn: Vec<SeriesId>,
     cnp: Vec<SeriesId>,
     hdl: Vec<SeriesId>,
     pause: Vec<SeriesId>,
     /// Pause durations rx and tx: the row shows the largest share of any.
     paused: Vec<SeriesId>,
-    /// Its RTT as a peer: p50 and p99 over verbs, then over TCP (verbs shown where it has one).
-    rtt: [[Vec<SeriesId>; 2]; 2],
+    /// Its RTT as a peer over verbs and over TCP (verbs shown where it has one).
+    rtt: PeerRtt,
     /// Its GPUs' utilization, one series a GPU.
     gpu: Vec<SeriesId>,
     /// Its GPUs' last XID (fleet mode: dcgm-exporter), by GPU number.
@@ -187,10 +189,8 @@ fn layout(cx: &Ctx) -> Layout {
                 .collect();
             xid.sort_by(|a, b| crate::app::table::natural_cmp(&a.0, &b.0));
             NodeRow {
-                subjects: [
-                    Subject::Node(name.into()),
-                    Subject::Source(n.source.as_str().into()),
-                ],
+                node_subject: Subject::Node(name.into()),
+                source_subject: Subject::Source(n.source.as_str().into()),
                 ecn: ids(&ecn, name),
                 cnp: ids(&cnp, name),
                 hdl: ids(&hdl, name),
@@ -280,8 +280,8 @@ impl Head {
     fn of(cx: &Ctx, n: &NodeRow) -> Head {
         let sev = cx
             .alerts
-            .worst_for(&n.subjects[0])
-            .max(cx.alerts.worst_for(&n.subjects[1]));
+            .worst_for(&n.node_subject)
+            .max(cx.alerts.worst_for(&n.source_subject));
         Head {
             state: cx.src_of(n.src),
             sev,
@@ -322,11 +322,10 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         };
         let (n, port) = (&lay.nodes[ix as usize], &ports[ix as usize]);
         let h = Head::of(cx, n);
-        let rtt = |q: usize| {
-            let [rdma, tcp] = &n.rtt;
-            query::latest_of(st, &rdma[q]).or_else(|| query::latest_of(st, &tcp[q]))
+        let rtt = |of: fn(&RttQuantiles) -> &Vec<SeriesId>| {
+            query::latest_of(st, of(&n.rtt.rdma)).or_else(|| query::latest_of(st, of(&n.rtt.tcp)))
         };
-        let (p50, p99) = (rtt(0), rtt(1));
+        let (p50, p99) = (rtt(|q| &q.p50), rtt(|q| &q.p99));
         let mut c = CellsIn::new(&mut row.cells);
         c.text(&n.name, None);
         c.push(state_cell(&h.state, h.sev));
@@ -385,29 +384,43 @@ fn short_port(p: &str) -> String {
 }
 
 /// Per peer, its RTT series: [verbs, TCP] × [p50, p99].
-fn rtt_by_peer(st: &Store) -> HashMap<String, [[Vec<SeriesId>; 2]; 2]> {
+/// A peer's RTT series: its p50 and p99 over one transport.
+#[derive(Default)]
+struct RttQuantiles {
+    p50: Vec<SeriesId>,
+    p99: Vec<SeriesId>,
+}
+
+/// A peer's RTT series over verbs and over TCP.
+#[derive(Default)]
+struct PeerRtt {
+    rdma: RttQuantiles,
+    tcp: RttQuantiles,
+}
+
+fn rtt_by_peer(st: &Store) -> HashMap<String, PeerRtt> {
     let g = query::groups(
         st,
         PING_RTT_SECONDS,
         &[],
         &["peer", "transport", "quantile"],
     );
-    let mut out: HashMap<String, [[Vec<SeriesId>; 2]; 2]> = HashMap::new();
+    let mut out: HashMap<String, PeerRtt> = HashMap::new();
     for (k, ids) in g {
-        let [peer, t, q] = k.as_slice() else {
+        let [peer, transport, quantile] = k.as_slice() else {
             continue;
         };
-        let t = match t.as_str() {
-            "rdma" => 0,
-            "tcp" => 1,
+        let peer = out.entry(peer.clone()).or_default();
+        let over = match transport.as_str() {
+            "rdma" => &mut peer.rdma,
+            "tcp" => &mut peer.tcp,
             _ => continue,
         };
-        let q = match q.as_str() {
-            "0.5" => 0,
-            "0.99" => 1,
+        match quantile.as_str() {
+            "0.5" => over.p50 = ids,
+            "0.99" => over.p99 = ids,
             _ => continue,
-        };
-        out.entry(peer.clone()).or_default()[t][q] = ids;
+        }
     }
     out
 }

@@ -126,6 +126,7 @@ impl DemoPing {
             let sent = k_now + 1;
             sections.push(Section {
                 transport: name,
+                device: None,
                 sent,
                 answered: sent.saturating_sub(lost[t]),
                 lost: lost[t],

@@ -376,6 +376,87 @@ pub fn select(root: &str, route: &Route, pin: &Pin) -> Result<Choice, String> {
     Err(why)
 }
 
+/// One rail of this node for `device = "all"`: an RDMA port, and the local address its pings
+/// leave from (the control connection is bound to it, so the session's route, device and GID are
+/// that rail's), or why the port cannot be pinged over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rail {
+    pub device: String,
+    pub port: u8,
+    pub source: Result<IpAddr, String>,
+}
+
+impl Rail {
+    /// The `device` label of the rail's rows: the device, with its port where it has several.
+    pub fn label(&self, ports_of_device: usize) -> String {
+        if ports_of_device > 1 {
+            format!("{}/{}", self.device, self.port)
+        } else {
+            self.device.clone()
+        }
+    }
+}
+
+/// Every port of every RDMA device, each with the address to ping from over it: the first RoCE
+/// GID (index order) of its own IP family (`v4`: the peer's) that is not link-local, as the
+/// kernel lists its netdev's addresses. A port that is not active, InfiniBand, or without such a
+/// GID (its netdev has no address of that family) is a rail with the reason, never left out.
+pub fn rails(root: &str, v4: bool) -> Result<Vec<Rail>, String> {
+    let have = entries(&Path::new(root).join("class/infiniband"));
+    if have.is_empty() {
+        return Err("RDMA unavailable on this host: no devices".into());
+    }
+    let family = if v4 { "IPv4" } else { "IPv6" };
+    let mut out = Vec::new();
+    for dev in &have {
+        let mut ports: Vec<u8> =
+            entries(&Path::new(root).join(format!("class/infiniband/{dev}/ports")))
+                .iter()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+        ports.sort();
+        if ports.is_empty() {
+            out.push(Rail {
+                device: dev.clone(),
+                port: 1,
+                source: Err(format!("{dev} has no ports in sysfs")),
+            });
+        }
+        for port in ports {
+            let dir = port_dir(root, dev, port);
+            let state = read(&dir.join("state")).unwrap_or_else(|| "missing".into());
+            let source = if !state.ends_with("ACTIVE") {
+                Err(format!("{dev} port {port} is {state}"))
+            } else if read(&dir.join("link_layer")).is_some_and(|l| l == "InfiniBand") {
+                Err(format!(
+                    "{dev} port {port} is InfiniBand: it has no IP address to bind (pin it with device)"
+                ))
+            } else {
+                gids(&dir)
+                    .iter()
+                    .filter(|g| Roce::of_type(&g.ty).is_some() && !link_local(&g.addr))
+                    .find_map(|g| match g.addr.to_ipv4_mapped() {
+                        Some(a) if v4 => Some(IpAddr::V4(a)),
+                        None if !v4 => Some(IpAddr::V6(g.addr)),
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "{dev} port {port} has no RoCE GID of an {family} address (its netdev \
+                             has none, or only link-local ones)"
+                        )
+                    })
+            };
+            out.push(Rail {
+                device: dev.clone(),
+                port,
+                source,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The choice of `found`, entries of one address on one port: the first of each version.
 fn choice(dev: &str, port: u8, found: &[Gid]) -> Result<Choice, String> {
     let first = found

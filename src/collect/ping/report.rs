@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! transport tcp
+//! device mlx5_1           (`device = "all"` only: the rail of this RDMA section)
 //! sent 120
 //! answered 118
 //! lost 2
@@ -23,6 +24,8 @@ use std::fmt::Write as _;
 /// One transport's totals and window, ready to render.
 pub struct Section<'a> {
     pub transport: &'a str,
+    /// The rail of a `device = "all"` session; None where one device is used (no label then).
+    pub device: Option<&'a str>,
     pub sent: u64,
     pub answered: u64,
     pub lost: u64,
@@ -40,6 +43,9 @@ pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {
     let mut out = String::new();
     for s in sections {
         let _ = writeln!(out, "transport {}", s.transport);
+        if let Some(d) = s.device {
+            let _ = writeln!(out, "device {d}");
+        }
         let _ = writeln!(
             out,
             "sent {}\nanswered {}\nlost {}",
@@ -84,6 +90,7 @@ mod tests {
             &[
                 Section {
                     transport: "tcp",
+                    device: None,
                     sent: 1002,
                     answered: 1000,
                     lost: 2,
@@ -92,6 +99,7 @@ mod tests {
                 },
                 Section {
                     transport: "rdma",
+                    device: None,
                     sent: 0,
                     answered: 0,
                     lost: 0,
@@ -150,6 +158,76 @@ mod tests {
         assert_eq!(
             p.notes,
             vec!["RDMA unavailable on this host: no devices".to_string()]
+        );
+    }
+
+    /// `device = "all"`: each rail's section carries its device, a label on all of its metrics;
+    /// the TCP section after it has none, and a device name with odd bytes is not a label.
+    #[test]
+    fn a_rails_section_labels_its_metrics_with_its_device() {
+        let text = "transport rdma\ndevice mlx5_0\nsent 10\nrtt 0.5 0.000012\nbucket 00 0.000013 4\n\
+                    transport rdma\ndevice mlx5_1/2\nsent 7\n\
+                    transport tcp\nsent 9\n\
+                    transport rdma\ndevice mlx\x1b[0m\nsent 1\n";
+        let p = parse(text, "gpu2");
+        let on = |d: &'static str| [("transport", "rdma"), ("device", d)];
+        assert_eq!(
+            p.find(names::PING_SENT, &on("mlx5_0")),
+            Some(Value::Counter(10))
+        );
+        assert_eq!(
+            p.find(names::PING_SENT, &on("mlx5_1/2")),
+            Some(Value::Counter(7))
+        );
+        assert!(
+            p.find(
+                names::PING_RTT_SECONDS,
+                &[("device", "mlx5_0"), ("quantile", "0.5")]
+            )
+            .is_some()
+        );
+        assert!(
+            p.find(
+                names::PING_BUCKET_PROBES,
+                &[("device", "mlx5_0"), ("bucket", "00")]
+            )
+            .is_some()
+        );
+        let tcp: Vec<_> = p
+            .samples
+            .iter()
+            .filter(|s| s.key.label("transport") == Some("tcp"))
+            .collect();
+        assert_eq!(tcp.len(), 1);
+        assert_eq!(tcp[0].key.label("device"), None, "no device on TCP");
+        assert_eq!(p.unknown_lines, 2, "the odd device line, and its section's");
+        assert!(
+            p.samples
+                .iter()
+                .all(|s| s.key.label("device").is_none_or(|d| !d.contains('\x1b')))
+        );
+    }
+
+    #[test]
+    fn a_section_renders_its_device_only_where_it_has_one() {
+        let one = |device| {
+            render(
+                &[Section {
+                    transport: "rdma",
+                    device,
+                    sent: 1,
+                    answered: 0,
+                    lost: 1,
+                    retransmitted: None,
+                    summary: None,
+                }],
+                &[],
+            )
+        };
+        assert_eq!(one(None), "transport rdma\nsent 1\nanswered 0\nlost 1\n");
+        assert_eq!(
+            one(Some("mlx5_0")),
+            "transport rdma\ndevice mlx5_0\nsent 1\nanswered 0\nlost 1\n"
         );
     }
 

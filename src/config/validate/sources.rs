@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::collect::ping::QpType;
+use crate::config::ALL_RAILS;
 
 pub(super) fn build_log(p: &mut Problems, path: &str, r: RawLog) -> Option<Log> {
     p.extras(path, &r.extra, LOG);
@@ -96,6 +97,27 @@ pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Pin
             QpType::Rc
         }
     };
+    // `device = "all"`: one session per port of every device, each bound to its own rail's
+    // address; a GID index, a port or a source address would name one rail only.
+    let every_rail = r.device.as_deref() == Some(ALL_RAILS);
+    if every_rail {
+        for (key, set) in [
+            ("gid_index", r.gid_index.is_some()),
+            ("ib_port", r.ib_port.is_some()),
+            ("source", r.source.is_some()),
+        ] {
+            if set {
+                p.add(
+                    &format!("{path}.{key}"),
+                    format!(
+                        "{key} names one rail; device = \"{ALL_RAILS}\" pings over every rail, \
+                         each from its own address"
+                    ),
+                );
+            }
+        }
+    }
+    let device = r.device.clone().filter(|_| !every_rail);
     if r.device.is_none() && (gid_index.is_some() || r.ib_port.is_some()) {
         p.add(
             &format!("{path}.device"),
@@ -106,7 +128,8 @@ pub(super) fn build_ping(p: &mut Problems, path: &str, r: RawPing) -> Option<Pin
         peer,
         address,
         rate,
-        device: r.device,
+        device,
+        every_rail,
         ib_port,
         gid_index,
         traffic_class,

@@ -448,3 +448,26 @@ fn links_name_two_configured_switches_once_each() {
         "{twice:#?}"
     );
 }
+
+#[test]
+fn ping_device_all_pings_every_rail_and_refuses_one_rails_pins() {
+    let base = "[[node]]\nname = \"n2\"\n[[ping]]\npeer = \"n2\"\naddress = \"10.0.0.2\"\n";
+    let c = build(&format!("{base}device = \"all\"\n"), None).expect("valid");
+    let g = &c.pings[0];
+    assert!(g.every_rail);
+    assert_eq!(g.device, None, "\"all\" is no device name");
+    let one = build(&format!("{base}device = \"mlx5_0\"\n"), None).expect("valid");
+    assert!(!one.pings[0].every_rail);
+    for (key, line) in [
+        ("gid_index", "gid_index = 3"),
+        ("ib_port", "ib_port = 2"),
+        ("source", "source = \"10.0.0.1\""),
+    ] {
+        let p = problems(&format!("{base}device = \"all\"\n{line}\n"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with(&format!("ping[0].{key}: {key} names one rail")),
+            "{p:?}"
+        );
+    }
+}

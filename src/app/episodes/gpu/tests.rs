@@ -89,7 +89,7 @@ fn gpus_idling_in_a_storm_are_linked_after_the_step() {
         slow: None,
     };
     let (d, links, t) = run(&CALM, &storm);
-    let ep = d.open.as_ref().expect("a storm opens an episode");
+    let ep = d.worst_open().expect("a storm opens an episode");
     assert_eq!(ep.gpu.nodes.len(), 8);
     assert_eq!(
         util_text(ep).as_deref(),
@@ -107,7 +107,7 @@ fn gpus_idling_in_a_storm_are_linked_after_the_step() {
         ..storm
     };
     let (d, links, t) = run(&CALM, &busy);
-    let ep = d.open.as_ref().expect("open");
+    let ep = d.worst_open().expect("open");
     assert_eq!(util_text(ep), None);
     assert!(!text::line(ep, &links, t).contains("GPU"));
 }
@@ -120,7 +120,7 @@ fn a_throttled_node_on_a_calm_network_is_the_cause_not_the_network() {
         ..CALM
     };
     let (d, links, t) = run(&CALM, &throttled);
-    let ep = d.open.as_ref().expect("a slow step held opens an episode");
+    let ep = d.worst_open().expect("a slow step held opens an episode");
     assert!(not_the_network(ep));
     assert_eq!(ep.culprit, None, "no port is blamed");
     let line = text::line(ep, &links, t);
@@ -142,7 +142,7 @@ fn a_throttled_node_on_a_calm_network_is_the_cause_not_the_network() {
         ..throttled
     };
     let (d, links, t) = run(&CALM, &both);
-    let ep = d.open.as_ref().expect("open");
+    let ep = d.worst_open().expect("open");
     assert!(!not_the_network(ep));
     let line = text::line(ep, &links, t);
     assert!(
@@ -161,7 +161,7 @@ fn a_throttled_node_on_a_calm_network_is_the_cause_not_the_network() {
         ..CALM
     };
     let (d, links, t) = run(&calm_unread, &unread);
-    let ep = d.open.as_ref().expect("open");
+    let ep = d.worst_open().expect("open");
     assert!(!not_the_network(ep));
     let line = text::line(ep, &links, t);
     assert!(!line.contains("not the network"), "{line}");
@@ -179,7 +179,7 @@ fn a_node_throttled_through_its_calm_is_not_news() {
         ..capped
     };
     let (d, links, t) = run(&capped, &slow);
-    let ep = d.open.as_ref().expect("the slow step opens one");
+    let ep = d.worst_open().expect("the slow step opens one");
     assert!(ep.gpu.throttled.is_empty(), "{:?}", ep.gpu.throttled);
     assert!(!not_the_network(ep));
     let line = text::line(ep, &links, t);

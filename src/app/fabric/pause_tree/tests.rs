@@ -1,6 +1,6 @@
 //! The tree on hand-built graphs: one row a case, each a fabric, rates, and what must come out.
 
-use super::text::{lines, phrase};
+use super::text::{across_switches, lines, phrase};
 use super::*;
 use crate::app::fabric::{Link, Via};
 use crate::config::{Link as CfgLink, SwitchPort};
@@ -341,6 +341,9 @@ fn the_tree_on_hand_built_graphs() {
         assert_eq!(dl, want_dl, "{}", c.name);
         if let Some(want) = c.phrase {
             assert_eq!(phrase(&t).as_deref(), Some(want), "{}", c.name);
+            // An episode names the tree only where one switch does not tell it all.
+            let crosses = want.contains(" · spread ") || want.starts_with("PFC deadlock");
+            assert_eq!(across_switches(&t).is_some(), crosses, "{}", c.name);
         }
     }
 }

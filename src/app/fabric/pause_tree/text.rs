@@ -142,6 +142,14 @@ pub fn lines(t: &PauseTree) -> Vec<TreeLine> {
     out
 }
 
+/// What an episode says of the tree where one switch alone does not tell it: a deadlock, or
+/// pausing that spread from its root's switch to others. On one leaf the episode's culprit and
+/// spread already say where (the lab), and the same root twice would be noise.
+pub fn across_switches(t: &PauseTree) -> Option<String> {
+    let crosses = !t.deadlocks.is_empty() || t.roots.first().is_some_and(|r| r.spread.len() > 1);
+    if crosses { phrase(t) } else { None }
+}
+
 /// What an episode says of the tree: the root of the most paused nodes, the switches the pausing
 /// spread to by hops, and how many nodes are paused. `None` where nothing pauses.
 pub fn phrase(t: &PauseTree) -> Option<String> {

@@ -217,15 +217,6 @@ fn check(store: &Store, sim: &Sim, ep: &FabricEpisode, problems: &mut Vec<String
     let nic_rx = nics(store, NIC_PFC_RX_PAUSE, since);
     let nic_tx = nics(store, NIC_PFC_TX_PAUSE, since);
     let top = tx.iter().max_by_key(|p| p.n);
-    let paused_hosts = nic_rx.iter().filter(|c| c.n > 0).count();
-    println!(
-        "+{} s {:?} {:?}: most pausing port {:?}, most pausing NIC {:?}, {paused_hosts} NICs paused",
-        ep.start_ms / 1000,
-        ep.kind,
-        ep.root,
-        top,
-        nic_tx.iter().filter(|c| c.n > 0).max_by_key(|c| c.n)
-    );
     let mut bad = |why: String| problems.push(format!("{ep:?}: {why}"));
     // Hosts paused on a leaf other than `root_leaf`.
     let spread = |root_leaf: &str| {

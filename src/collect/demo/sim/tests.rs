@@ -127,7 +127,6 @@ fn fabric_pauses_travel_hop_by_hop() {
         "one hop to the far hosts: {} ms",
         h - s
     );
-    println!("incast at {root:?}: leaf +{l} ms, spines +{s} ms, hosts on other leaves +{h} ms");
 }
 
 /// Every switch port's PFC counters (sent, received) and every NIC's, in Sim order.

@@ -423,3 +423,68 @@ fn no_devices_and_netdev_lookup() {
     );
     assert_eq!(netdev_of("10.9.9.9".parse().expect("ip"), &addrs), None);
 }
+
+/// `device = "all"`: every port is a rail, each with its own netdev's address, in device order; a
+/// port that cannot be pinged over is a rail with the reason, not left out.
+#[test]
+fn every_port_is_a_rail_with_its_address_or_why_not() {
+    let t = two_rails();
+    t.roce("mlx5_2", "ens256", [192, 168, 250, 203]);
+    // An active port whose netdev has only its link-local address (no IPv4 configured).
+    t.port("mlx5_3", 1, "4: ACTIVE", "Ethernet")
+        .gid("mlx5_3", 1, 0, "IB/RoCE v1", LL, "ens257")
+        .gid("mlx5_3", 1, 1, "RoCE v2", LL, "ens257");
+    t.roce("mlx5_4", "ens258", [192, 168, 250, 204]);
+    t.port("mlx5_4", 1, "1: DOWN", "Ethernet");
+    t.port("mlx5_5", 1, "4: ACTIVE", "InfiniBand");
+    let ip = |s: &str| Ok(s.parse::<IpAddr>().expect("ip"));
+    let got: Vec<(String, u8, Result<IpAddr, String>)> = rails(t.root(), true)
+        .expect("rails")
+        .into_iter()
+        .map(|r| (r.device, r.port, r.source))
+        .collect();
+    let want = [
+        ("mlx5_2", ip("192.168.250.203")),
+        ("mlx5_3", Err("no RoCE GID of an IPv4 address".to_string())),
+        ("mlx5_4", Err("port 1 is 1: DOWN".to_string())),
+        ("mlx5_5", Err("is InfiniBand".to_string())),
+        ("rocep11s0", ip("10.0.0.1")),
+        ("rocep19s0", ip("192.168.250.201")),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for ((dev, port, src), (wdev, wsrc)) in got.iter().zip(want) {
+        assert_eq!((dev.as_str(), *port), (wdev, 1));
+        match (src, wsrc) {
+            (Ok(a), Ok(b)) => assert_eq!(*a, b, "{dev}"),
+            (Err(e), Err(w)) => {
+                assert!(e.contains(&w), "{dev}: {e}");
+                assert!(e.starts_with(dev.as_str()), "names its device: {e}");
+            }
+            (a, b) => panic!("{dev}: {a:?}, want {b:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_rails_address_follows_the_peers_family() {
+    let t = Tree::new();
+    let v6 = "2001:0db8:0000:0000:0000:0000:0000:0011";
+    t.roce("mlx5_0", "ens1", [10, 0, 0, 1])
+        .gid("mlx5_0", 1, 4, "RoCE v2", v6, "ens1");
+    let r = rails(t.root(), false).expect("rails");
+    assert_eq!(r[0].source, Ok("2001:db8::11".parse().expect("ip")));
+    let r = rails(t.root(), true).expect("rails");
+    assert_eq!(r[0].source, Ok("10.0.0.1".parse().expect("ip")));
+    assert!(rails(Tree::new().root(), true).is_err(), "no devices");
+}
+
+#[test]
+fn a_rails_label_names_its_port_only_where_the_device_has_several() {
+    let r = Rail {
+        device: "mlx5_0".into(),
+        port: 2,
+        source: Err(String::new()),
+    };
+    assert_eq!(r.label(1), "mlx5_0");
+    assert_eq!(r.label(2), "mlx5_0/2");
+}
