@@ -209,9 +209,10 @@ fn the_real_ffi_pings_through_the_fake_libibverbs() {
         "{notes:?}"
     );
     // The 40 ms of open and RTR (the fake's 20 ms each) are in no probe: the first one left in
-    // its own slot once the session was up.
+    // its own slot once the session was up. Counted, the first RTT would be the whole 40 ms; the
+    // bound sits halfway, so a loaded machine's scheduling delay is not read as setup.
     assert!(
-        rtts.first().is_some_and(|&r| r < 10_000_000),
+        rtts.first().is_some_and(|&r| r < 20_000_000),
         "setup counted as RTT: {first:?}"
     );
     // Every verbs object was destroyed children first (the fake refuses and logs otherwise).
