@@ -87,6 +87,22 @@ pub struct PortSim {
     pub down: bool,
 }
 
+impl PortSim {
+    /// One step's egress: `bytes` of RoCE in MTU packets on the lossless group, a few small
+    /// packets on group 0 and control frames, drawn from `rng` in that order.
+    pub fn transmit(&mut self, bytes: u64, rng: &mut Rng) {
+        let pkts = bytes / MTU_PKT as u64;
+        self.qos[3].tx_pkts += pkts;
+        self.qos[3].tx_bytes += pkts * MTU_PKT as u64;
+        let small = rng.poisson(3.0);
+        self.qos[0].tx_pkts += small;
+        self.qos[0].tx_bytes += small * 900;
+        let ctl = rng.poisson(0.5);
+        self.qos[4].tx_pkts += ctl;
+        self.qos[4].tx_bytes += ctl * 124;
+    }
+}
+
 /// An LLDP neighbour: its system name and port (a switch's interface or a host's netdev).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Peer {
@@ -552,15 +568,7 @@ impl Sim {
                     p.pfc_tx += rx;
                     p.pfc_rx += tx;
                 }
-                let pkts = bytes / MTU_PKT as u64;
-                p.qos[3].tx_pkts += pkts;
-                p.qos[3].tx_bytes += pkts * MTU_PKT as u64;
-                let small = rng.poisson(3.0);
-                p.qos[0].tx_pkts += small;
-                p.qos[0].tx_bytes += small * 900;
-                let ctl = rng.poisson(0.5);
-                p.qos[4].tx_pkts += ctl;
-                p.qos[4].tx_bytes += ctl * 124;
+                p.transmit(bytes, rng);
                 p.wred_drops += rng.poisson(s * 0.002 * c * p.nodes.len() as f64);
                 let culprit = spot
                     .as_ref()

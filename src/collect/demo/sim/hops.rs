@@ -530,15 +530,7 @@ impl Physics {
                     None => 0,
                 };
                 let sent = (bytes as f64 * (1.0 - 0.8 * self.level[si][pi])) as u64;
-                let pkts = sent / MTU_PKT as u64;
-                p.qos[3].tx_pkts += pkts;
-                p.qos[3].tx_bytes += pkts * MTU_PKT as u64;
-                let small = rng.poisson(3.0);
-                p.qos[0].tx_pkts += small;
-                p.qos[0].tx_bytes += small * 900;
-                let ctl = rng.poisson(0.5);
-                p.qos[4].tx_pkts += ctl;
-                p.qos[4].tx_bytes += ctl * 124;
+                p.transmit(sent, rng);
             }
         }
     }
