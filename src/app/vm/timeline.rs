@@ -191,11 +191,16 @@ pub fn compute(
     let since = axis_start(complete_until(live, now), STEP_MS, w);
     let cursor = at.map(|t| ((t - since) / STEP_MS).clamp(0, w as i64 - 1) as usize);
     let parts = columns(live, windows, &mut memo.borrow_mut(), since, w);
+    // Only a switch with `ii` ports (a Nexus with FEX-like internal fabric) has internal PFC; a
+    // fabric without any would show a line of dashes that reads as missing data.
+    let internal = memo.borrow().ids.as_ref().is_some_and(|(_, ids)| {
+        !ids[Part::PfcRxInternal].is_empty() || !ids[Part::PfcTxInternal].is_empty()
+    });
     Timeline {
         since,
         width: w,
         cursor,
-        lines: lines(parts),
+        lines: lines(parts, internal),
     }
 }
 
@@ -315,8 +320,9 @@ fn parts(
 }
 
 /// The lines from the parts: gauges sampled slower than a column (the log every 2 s) hold
-/// between samples; edge and internal PFC are rx + tx, drops queue + ingress.
-fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
+/// between samples; edge and internal PFC are rx + tx, drops queue + ingress. The internal line
+/// is there only where the fabric has `internal` ports.
+fn lines(mut p: ByPart<Columns>, internal: bool) -> Vec<Line> {
     let mut take = |part: Part| std::mem::take(&mut p[part]);
     let line = |label: String, quantity: Quantity, values: Vec<Option<f64>>| Line {
         label,
@@ -345,7 +351,11 @@ fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
         line(human::name::CNP_SENT.into(), Rate, cnp),
         line(human::name::ECN_MARKED.into(), Rate, ecn),
         line(format!("{} edge ports", human::name::PFC), Rate, edge),
-        line(format!("{} internal ii", human::name::PFC), Rate, ii),
+    ];
+    if internal {
+        out.push(line(format!("{} internal ii", human::name::PFC), Rate, ii));
+    }
+    out.extend([
         line(
             format!("host {} (max)", human::name::PAUSE_TIME),
             Share,
@@ -356,7 +366,7 @@ fn lines(mut p: ByPart<Columns>) -> Vec<Line> {
             ..line(human::name::DROPS.into(), Rate, drops)
         },
         line("RTT p99 (max)".into(), Time, rtt),
-    ];
+    ]);
     // Beside the step it explains (the GPUs wait on the all-reduce); a fabric without GPUs (or
     // without nvidia-smi on its nodes) has no such line at all.
     if gpu.iter().any(Option::is_some) {
@@ -605,6 +615,29 @@ mod tests {
         };
         assert_eq!(get("PFC/s edge ports").last(), Some(&Some(35.0)));
         assert_eq!(get("PFC/s internal ii").last(), Some(&Some(7.0)));
+    }
+
+    /// A fabric whose switches have no `ii` ports (SONiC, EOS, a Nexus without FEX) has no
+    /// internal PFC line: a row of dashes there would read as a switch that stopped answering.
+    #[test]
+    fn no_internal_line_without_internal_ports() {
+        let mut st = Store::new(600_000, 1000);
+        let src = st.add_source("sw", 1000);
+        let t0 = 1_000_000;
+        for k in 0..4u64 {
+            let s = Sample::counter(
+                SW_PFC_RX,
+                &[("switch", "a"), ("port", "Ethernet0"), ("priority", "3")],
+                10 * k,
+            );
+            st.ingest(src, t0 + k as i64 * 1000, &Parsed::from(vec![s]));
+        }
+        let windows = RefCell::new(WindowsCache::default());
+        let memo = RefCell::new(TimelineMemo::default());
+        let tl = compute(&st, &windows, &memo, t0 + 3_000, None, 4);
+        let labels: Vec<&str> = tl.lines.iter().map(|l| l.label.as_str()).collect();
+        assert!(labels.contains(&"PFC/s edge ports"), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.contains("internal")), "{labels:?}");
     }
 
     /// Frames that take the last frame's columns from the memo equal frames computed from nothing, through
