@@ -41,20 +41,32 @@ pub enum Event {
 }
 
 /// Identity of a file: a rotated log is another inode under the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileId {
+    device: u64,
+    inode: u64,
+}
+
 #[cfg(unix)]
-fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+fn file_id(m: &std::fs::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
-    (m.dev(), m.ino())
+    FileId {
+        device: m.dev(),
+        inode: m.ino(),
+    }
 }
 
 #[cfg(not(unix))]
-fn file_id(_m: &std::fs::Metadata) -> (u64, u64) {
-    (0, 0)
+fn file_id(_m: &std::fs::Metadata) -> FileId {
+    FileId {
+        device: 0,
+        inode: 0,
+    }
 }
 
 struct Open {
     file: File,
-    id: (u64, u64),
+    id: FileId,
     pos: u64,
 }
 

@@ -65,8 +65,8 @@ pub fn render(sections: &[Section<'_>], notes: &[String]) -> String {
         if let Some(j) = m.jitter_ns {
             let _ = writeln!(out, "jitter {}", secs(j));
         }
-        for (i, (le, n)) in m.buckets.iter().enumerate() {
-            let _ = writeln!(out, "bucket {i:02} {} {n}", secs(*le as f64));
+        for (i, b) in m.buckets.iter().enumerate() {
+            let _ = writeln!(out, "bucket {i:02} {} {}", secs(b.le_ns as f64), b.probes);
         }
     }
     for n in notes {

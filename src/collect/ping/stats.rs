@@ -26,9 +26,17 @@ pub struct Summary {
     pub stdev_ns: f64,
     /// Mean absolute difference of consecutive RTTs (in arrival order); `None` below two probes.
     pub jitter_ns: Option<f64>,
-    /// `(upper bound ns, probes)`: bucket i holds RTTs at or below its bound and above the previous
-    /// one (Prometheus `le`); bounds split min..p99 in 15, the last bucket holds the tail up to max.
-    pub buckets: Vec<(u64, u64)>,
+    /// Bucket i holds RTTs at or below its bound and above the previous one (Prometheus `le`);
+    /// bounds split min..p99 in 15, the last bucket holds the tail up to max.
+    pub buckets: Vec<Bucket>,
+}
+
+/// One bucket of the window histogram.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bucket {
+    /// Its upper bound (`le`), in nanoseconds.
+    pub le_ns: u64,
+    pub probes: u64,
 }
 
 /// Running totals since the pinger started (counters), and the window.
@@ -169,23 +177,24 @@ pub fn summarize(rtts: &[u64], hist: &mut Histogram<u32>) -> Option<Summary> {
     })
 }
 
-fn buckets(rtts: &[u64], min: u64, p99: u64, max: u64) -> Vec<(u64, u64)> {
+fn buckets(rtts: &[u64], min: u64, p99: u64, max: u64) -> Vec<Bucket> {
     let linear = BUCKETS as u64 - 1;
     // Bounds min + ⌈(p99−min)·i/15⌉, so the 15th is p99 exactly; then the tail up to max.
     let span = (p99 - min) as u128;
-    let mut out: Vec<(u64, u64)> = (1..=linear)
-        .map(|i| (min + (span * i as u128).div_ceil(linear as u128) as u64, 0))
+    let bucket = |le_ns: u64| Bucket { le_ns, probes: 0 };
+    let mut out: Vec<Bucket> = (1..=linear)
+        .map(|i| bucket(min + (span * i as u128).div_ceil(linear as u128) as u64))
         .collect();
-    out.push((max, 0));
+    out.push(bucket(max));
     for &r in rtts {
         // Prometheus `le` semantics: the first bucket whose bound is at or above the RTT.
         let i = if r > p99 {
             BUCKETS - 1
         } else {
-            out[..BUCKETS - 1].partition_point(|b| b.0 < r)
+            out[..BUCKETS - 1].partition_point(|b| b.le_ns < r)
         };
         if let Some(b) = out.get_mut(i) {
-            b.1 += 1;
+            b.probes += 1;
         }
     }
     out
@@ -214,10 +223,13 @@ mod tests {
         assert!((s.stdev_ns - ((1000.0f64 * 1000.0 - 1.0) / 12.0).sqrt()).abs() < 1e-9);
         assert_eq!(s.jitter_ns, Some(1.0));
         assert_eq!(s.buckets.len(), BUCKETS);
-        assert_eq!(s.buckets.iter().map(|b| b.1).sum::<u64>(), 1000);
+        assert_eq!(s.buckets.iter().map(|b| b.probes).sum::<u64>(), 1000);
         assert_eq!(
             s.buckets[BUCKETS - 1],
-            (1000, 10),
+            Bucket {
+                le_ns: 1000,
+                probes: 10
+            },
             "the tail above p99 is its own bucket"
         );
     }
