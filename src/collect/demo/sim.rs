@@ -72,6 +72,9 @@ pub struct PortSim {
     /// QoS groups 0..=3 (3 = RoCE), then control.
     pub qos: [Qos; 5],
     pub wred_drops: u64,
+    /// Lossless-queue packets WRED marked ECT→CE (the fabric demo; the lab's NX-OS output has no
+    /// such counter).
+    pub ecn_marked: u64,
     pub mmu_drops: u64,
     pub mmu_drop_bytes: u64,
     pub pfc_rx: u64,

@@ -226,6 +226,12 @@ fn check(store: &Store, sim: &Sim, ep: &FabricEpisode, problems: &mut Vec<String
     };
     match &ep.root {
         Root::Port(root) => {
+            // WRED marks the backlog there, where the switch's output counts marks (SONiC's
+            // wredcounters, EOS's ECN counters; the NX-OS queuing view has none).
+            let ecn = ports(store, SW_QUEUE_ECN_MARKED, since);
+            if ecn.iter().any(|p| p.at.switch == root.switch) && of(&ecn, root) == 0 {
+                bad("the root port marked no packet ECN".into());
+            }
             if of(&rx, root) != 0 {
                 bad(format!("the root port was paused: rx {}", of(&rx, root)));
             }

@@ -49,11 +49,16 @@ pub fn queue_json(sw: &SwitchSim) -> String {
     .to_string()
 }
 
-/// `show qos interfaces ecn counters queue | json`: ECN marks per queue (not simulated: 0).
+/// `show qos interfaces ecn counters queue | json`: ECN marks per queue (the RoCE queue's).
 pub fn ecn_json(sw: &SwitchSim) -> String {
     let ports: Map<String, Value> = front(sw)
         .map(|p| {
-            let q: Map<String, Value> = (0..8).map(|tc| (tc.to_string(), json!("0"))).collect();
+            let q: Map<String, Value> = (0..8)
+                .map(|tc| {
+                    let m = if tc == 3 { p.ecn_marked } else { 0 };
+                    (tc.to_string(), json!(m.to_string()))
+                })
+                .collect();
             (p.name.clone(), json!({ "queueCounters": q }))
         })
         .collect();

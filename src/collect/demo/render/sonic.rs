@@ -42,7 +42,7 @@ pub fn queue_counters(sw: &SwitchSim) -> String {
     out
 }
 
-/// `show queue wredcounters`: WRED drops of the RoCE queue (ECN marks are not simulated: 0).
+/// `show queue wredcounters`: WRED drops and ECN marks of the RoCE queue.
 pub fn wred_counters(sw: &SwitchSim) -> String {
     let mut out = String::from(
         "     Port    TxQ    WredDrp/pkts    WredDrp/bytes  EcnMarked/pkts  EcnMarked/bytes\n\
@@ -50,8 +50,12 @@ pub fn wred_counters(sw: &SwitchSim) -> String {
     );
     for p in &sw.ports {
         queue_rows(&mut out, p, |q| {
-            let w = if q == 3 { p.wred_drops } else { 0 };
-            [w, w * 4200, 0, 0]
+            let (w, m) = if q == 3 {
+                (p.wred_drops, p.ecn_marked)
+            } else {
+                (0, 0)
+            };
+            [w, w * 4200, m, m * 4200]
         });
         out.push('\n');
     }

@@ -28,6 +28,10 @@ const FILL: f64 = 0.1;
 const DRAIN: f64 = 0.3;
 /// Pause frames a port sends per step at full pressure (quanta refreshed about every 0.4 ms).
 const FRAMES_PER_STEP: f64 = 250.0;
+/// WRED on the lossless queue (the demo switches' configs: 150 KB of 3000 KB, at most 7 %): the
+/// backlog, as a share of the queue, where marking starts, and the share it marks when full.
+const ECN_MIN: f64 = 0.05;
+const ECN_MAX_P: f64 = 0.07;
 /// Pause frames a storming NIC sends per step: more than any switch port.
 const STORM_FRAMES_PER_STEP: f64 = 400.0;
 /// Slots of one episode each; the first slot starts here, seconds.
@@ -466,6 +470,69 @@ impl Physics {
                 nic_bytes[node][netdev] = bytes;
             }
         }
+        // A leaf's uplinks carry a quarter of its hosts' traffic each; a spine port what the
+        // leaf's uplink to it carries; a backlogged egress sends less.
+        let leaf_bytes: Vec<u64> = (0..self.ends.len())
+            .map(|si| {
+                (self.ends[si].iter())
+                    .map(|e| match e {
+                        Some(End::Host { node, netdev }) => nic_bytes[*node][*netdev],
+                        _ => 0,
+                    })
+                    .sum::<u64>()
+                    / 4
+            })
+            .collect();
+        let sent: Vec<Vec<u64>> = (0..self.ends.len())
+            .map(|si| {
+                (0..self.ends[si].len())
+                    .map(|pi| {
+                        let bytes = match self.ends[si][pi] {
+                            Some(End::Host { node, netdev }) => nic_bytes[node][netdev],
+                            Some(End::Switch(far)) => match self.roles[si] {
+                                Role::Leaf => leaf_bytes[si],
+                                Role::Spine => leaf_bytes[far.switch],
+                            },
+                            None => 0,
+                        };
+                        (bytes as f64 * (1.0 - 0.8 * self.level[si][pi])) as u64
+                    })
+                    .collect()
+            })
+            .collect();
+        // WRED marks ECT→CE on a lossless egress whose backlog is past its minimum threshold, up
+        // to the configs' mark probability; the receivers behind it (a host, or the hosts of the
+        // leaf a spine port faces) count the marks and answer each with a CNP. Computed, not
+        // drawn, so the rest of the run draws what it drew before.
+        let mut marked: Vec<Vec<u64>> = self.ends.iter().map(|e| vec![0; e.len()]).collect();
+        let mut received: Vec<Vec<u64>> =
+            sim.nodes.iter().map(|n| vec![0; n.netdevs.len()]).collect();
+        for si in 0..self.ends.len() {
+            for pi in 0..self.ends[si].len() {
+                let over = (self.level[si][pi] - ECN_MIN) / (1.0 - ECN_MIN);
+                if over <= 0.0 || sim.switches[si].ports[pi].down {
+                    continue;
+                }
+                let m = (sent[si][pi] as f64 / MTU_PKT * ECN_MAX_P * over.min(1.0)) as u64;
+                marked[si][pi] = m;
+                match self.ends[si][pi] {
+                    Some(End::Host { node, netdev }) => received[node][netdev] += m,
+                    Some(End::Switch(far)) => {
+                        let hosts: Vec<(usize, usize)> = (self.ends[far.switch].iter())
+                            .filter_map(|e| match e {
+                                Some(End::Host { node, netdev }) => Some((*node, *netdev)),
+                                _ => None,
+                            })
+                            .collect();
+                        let n = hosts.len().max(1) as u64;
+                        for (k, (node, netdev)) in hosts.into_iter().enumerate() {
+                            received[node][netdev] += m / n + u64::from((k as u64) < m % n);
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
         let mut cnps_sent = 0u64;
         for (ni, n) in sim.nodes.iter_mut().enumerate() {
             for (di, nd) in n.netdevs.iter_mut().enumerate() {
@@ -485,7 +552,8 @@ impl Physics {
                 };
                 d.xmit_words += bytes / 4;
                 d.rcv_words += bytes / 4;
-                let marks = rng.poisson(sim.scale * if burst { 0.15 } else { 0.01 });
+                let marks =
+                    rng.poisson(sim.scale * if burst { 0.15 } else { 0.01 }) + received[ni][di];
                 cnps_sent += marks;
                 bump(&mut d.hw, "np_ecn_marked_roce_packets", marks);
                 bump(&mut d.hw, "np_cnp_sent", marks);
@@ -503,34 +571,13 @@ impl Physics {
                 bump(&mut d.hw, "rp_cnp_handled", share);
             }
         }
-        // A leaf's uplinks carry a quarter of its hosts' traffic each; a spine port what the
-        // leaf's uplink to it carries.
-        let leaf_bytes: Vec<u64> = (0..self.ends.len())
-            .map(|si| {
-                (self.ends[si].iter())
-                    .map(|e| match e {
-                        Some(End::Host { node, netdev }) => nic_bytes[*node][*netdev],
-                        _ => 0,
-                    })
-                    .sum::<u64>()
-                    / 4
-            })
-            .collect();
         for (si, sw) in sim.switches.iter_mut().enumerate() {
             for (pi, p) in sw.ports.iter_mut().enumerate() {
                 if p.down {
                     continue;
                 }
-                let bytes = match self.ends[si][pi] {
-                    Some(End::Host { node, netdev }) => nic_bytes[node][netdev],
-                    Some(End::Switch(far)) => match self.roles[si] {
-                        Role::Leaf => leaf_bytes[si],
-                        Role::Spine => leaf_bytes[far.switch],
-                    },
-                    None => 0,
-                };
-                let sent = (bytes as f64 * (1.0 - 0.8 * self.level[si][pi])) as u64;
-                p.transmit(sent, rng);
+                p.ecn_marked += marked[si][pi];
+                p.transmit(sent[si][pi], rng);
             }
         }
     }
