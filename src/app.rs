@@ -263,9 +263,12 @@ pub struct App {
     fabric: fabric::Fabric,
     fabric_read: bool,
     /// Who pauses whom now, made on the evaluation's rates (`fabric/pause_tree.rs`).
-    pause_tree: fabric::pause_tree::PauseTree,
+    pause_tree: std::sync::Arc<fabric::pause_tree::PauseTree>,
     /// The PFC tab shows the pause tree instead of its tables (`p`).
     pub(crate) show_tree: bool,
+    /// The episode (its id) whose peak tree the tree view shows (`p` in the episodes list);
+    /// `None`: the live tree, or under time travel the episode's at the cursor.
+    pub(crate) tree_of: Option<u32>,
     /// The lossless-path proof over the last topology answers (`lossless`), for the PFC tab.
     lossless: lossless::Proof,
     /// The node looked at over SSH, as a screen of its own (Enter on a fleet node; Esc leaves).
@@ -365,6 +368,9 @@ impl App {
     pub fn show_tree(&self) -> bool {
         self.show_tree
     }
+    pub fn tree_of(&self) -> Option<u32> {
+        self.tree_of
+    }
 }
 
 impl App {
@@ -421,6 +427,7 @@ impl App {
             fabric_read: false,
             pause_tree: Default::default(),
             show_tree: false,
+            tree_of: None,
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
@@ -707,9 +714,13 @@ impl App {
         // Both read every switch port's PFC rates: once, for both.
         let pfc = episodes::port_pfc_in(live, ids);
         let mut obs = episodes::observe_with(live, self.now, &pfc, ids);
-        self.pause_tree = fabric::observe::inputs(live, ids, &pfc, &obs).tree(&self.fabric);
-        // The episodes name the tree's root where it crosses switches.
-        obs.pause_root = fabric::pause_tree::text::across_switches(&self.pause_tree);
+        let tree =
+            std::sync::Arc::new(fabric::observe::inputs(live, ids, &pfc, &obs).tree(&self.fabric));
+        // The episodes name the tree's root where it crosses switches, and keep the tree of
+        // their PFC peak.
+        obs.pause_root = fabric::pause_tree::text::across_switches(&tree);
+        obs.pause_tree = Some(tree.clone());
+        self.pause_tree = tree;
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
         let changed = self.alerts.evaluate_with(

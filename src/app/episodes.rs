@@ -161,6 +161,18 @@ pub struct Episode {
     /// The pause tree's root and spread at the episode's PFC peak, where the pausing crossed
     /// switches ([`Obs::pause_root`]).
     pub pause_root: Option<String>,
+    /// The whole pause tree at the episode's PFC peak, for the tree view and the bundle (written
+    /// apart from the episode's own fields: `text::json` puts it under `peak_tree`). One per
+    /// episode, shared with the evaluation that made it, so keeping it copies nothing.
+    #[serde(skip)]
+    pub peak_tree: Option<PeakTree>,
+}
+
+/// The pause tree an episode kept, and when it was made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeakTree {
+    pub at: Ts,
+    pub tree: std::sync::Arc<crate::app::fabric::pause_tree::PauseTree>,
 }
 
 /// A port of a switch.
@@ -239,6 +251,7 @@ impl Episode {
             spread: Vec::new(),
             gpu: gpu::Gpus::default(),
             pause_root: None,
+            peak_tree: None,
         }
     }
 
@@ -571,6 +584,16 @@ impl Episodes {
                 && (op.ep.pause_root.is_none() || op.ep.pfc_total_peak > pfc_before)
             {
                 op.ep.pause_root.clone_from(&o.pause_root);
+            }
+            // The whole tree by the same rule, whether or not it crosses switches: the view of
+            // the peak shows one leaf's pausing too.
+            if let (Some(tree), true) = (&o.pause_tree, owner == Some(j)) {
+                if op.ep.peak_tree.is_none() || op.ep.pfc_total_peak > pfc_before {
+                    op.ep.peak_tree = Some(PeakTree {
+                        at,
+                        tree: tree.clone(),
+                    });
+                }
             }
             gpu::fold(&mut op.ep, o, &self.gpu);
             conclude(&mut op.ep, links);

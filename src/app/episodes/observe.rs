@@ -53,6 +53,8 @@ pub struct Obs<'a> {
     /// What the PFC pause tree says where the pausing crosses switches (or deadlocks), made on
     /// the same rates ([`crate::app::fabric::pause_tree::text::across_switches`]).
     pub pause_root: Option<String>,
+    /// The pause tree itself, made on the same rates, where it was made.
+    pub pause_tree: Option<std::sync::Arc<crate::app::fabric::pause_tree::PauseTree>>,
 }
 
 fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
@@ -218,6 +220,7 @@ fn owned(o: Obs<'_>) -> Obs<'static> {
         gpu_util: o.gpu_util.into_iter().map(|(k, v)| (own(k), v)).collect(),
         gpu_throttle: o.gpu_throttle.into_iter().map(|t| t.owned()).collect(),
         pause_root: o.pause_root,
+        pause_tree: o.pause_tree,
     }
 }
 
@@ -262,6 +265,7 @@ pub fn observe_with<'a>(
     let (gpu_util, gpu_throttle) = super::gpu::read(store, at, ids);
     Obs {
         pause_root: None,
+        pause_tree: None,
         at,
         step_s: max_of(ids.step.latest_by(store)),
         allreduce_s: max_of(ids.allreduce.latest_by(store)),

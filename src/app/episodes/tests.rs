@@ -935,3 +935,54 @@ fn the_sentence_names_the_pause_trees_root_from_the_pfc_peak() {
             .any(|p| p.starts_with("PFC root"))
     );
 }
+
+/// The episode keeps the whole pause tree of its PFC peak: a later, smaller storm's tree does not
+/// replace it, and its JSON carries it under `peak_tree`.
+#[test]
+fn the_episode_keeps_the_pause_tree_of_its_pfc_peak() {
+    use crate::app::fabric::pause_tree::PauseTree;
+    use std::sync::Arc;
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let tree = |hosts: &[&str]| {
+        Arc::new(PauseTree {
+            paused_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            ..Default::default()
+        })
+    };
+    let with_tree = |t: Ts, ii: f64, tree: Arc<PauseTree>| Obs {
+        pause_tree: Some(tree),
+        ..obs(t, 0.156, ii, 0.0)
+    };
+    let mut d = Episodes::default();
+    let mut t = 0;
+    for _ in 0..30 {
+        t += 1000;
+        d.update(&with_tree(t, 2.0, tree(&[])), &rules, &links);
+    }
+    let mut peak_at = 0;
+    for k in 0..6 {
+        t += 1000;
+        // The storm peaks at k = 3 with three nodes paused; later one only.
+        let (ii, hosts): (f64, &[&str]) = match k {
+            3 => (40_000.0, &["a", "b", "c"]),
+            _ if k < 3 => (25_000.0, &["a", "b"]),
+            _ => (25_000.0, &["a"]),
+        };
+        if k == 3 {
+            peak_at = t;
+        }
+        d.update(&with_tree(t, ii, tree(hosts)), &rules, &links);
+    }
+    let ep = d.worst_open().expect("open");
+    let kept = ep.peak_tree.as_ref().expect("a tree kept");
+    assert_eq!(kept.at, peak_at);
+    assert_eq!(kept.tree.paused_hosts, ["a", "b", "c"]);
+    let j = text::json(&[ep], &links, t);
+    assert_eq!(
+        j[0]["peak_tree"]["paused_hosts"].as_array().map(Vec::len),
+        Some(3)
+    );
+    assert_eq!(j[0]["peak_tree"]["at"], peak_at);
+}

@@ -537,6 +537,12 @@ pub fn json(eps: &[&Episode], links: &Links, now: Ts) -> serde_json::Value {
                 .collect::<Vec<_>>()
                 .into();
             o["duration_ms"] = ep.duration_ms(now).into();
+            // The tree at the PFC peak, as `snapshot` writes the live one, and when it was made.
+            if let Some(p) = &ep.peak_tree {
+                let mut t = crate::app::fabric::pause_tree::json(&p.tree);
+                t["at"] = p.at.into();
+                o["peak_tree"] = t;
+            }
             o
         })
         .collect();
@@ -621,6 +627,7 @@ mod tests {
             spread: Vec::new(),
             gpu: Default::default(),
             pause_root: None,
+            peak_tree: None,
         }
     }
 
