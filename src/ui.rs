@@ -394,13 +394,17 @@ fn detail_popup(f: &mut Frame, area: Rect, app: &App, row: &crate::app::table::R
     let (name, charts) = (&row.name, &row.charts);
     let r = centered(area, area.width.saturating_sub(4).max(10), 3);
     let width = r.width.saturating_sub(2) as usize;
-    // Findings first (the lossless path), wrapped to the popup: what is wrong and the fix.
-    let mut lines: Vec<Line> = row
-        .notes
-        .iter()
+    // A node's NICs first, then findings (the lossless path) in warning colour, wrapped to
+    // the popup: what is wrong and the fix.
+    let mut lines: Vec<Line> = (row.facts.iter())
         .flat_map(|n| wrap(n, width.max(10)))
-        .map(|l| Line::from(Span::styled(l, app.theme.warn)))
+        .map(Line::from)
         .collect();
+    lines.extend(
+        (row.notes.iter())
+            .flat_map(|n| wrap(n, width.max(10)))
+            .map(|l| Line::from(Span::styled(l, app.theme.warn))),
+    );
     let h = (lines.len() as u16 + charts.len() as u16 * 2 + 3).min(area.height);
     let r = centered(area, area.width.saturating_sub(4).max(10), h);
     let spark_w = width.saturating_sub(0);

@@ -141,6 +141,30 @@ pub struct Fabric {
     by_port: HashMap<PortKey, Vec<usize>>,
     /// Host → its links (one per NIC).
     by_host: HashMap<String, Vec<usize>>,
+    /// Switch → the rail all its host ports are on (only where the fabric has several rails).
+    rails: HashMap<String, Rail>,
+}
+
+/// A rail: the place of a NIC among its node's paired NICs, in netdev order, from 1 (a node's
+/// first NIC is on rail 1). A switch is on a rail when every NIC cabled to it has that place; a
+/// fabric whose nodes have one NIC each has one rail and no switch is said to be on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rail(pub u32);
+
+impl std::fmt::Display for Rail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rail {}", self.0)
+    }
+}
+
+/// Two or more NICs of one node cabled to one switch: not rail-cabled (a rail's switch failing
+/// takes both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Doubled {
+    pub host: String,
+    pub switch: String,
+    /// The host's netdevs on it.
+    pub netdevs: Vec<String>,
 }
 
 /// A switch↔switch link as one switch's LLDP table says it: `near` is that switch's own port.
@@ -291,12 +315,47 @@ impl Fabric {
                 }
             }
         }
+        let rails = rails_of(&links, &by_host);
         Fabric {
             links,
             conflicts,
             by_port,
             by_host,
+            rails,
         }
+    }
+
+    /// The rail `switch` is on: `None` for a switch with no host ports, one whose host ports are
+    /// NICs of different places (a spine, a switch not rail-cabled) and in a one-rail fabric.
+    pub fn rail_of(&self, switch: &str) -> Option<Rail> {
+        self.rails.get(switch).copied()
+    }
+
+    /// The rail every one of `switches` is on, where they share one (`None` for none given).
+    pub fn one_rail<'a>(&self, mut switches: impl Iterator<Item = &'a str>) -> Option<Rail> {
+        let first = self.rail_of(switches.next()?)?;
+        switches
+            .all(|s| self.rail_of(s) == Some(first))
+            .then_some(first)
+    }
+
+    /// Nodes with two or more NICs on one switch, by host then switch.
+    pub fn doubled(&self) -> Vec<Doubled> {
+        let mut by: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+        for l in self.links.iter().filter(|l| l.via == Via::Pairing) {
+            if l.a.device.kind == Kind::Host && l.b.device.kind == Kind::Switch {
+                let at = (l.a.device.name.as_str(), l.b.device.name.as_str());
+                by.entry(at).or_default().push(l.a.port.clone());
+            }
+        }
+        by.into_iter()
+            .filter(|(_, n)| n.len() > 1)
+            .map(|((host, switch), netdevs)| Doubled {
+                host: host.to_string(),
+                switch: switch.to_string(),
+                netdevs,
+            })
+            .collect()
     }
 
     /// The links `switch`'s `port` is an end of.
@@ -329,6 +388,40 @@ impl Fabric {
     pub fn switch_links(&self) -> impl Iterator<Item = &Link> {
         self.links.iter().filter(|l| l.via != Via::Pairing)
     }
+}
+
+/// Each switch's rail: a host's links are sorted by its netdev, so a NIC's place among them is
+/// its rail; a switch whose NICs agree on one place is on that rail. Nothing where no host has
+/// two NICs.
+fn rails_of(links: &[Link], by_host: &HashMap<String, Vec<usize>>) -> HashMap<String, Rail> {
+    let mut seen: HashMap<&str, BTreeSet<Rail>> = HashMap::new();
+    let mut most = 0;
+    for ids in by_host.values() {
+        let nics = ids.iter().filter_map(|i| links.get(*i));
+        let mut n = 0;
+        for (place, l) in nics.enumerate() {
+            let sw = [&l.a, &l.b]
+                .into_iter()
+                .find(|e| e.device.kind == Kind::Switch);
+            if let Some(sw) = sw {
+                let rail = Rail(place as u32 + 1);
+                seen.entry(sw.device.name.as_str())
+                    .or_default()
+                    .insert(rail);
+            }
+            n = place + 1;
+        }
+        most = most.max(n);
+    }
+    if most < 2 {
+        return HashMap::new();
+    }
+    seen.into_iter()
+        .filter_map(|(sw, r)| match r.iter().collect::<Vec<_>>()[..] {
+            [one] => Some((sw.to_string(), *one)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The graph and the pause tree made on it, as the bundle's `fabric.json` holds them.

@@ -203,6 +203,8 @@ pub struct Row {
     pub charts: Rc<[Chart]>,
     /// Lines the detail view shows above the charts (a lossless-path finding and its fix).
     pub notes: Vec<String>,
+    /// Plain lines the detail view shows first (a node's NICs and where they are cabled).
+    pub facts: Vec<String>,
     /// Cells not computed yet (`cells` is empty): the tab's view model makes them from its
     /// layout's entry `(group, item)` when the row is drawn or read (`vm::fill`). Hundreds of
     /// rows are sorted, ~30 are on screen.

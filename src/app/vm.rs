@@ -36,6 +36,8 @@ pub struct Ctx<'a> {
     pub cfg: &'a Config,
     /// Which node is behind which switch port (config, else LLDP).
     pub links: &'a super::pairing::Links,
+    /// The fabric graph, made with `links` (so kept in a [`LinksCache`] like them).
+    pub fabric: &'a super::fabric::Fabric,
     /// The lossless-path proof as of the last topology read.
     pub lossless: &'a super::lossless::Proof,
     pub store: &'a Store,
@@ -278,6 +280,7 @@ impl App {
         Ctx {
             cfg: &self.cfg,
             links: &self.links,
+            fabric: self.fabric(),
             lossless: &self.lossless,
             store: &self.store,
             alerts: self.alerts(),

@@ -525,3 +525,30 @@ fn the_fabric_follows_the_leafs_lldp_and_says_each_change() {
         .unwrap_or_default();
     assert_eq!(msg, "fabric links changed: +1 -1");
 }
+
+/// The fabric demo's node detail lists both NICs with their leaf, port and rail, and its port
+/// column says the rails rather than a cut-off pair of ports; the lab's one-NIC node keeps its
+/// port and says no rail.
+#[test]
+fn a_fabric_node_detail_lists_each_nic_with_its_rail() {
+    let mut lab = Lab::with(rocetop::collect::demo::fabric::config(1));
+    lab.run(3);
+    let gpu01 = row(&lab, Tab::Overview, &RowId::Node("gpu01".into()));
+    assert_eq!(
+        gpu01.facts,
+        [
+            "ens1f0np0 → leaf1 Ethernet1/1 (rail 1)",
+            "ens2f0np0 → leaf2 Ethernet0 (rail 2)",
+        ]
+    );
+    assert_eq!(gpu01.cells[2].val, Val::Text("2 rails".into()));
+    let mut lab = Lab::new();
+    lab.run(3);
+    let node = &lab.app.table(Tab::Overview).rows[0];
+    assert!(
+        node.facts.iter().all(|f| !f.contains("rail")),
+        "{:?}",
+        node.facts
+    );
+    assert!(!node.facts.is_empty());
+}

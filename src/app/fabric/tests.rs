@@ -226,3 +226,95 @@ fn a_real_nxos_detail_capture_makes_the_uplink() {
     let far = f.links[1].b.device.kind;
     assert_eq!(far, Kind::Unpolled);
 }
+
+/// A host NIC's link to a switch port, as the pairing makes it.
+fn nic(host: &str, netdev: &str, switch: &str, port: &str) -> Link {
+    Link {
+        a: End::new(Device::host(host), netdev),
+        b: End::new(Device::switch(switch), port),
+        via: Via::Pairing,
+    }
+}
+
+/// A switch is on the rail of the NIC place all its host ports share; a spine, a switch with
+/// NICs of both places and a one-NIC fabric have none; two NICs of a node on one switch are
+/// doubled.
+#[test]
+fn rails_of_switches_and_nics_doubled_on_one_switch() {
+    let uplink = Link {
+        a: End::new(Device::switch("leaf1"), "Ethernet1/49"),
+        b: End::new(Device::switch("spine1"), "Ethernet1"),
+        via: Via::Lldp,
+    };
+    struct Case {
+        name: &'static str,
+        links: Vec<Link>,
+        rails: &'static [(&'static str, Option<u32>)],
+        one_rail: (&'static [&'static str], Option<u32>),
+        doubled: &'static [&'static str],
+    }
+    let cases = [
+        Case {
+            name: "two rails, rail-cabled",
+            links: vec![
+                nic("gpu1", "ens1f0np0", "leaf1", "Ethernet1/1"),
+                nic("gpu1", "ens2f0np0", "leaf2", "Ethernet0"),
+                nic("gpu2", "ens1f0np0", "leaf1", "Ethernet1/2"),
+                nic("gpu2", "ens2f0np0", "leaf2", "Ethernet1"),
+                uplink.clone(),
+            ],
+            rails: &[("leaf1", Some(1)), ("leaf2", Some(2)), ("spine1", None)],
+            one_rail: (&["leaf2", "leaf2"], Some(2)),
+            doubled: &[],
+        },
+        Case {
+            name: "two leaves of different rails are no one rail",
+            links: vec![
+                nic("gpu1", "ens1f0np0", "leaf1", "Ethernet1/1"),
+                nic("gpu1", "ens2f0np0", "leaf2", "Ethernet0"),
+            ],
+            rails: &[("leaf1", Some(1)), ("leaf2", Some(2))],
+            one_rail: (&["leaf1", "leaf2"], None),
+            doubled: &[],
+        },
+        Case {
+            name: "one NIC a node: one rail, never said",
+            links: vec![
+                nic("gpu1", "ens1f0", "leaf1", "Ethernet1/1"),
+                nic("gpu2", "ens1f0", "leaf1", "Ethernet1/2"),
+            ],
+            rails: &[("leaf1", None)],
+            one_rail: (&["leaf1"], None),
+            doubled: &[],
+        },
+        Case {
+            name: "both NICs of gpu2 on leaf1: leaf1 is on no rail",
+            links: vec![
+                nic("gpu1", "ens1f0np0", "leaf1", "Ethernet1/1"),
+                nic("gpu1", "ens2f0np0", "leaf2", "Ethernet0"),
+                nic("gpu2", "ens1f0np0", "leaf1", "Ethernet1/2"),
+                nic("gpu2", "ens2f0np0", "leaf1", "Ethernet1/3"),
+            ],
+            rails: &[("leaf1", None), ("leaf2", Some(2))],
+            one_rail: (&["leaf2"], Some(2)),
+            doubled: &["gpu2 leaf1 ens1f0np0,ens2f0np0"],
+        },
+    ];
+    for c in cases {
+        let f = Fabric::from_links(c.links);
+        for (sw, want) in c.rails {
+            assert_eq!(f.rail_of(sw), want.map(Rail), "{}: {sw}", c.name);
+        }
+        let (sws, want) = c.one_rail;
+        assert_eq!(
+            f.one_rail(sws.iter().copied()),
+            want.map(Rail),
+            "{}",
+            c.name
+        );
+        let doubled: Vec<String> = (f.doubled().iter())
+            .map(|d| format!("{} {} {}", d.host, d.switch, d.netdevs.join(",")))
+            .collect();
+        assert_eq!(doubled, c.doubled, "{}", c.name);
+    }
+}

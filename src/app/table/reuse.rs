@@ -158,6 +158,7 @@ impl Row {
         r.score = 0.0;
         r.span = None;
         r.notes.clear();
+        r.facts.clear();
         r.pending = None;
         r
     }

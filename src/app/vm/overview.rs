@@ -105,8 +105,14 @@ struct Layout {
     nodes: Vec<NodeRow>,
     /// Some node reports GPUs: the table has their columns.
     gpus: bool,
-    /// Per node, its port column as the config or the links tell it.
-    ports: LinksCache<Vec<String>>,
+    /// Per node, its port column and NICs as the config or the links tell them.
+    ports: LinksCache<Vec<Cabling>>,
+}
+
+/// Where a node is cabled: its port column and its detail's line for each NIC.
+struct Cabling {
+    column: String,
+    nics: Vec<String>,
 }
 
 fn layout(cx: &Ctx) -> Layout {
@@ -241,8 +247,9 @@ fn mean_min(st: &Store, ids: &[SeriesId]) -> (Option<f64>, Option<f64>) {
 
 impl Layout {
     /// The port column of every node: the config's, else where LLDP puts it (two NICs on two
-    /// leaves: both), made again only when the links are.
-    fn ports(&self, cx: &Ctx) -> Rc<Vec<String>> {
+    /// leaves: the first and how many more), and its NICs' lines, made again only when the
+    /// links are.
+    fn ports(&self, cx: &Ctx) -> Rc<Vec<Cabling>> {
         cx.with_links(&self.ports, || {
             let configured: HashMap<&str, &str> = cx
                 .cfg
@@ -253,14 +260,14 @@ impl Layout {
             self.nodes
                 .iter()
                 .map(|n| {
-                    let p = configured
-                        .get(n.name.as_str())
-                        .map(|p| p.to_string())
-                        .or_else(|| {
-                            let ports = cx.links.ports_of(&n.name);
-                            (!ports.is_empty()).then(|| ports.join(","))
-                        });
-                    p.as_deref().map(short_port).unwrap_or_else(|| "-".into())
+                    let ports = match configured.get(n.name.as_str()) {
+                        Some(p) => vec![*p],
+                        None => cx.links.ports_of(&n.name),
+                    };
+                    Cabling {
+                        column: port_column(&ports, own_rails(cx, &n.name)),
+                        nics: nic_lines(cx, &n.name),
+                    }
                 })
                 .collect()
         })
@@ -320,7 +327,8 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         let Some((_, ix)) = row.pending.take() else {
             continue;
         };
-        let (n, port) = (&lay.nodes[ix as usize], &ports[ix as usize]);
+        let (n, cabling) = (&lay.nodes[ix as usize], &ports[ix as usize]);
+        let port = &cabling.column;
         let h = Head::of(cx, n);
         let rtt = |of: fn(&RttQuantiles) -> &Vec<SeriesId>| {
             query::latest_of(st, of(&n.rtt.rdma)).or_else(|| query::latest_of(st, of(&n.rtt.tcp)))
@@ -354,6 +362,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         c.push(Cell::new(Val::Secs(p50)));
         c.push(Cell::new(Val::Secs(p99)));
         row.notes = xid_notes(st, &n.xid);
+        row.facts.clone_from(&cabling.nics);
     }
 }
 
@@ -374,13 +383,70 @@ fn xid_notes(st: &Store, xids: &[(String, SeriesId)]) -> Vec<String> {
 
 /// `Ethernet1/2/2` → `Eth1/2/2` (the port column is narrow).
 fn short_port(p: &str) -> String {
-    p.split(',')
-        .map(|p| {
-            p.strip_prefix("Ethernet")
-                .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+    p.strip_prefix("Ethernet")
+        .map_or_else(|| p.to_string(), |r| format!("Eth{r}"))
+}
+
+/// The port column of a node on `ports`: the one port, shortened; for several, how many and
+/// whether each is on a rail of its own (`2 rails`, else `2 ports`): two port names do not fit
+/// the column, and the detail (Enter) lists them all. `-` for none known.
+fn port_column(ports: &[&str], own_rails: bool) -> String {
+    match ports {
+        [] => "-".into(),
+        [one] => short_port(one),
+        more if own_rails => format!("{} rails", more.len()),
+        more => format!("{} ports", more.len()),
+    }
+}
+
+/// Each of `node`'s NICs is on a rail and no two on the same.
+fn own_rails(cx: &Ctx, node: &str) -> bool {
+    let rails: Vec<_> = (cx.fabric.of_host(node))
+        .map(|l| cx.fabric.rail_of(&l.b.device.name))
+        .collect();
+    let distinct: std::collections::BTreeSet<_> = rails.iter().collect();
+    rails.iter().all(Option::is_some) && distinct.len() == rails.len()
+}
+
+/// A node's detail line for each NIC: `ens1f0np0 → leaf1 Ethernet1/3 (rail 1)`, from the fabric
+/// graph; a NIC the store counts but no link places says "switch unknown", as does a node with
+/// no NIC known at all. Netdevs and ports are LLDP's (remote text): made safe here.
+fn nic_lines(cx: &Ctx, node: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut placed: Vec<&str> = Vec::new();
+    for l in cx.fabric.of_host(node) {
+        let (nic, sw) = (&l.a, &l.b);
+        let rail = cx
+            .fabric
+            .rail_of(&sw.device.name)
+            .map_or(String::new(), |r| format!(" ({r})"));
+        let netdev = if nic.port.is_empty() {
+            "NIC"
+        } else {
+            &nic.port
+        };
+        out.push(format!(
+            "{} → {} {}{rail}",
+            crate::safe::line(netdev),
+            crate::safe::line(&sw.device.name),
+            crate::safe::line(&sw.port),
+        ));
+        placed.push(&nic.port);
+    }
+    // A config `switch_port` names no netdev: then which NIC it is is not known either.
+    let counted = query::groups(cx.store, NIC_PFC_RX_PAUSE, &[("node", node)], &["netdev"]);
+    let mut unplaced: Vec<String> = (counted.into_keys())
+        .filter_map(|k| k.into_iter().next())
+        .filter(|d| !placed.contains(&d.as_str()) && !placed.contains(&""))
+        .collect();
+    unplaced.sort_by(|a, b| crate::app::table::natural_cmp(a, b));
+    for d in unplaced {
+        out.push(format!("{} → switch unknown", crate::safe::line(&d)));
+    }
+    if out.is_empty() {
+        out.push("NICs → switch unknown (no LLDP neighbour or switch_port names one)".into());
+    }
+    out
 }
 
 /// Per peer, its RTT series: [verbs, TCP] × [p50, p99].
