@@ -342,7 +342,10 @@ fn kept_series_evaluate_as_from_nothing() {
         lab.run_except(1, if s > 70 { &["ubunturdma3"] } else { &[] });
         let now = lab.now();
         al.evaluate(&lab.app.store, lab.app.cfg(), lab.app.links(), now);
-        let obs = episodes::observe(&lab.app.store, now);
+        let mut obs = episodes::observe(&lab.app.store, now);
+        // The tree is the App's own evaluation (the fabric graph is the App's); the episodes
+        // keep it at their PFC peak.
+        obs.pause_tree = Some(std::sync::Arc::new(lab.app.pause_tree().clone()));
         eps.update(&obs, &rules, lab.app.links());
         assert_eq!(al.active(), lab.app.alerts().active(), "second {s}");
         assert!(
