@@ -4,7 +4,9 @@
 //! [`Reader::cut`].
 
 use super::RecordError;
-use super::format::{End, FORMAT_VERSION, Header, MAGIC, Poll, Record};
+use super::format::{
+    End, FORMAT_VERSION, Header, MAGIC, Poll, Record, SEALED_SINCE, Unsealed, check_seal,
+};
 use flate2::bufread::GzDecoder;
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
@@ -76,6 +78,8 @@ pub struct Reader {
     end: Option<End>,
     cut: Option<Cut>,
     done: bool,
+    /// The file's lines carry checksums (format 2 on); a line whose checksum fails ends reading.
+    sealed: bool,
 }
 
 /// Decode the member at the file's position; `None` at the end of the file.
@@ -143,6 +147,10 @@ impl Reader {
         let Some(line) = first.lines.first() else {
             return Err(not(first.bad.unwrap_or_else(|| "no header".into())));
         };
+        let seal = check_seal(line);
+        if seal == Err(Unsealed::Mismatch) {
+            return Err(not(format!("header: {}", Unsealed::Mismatch)));
+        }
         let v: serde_json::Value =
             serde_json::from_slice(line).map_err(|e| not(format!("header: {e}")))?;
         if v.get("magic").and_then(|m| m.as_str()) != Some(MAGIC) {
@@ -154,6 +162,11 @@ impl Reader {
                 path: path.display().to_string(),
                 found,
             });
+        }
+        if found >= SEALED_SINCE
+            && let Err(why) = seal
+        {
+            return Err(not(format!("header: {why}")));
         }
         let header = match serde_json::from_value::<Record>(v) {
             Ok(Record::Header(h)) => h,
@@ -169,6 +182,7 @@ impl Reader {
             end: None,
             cut: None,
             done: false,
+            sealed: found >= SEALED_SINCE,
         })
     }
 
@@ -257,6 +271,13 @@ impl Reader {
                     "a record of {} bytes, more than the {MAX_RECORD_BYTES} a recording holds",
                     line.len()
                 )));
+                break;
+            }
+            if self.sealed
+                && let Err(why) = check_seal(&line)
+            {
+                self.done = true;
+                self.cut = Some(bad(why.to_string()));
                 break;
             }
             let v: serde_json::Value = match serde_json::from_slice(&line) {

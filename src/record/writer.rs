@@ -60,9 +60,7 @@ pub struct Writer {
 }
 
 fn line(rec: &Record) -> Result<Vec<u8>, RecordError> {
-    let mut json = serde_json::to_vec(rec).map_err(|e| RecordError::Encode(e.to_string()))?;
-    json.push(b'\n');
-    Ok(json)
+    super::format::seal(rec).map_err(|e| RecordError::Encode(e.to_string()))
 }
 
 /// A new file for a recording, readable by its owner only (it holds log lines and the
