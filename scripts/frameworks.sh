@@ -100,6 +100,14 @@ assert d.is_gloo_available()'; then
   echo "$venv"
 }
 
+# A run that fails says which and shows the end of its log, where the error is.
+failed() {
+  local rc=$? what=$1 log=$2
+  say "$what failed (exit $rc); the end of $log:"
+  tail -n 40 "$log" >&2
+  exit 1
+}
+
 run() {
   local out=$1 venv
   venv=$(install)
@@ -110,12 +118,14 @@ run() {
   # Gloo and torchrun's rendezvous stay on the loopback interface.
   export GLOO_SOCKET_IFNAME=lo MASTER_ADDR=127.0.0.1
   local t0=$SECONDS
-  "$venv/bin/python" "$here/frameworks/hf_trainer.py" "$out" >"$out/hf_trainer.log" 2>&1
+  "$venv/bin/python" "$here/frameworks/hf_trainer.py" "$out" >"$out/hf_trainer.log" 2>&1 ||
+    failed "Hugging Face Trainer" "$out/hf_trainer.log"
   say "Hugging Face Trainer: $((SECONDS - t0)) s"
   t0=$SECONDS
   # torchrun, as `python -m`: --tee 3 prefixes each rank's lines with `[default<local rank>]:`.
   "$venv/bin/python" -m torch.distributed.run --standalone --nproc_per_node=2 --tee 3 \
-    --log-dir "$out/torchrun" "$here/frameworks/ddp_gloo.py" "$out" >"$out/ddp.log" 2>&1
+    --log-dir "$out/torchrun" "$here/frameworks/ddp_gloo.py" "$out" >"$out/ddp.log" 2>&1 ||
+    failed "DDP over Gloo" "$out/ddp.log"
   say "DDP over Gloo, 2 processes: $((SECONDS - t0)) s"
 }
 
