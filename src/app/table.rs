@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 mod arrange;
+pub mod group;
 mod reuse;
 pub use arrange::{NameOrderMemo, arrange, arrange_with_names};
 pub use reuse::CellsIn;
@@ -155,6 +156,8 @@ pub const fn lcol(title: &'static str, width: usize, prio: u8) -> Col {
 pub enum RowId {
     /// A source without data (down, waiting): the row stands for the source.
     Source(String),
+    /// A switch's summary line above its rows.
+    Switch(String),
     Node(String),
     Port {
         switch: String,

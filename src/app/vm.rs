@@ -12,6 +12,7 @@ pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;
+use super::fabric::{Device, End, Kind};
 use super::source::SrcState;
 use super::table::{Chart, NameOrderMemo, Row, RowId, Sort, TabView, arrange_with_names};
 use super::{App, Tab};
@@ -23,6 +24,13 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+
+/// What is behind a switch port: the nodes cabled there, or the switches at the far end of an
+/// inter-switch link.
+pub struct Behind<'a> {
+    pub names: Vec<&'a str>,
+    pub isl: bool,
+}
 
 /// A node a row is made for, and the source whose state it shows.
 pub struct NodeRef {
@@ -209,14 +217,16 @@ impl Ctx<'_> {
     }
 
     /// For every row of a per-switch layout (`rows`: switch → its rows; `at`: a row's place in
-    /// the answer and its port), what `make` makes of it and the nodes the links put behind its
-    /// port; kept in `slot` until the links are made again ([`Ctx::with_links`]).
+    /// the answer and its port), what `make` makes of it and what is behind its port: the nodes
+    /// the links put there, or, for a port the fabric graph links to another switch, that
+    /// switch (`Behind::isl`). Kept in `slot` until the links are made again
+    /// ([`Ctx::with_links`]).
     pub fn behind_each<R, N: 'static>(
         &self,
         slot: &LinksCache<Vec<N>>,
         rows: &HashMap<String, Vec<R>>,
         at: impl Fn(&R) -> (usize, &str),
-        make: impl Fn(&R, &[&str]) -> N,
+        make: impl Fn(&R, Behind) -> N,
     ) -> Rc<Vec<N>> {
         self.with_links(slot, || {
             let mut v: Vec<Option<N>> = Vec::new();
@@ -224,7 +234,23 @@ impl Ctx<'_> {
             for (sw, rows) in rows {
                 for r in rows {
                     let (ix, port) = at(r);
-                    v[ix] = Some(make(r, &self.links.behind(sw, port)));
+                    let switches: Vec<&str> = (self.fabric.at(sw, port))
+                        .filter_map(|l| l.far(&End::new(Device::switch(sw), port)))
+                        .filter(|far| matches!(far.device.kind, Kind::Switch | Kind::Unpolled))
+                        .map(|far| far.device.name.as_str())
+                        .collect();
+                    let behind = if switches.is_empty() {
+                        Behind {
+                            names: self.links.behind(sw, port),
+                            isl: false,
+                        }
+                    } else {
+                        Behind {
+                            names: switches,
+                            isl: true,
+                        }
+                    };
+                    v[ix] = Some(make(r, behind));
                 }
             }
             v.into_iter().flatten().collect()

@@ -201,7 +201,10 @@ mod tests {
 
     #[test]
     fn a_sealed_line_is_one_json_object_and_any_changed_byte_breaks_the_seal() {
-        let rec = Record::End(End { at: 1_000, polls: 7 });
+        let rec = Record::End(End {
+            at: 1_000,
+            polls: 7,
+        });
         let line = seal(&rec).expect("encodes");
         assert_eq!(check_seal(&line), Ok(()));
         let v: serde_json::Value = serde_json::from_slice(&line).expect("valid JSON");
@@ -210,7 +213,10 @@ mod tests {
         for i in 0..line.len() - 1 {
             let mut bad = line.clone();
             bad[i] ^= 0x10;
-            assert!(check_seal(&bad).is_err(), "byte {i} changed and the seal held");
+            assert!(
+                check_seal(&bad).is_err(),
+                "byte {i} changed and the seal held"
+            );
         }
         assert_eq!(check_seal(b"{\"type\":\"end\"}\n"), Err(Unsealed::NoSeal));
         assert_eq!(check_seal(b""), Err(Unsealed::NoSeal));

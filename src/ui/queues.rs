@@ -1,10 +1,11 @@
-//! Queues: switch port × QoS group, with the nodes cabled behind each port (config port map).
+//! Queues: a switch port's lossless class with its other classes folded, with the nodes cabled
+//! behind each port (config port map).
 //! Rows come from `app/vm/queues.rs`; this draws them.
 //!
 //! ```text
-//! Switch queues: port x QoS group    totals since 12:00:00 (start)   2 columns hidden (←/→)
+//! Switch queues (lossless class)    totals since 12:00:00 (start)   2 columns hidden (←/→)
 //! port           nodes behind     QoS      Tx pkts/s  Tx Gb/s  ECN/s  Q drops/s(60s) ingr drops/s   depth  drops total
-//! Ethernet1/1/2  ubunturdma6      3          120.5k     4.05      -         0 (0)          1.20       -           14
+//! Ethernet1/1/2  ubunturdma6      3 +6       120.5k     4.05      -         0 (0)          1.20       -           14
 //! NX_AI_Leaf2 down: connection refused
 //! ```
 
@@ -35,7 +36,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     text::put(
         f,
         t,
-        title(app, "Switch queues: port x QoS group".into(), note),
+        title(app, "Switch queues (lossless class)".into(), note),
     );
     let empty = if app.cfg().switches.is_empty() {
         "no [[switch]] in the config"

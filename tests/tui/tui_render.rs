@@ -1389,3 +1389,92 @@ fn every_rail_is_its_own_row_and_a_dead_rail_says_why() {
         "the note says why:\n{s}"
     );
 }
+
+/// The fabric demo's six switches on the Queues and PFC tabs, at 80×24 and 120×40: each
+/// switch's summary line comes before its own ports and no other's, a port is one row on Queues
+/// (its lossless class, the others folded), a leaf's spine port is an `isl` naming the spine, and
+/// `/leaf2` keeps leaf2's ports and, of the others, only the spine ports facing it.
+#[test]
+fn six_switches_group_by_switch_at_80x24_and_120x40() {
+    use rocetop::app::table::RowId;
+    use rocetop::app::table::group::switch_of;
+    let mut lab = Lab::with(rocetop::collect::demo::fabric::config(1));
+    lab.run(5);
+    let switches: Vec<String> = lab
+        .app
+        .cfg()
+        .switches
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(switches.len(), 6);
+    for tab in [Tab::Queues, Tab::Pfc] {
+        on_tab(&mut lab, tab);
+        let v = lab.app.table(tab);
+        // Every row after a summary line is that switch's, until the next one.
+        let mut under: Option<&str> = None;
+        let mut heads = Vec::new();
+        for r in &v.rows {
+            match &r.id {
+                RowId::Switch(sw) => {
+                    assert!(!heads.contains(sw), "{tab:?}: {sw} summarised twice");
+                    heads.push(sw.clone());
+                    under = Some(sw);
+                }
+                id => assert_eq!(switch_of(id), under, "{tab:?}: {id:?} under {under:?}"),
+            }
+        }
+        let mut sorted = heads.clone();
+        sorted.sort();
+        let mut want = switches.clone();
+        want.sort();
+        assert_eq!(sorted, want, "{tab:?}: one summary line per switch");
+        if tab == Tab::Queues {
+            let ports: Vec<(&str, &str)> = (v.rows.iter())
+                .filter_map(|r| match &r.id {
+                    RowId::Queue { switch, port, .. } => Some((switch.as_str(), port.as_str())),
+                    _ => None,
+                })
+                .collect();
+            let distinct: std::collections::BTreeSet<_> = ports.iter().collect();
+            assert_eq!(distinct.len(), ports.len(), "one row per port");
+            assert!(ports.len() > 60, "{} ports", ports.len());
+        }
+        for (w, h) in [(80, 24), (120, 40)] {
+            let s = text(&render(&lab.app, w, h));
+            assert!(s.lines().all(|l| l.chars().count() <= usize::from(w)));
+            let first = s.lines().nth(3).unwrap_or("");
+            assert!(
+                switches.iter().any(|sw| first.starts_with(sw.as_str())),
+                "{tab:?} {w}x{h}: the table starts with a switch's line:\n{s}"
+            );
+        }
+    }
+    // A leaf's uplink is an inter-switch link naming its spine.
+    let s = text(&render(&lab.app, 120, 40));
+    let pfc = lab.app.table(Tab::Pfc);
+    let isl = (pfc.rows.iter())
+        .find(|r| r.cells.get(1).is_some_and(|c| c.val == "isl".into()))
+        .unwrap_or_else(|| panic!("no isl row:\n{s}"));
+    assert!(
+        matches!(&isl.cells[2].val, rocetop::app::table::Val::Text(t) if t.starts_with("spine")),
+        "{:?}",
+        isl.cells
+    );
+    lab.key(KeyCode::Char('/'));
+    lab.chars("leaf2");
+    lab.key(KeyCode::Enter);
+    let v = lab.app.table(Tab::Pfc);
+    assert_eq!(v.rows[0].id, RowId::Switch("leaf2".into()));
+    let mine = (v.rows.iter())
+        .filter(|r| switch_of(&r.id) == Some("leaf2"))
+        .count();
+    assert!(mine > 10, "{mine}");
+    for r in v.rows.iter().filter(|r| switch_of(&r.id) != Some("leaf2")) {
+        if let RowId::Port { switch, .. } = &r.id {
+            assert!(switch.starts_with("spine"), "{:?}", r.id);
+            assert_eq!(r.cells[1].val, "isl".into());
+            assert_eq!(r.cells[2].val, "leaf2".into());
+        }
+    }
+}

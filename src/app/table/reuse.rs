@@ -174,6 +174,7 @@ mod tests {
         let s = |x: &str| x.to_string();
         let ids = [
             RowId::Source(s("src")),
+            RowId::Switch(s("leaf2")),
             RowId::Node(s("gpu12")),
             RowId::Node(s("a node with a longer name")),
             RowId::Port {

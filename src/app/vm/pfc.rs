@@ -5,6 +5,7 @@
 use super::{Ctx, LinksCache, by_first, sev_rank};
 use crate::app::alerts::{ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
 use crate::app::source::{SrcState, age_text};
+use crate::app::table::group::{self, Sums};
 use crate::app::table::{
     Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol, short_names,
 };
@@ -104,6 +105,7 @@ impl Pause {
 
 /// One switch port's row as the set of series makes it.
 struct PortRow {
+    switch: String,
     port: String,
     rx: Pause,
     tx: Pause,
@@ -125,6 +127,8 @@ struct PortRow {
 struct Named {
     behind: String,
     any_behind: bool,
+    /// The port links to another switch (what is behind it is that switch).
+    isl: bool,
     name: String,
 }
 
@@ -160,9 +164,10 @@ impl Layout {
             &self.ports,
             |p| (p.ix, p.port.as_str()),
             |p, behind| Named {
-                behind: short_names(behind),
-                any_behind: !behind.is_empty(),
-                name: format!("{} {}", p.port, behind.join(" ")),
+                behind: short_names(&behind.names),
+                any_behind: !behind.names.is_empty(),
+                isl: behind.isl,
+                name: format!("{} {} {}", p.switch, p.port, behind.names.join(" ")),
             },
         )
     }
@@ -228,6 +233,7 @@ fn layout(cx: &Ctx) -> Layout {
                 Chart::rate("802.3x link pause rx/s", SW_LINK_PAUSE_RX, &lbl),
             ]),
             port,
+            switch: sw.clone(),
         };
         ports.entry(sw).or_default().push(row);
     }
@@ -263,6 +269,7 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
     let named = lay.named(cx);
     let mut rows = Vec::with_capacity(lay.ports.values().map(Vec::len).sum());
     let mut notes = Vec::new();
+    let mut heads: HashMap<&str, SwitchHead> = HashMap::new();
     for (g, sw) in cx.cfg.switches.iter().enumerate() {
         let name = sw.name.as_str();
         let state = cx.src(name);
@@ -286,6 +293,7 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         }
         for (ix, p) in mine {
             let h = PortHead::of(cx, p);
+            heads.entry(name).or_default().add(&h);
             let mut row = cx.pending(false, &p.id, &named[p.ix].name, &p.charts, (g, ix));
             row.tone = state.row_tone();
             row.score = sev_rank(h.sev) * 1e9 + per_sec(&h.rx) + per_sec(&h.tx);
@@ -305,7 +313,61 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         notes.push(format!("lossless path: {n} mismatch{s}, marked !"));
     }
     cx.arrange_pending(false, &mut rows, |todo| fill(cx, todo));
+    if cx.cfg.switches.len() > 1 {
+        rows = group::by_switch(rows, |sw, _| {
+            let id = RowId::Switch(sw.to_string());
+            let mut row = cx.reused(false, &id, sw, &Rc::from(Vec::new()));
+            heads
+                .get(sw)
+                .cloned()
+                .unwrap_or_default()
+                .cells(sw, &mut row);
+            row
+        });
+    }
     (rows, notes)
+}
+
+/// A switch's summary line: how many of its ports pause, and their pause rates summed.
+#[derive(Clone, Default)]
+struct SwitchHead {
+    ports: usize,
+    pausing: usize,
+    rates: Sums,
+}
+
+impl SwitchHead {
+    fn add(&mut self, h: &PortHead) {
+        self.ports += 1;
+        if per_sec(&h.rx) > 0.0 || per_sec(&h.tx) > 0.0 {
+            self.pausing += 1;
+        }
+        let blank = Cell::default;
+        self.rates.add(&[
+            blank(),
+            blank(),
+            blank(),
+            Cell::new(Val::Rate(h.rx)),
+            Cell::new(Val::Rate(h.tx)),
+        ]);
+    }
+
+    fn cells(&self, sw: &str, row: &mut Row) {
+        let mut c = CellsIn::new(&mut row.cells);
+        c.text(sw, Some(Tone::Accent));
+        c.text("", None);
+        if self.pausing > 0 {
+            c.text_fmt(
+                format_args!("{} of {} pausing", self.pausing, self.ports),
+                Some(Tone::Warn),
+            );
+        } else {
+            c.text_fmt(format_args!("{} ports", self.ports), Some(Tone::Dim));
+        }
+        for i in 3..SW_COLS.len() {
+            c.push(Cell::new(self.rates.get(i)));
+        }
+    }
 }
 
 /// What a port's row is ordered by (and shows): its worst alert and its pause rates.
@@ -376,7 +438,14 @@ fn port_cells(cx: &Ctx, p: &PortRow, nm: &Named, row: &mut Row) {
     let wrong = !row.notes.is_empty();
     let mut c = CellsIn::new(&mut row.cells);
     c.text(port, Some(Tone::of(h.sev)));
-    c.text(if port.starts_with("ii") { "ii" } else { "edge" }, None);
+    let class = if port.starts_with("ii") {
+        "ii"
+    } else if nm.isl {
+        "isl"
+    } else {
+        "edge"
+    };
+    c.text(class, None);
     c.text(&nm.behind, None);
     c.push(Cell::warn_if(
         Val::Rate(h.rx),

@@ -1,17 +1,20 @@
-//! Queues: one row per switch port × QoS group (or queue), with the nodes behind the port.
+//! Queues: one row per switch port, its lossless class with the other classes folded under it,
+//! with the nodes behind the port.
 
 use super::{Ctx, LinksCache};
-use crate::app::alerts::{Subject, WINDOW_MS};
+use crate::app::alerts::{ROCE_PRIORITY, Subject, WINDOW_MS};
 use crate::app::source::SrcState;
-use crate::app::table::{Cell, CellsIn, Chart, Col, RowId, TabView, Tone, Val, col, lcol};
+use crate::app::table::group::{self, Sums};
+use crate::app::table::{Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
 use crate::metrics::store::SeriesId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
-/// Ingress drops (MMU/overflow) name the culprit: never hidden.
-pub const COLS: [Col; 10] = [
+/// Ingress drops (MMU/overflow) name the culprit: never hidden. A port's row is its lossless
+/// class; "port drops" are the whole port's, every class's.
+pub const COLS: [Col; 11] = [
     lcol("port", 14, 0),
     lcol("nodes behind", 16, 1),
     lcol("QoS", 7, 0),
@@ -19,23 +22,41 @@ pub const COLS: [Col; 10] = [
     col("Tx Gb/s", 8, 3),
     col("ECN/s", 7, 2),
     col("Q drops/s(60s)", 14, 1),
+    col("port drops(60s)", 15, 2),
     col("ingr drops/s", 12, 0),
     col("depth", 8, 3),
     col("drops total", 11, 2),
 ];
 
+/// Where [`COLS`]' numbers start, and the one a summary line does not add up.
+const FIRST_NUMBER_COL: usize = 3;
+const DEPTH_COL: usize = 9;
+
 const G: [&str; 4] = ["switch", "port", "qos_group", "queue"];
 
-/// One port queue's row as the set of series makes it.
-struct QueueRow {
-    port: String,
-    qos: String,
+/// One queue's series (a QoS group or an egress queue of a port).
+#[derive(Default)]
+struct Series {
     tx: Vec<SeriesId>,
     tx_bytes: Vec<SeriesId>,
     ecn: Vec<SeriesId>,
     drops: Vec<SeriesId>,
     depth: Vec<SeriesId>,
-    /// The port's ingress drops (every queue row of the port shows them).
+}
+
+/// One switch port's row: its lossless class, with the port's other classes folded under it (a
+/// port whose classes name no lossless one has a row per class, none folded).
+struct QueueRow {
+    switch: String,
+    port: String,
+    qos: String,
+    own: Series,
+    /// The folded classes' names.
+    folded: Vec<String>,
+    /// The port's drops, every class's: the switch's own port total (class `all`) where it
+    /// reports one, else the classes summed. A drop in a lossy class is still a drop.
+    port_drops: Vec<SeriesId>,
+    /// The port's ingress drops.
     ingress: Vec<SeriesId>,
     subject: Subject,
     id: RowId,
@@ -44,8 +65,16 @@ struct QueueRow {
     ix: usize,
 }
 
+/// The class RoCE traffic is in: the unicast class numbered as the RoCE priority (qos-group 3
+/// on NX-OS, TC3 on EOS, UC3 on SONiC, as the lossless profiles all number it). A multicast
+/// queue (SONiC's MC3) is not it.
+fn is_lossless(class: &str) -> bool {
+    let digits = class.trim_start_matches(|c: char| !c.is_ascii_digit());
+    digits == ROCE_PRIORITY && !class.to_ascii_uppercase().starts_with("MC")
+}
+
 /// What a queue row takes from the links: the nodes behind its port, and its name (for sorting
-/// and the filter) that names them.
+/// and the filter) that names its switch and them.
 struct Named {
     behind: String,
     name: String,
@@ -65,62 +94,133 @@ impl Layout {
             &self.queues,
             |q| (q.ix, q.port.as_str()),
             |q, behind| Named {
-                behind: crate::app::table::short_names(behind),
-                name: format!("{} {} {}", q.port, q.qos, behind.join(" ")),
+                behind: crate::app::table::short_names(&behind.names),
+                name: format!(
+                    "{} {} {} {}",
+                    q.switch,
+                    q.port,
+                    q.qos,
+                    behind.names.join(" ")
+                ),
             },
         )
     }
 }
 
+/// A port's classes as the series name them: (class, its label name, its series).
+type Classes = Vec<(String, &'static str, Series)>;
+
 fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
-    let tx = query::groups(st, SW_QUEUE_TX_PACKETS, &[], &G);
-    let txb = query::groups(st, SW_QUEUE_TX_BYTES, &[], &G);
-    let ecn = query::groups(st, SW_QUEUE_ECN_MARKED, &[], &G);
-    let drops = query::groups(st, SW_QUEUE_DROPPED, &[], &G);
-    let depth = query::groups(st, SW_QUEUE_DEPTH, &[], &G);
-    let ingr = query::groups(st, SW_INGRESS_DROPPED, &[], &["switch", "port"]);
-    let keys: BTreeSet<&Vec<String>> = tx.keys().chain(drops.keys()).chain(txb.keys()).collect();
-    let ids = |m: &BTreeMap<Vec<String>, Vec<SeriesId>>, k: &Vec<String>| {
-        m.get(k).cloned().unwrap_or_default()
-    };
-    let mut out: HashMap<String, Vec<QueueRow>> = HashMap::new();
-    for (n, k) in keys.into_iter().enumerate() {
-        let at = |i: usize| k.get(i).map(String::as_str).unwrap_or("");
-        let (name, port, qos) = (at(0), at(1), if at(2).is_empty() { at(3) } else { at(2) });
-        let pk = vec![name.to_string(), port.to_string()];
-        let mut lbl: Vec<(&'static str, &str)> = vec![("switch", name), ("port", port)];
-        if !at(2).is_empty() {
-            lbl.push(("qos_group", at(2)));
-        } else if !at(3).is_empty() {
-            lbl.push(("queue", at(3)));
-        }
-        let row = QueueRow {
-            port: port.into(),
-            qos: qos.into(),
-            tx: ids(&tx, k),
-            tx_bytes: ids(&txb, k),
-            ecn: ids(&ecn, k),
-            drops: ids(&drops, k),
-            depth: ids(&depth, k),
-            ingress: ids(&ingr, &pk),
-            subject: Subject::Port {
-                switch: name.into(),
-                port: port.into(),
-            },
-            ix: n,
-            id: RowId::Queue {
-                switch: name.into(),
-                port: port.into(),
-                queue: qos.into(),
-            },
-            charts: Rc::from(vec![
-                Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
-                Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
-                Chart::rate("ingress drops/s (port)", SW_INGRESS_DROPPED, &lbl[..2]),
-            ]),
+    let mut tx = query::groups(st, SW_QUEUE_TX_PACKETS, &[], &G);
+    let mut txb = query::groups(st, SW_QUEUE_TX_BYTES, &[], &G);
+    let mut ecn = query::groups(st, SW_QUEUE_ECN_MARKED, &[], &G);
+    let mut drops = query::groups(st, SW_QUEUE_DROPPED, &[], &G);
+    let mut depth = query::groups(st, SW_QUEUE_DEPTH, &[], &G);
+    let mut ingr = query::groups(st, SW_INGRESS_DROPPED, &[], &["switch", "port"]);
+    let keys: BTreeSet<Vec<String>> = tx
+        .keys()
+        .chain(drops.keys())
+        .chain(txb.keys())
+        .cloned()
+        .collect();
+    // Per switch port, its classes in key order.
+    let mut ports: BTreeMap<(String, String), Classes> = BTreeMap::new();
+    for k in keys {
+        let at = |i: usize| k.get(i).cloned().unwrap_or_default();
+        let (label, class) = if at(2).is_empty() {
+            ("queue", at(3))
+        } else {
+            ("qos_group", at(2))
         };
-        out.entry(name.to_string()).or_default().push(row);
+        let take = |m: &mut BTreeMap<Vec<String>, Vec<SeriesId>>| m.remove(&k).unwrap_or_default();
+        let series = Series {
+            tx: take(&mut tx),
+            tx_bytes: take(&mut txb),
+            ecn: take(&mut ecn),
+            drops: take(&mut drops),
+            depth: take(&mut depth),
+        };
+        ports
+            .entry((at(0), at(1)))
+            .or_default()
+            .push((class, label, series));
+    }
+    let mut out: HashMap<String, Vec<QueueRow>> = HashMap::new();
+    let mut ix = 0;
+    for ((switch, port), mut classes) in ports {
+        let ingress = ingr
+            .remove(&vec![switch.clone(), port.clone()])
+            .unwrap_or_default();
+        // The lossless class makes the row and the others fold under it; without one, each
+        // class is a row of its own.
+        let rows: Vec<(String, &str, Series, Classes)> =
+            match classes.iter().position(|(c, _, _)| is_lossless(c)) {
+                Some(i) => {
+                    let (c, l, s) = classes.remove(i);
+                    vec![(c, l, s, classes)]
+                }
+                None => classes
+                    .into_iter()
+                    .map(|(c, l, s)| (c, l, s, Vec::new()))
+                    .collect(),
+            };
+        let port_drops: Vec<SeriesId> = match rows
+            .iter()
+            .flat_map(|(c, _, s, f)| {
+                std::iter::once((c, s)).chain(f.iter().map(|(c, _, s)| (c, s)))
+            })
+            .find(|(c, _)| c.as_str() == "all")
+        {
+            Some((_, s)) => s.drops.clone(),
+            None => rows
+                .iter()
+                .flat_map(|(_, _, s, f)| {
+                    s.drops
+                        .iter()
+                        .chain(f.iter().flat_map(|(_, _, s)| &s.drops))
+                })
+                .copied()
+                .collect(),
+        };
+        for (qos, label, own, folded) in rows {
+            let lbl = [
+                ("switch", switch.as_str()),
+                ("port", port.as_str()),
+                (label, qos.as_str()),
+            ];
+            let shown = if folded.is_empty() {
+                qos.clone()
+            } else {
+                format!("{qos} +{}", folded.len())
+            };
+            let row = QueueRow {
+                switch: switch.clone(),
+                port: port.clone(),
+                qos: shown,
+                own,
+                port_drops: port_drops.clone(),
+                folded: folded.into_iter().map(|(c, _, _)| c).collect(),
+                ingress: ingress.clone(),
+                subject: Subject::Port {
+                    switch: switch.clone(),
+                    port: port.clone(),
+                },
+                ix,
+                id: RowId::Queue {
+                    switch: switch.clone(),
+                    port: port.clone(),
+                    queue: qos.clone(),
+                },
+                charts: Rc::from(vec![
+                    Chart::rate("Tx packets/s", SW_QUEUE_TX_PACKETS, &lbl),
+                    Chart::rate("queue drops/s", SW_QUEUE_DROPPED, &lbl),
+                    Chart::rate("ingress drops/s (port)", SW_INGRESS_DROPPED, &lbl[..2]),
+                ]),
+            };
+            ix += 1;
+            out.entry(switch.clone()).or_default().push(row);
+        }
     }
     Layout {
         queues: out,
@@ -136,6 +236,7 @@ pub fn view(cx: &Ctx) -> TabView {
     let rate = |ids: &[SeriesId]| query::rate_if_any(st, ids);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut sums: HashMap<&str, Sums> = HashMap::new();
     for sw in &cx.cfg.switches {
         let name = sw.name.as_str();
         let state = cx.src(name);
@@ -148,15 +249,16 @@ pub fn view(cx: &Ctx) -> TabView {
             notes.push(format!("{name} stale {}", crate::app::source::age_text(ms)));
         }
         for q in mine {
-            let n60 = cx.increase_of(&q.drops, last_min);
+            let n60 = cx.increase_of(&q.own.drops, last_min);
+            let o60 = cx.increase_of(&q.port_drops, last_min);
             let i60 = cx.increase_of(&q.ingress, last_min);
             let sev = cx.alerts.worst_for(&q.subject);
-            let gbps = rate(&q.tx_bytes).map(|a| Agg {
+            let gbps = rate(&q.own.tx_bytes).map(|a| Agg {
                 rate: a.rate.map(|r| r * 8.0 / 1e9),
                 reset: a.reset,
             });
-            let total = cx.increase_of(&q.drops, cx.base);
-            let tx = rate(&q.tx);
+            let total = cx.increase_of(&q.port_drops, cx.base);
+            let tx = rate(&q.own.tx);
             let nm = &named[q.ix];
             let mut row = cx.reused(false, &q.id, &nm.name, &q.charts);
             {
@@ -166,29 +268,74 @@ pub fn view(cx: &Ctx) -> TabView {
                 c.text(&q.qos, None);
                 c.push(Cell::new(Val::Rate(tx)));
                 c.push(Cell::new(Val::Rate(gbps)));
-                c.push(Cell::new(Val::Rate(rate(&q.ecn))));
+                c.push(Cell::new(Val::Rate(rate(&q.own.ecn))));
                 c.push(Cell::crit_if(
-                    Val::Sparse(rate(&q.drops), n60),
+                    Val::Sparse(rate(&q.own.drops), n60),
                     n60.unwrap_or(0) > 0,
+                ));
+                c.push(Cell::crit_if(
+                    Val::Sparse(rate(&q.port_drops), o60),
+                    o60.unwrap_or(0) > 0,
                 ));
                 c.push(Cell::crit_if(
                     Val::Sparse(rate(&q.ingress), i60),
                     i60.unwrap_or(0) > 0,
                 ));
-                c.push(Cell::new(Val::Num(query::latest_of(st, &q.depth))));
+                c.push(Cell::new(Val::Num(query::latest_of(st, &q.own.depth))));
                 c.push(Cell::crit_if(Val::Count(total), total.unwrap_or(0) > 0));
             }
             row.tone = state.row_tone();
-            row.score = (n60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
+            row.facts.clear();
+            if !q.folded.is_empty() {
+                row.facts.push(format!(
+                    "classes folded under {}: {} (their drops count in \"port drops\")",
+                    q.qos,
+                    q.folded.join(", ")
+                ));
+            }
+            row.score = (o60.unwrap_or(0) + i60.unwrap_or(0)) as f64 * 1e9
                 + tx.and_then(|a| a.rate).unwrap_or(0.0);
+            sums.entry(name).or_default().add(&row.cells);
             rows.push(row);
         }
     }
     cx.arrange(false, &mut rows);
+    if cx.cfg.switches.len() > 1 {
+        rows = group::by_switch(rows, |sw, _| head(cx, sw, lay.queues.get(sw), sums.get(sw)));
+    }
     TabView {
         cols: &COLS,
         rows,
         notes,
         ..Default::default()
     }
+}
+
+/// A switch's summary line: its ports, and its rows' rates and drops summed.
+fn head(cx: &Ctx, sw: &str, queues: Option<&Vec<QueueRow>>, sums: Option<&Sums>) -> Row {
+    let ports: BTreeSet<&str> = queues
+        .into_iter()
+        .flatten()
+        .map(|q| q.port.as_str())
+        .collect();
+    let id = RowId::Switch(sw.to_string());
+    let mut row = cx.reused(false, &id, sw, &Rc::from(Vec::new()));
+    {
+        let mut c = CellsIn::new(&mut row.cells);
+        c.text(sw, Some(Tone::Accent));
+        c.text_fmt(format_args!("{} ports", ports.len()), Some(Tone::Dim));
+        c.text("", None);
+        let none = Sums::default();
+        let sums = sums.unwrap_or(&none);
+        // Tx, Gb/s and ECN add up across ports; drops too; a queue depth does not.
+        for i in FIRST_NUMBER_COL..COLS.len() {
+            let v = if i == DEPTH_COL {
+                Val::default()
+            } else {
+                sums.get(i)
+            };
+            c.push(Cell::new(v));
+        }
+    }
+    row
 }
