@@ -23,6 +23,7 @@ pub const FILES: &[&str] = &[
     "alerts.txt",
     "episodes.json",
     "fabric.json",
+    "pause-trees.txt",
     "config.json",
     "README.txt",
 ];
@@ -203,16 +204,19 @@ pub fn write_bundle(
     let found = Found {
         episodes: &none,
         fabric: &J::Null,
+        trees: "",
     };
     write_bundle_at(dir, cfg, store, recent_log_lines, alerts, &found, now_ms())
 }
 
-/// What the screen found, written beside the data: the episodes (`episodes.json`) and the fabric
-/// graph with its pause tree (`fabric.json`).
+/// What the screen found, written beside the data: the episodes (`episodes.json`), the fabric
+/// graph with its pause tree (`fabric.json`), and the pause trees as text, now and at each
+/// episode's PFC peak (`pause-trees.txt`).
 #[derive(Clone, Copy)]
 pub struct Found<'a> {
     pub episodes: &'a J,
     pub fabric: &'a J,
+    pub trees: &'a str,
 }
 
 /// Write a bundle named after `at` (a replay passes the recording's time).
@@ -225,7 +229,11 @@ pub fn write_bundle_at(
     found: &Found<'_>,
     at: Ts,
 ) -> Result<PathBuf, BundleError> {
-    let Found { episodes, fabric } = *found;
+    let Found {
+        episodes,
+        fabric,
+        trees,
+    } = *found;
     let err = |source| BundleError {
         dir: dir.display().to_string(),
         source,
@@ -258,11 +266,17 @@ pub fn write_bundle_at(
          alerts.txt    alerts active when it was written\n\
          episodes.json every episode found (start, end, peak, the chain in cause order, culprit, cost)\n\
          fabric.json   the fabric's links (LLDP, [[link]], pairing) and the PFC pause tree when it was written\n\
+         pause-trees.txt  who paused whom: the tree when it was written and each episode's at its PFC peak\n\
          config.json   the config, secrets removed\n",
         env!("CARGO_PKG_VERSION"),
         SERIES_WINDOW_MS / 60_000,
     );
-    let files: [(&str, String); 9] = [
+    let trees = if trees.is_empty() {
+        "(no pause tree: written without the screen's findings)\n".to_string()
+    } else {
+        trees.to_string()
+    };
+    let files: [(&str, String); 10] = [
         ("current.json", json::render(store) + "\n"),
         ("metrics.prom", prom::render(store, true, true)),
         // One line: pretty-printing made it several times larger.
@@ -271,6 +285,7 @@ pub fn write_bundle_at(
         ("alerts.txt", alerts_txt),
         ("episodes.json", pretty(episodes)),
         ("fabric.json", pretty(fabric)),
+        ("pause-trees.txt", trees),
         ("config.json", pretty(&redacted_json(cfg))),
         ("README.txt", readme),
     ];
@@ -488,6 +503,7 @@ mod tests {
             &Found {
                 episodes: &J::Array(vec![]),
                 fabric: &J::Null,
+                trees: "",
             },
             at,
         )
@@ -525,6 +541,7 @@ mod tests {
             &Found {
                 episodes: &J::Array(vec![]),
                 fabric: &J::Null,
+                trees: "",
             },
             at,
         )
@@ -574,6 +591,7 @@ mod tests {
             &Found {
                 episodes: &J::Array(vec![]),
                 fabric: &J::Null,
+                trees: "",
             },
             at,
         )

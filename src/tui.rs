@@ -531,6 +531,12 @@ fn act(
                 &crate::bundle::Found {
                     episodes: &episodes,
                     fabric: &crate::app::fabric::json_with_tree(app.fabric(), app.pause_tree()),
+                    trees: &crate::app::episodes::text::trees(
+                        app.pause_tree(),
+                        app.now(),
+                        &app.episodes().all(),
+                        app.links(),
+                    ),
                 },
                 at,
             ) {

@@ -15,6 +15,7 @@ pub mod latency;
 pub mod lists;
 pub mod log;
 pub mod overview;
+pub mod pause_tree;
 pub mod pfc;
 pub mod queues;
 pub mod spark;
@@ -344,7 +345,10 @@ const HELP: &[(&str, &str)] = &[
     ("S", "write an incident bundle"),
     ("[ ] { }", "back/forward 10 s / 60 s in history (live too)"),
     ("Home/End, Esc", "back to live after [ or {"),
-    ("e / p", "episodes (Enter travels) / PFC tab: pause tree"),
+    (
+        "e / p",
+        "episodes (Enter travels, p tree) / PFC: pause tree",
+    ),
     ("A", "alerts list: a ack, x mute, Enter jumps to the row"),
     ("Space . - +", "replay: pause step speed"),
     ("?", "this help"),

@@ -89,7 +89,10 @@ pub(super) fn handle(app: &mut App, k: KeyEvent) {
         KeyCode::Char('f') => app.toggle_freeze(),
         KeyCode::Char('r') if app.replay.is_none() => app.actions.push(Action::ToggleRecord),
         KeyCode::Char('S') => app.actions.push(Action::Bundle),
-        KeyCode::Char('p') if app.tab == Tab::Pfc => app.show_tree = !app.show_tree,
+        KeyCode::Char('p') if app.tab == Tab::Pfc => {
+            app.show_tree = !app.show_tree;
+            app.tree_of = None;
+        }
         KeyCode::Char(c) if app.replay.is_some() && replay_key(app, c) => {}
         // Live, the replay's seek keys travel back through the in-memory history.
         KeyCode::Char(c @ ('[' | ']' | '{' | '}')) => {
@@ -152,6 +155,15 @@ fn overlay_key(app: &mut App, code: KeyCode) -> bool {
                 if let Some(past) = &mut app.past_alerts {
                     past.toggle_mute(l);
                 }
+            }
+        }
+        // The episode's pause tree at its PFC peak, on the PFC tab.
+        KeyCode::Char('p') if o == Overlay::Episodes => {
+            if let Some(id) = app.episodes.all().get(sel).map(|e| e.id) {
+                app.overlay = None;
+                app.tab = Tab::Pfc;
+                app.show_tree = true;
+                app.tree_of = Some(id);
             }
         }
         KeyCode::Enter => match o {

@@ -177,8 +177,11 @@ pub struct Replayed {
     pub polls: usize,
     /// Why the file ended early, if it did.
     pub cut: Option<String>,
-    /// What the episode detector found, as `snapshot --format json` writes it.
+    /// What the episode detector found, the fabric graph and its pause tree at the end, as
+    /// `snapshot --format json` writes them.
     pub episodes: serde_json::Value,
+    pub fabric: serde_json::Value,
+    pub pause_tree: serde_json::Value,
 }
 
 /// Replay a whole recording as fast as it reads, into a fresh store: every record through
@@ -214,7 +217,11 @@ pub async fn replay_all(path: &Path) -> Result<Replayed, String> {
         app.update(Event::Tick, now);
     }
     let episodes = crate::app::episodes::text::json(&app.episodes().all(), app.links(), now);
+    let fabric = crate::app::fabric::json(app.fabric());
+    let pause_tree = crate::app::fabric::pause_tree::json(app.pause_tree());
     Ok(Replayed {
+        fabric,
+        pause_tree,
         store: std::mem::replace(&mut app.store, Store::new(1, 1)),
         polls,
         cut,
@@ -243,7 +250,14 @@ pub async fn replay_print(path: &Path, format: Format) -> Result<String, String>
     }
     Ok(match format {
         Format::Prom => prom::render(&r.store, true, true),
-        Format::Json => json::document(&r.store, vec![("episodes", r.episodes)]),
+        Format::Json => json::document(
+            &r.store,
+            vec![
+                ("episodes", r.episodes),
+                ("fabric", r.fabric),
+                ("pause_tree", r.pause_tree),
+            ],
+        ),
         Format::Table => table::render(&r.store, table::Silent::NotRecorded),
     })
 }

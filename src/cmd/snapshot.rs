@@ -34,7 +34,12 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         }
         // Which node is behind which port: config, else the LLDP just read.
         let links = crate::app::pairing::Links::of(cfg, &store);
-        let obs = crate::app::episodes::observe(&store, at);
+        let mut obs = crate::app::episodes::observe(&store, at);
+        // The tree the live screen gives its episodes (their root and spread).
+        let fabric = crate::app::fabric::Fabric::of(cfg, &store, &links);
+        obs.pause_tree = Some(std::sync::Arc::new(
+            crate::app::fabric::observe::pause_tree_of(&store, &fabric),
+        ));
         episodes.update(&obs, &rules, &links);
     }
     // A topology read that failed is not a failed snapshot: no counter depends on it.

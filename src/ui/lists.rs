@@ -76,11 +76,8 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
             Span::styled(text::row(ep, app.links(), app.now()), tone),
         ]));
         if i == sel {
-            for p in &ep.chain {
-                lines.push(Line::from(Span::styled(
-                    format!("     {}", text::link(p, ep, app.links())),
-                    app.theme.dim,
-                )));
+            for l in text::chain(ep, app.links()) {
+                lines.push(Line::from(Span::styled(format!("     {l}"), app.theme.dim)));
             }
             sel_line = lines.len() - 1;
         }
@@ -89,7 +86,7 @@ pub fn episodes(f: &mut Frame, area: Rect, app: &App) {
         f,
         area,
         app,
-        " episodes (j/k move, Enter: travel to its start, Esc closes) ",
+        " episodes (j/k move, Enter: travel to its start, p: its pause tree, Esc closes) ",
         lines,
         sel_line,
     );

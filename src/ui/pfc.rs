@@ -20,7 +20,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.show_tree() {
-        return draw_tree(f, area, app);
+        return super::pause_tree::draw(f, area, app);
     }
     let v = app.arranged(Tab::Pfc);
     // One selection walks both tables: the port rows, then the host rows.
@@ -106,27 +106,4 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         }),
         _ => hits,
     };
-}
-
-/// The pause tree (`p`): one line a hop, indented by hops from the root, as the view model says.
-fn draw_tree(f: &mut Frame, area: Rect, app: &App) {
-    let v = crate::app::vm::pause_tree::of(app);
-    let [t, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    text::put(f, t, title(app, v.title, v.note));
-    let lines: Vec<ratatui::text::Line> = (v.lines.iter())
-        .take(body.height as usize)
-        .map(|l| {
-            ratatui::text::Line::from(ratatui::text::Span::styled(
-                format!("{}{}", "  ".repeat(l.depth), l.text),
-                if l.depth == 0 {
-                    app.theme.accent
-                } else {
-                    app.theme.normal
-                },
-            ))
-        })
-        .collect();
-    text::put(f, body, lines);
-    // No table here to click in.
-    app.hits.borrow_mut().table = None;
 }

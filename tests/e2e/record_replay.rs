@@ -432,6 +432,16 @@ fn the_binary_records_and_replays_headless() {
             "{text}"
         );
     }
+    // JSON carries what `snapshot --format json` does: episodes, the fabric and its pause tree.
+    let rep = std::process::Command::new(bin)
+        .args(["replay", "--format", "json"])
+        .arg(&out)
+        .output()
+        .expect("run replay");
+    let doc: serde_json::Value = serde_json::from_slice(&rep.stdout).expect("JSON");
+    assert!(doc["episodes"].is_array(), "{doc}");
+    assert!(doc["fabric"]["links"].is_array(), "{}", doc["fabric"]);
+    assert!(doc["pause_tree"].is_object(), "{}", doc["pause_tree"]);
     let junk = dir.path().join("junk");
     std::fs::write(&junk, b"not a recording").expect("write");
     let bad = std::process::Command::new(bin)

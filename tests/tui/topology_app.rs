@@ -552,3 +552,109 @@ fn a_fabric_node_detail_lists_each_nic_with_its_rail() {
     );
     assert!(!node.facts.is_empty());
 }
+
+/// An episode's pause tree at its PFC peak, as a user reaches it: `p` on the episode in the
+/// episodes list shows it on the PFC tab; travelling into the episode (Enter) and pressing `p`
+/// on the PFC tab shows the same tree; the bundle's text names the same roots.
+#[test]
+fn an_episodes_peak_tree_from_the_list_from_the_past_and_in_the_bundle() {
+    let mut lab = Lab::with(rocetop::collect::demo::fabric::config(1));
+    let mut found = None;
+    for _ in 0..300 {
+        lab.run(1);
+        found = (lab.app.episodes().all().iter().enumerate())
+            .find(|(_, e)| {
+                e.end.is_some()
+                    && e.peak_tree
+                        .as_ref()
+                        .is_some_and(|p| !p.tree.roots.is_empty())
+            })
+            .map(|(i, e)| (i, e.id));
+        if found.is_some() {
+            break;
+        }
+    }
+    let (place, id) = found.expect("an ended episode with a rooted pause tree in 300 s");
+    let ep = (lab.app.episodes().all().into_iter())
+        .find(|e| e.id == id)
+        .cloned()
+        .expect("kept");
+    let peak = ep.peak_tree.clone().expect("tree");
+    let root_line = rocetop::app::fabric::pause_tree::text::lines(&peak.tree)
+        .into_iter()
+        .find(|l| l.text.starts_with("root "))
+        .expect("a root line")
+        .text;
+    let screen = |lab: &Lab| {
+        let mut t = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        t.draw(|f| rocetop::ui::draw(f, &lab.app)).expect("draw");
+        let b = t.backend().buffer().clone();
+        (0..b.area.height)
+            .map(|y| {
+                (0..b.area.width)
+                    .map(|x| b[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect::<String>()
+    };
+    let title = format!("episode {id} at its PFC peak");
+    lab.key(KeyCode::Char('e'));
+    for _ in 0..place {
+        lab.key(KeyCode::Char('j'));
+    }
+    lab.key(KeyCode::Char('p'));
+    assert_eq!(lab.app.tab(), Tab::Pfc);
+    let s = screen(&lab);
+    assert!(s.contains(&title), "{s}");
+    assert!(s.contains(&root_line), "{root_line}\n{s}");
+    // `p` closes the tree; Enter on the episode travels to its start; `p` there shows the tree
+    // of the episode the cursor is in.
+    lab.key(KeyCode::Char('p'));
+    assert!(!screen(&lab).contains(&title));
+    lab.key(KeyCode::Char('e'));
+    for _ in 0..place {
+        lab.key(KeyCode::Char('j'));
+    }
+    lab.key(KeyCode::Enter);
+    assert!(
+        lab.app.travel().is_some(),
+        "travelled to the episode's start"
+    );
+    lab.key(KeyCode::Char('3'));
+    lab.key(KeyCode::Char('p'));
+    let s = screen(&lab);
+    let in_view = lab
+        .app
+        .episode_in_view()
+        .map(|e| e.id)
+        .expect("an episode at the cursor");
+    assert!(
+        s.contains(&format!("episode {in_view} at its PFC peak")),
+        "{s}"
+    );
+    let text = rocetop::app::episodes::text::trees(
+        lab.app.pause_tree(),
+        lab.app.now(),
+        &lab.app.episodes().all(),
+        lab.app.links(),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = rocetop::bundle::write_bundle_at(
+        dir.path(),
+        lab.app.cfg(),
+        &lab.app.store,
+        &[],
+        &[],
+        &rocetop::bundle::Found {
+            episodes: &serde_json::Value::Array(vec![]),
+            fabric: &serde_json::Value::Null,
+            trees: &text,
+        },
+        lab.now(),
+    )
+    .expect("bundle");
+    let written = std::fs::read_to_string(p.join("pause-trees.txt")).expect("pause-trees.txt");
+    assert!(written.contains(&format!("episode {id}: ")), "{written}");
+    assert!(written.contains(&root_line), "{written}");
+}

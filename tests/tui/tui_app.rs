@@ -459,6 +459,7 @@ fn bundle_alert_lines_name_their_switch_port_or_node_device() {
         &rocetop::bundle::Found {
             episodes: &serde_json::Value::Array(vec![]),
             fabric: &rocetop::app::fabric::json_with_tree(lab.app.fabric(), lab.app.pause_tree()),
+            trees: "",
         },
         lab.now(),
     )

@@ -163,7 +163,7 @@ fn help_fits_80x24() {
         "alerts list: a ack, x mute, Enter jumps to the row",
         "back/forward 10 s / 60 s in history (live too)",
         "q, Ctrl-C",
-        "episodes (Enter travels) / PFC tab: pause tree",
+        "episodes (Enter travels, p tree) / PFC: pause tree",
         "counter reset in that interval",
         "stale source (age shown)",
     ] {

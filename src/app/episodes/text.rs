@@ -480,7 +480,8 @@ pub fn link(p: &Part, ep: &Episode, links: &Links) -> String {
                 "sends pauses (its ingress buffer fills)"
             };
             format!(
-                "PFC    {} rx {}/s tx {}/s (normal {}/s): {dir}",
+                "PFC    {} {} rx {}/s tx {}/s (normal {}/s): {dir}",
+                switch_of(&p.key),
                 port_of(&p.key),
                 si(p.rx_peak),
                 si(p.tx_peak),
@@ -492,7 +493,12 @@ pub fn link(p: &Part, ep: &Episode, links: &Links) -> String {
             let nodes = links.behind_names(switch_of(&p.key), port);
             let mut w = p.key.splitn(4, ' ');
             let why = w.nth(3).unwrap_or("");
-            format!("drops  {port} {why} {}/s → {}", si(p.peak), nodes.join(","))
+            format!(
+                "drops  {} {port} {why} {}/s → {}",
+                switch_of(&p.key),
+                si(p.peak),
+                nodes.join(",")
+            )
         }
         Layer::HostPause => format!(
             "pause  {} paused {:.1}% (normal {:.1}%)",
@@ -522,6 +528,30 @@ pub fn link(p: &Part, ep: &Episode, links: &Links) -> String {
     format!("{at}  {what}")
 }
 
+/// A run of more than this many links of one layer in a row is folded in the episodes list.
+const RUN_SHOWN: usize = 3;
+
+/// The chain in words for the episodes list: a run of links of one layer (32 hosts paused on a
+/// fabric) shows its first few and how many more, so the other layers stay in sight.
+pub fn chain(ep: &Episode, links: &Links) -> Vec<String> {
+    let mut out = Vec::new();
+    let parts = &ep.chain;
+    let mut i = 0;
+    while i < parts.len() {
+        let layer = parts[i].layer;
+        let run = parts[i..].iter().take_while(|p| p.layer == layer).count();
+        let shown = if run > RUN_SHOWN + 1 { RUN_SHOWN } else { run };
+        for p in &parts[i..i + shown] {
+            out.push(link(p, ep, links));
+        }
+        if shown < run {
+            out.push(format!("        … and {} more like these", run - shown));
+        }
+        i += run;
+    }
+    out
+}
+
 /// Episodes for `snapshot --format json` and the incident bundle: every field, plus the sentence
 /// and the chain in words.
 pub fn json(eps: &[&Episode], links: &Links, now: Ts) -> serde_json::Value {
@@ -547,6 +577,36 @@ pub fn json(eps: &[&Episode], links: &Links, now: Ts) -> serde_json::Value {
         })
         .collect();
     v.into()
+}
+
+/// The incident bundle's `pause-trees.txt`: the tree when it was written, then each episode's
+/// at its PFC peak, for whoever reads it later.
+pub fn trees(
+    now_tree: &crate::app::fabric::pause_tree::PauseTree,
+    now: Ts,
+    eps: &[&Episode],
+    links: &Links,
+) -> String {
+    use crate::app::fabric::pause_tree::text::indented;
+    let mut out = format!(
+        "PFC pause tree when the bundle was written ({})\n{}",
+        crate::metrics::human::clock(now),
+        indented(now_tree, 1)
+    );
+    for ep in eps {
+        out.push_str(&format!("\nepisode {}: {}\n", ep.id, line(ep, links, now)));
+        match &ep.peak_tree {
+            Some(p) => {
+                out.push_str(&format!(
+                    "  pause tree at its PFC peak ({})\n",
+                    crate::metrics::human::clock(p.at)
+                ));
+                out.push_str(&indented(&p.tree, 2));
+            }
+            None => out.push_str("  no pause tree: no PFC in this episode\n"),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -629,6 +689,29 @@ mod tests {
             pause_root: None,
             peak_tree: None,
         }
+    }
+
+    /// A run of one layer longer than the few shown folds into "and N more"; a short run and
+    /// the next layer's links are all there, and a PFC link names its switch.
+    #[test]
+    fn the_chain_folds_a_long_run_of_one_layer() {
+        let links = Links::from_config(&Config::reference());
+        let pfc: Vec<String> = (1..=6)
+            .map(|i| format!("pfc leaf{i} Ethernet1/{i}"))
+            .collect();
+        let mut parts: Vec<(&str, f64)> = pfc.iter().map(|k| (k.as_str(), 1.0)).collect();
+        parts.push(("drop leaf1 Ethernet1/1 ingress mmu", 5.0));
+        let lines = chain(&episode(&parts), &links);
+        assert_eq!(lines.len(), RUN_SHOWN + 2, "{lines:#?}");
+        assert!(lines[0].contains("leaf1 Ethernet1/1 rx"), "{}", lines[0]);
+        assert!(lines[RUN_SHOWN].ends_with("and 3 more like these"));
+        assert!(
+            lines[RUN_SHOWN + 1].starts_with("+  0 s  drops  leaf1 Ethernet1/1"),
+            "{lines:#?}"
+        );
+        // One more than shown is shown whole: folding one line saves nothing.
+        let four: Vec<(&str, f64)> = parts[..RUN_SHOWN + 1].to_vec();
+        assert_eq!(chain(&episode(&four), &links).len(), RUN_SHOWN + 1);
     }
 
     /// Seen from a time-travel cursor inside it, an episode that ended later is ongoing as of

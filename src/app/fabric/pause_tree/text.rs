@@ -55,6 +55,14 @@ pub fn root_words(r: &Root) -> String {
     format!("{}{toward} ({})", end(&r.at), r.cause.words())
 }
 
+/// The tree as plain text, one line a hop, indented two spaces a hop (the bundle's file).
+pub fn indented(t: &PauseTree, margin: usize) -> String {
+    lines(t)
+        .iter()
+        .map(|l| format!("{}{}\n", "  ".repeat(margin + l.depth), l.text))
+        .collect()
+}
+
 /// The tree view: each root, then the hops its pausing takes, indented one a hop, the rate on
 /// each; deadlocks, then the links whose pausing is unknown.
 pub fn lines(t: &PauseTree) -> Vec<TreeLine> {
