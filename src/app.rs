@@ -720,6 +720,7 @@ impl App {
         // their PFC peak.
         obs.pause_root = fabric::pause_tree::text::across_switches(&tree);
         obs.pause_tree = Some(tree.clone());
+        obs.rails = std::sync::Arc::new(self.fabric.rails());
         self.pause_tree = tree;
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);

@@ -161,6 +161,9 @@ pub struct Episode {
     /// The pause tree's root and spread at the episode's PFC peak, where the pausing crossed
     /// switches ([`Obs::pause_root`]).
     pub pause_root: Option<String>,
+    /// The rail every switch of its chain that is on a rail is on (a spine is on none), where
+    /// the fabric has rails: the episode touched that rail's NICs only.
+    pub rail: Option<u32>,
     /// The whole pause tree at the episode's PFC peak, for the tree view and the bundle (written
     /// apart from the episode's own fields: `text::json` puts it under `peak_tree`). One per
     /// episode, shared with the evaluation that made it, so keeping it copies nothing.
@@ -251,6 +254,7 @@ impl Episode {
             spread: Vec::new(),
             gpu: gpu::Gpus::default(),
             pause_root: None,
+            rail: None,
             peak_tree: None,
         }
     }
@@ -596,6 +600,7 @@ impl Episodes {
                 }
             }
             gpu::fold(&mut op.ep, o, &self.gpu);
+            op.ep.rail = one_rail(&op.ep.chain, &o.rails);
             conclude(&mut op.ep, links);
             if at - op.ep.start < ONSET_MS {
                 // Every port's and node's, abnormal or not yet: one crossing its threshold late
@@ -889,6 +894,20 @@ fn record(
 type Port<'a> = (&'a str, &'a str);
 
 /// The episode's verdicts: DCQCN, the culprit port and the nodes behind it.
+/// The rail of every switch of `chain` that is on one (PFC and drop links name switches), where
+/// there is at least one and they agree.
+fn one_rail(chain: &[Part], rails: &std::collections::BTreeMap<String, u32>) -> Option<u32> {
+    if rails.is_empty() {
+        return None;
+    }
+    let mut on = chain
+        .iter()
+        .filter(|p| matches!(p.layer, Layer::Pfc | Layer::Drops))
+        .filter_map(|p| rails.get(switch_of(&p.key)));
+    let first = *on.next()?;
+    on.all(|r| *r == first).then_some(first)
+}
+
 fn conclude(ep: &mut Episode, links: &Links) {
     let pfc = ep.pfc_total_peak;
     let ecn = ep

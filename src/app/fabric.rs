@@ -358,6 +358,11 @@ impl Fabric {
             .collect()
     }
 
+    /// Each switch's rail, by name (empty where the fabric has one rail).
+    pub fn rails(&self) -> std::collections::BTreeMap<String, u32> {
+        self.rails.iter().map(|(s, r)| (s.clone(), r.0)).collect()
+    }
+
     /// The links `switch`'s `port` is an end of.
     pub fn at(&self, switch: &str, port: &str) -> impl Iterator<Item = &Link> {
         self.at_key(&PortKey::new(switch, port))

@@ -40,6 +40,7 @@ pub async fn run(cfg: &Config, format: Format, interval: Duration) -> Outcome {
         obs.pause_tree = Some(std::sync::Arc::new(
             crate::app::fabric::observe::pause_tree_of(&store, &fabric),
         ));
+        obs.rails = std::sync::Arc::new(fabric.rails());
         episodes.update(&obs, &rules, &links);
     }
     // A topology read that failed is not a failed snapshot: no counter depends on it.

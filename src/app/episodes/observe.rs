@@ -55,6 +55,9 @@ pub struct Obs<'a> {
     pub pause_root: Option<String>,
     /// The pause tree itself, made on the same rates, where it was made.
     pub pause_tree: Option<std::sync::Arc<crate::app::fabric::pause_tree::PauseTree>>,
+    /// Each switch's rail where the fabric has several (`Fabric::rail_of`): an episode whose
+    /// switches are all on one rail says so.
+    pub rails: std::sync::Arc<std::collections::BTreeMap<String, u32>>,
 }
 
 fn max_of<K>(m: impl Iterator<Item = (K, f64)>) -> Option<f64> {
@@ -221,6 +224,7 @@ fn owned(o: Obs<'_>) -> Obs<'static> {
         gpu_throttle: o.gpu_throttle.into_iter().map(|t| t.owned()).collect(),
         pause_root: o.pause_root,
         pause_tree: o.pause_tree,
+        rails: o.rails,
     }
 }
 
@@ -266,6 +270,7 @@ pub fn observe_with<'a>(
     Obs {
         pause_root: None,
         pause_tree: None,
+        rails: Default::default(),
         at,
         step_s: max_of(ids.step.latest_by(store)),
         allreduce_s: max_of(ids.allreduce.latest_by(store)),

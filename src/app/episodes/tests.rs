@@ -936,6 +936,54 @@ fn the_sentence_names_the_pause_trees_root_from_the_pfc_peak() {
     );
 }
 
+/// Where the fabric has rails and every switch of the episode that is on one is on rail 2, the
+/// sentence says "rail 2 only"; a switch of another rail in it, or a fabric of one rail, says
+/// none.
+#[test]
+fn an_episode_on_one_rail_says_so() {
+    let cfg = Config::reference();
+    let rules = Rules::of(&cfg);
+    let links = Links::from_config(&cfg);
+    let story = |rails: &[(&str, u32)], other: Option<&str>| {
+        let rails: std::collections::BTreeMap<String, u32> =
+            rails.iter().map(|(s, r)| (s.to_string(), *r)).collect();
+        let rails = std::sync::Arc::new(rails);
+        let mut d = Episodes::default();
+        let mut t = 0;
+        for k in 0..36 {
+            t += 1000;
+            let ii = if k < 30 { 2.0 } else { 30_000.0 };
+            let mut o = Obs {
+                rails: rails.clone(),
+                ..obs(t, 0.156, ii, 0.0)
+            };
+            if let Some(sw) = other {
+                o.pfc.push(PortPfc {
+                    switch: sw.into(),
+                    port: "Ethernet9".into(),
+                    rx: ii,
+                    tx: ii,
+                });
+            }
+            d.update(&o, &rules, &links);
+        }
+        let ep = d.worst_open().expect("open").clone();
+        (ep.rail, text::story(&ep, &links))
+    };
+    let (rail, s) = story(&[("NX_AI_Leaf1", 2), ("leafB", 1)], None);
+    assert_eq!(rail, Some(2), "{s}");
+    assert!(s.contains("rail 2 only"), "{s}");
+    // A spine (on no rail) in it changes nothing; a leaf of rail 1 does.
+    let (rail, s) = story(&[("NX_AI_Leaf1", 2), ("leafB", 1)], Some("spine1"));
+    assert_eq!(rail, Some(2), "{s}");
+    let (rail, s) = story(&[("NX_AI_Leaf1", 2), ("leafB", 1)], Some("leafB"));
+    assert_eq!(rail, None, "{s}");
+    assert!(!s.contains("only"), "{s}");
+    let (rail, s) = story(&[], None);
+    assert_eq!(rail, None, "{s}");
+    assert!(!s.contains("rail"), "{s}");
+}
+
 /// The episode keeps the whole pause tree of its PFC peak: a later, smaller storm's tree does not
 /// replace it, and its JSON carries it under `peak_tree`.
 #[test]

@@ -56,6 +56,17 @@ fn family(port: &str) -> &str {
 /// `PFC storm ii1/1/1-6 204k/s (+4 ports)`: the family of ports carrying most of the storm by
 /// name, the rest counted; the rate is the peak over every storming port.
 fn pfc(ep: &Episode) -> Option<String> {
+    // Across switches, port names repeat from one to the next: the count says it.
+    let switches: std::collections::BTreeSet<&str> =
+        ep.parts(Layer::Pfc).map(|p| switch_of(&p.key)).collect();
+    if switches.len() > 1 {
+        return Some(format!(
+            "PFC storm {} ports on {} switches {}/s",
+            ep.parts(Layer::Pfc).count(),
+            switches.len(),
+            si(ep.pfc_total_peak)
+        ));
+    }
     let mut fams: std::collections::BTreeMap<&str, (f64, Vec<&str>)> = Default::default();
     for p in ep.parts(Layer::Pfc) {
         let port = port_of(&p.key);
@@ -199,6 +210,10 @@ fn culprit(ep: &Episode, links: &Links) -> Option<String> {
 /// `no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2,1/2/1`: where the congestion
 /// is when no port stands out ([`super::stand_out`]), the ports of each switch in turn.
 fn spread(ep: &Episode) -> Option<String> {
+    // The pause tree's root and spread say where it came from and went: that is the place.
+    if ep.pause_root.is_some() {
+        return None;
+    }
     let mut by_switch: Vec<(&str, Vec<&str>)> = Vec::new();
     for SwitchPort { switch, port } in &ep.spread {
         match by_switch.iter_mut().find(|(sw, _)| sw == switch) {
@@ -312,6 +327,7 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
     put(Weight::Place, culprit(ep, links));
     put(Weight::Place, ep.pause_root.clone());
     put(Weight::Place, spread(ep));
+    put(Weight::Place, ep.rail.map(|r| format!("rail {r} only")));
     put(Weight::Unseen, unseen(ep));
     put(Weight::Ecn, ecn(ep));
     put(Weight::Pause, pause(ep));
@@ -687,6 +703,7 @@ mod tests {
             spread: Vec::new(),
             gpu: Default::default(),
             pause_root: None,
+            rail: None,
             peak_tree: None,
         }
     }
