@@ -132,11 +132,21 @@ pub struct Conflict {
     pub claims: Vec<End>,
 }
 
+/// A `[[link]]` end whose own switch's LLDP names another far end: the config wins in the
+/// graph, and `check` says the cabling or the config is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Contradiction {
+    pub port: End,
+    pub config: End,
+    pub lldp: End,
+}
+
 /// The graph. Links are sorted; a switch port's links are found through an index.
 #[derive(Clone, Debug, Default)]
 pub struct Fabric {
     pub links: Vec<Link>,
     pub conflicts: Vec<Conflict>,
+    pub contradicted: Vec<Contradiction>,
     /// Switch port → the links it is an end of (a port with several nodes behind it has several).
     by_port: HashMap<PortKey, Vec<usize>>,
     /// Host → its links (one per NIC).
@@ -247,6 +257,20 @@ impl Fabric {
             .iter()
             .flat_map(|l| [l.a.clone(), l.b.clone()])
             .collect();
+        let config_far: BTreeMap<&End, &End> = links
+            .iter()
+            .flat_map(|l| [(&l.a, &l.b), (&l.b, &l.a)])
+            .collect();
+        let contradicted: Vec<Contradiction> = (claims.iter())
+            .filter_map(|c| {
+                let far = *config_far.get(&c.near)?;
+                (*far != c.far).then(|| Contradiction {
+                    port: c.near.clone(),
+                    config: far.clone(),
+                    lldp: c.far.clone(),
+                })
+            })
+            .collect();
         // The config wins on its ports: LLDP about them (from either end) is not asked.
         let claims: Vec<Claim> = claims
             .into_iter()
@@ -319,6 +343,7 @@ impl Fabric {
         Fabric {
             links,
             conflicts,
+            contradicted,
             by_port,
             by_host,
             rails,

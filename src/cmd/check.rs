@@ -6,6 +6,7 @@
 mod advice;
 pub mod affinity;
 mod data;
+mod fabric;
 pub mod roce;
 
 use crate::collect::poll::poll_all;
@@ -250,6 +251,14 @@ fn render(
             let _ = writeln!(text, "  - {}", cell(f));
         }
     }
+    // The fabric graph: what LLDP and the config say of the cabling.
+    let graph = fabric::of(cfg, store);
+    if !cfg.switches.is_empty() {
+        let _ = writeln!(text, "\n{}", graph.head);
+        for f in &graph.findings {
+            let _ = writeln!(text, "  - {}", cell(f));
+        }
+    }
     // The lossless path, node netdev by switch port (app::lossless): a mismatch fails the check.
     let proof = crate::app::lossless::prove(cfg, store);
     failures += proof.findings.len();
@@ -260,7 +269,7 @@ fn render(
     Report {
         text,
         failures,
-        problems: issues.len() + aff.findings.len(),
+        problems: issues.len() + aff.findings.len() + graph.findings.len(),
     }
 }
 
