@@ -721,7 +721,6 @@ impl App {
         obs.pause_root = fabric::pause_tree::text::across_switches(&tree);
         obs.pause_tree = Some(tree.clone());
         obs.rails = std::sync::Arc::new(self.fabric.rails());
-        self.pause_tree = tree;
         let rules = episodes::Rules::of(&self.cfg);
         let ep = self.episodes.update(&obs, &rules, &self.links);
         let changed = self.alerts.evaluate_with(
@@ -732,7 +731,12 @@ impl App {
             &pfc,
             ids,
             Some(&mut self.eval_windows.borrow_mut()),
+            Some(alerts::Graph {
+                fabric: &self.fabric,
+                tree: &tree,
+            }),
         );
+        self.pause_tree = tree;
         if ep {
             // The rolled-up lines put the open episode's alerts first.
             self.alerts.touch();

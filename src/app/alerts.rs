@@ -15,6 +15,7 @@ mod rollup;
 mod rules;
 pub use ids::EvalIdsCache;
 pub use rollup::Rolled;
+pub use rules::Graph;
 use rules::find;
 
 /// RoCE rides PFC priority 3 in this fabric (the reference lab: docs/architecture.md, "Config").
@@ -146,7 +147,7 @@ impl Alerts {
     pub fn evaluate(&mut self, store: &Store, cfg: &Config, links: &Links, now: Ts) -> bool {
         let ids = EvalIdsCache::of(store);
         let pfc = super::episodes::port_pfc_in(store, &ids);
-        self.evaluate_with(store, cfg, links, now, &pfc, &ids, None)
+        self.evaluate_with(store, cfg, links, now, &pfc, &ids, None, None)
     }
 
     /// [`Alerts::evaluate`] with the series resolved (kept while the store's set of series
@@ -163,9 +164,10 @@ impl Alerts {
         port_pfc: &super::episodes::PortRates,
         ids: &EvalIdsCache,
         windows: Option<&mut WindowsCache>,
+        graph: Option<rules::Graph<'_>>,
     ) -> bool {
         self.evaluations += 1;
-        let found = find(store, cfg, links, now, port_pfc, ids, windows);
+        let found = find(store, cfg, links, now, port_pfc, ids, windows, graph);
         let mut changed = false;
         // The set of alerts or a severity moved (what the rows' marks are made of).
         let mut regroup = false;

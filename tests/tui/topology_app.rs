@@ -658,3 +658,47 @@ fn an_episodes_peak_tree_from_the_list_from_the_past_and_in_the_bundle() {
     assert!(written.contains(&format!("episode {id}: ")), "{written}");
     assert!(written.contains(&root_line), "{written}");
 }
+
+/// The alerts read the graph: while the fabric demo's deadlock holds, a critical alert names the
+/// cycle, and a PFC alert on a leaf's uplink names the spine across.
+#[test]
+fn a_deadlock_is_an_alert_and_an_uplinks_pfc_alert_names_the_spine() {
+    use rocetop::app::alerts::{Severity, Subject};
+    let mut lab = Lab::with(rocetop::collect::demo::fabric::config(3));
+    let mut seen_deadlock = false;
+    let mut seen_toward = false;
+    for _ in 0..600 {
+        lab.run(1);
+        let active = lab.app.alerts().active();
+        if !lab.app.pause_tree().deadlocks.is_empty() {
+            let cycle = &lab.app.pause_tree().deadlocks[0];
+            let a = (active.iter())
+                .find(|a| a.what.starts_with("PFC deadlock: "))
+                .unwrap_or_else(|| panic!("no deadlock alert: {active:#?}"));
+            assert_eq!(a.severity, Severity::Crit);
+            assert!(
+                a.what.contains(&cycle.join(" -> ")),
+                "{} / {cycle:?}",
+                a.what
+            );
+            seen_deadlock = true;
+        }
+        for a in active.iter().filter(|a| a.what.contains(" toward ")) {
+            let Subject::Port { switch, .. } = &a.subject else {
+                panic!("{a:?}")
+            };
+            let across = a.what.split(" toward ").nth(1).unwrap_or("");
+            assert!(
+                switch.starts_with("leaf") && across.starts_with("spine")
+                    || switch.starts_with("spine") && across.starts_with("leaf"),
+                "{a:?}"
+            );
+            seen_toward = true;
+        }
+        if seen_deadlock && seen_toward {
+            break;
+        }
+    }
+    assert!(seen_deadlock, "no deadlock in 10 minutes of seed 3");
+    assert!(seen_toward, "no PFC alert on an inter-switch port");
+}

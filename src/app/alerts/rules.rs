@@ -53,6 +53,30 @@ impl Who<'_> {
     }
 }
 
+/// The fabric graph and the pause tree of the same evaluation: a PFC alert on an inter-switch
+/// port names the switch across, and a deadlock is an alert of its own.
+#[derive(Clone, Copy)]
+pub struct Graph<'g> {
+    pub fabric: &'g crate::app::fabric::Fabric,
+    pub tree: &'g crate::app::fabric::pause_tree::PauseTree,
+}
+
+impl Graph<'_> {
+    /// ` toward spine1 Ethernet1/3` for a port linked to another switch; empty otherwise.
+    fn toward(&self, switch: &str, port: &str) -> String {
+        use crate::app::fabric::{Device, End, Kind};
+        let near = End::new(Device::switch(switch), port);
+        (self.fabric.at(switch, port))
+            .filter_map(|l| l.far(&near))
+            .find(|far| matches!(far.device.kind, Kind::Switch | Kind::Unpolled))
+            .map_or(String::new(), |far| {
+                format!(" toward {} {}", far.device.name, far.port)
+                    .trim_end()
+                    .to_string()
+            })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn find<'a>(
     store: &'a Store,
@@ -62,6 +86,7 @@ pub(super) fn find<'a>(
     port_pfc: &'a PortRates,
     ids: &'a EvalIdsCache,
     mut windows: Option<&mut WindowsCache>,
+    graph: Option<Graph<'_>>,
 ) -> Vec<Found<'a>> {
     let mut out = Vec::new();
     let since = now - WINDOW_MS;
@@ -144,16 +169,37 @@ pub(super) fn find<'a>(
                     Tab::Pfc,
                     Who::Port(switch, port),
                     format!(
-                        "{} {} (> {})",
+                        "{} {} (> {}){}",
                         human::name::PFC,
                         human::num(Some(r)),
-                        human::num(Some(a.port_pfc_per_second))
+                        human::num(Some(a.port_pfc_per_second)),
+                        graph.map_or(String::new(), |g| g.toward(switch, port))
                     ),
                     HOLD_MS,
                 )
                 .val(r),
             );
         }
+    }
+
+    // Devices pausing each other in a cycle: no queue of the cycle can drain until something
+    // breaks it (the PFC watchdog, a link reset).
+    for cycle in graph.iter().flat_map(|g| &g.tree.deadlocks) {
+        let Some(first) = cycle.first() else { continue };
+        let mut names = cycle.clone();
+        names.push(first.clone());
+        out.push(found(
+            format!("deadlock {cycle:?}"),
+            Severity::Crit,
+            Tab::Pfc,
+            Who::Owned(Subject::Source(first.clone())),
+            format!(
+                "PFC deadlock: {} pause each other; none can drain until the PFC watchdog or a \
+                 link reset breaks the cycle",
+                names.join(" -> ")
+            ),
+            HOLD_MS,
+        ));
     }
 
     // RDMA error counters growing.
