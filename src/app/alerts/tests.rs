@@ -419,7 +419,7 @@ fn kept_windows_evaluate_as_the_store_in(keep: &str, mut w: WindowsCache) {
         let now = t * 1000 + 500;
         ids.resolve(&st);
         let pfc = crate::app::episodes::port_pfc_in(&st, &ids);
-        let a = kept.evaluate_with(&st, &cfg, &links, now, &pfc, &ids, Some(&mut w));
+        let a = kept.evaluate_with(&st, &cfg, &links, now, &pfc, &ids, Some(&mut w), None);
         let b = fresh.evaluate(&st, &cfg, &links, now);
         assert_eq!(a, b, "second {t}, keeping {keep}");
         assert_eq!(kept.active(), fresh.active(), "second {t}, keeping {keep}");
