@@ -676,7 +676,7 @@ impl App {
         self.proof_at = Some(self.now);
         self.proof_due = false;
         // The first graph of topology answers replaces the config's: that is no change to say.
-        let (added, removed) = fabric.changes_since(&self.fabric);
+        let fabric::Changes { added, removed } = fabric.changes_since(&self.fabric);
         if self.fabric_read && added + removed > 0 {
             self.say(format!("fabric links changed: +{added} -{removed}"));
         }

@@ -132,6 +132,13 @@ pub struct Conflict {
     pub claims: Vec<End>,
 }
 
+/// How many links a new graph has that the old one had not, and the other way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Changes {
+    pub added: usize,
+    pub removed: usize,
+}
+
 /// A `[[link]]` end whose own switch's LLDP names another far end: the config wins in the
 /// graph, and `check` says the cabling or the config is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -406,12 +413,15 @@ impl Fabric {
     }
 
     /// Links in `self` not in `old`, and in `old` not in `self` (how they were learnt aside).
-    pub fn changes_since(&self, old: &Fabric) -> (usize, usize) {
+    pub fn changes_since(&self, old: &Fabric) -> Changes {
         let ends = |f: &Fabric| -> BTreeSet<(End, End)> {
             f.links.iter().map(|l| (l.a.clone(), l.b.clone())).collect()
         };
         let (now, was) = (ends(self), ends(old));
-        (now.difference(&was).count(), was.difference(&now).count())
+        Changes {
+            added: now.difference(&was).count(),
+            removed: was.difference(&now).count(),
+        }
     }
 
     /// The switch↔switch links (LLDP and config), for `check` and the bundle.

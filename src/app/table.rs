@@ -209,9 +209,16 @@ pub struct Row {
     /// Plain lines the detail view shows first (a node's NICs and where they are cabled).
     pub facts: Vec<String>,
     /// Cells not computed yet (`cells` is empty): the tab's view model makes them from its
-    /// layout's entry `(group, item)` when the row is drawn or read (`vm::fill`). Hundreds of
-    /// rows are sorted, ~30 are on screen.
-    pub pending: Option<(u32, u32)>,
+    /// layout's entry when the row is drawn or read (`vm::fill`). Hundreds of rows are sorted,
+    /// ~30 are on screen.
+    pub pending: Option<LayoutAt>,
+}
+
+/// A row's entry in its tab's kept layout: the group (a switch, a node) and the item in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayoutAt {
+    pub group: usize,
+    pub item: usize,
 }
 
 /// What the detail view (Enter) charts for a row. The metric and its labels are shared: a

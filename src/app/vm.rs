@@ -14,7 +14,7 @@ pub mod timeline;
 use super::alerts::Alerts;
 use super::fabric::{Device, End, Kind};
 use super::source::SrcState;
-use super::table::{Chart, NameOrderMemo, Row, RowId, Sort, TabView, arrange_with_names};
+use super::table::{Chart, LayoutAt, NameOrderMemo, Row, RowId, Sort, TabView, arrange_with_names};
 use super::{App, Tab};
 use crate::config::Config;
 use crate::metrics::query;
@@ -271,11 +271,11 @@ impl Ctx<'_> {
         id: &RowId,
         name: &str,
         charts: &Rc<[Chart]>,
-        at: (usize, usize),
+        at: LayoutAt,
     ) -> Row {
         let mut row = self.reused(extra, id, name, charts);
         row.cells.clear();
-        row.pending = Some((at.0 as u32, at.1 as u32));
+        row.pending = Some(at);
         row
     }
 

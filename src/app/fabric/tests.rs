@@ -195,8 +195,9 @@ fn changes_are_counted_both_ways() {
     )]);
     let c = cfg("");
     let (a, b) = (fabric_of(&c, &one), fabric_of(&c, &two));
-    assert_eq!(b.changes_since(&a), (2, 1));
-    assert_eq!(a.changes_since(&a), (0, 0));
+    let changes = |added, removed| Changes { added, removed };
+    assert_eq!(b.changes_since(&a), changes(2, 1));
+    assert_eq!(a.changes_since(&a), changes(0, 0));
 }
 
 /// A real NX-OS `show lldp neighbors detail` (ntc-templates): with its uplink's far switch

@@ -3,7 +3,9 @@
 
 use super::{Ctx, by_first};
 use crate::app::alerts::{Subject, WINDOW_MS};
-use crate::app::table::{Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol};
+use crate::app::table::{
+    Cell, CellsIn, Chart, Col, LayoutAt, Row, RowId, TabView, Tone, Val, col, lcol,
+};
 use crate::metrics::human;
 use crate::metrics::names::rdma_counter;
 use crate::metrics::query::{self, Agg};
@@ -147,7 +149,13 @@ pub fn view(cx: &Ctx) -> TabView {
         for (ix, d) in mine.iter().enumerate() {
             let h = Head::of(cx, d);
             let bad: u64 = h.growing.iter().sum();
-            let mut row = cx.pending(false, &d.id, &d.name, &d.charts, (g, ix));
+            let mut row = cx.pending(
+                false,
+                &d.id,
+                &d.name,
+                &d.charts,
+                LayoutAt { group: g, item: ix },
+            );
             row.tone = state.row_tone();
             row.score = bad as f64 * 1e6 + per_sec(h.ecn).unwrap_or(0.0);
             rows.push(row);
@@ -166,7 +174,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
     let last_min = cx.now - WINDOW_MS;
     let lay = cx.layout(|| layout(cx));
     for row in rows {
-        let Some((g, ix)) = row.pending.take() else {
+        let Some(LayoutAt { group: g, item: ix }) = row.pending.take() else {
             continue;
         };
         let NodeDevices {

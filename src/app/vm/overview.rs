@@ -4,7 +4,7 @@ use super::{Ctx, LinksCache, sev_rank};
 use crate::app::alerts::{Severity, Subject, WINDOW_MS};
 use crate::app::source::SrcState;
 use crate::app::table::{
-    Cell, CellsIn, Chart, ChartKind, Col, Row, RowId, TabView, Tone, Val, col, lcol,
+    Cell, CellsIn, Chart, ChartKind, Col, LayoutAt, Row, RowId, TabView, Tone, Val, col, lcol,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
@@ -304,7 +304,13 @@ fn node_rows(cx: &Ctx) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::with_capacity(lay.nodes.len());
     for (ix, n) in lay.nodes.iter().enumerate() {
         let h = Head::of(cx, n);
-        let mut row = cx.pending(false, &n.id, &n.name, &n.charts, (0, ix));
+        let mut row = cx.pending(
+            false,
+            &n.id,
+            &n.name,
+            &n.charts,
+            LayoutAt { group: 0, item: ix },
+        );
         row.tone = h.state.row_tone();
         row.score = sev_rank(h.sev) * 1e9
             + h.pf.unwrap_or(0.0) * 1e6
@@ -324,7 +330,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
     let ports = lay.ports(cx);
     let warn_pct = cx.cfg.alerts.pause_time_percent;
     for row in rows {
-        let Some((_, ix)) = row.pending.take() else {
+        let Some(LayoutAt { item: ix, .. }) = row.pending.take() else {
             continue;
         };
         let (n, cabling) = (&lay.nodes[ix as usize], &ports[ix as usize]);

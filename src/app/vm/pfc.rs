@@ -7,7 +7,7 @@ use crate::app::alerts::{ROCE_PRIORITY, Severity, Subject, WINDOW_MS};
 use crate::app::source::{SrcState, age_text};
 use crate::app::table::group::{self, Sums};
 use crate::app::table::{
-    Cell, CellsIn, Chart, Col, Row, RowId, TabView, Tone, Val, col, lcol, short_names,
+    Cell, CellsIn, Chart, Col, LayoutAt, Row, RowId, TabView, Tone, Val, col, lcol, short_names,
 };
 use crate::metrics::names::*;
 use crate::metrics::query::{self, Agg};
@@ -294,7 +294,13 @@ fn port_rows(cx: &Ctx, lay: &Layout) -> (Vec<Row>, Vec<String>) {
         for (ix, p) in mine {
             let h = PortHead::of(cx, p);
             heads.entry(name).or_default().add(&h);
-            let mut row = cx.pending(false, &p.id, &named[p.ix].name, &p.charts, (g, ix));
+            let mut row = cx.pending(
+                false,
+                &p.id,
+                &named[p.ix].name,
+                &p.charts,
+                LayoutAt { group: g, item: ix },
+            );
             row.tone = state.row_tone();
             row.score = sev_rank(h.sev) * 1e9 + per_sec(&h.rx) + per_sec(&h.tx);
             // The lossless path proven wrong through this port: marked on its PFC cell, said in
@@ -396,7 +402,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
     let lay = cx.layout(|| layout(cx));
     let named = lay.named(cx);
     for row in rows {
-        let Some((g, ix)) = row.pending.take() else {
+        let Some(LayoutAt { group: g, item: ix }) = row.pending.take() else {
             continue;
         };
         let (g, ix) = (g as usize, ix as usize);
@@ -537,7 +543,13 @@ fn host_rows(cx: &Ctx, lay: &Layout) -> Vec<Row> {
         }
         for (ix, h) in mine.iter().enumerate() {
             let head = HostHead::of(cx, h);
-            let mut row = cx.pending(true, &h.id, &h.name, &h.charts, (g, ix));
+            let mut row = cx.pending(
+                true,
+                &h.id,
+                &h.name,
+                &h.charts,
+                LayoutAt { group: g, item: ix },
+            );
             row.tone = state.row_tone();
             row.score = head.pf.unwrap_or(0.0) * 1e6 + per_sec(&head.rx);
             // Selectable like the port rows: the detail view shows its findings and pauses.
