@@ -182,8 +182,8 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
             subject,
             devices: mine,
             ..
-        } = &lay[g as usize];
-        let d = &mine[ix as usize];
+        } = &lay[g];
+        let d = &mine[ix];
         let h = Head::of(cx, d);
         let sev = cx.alerts.worst_for(subject);
         let (cnp, ign) = (

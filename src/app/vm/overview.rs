@@ -333,7 +333,7 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         let Some(LayoutAt { item: ix, .. }) = row.pending.take() else {
             continue;
         };
-        let (n, cabling) = (&lay.nodes[ix as usize], &ports[ix as usize]);
+        let (n, cabling) = (&lay.nodes[ix], &ports[ix]);
         let port = &cabling.column;
         let h = Head::of(cx, n);
         let rtt = |of: fn(&RttQuantiles) -> &Vec<SeriesId>| {

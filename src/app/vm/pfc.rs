@@ -405,7 +405,6 @@ pub fn fill(cx: &Ctx, rows: &mut dyn Iterator<Item = &mut Row>) {
         let Some(LayoutAt { group: g, item: ix }) = row.pending.take() else {
             continue;
         };
-        let (g, ix) = (g as usize, ix as usize);
         if matches!(row.id, RowId::Port { .. }) {
             let sw = cx.cfg.switches[g].name.as_str();
             let p = &lay.ports[sw][ix];
