@@ -342,11 +342,23 @@ fn write_recording(path: &Path, members: &[Vec<u8>]) {
     }
 }
 
+/// Records as a recording's lines, each sealed as the format says: its JSON object with a last
+/// field `crc32`, the CRC-32 of the bytes before that field (written here from the format's
+/// description, not by rocetop's writer).
 fn lines(recs: &[serde_json::Value]) -> Vec<u8> {
     let mut v = Vec::new();
     for r in recs {
-        v.extend_from_slice(r.to_string().as_bytes());
-        v.push(b'\n');
+        // A record read back from a real recording carries its old seal.
+        let mut r = r.clone();
+        if let Some(o) = r.as_object_mut() {
+            o.remove("crc32");
+        }
+        let mut body = r.to_string().into_bytes();
+        body.pop();
+        let mut crc = flate2::Crc::new();
+        crc.update(&body);
+        v.extend_from_slice(&body);
+        v.extend_from_slice(format!(",\"crc32\":\"{:08x}\"}}\n", crc.sum()).as_bytes());
     }
     v
 }

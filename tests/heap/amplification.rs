@@ -107,7 +107,8 @@ struct Worst {
 #[test]
 fn parse_and_store_heap_is_bounded_by_the_input_size() {
     let _turn = crate::alone();
-    // The allocator counts: a megabyte held shows as a megabyte.
+    // The allocator counts: a megabyte held shows as a megabyte, less at most a page the test
+    // harness's own threads freed meanwhile (the count is the process's; once 4 bytes short).
     let (_, p) = rocetop::heap::peak_during(|| {
         vec![1u8; 1 << 20]
             .iter()
@@ -115,7 +116,7 @@ fn parse_and_store_heap_is_bounded_by_the_input_size() {
             .sum::<usize>()
     });
     assert!(
-        p >= 1 << 20,
+        p >= (1 << 20) - 4096,
         "the counting allocator is not counting ({p} B)"
     );
 
