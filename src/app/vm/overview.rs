@@ -107,6 +107,9 @@ struct Layout {
     gpus: bool,
     /// Per node, its port column and NICs as the config or the links tell them.
     ports: LinksCache<Vec<Cabling>>,
+    /// Per node, the netdevs its pause counters name (its NICs as the store knows them), found
+    /// in one pass over the series rather than once per node whenever the links change.
+    netdevs: HashMap<String, Vec<String>>,
 }
 
 /// Where a node is cabled: its port column and its detail's line for each NIC.
@@ -212,10 +215,20 @@ fn layout(cx: &Ctx) -> Layout {
             }
         })
         .collect();
+    let mut netdevs: HashMap<String, Vec<String>> = HashMap::new();
+    for k in query::groups(st, NIC_PFC_RX_PAUSE, &[], &["node", "netdev"]).into_keys() {
+        if let Ok([node, netdev]) = <[String; 2]>::try_from(k) {
+            netdevs.entry(node).or_default().push(netdev);
+        }
+    }
+    for v in netdevs.values_mut() {
+        v.sort_by(|a, b| crate::app::table::natural_cmp(a, b));
+    }
     Layout {
         gpus: !gpu.is_empty(),
         nodes,
         ports: LinksCache::default(),
+        netdevs,
     }
 }
 
@@ -266,7 +279,11 @@ impl Layout {
                     };
                     Cabling {
                         column: port_column(&ports, own_rails(cx, &n.name)),
-                        nics: nic_lines(cx, &n.name),
+                        nics: nic_lines(
+                            cx,
+                            &n.name,
+                            self.netdevs.get(&n.name).map_or(&[][..], Vec::as_slice),
+                        ),
                     }
                 })
                 .collect()
@@ -417,7 +434,7 @@ fn own_rails(cx: &Ctx, node: &str) -> bool {
 /// A node's detail line for each NIC: `ens1f0np0 → leaf1 Ethernet1/3 (rail 1)`, from the fabric
 /// graph; a NIC the store counts but no link places says "switch unknown", as does a node with
 /// no NIC known at all. Netdevs and ports are LLDP's (remote text): made safe here.
-fn nic_lines(cx: &Ctx, node: &str) -> Vec<String> {
+fn nic_lines(cx: &Ctx, node: &str, counted: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut placed: Vec<&str> = Vec::new();
     for l in cx.fabric.of_host(node) {
@@ -440,14 +457,10 @@ fn nic_lines(cx: &Ctx, node: &str) -> Vec<String> {
         placed.push(&nic.port);
     }
     // A config `switch_port` names no netdev: then which NIC it is is not known either.
-    let counted = query::groups(cx.store, NIC_PFC_RX_PAUSE, &[("node", node)], &["netdev"]);
-    let mut unplaced: Vec<String> = (counted.into_keys())
-        .filter_map(|k| k.into_iter().next())
-        .filter(|d| !placed.contains(&d.as_str()) && !placed.contains(&""))
-        .collect();
-    unplaced.sort_by(|a, b| crate::app::table::natural_cmp(a, b));
+    let unplaced =
+        (counted.iter()).filter(|d| !placed.contains(&d.as_str()) && !placed.contains(&""));
     for d in unplaced {
-        out.push(format!("{} → switch unknown", crate::safe::line(&d)));
+        out.push(format!("{} → switch unknown", crate::safe::line(d)));
     }
     if out.is_empty() {
         out.push("NICs → switch unknown (no LLDP neighbour or switch_port names one)".into());

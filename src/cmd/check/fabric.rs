@@ -99,22 +99,23 @@ mod tests {
         Link { a, b, via }
     }
 
+    /// A node's NIC cabled to a switch port.
+    fn nic(host: &str, netdev: &str, switch: &str, port: &str) -> Link {
+        link(
+            End::new(Device::host(host), netdev),
+            sw(switch, port),
+            Via::Pairing,
+        )
+    }
+
     /// Each kind of trouble gives one sentence naming the port and what is wrong; a clean graph
     /// gives none.
     #[test]
     fn each_trouble_is_one_sentence_and_a_clean_graph_none() {
         let clean = Fabric::from_links(vec![
             link(sw("leaf1", "E49"), sw("spine1", "E1"), Via::Lldp),
-            link(
-                End::new(Device::host("gpu1"), "ens1"),
-                sw("leaf1", "E1"),
-                Via::Pairing,
-            ),
-            link(
-                End::new(Device::host("gpu1"), "ens2"),
-                sw("leaf2", "E1"),
-                Via::Pairing,
-            ),
+            nic("gpu1", "ens1", "leaf1", "E1"),
+            nic("gpu1", "ens2", "leaf2", "E1"),
         ]);
         let r = findings(&clean, 3);
         assert_eq!(r.findings, Vec::<String>::new());
@@ -130,16 +131,8 @@ mod tests {
         );
         let messy = Fabric::from_links(vec![
             link(sw("leaf1", "E52"), unpolled, Via::Lldp),
-            link(
-                End::new(Device::host("gpu1"), "ens1"),
-                sw("leaf1", "E1"),
-                Via::Pairing,
-            ),
-            link(
-                End::new(Device::host("gpu1"), "ens2"),
-                sw("leaf1", "E2"),
-                Via::Pairing,
-            ),
+            nic("gpu1", "ens1", "leaf1", "E1"),
+            nic("gpu1", "ens2", "leaf1", "E2"),
         ]);
         let r = findings(&messy, 1);
         assert_eq!(r.findings.len(), 2, "{:#?}", r.findings);
