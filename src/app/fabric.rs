@@ -395,6 +395,15 @@ impl Fabric {
         self.rails.iter().map(|(s, r)| (s.clone(), r.0)).collect()
     }
 
+    /// The far ends of `switch`'s `port` that are switches (polled or not): what an
+    /// inter-switch port faces; none for a host port.
+    pub fn neighbours<'a>(&'a self, switch: &str, port: &str) -> impl Iterator<Item = &'a End> {
+        let near = End::new(Device::switch(switch), port);
+        self.at(switch, port)
+            .filter_map(move |l| l.far(&near))
+            .filter(|far| matches!(far.device.kind, Kind::Switch | Kind::Unpolled))
+    }
+
     /// The links `switch`'s `port` is an end of.
     pub fn at(&self, switch: &str, port: &str) -> impl Iterator<Item = &Link> {
         self.at_key(&PortKey::new(switch, port))

@@ -12,7 +12,6 @@ pub mod summary;
 pub mod timeline;
 
 use super::alerts::Alerts;
-use super::fabric::{Device, End, Kind};
 use super::source::SrcState;
 use super::table::{Chart, LayoutAt, NameOrderMemo, Row, RowId, Sort, TabView, arrange_with_names};
 use super::{App, Tab};
@@ -234,9 +233,7 @@ impl Ctx<'_> {
             for (sw, rows) in rows {
                 for r in rows {
                     let (ix, port) = at(r);
-                    let switches: Vec<&str> = (self.fabric.at(sw, port))
-                        .filter_map(|l| l.far(&End::new(Device::switch(sw), port)))
-                        .filter(|far| matches!(far.device.kind, Kind::Switch | Kind::Unpolled))
+                    let switches: Vec<&str> = (self.fabric.neighbours(sw, port))
                         .map(|far| far.device.name.as_str())
                         .collect();
                     let behind = if switches.is_empty() {

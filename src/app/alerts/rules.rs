@@ -64,16 +64,11 @@ pub struct Graph<'g> {
 impl Graph<'_> {
     /// ` toward spine1 Ethernet1/3` for a port linked to another switch; empty otherwise.
     fn toward(&self, switch: &str, port: &str) -> String {
-        use crate::app::fabric::{Device, End, Kind};
-        let near = End::new(Device::switch(switch), port);
-        (self.fabric.at(switch, port))
-            .filter_map(|l| l.far(&near))
-            .find(|far| matches!(far.device.kind, Kind::Switch | Kind::Unpolled))
-            .map_or(String::new(), |far| {
-                format!(" toward {} {}", far.device.name, far.port)
-                    .trim_end()
-                    .to_string()
-            })
+        (self.fabric.neighbours(switch, port).next()).map_or(String::new(), |far| {
+            format!(" toward {} {}", far.device.name, far.port)
+                .trim_end()
+                .to_string()
+        })
     }
 }
 

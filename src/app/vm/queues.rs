@@ -107,8 +107,18 @@ impl Layout {
     }
 }
 
-/// A port's classes as the series name them: (class, its label name, its series).
-type Classes = Vec<(String, &'static str, Series)>;
+/// One class of a port as the series name it: its name, the label that names it, its series.
+struct Class {
+    name: String,
+    label: &'static str,
+    series: Series,
+}
+
+/// A row's classes: the one it shows and those folded under it.
+struct Shown {
+    class: Class,
+    folded: Vec<Class>,
+}
 
 fn layout(cx: &Ctx) -> Layout {
     let st = cx.store;
@@ -125,7 +135,7 @@ fn layout(cx: &Ctx) -> Layout {
         .cloned()
         .collect();
     // Per switch port, its classes in key order.
-    let mut ports: BTreeMap<(String, String), Classes> = BTreeMap::new();
+    let mut ports: BTreeMap<(String, String), Vec<Class>> = BTreeMap::new();
     for k in keys {
         let at = |i: usize| k.get(i).cloned().unwrap_or_default();
         let (label, class) = if at(2).is_empty() {
@@ -141,10 +151,11 @@ fn layout(cx: &Ctx) -> Layout {
             drops: take(&mut drops),
             depth: take(&mut depth),
         };
-        ports
-            .entry((at(0), at(1)))
-            .or_default()
-            .push((class, label, series));
+        ports.entry((at(0), at(1))).or_default().push(Class {
+            name: class,
+            label,
+            series,
+        });
     }
     let mut out: HashMap<String, Vec<QueueRow>> = HashMap::new();
     let mut ix = 0;
@@ -152,38 +163,31 @@ fn layout(cx: &Ctx) -> Layout {
         let ingress = ingr
             .remove(&vec![switch.clone(), port.clone()])
             .unwrap_or_default();
-        // The lossless class makes the row and the others fold under it; without one, each
-        // class is a row of its own.
-        let rows: Vec<(String, &str, Series, Classes)> =
-            match classes.iter().position(|(c, _, _)| is_lossless(c)) {
-                Some(i) => {
-                    let (c, l, s) = classes.remove(i);
-                    vec![(c, l, s, classes)]
-                }
-                None => classes
-                    .into_iter()
-                    .map(|(c, l, s)| (c, l, s, Vec::new()))
-                    .collect(),
-            };
-        let port_drops: Vec<SeriesId> = match rows
-            .iter()
-            .flat_map(|(c, _, s, f)| {
-                std::iter::once((c, s)).chain(f.iter().map(|(c, _, s)| (c, s)))
-            })
-            .find(|(c, _)| c.as_str() == "all")
-        {
-            Some((_, s)) => s.drops.clone(),
-            None => rows
-                .iter()
-                .flat_map(|(_, _, s, f)| {
-                    s.drops
-                        .iter()
-                        .chain(f.iter().flat_map(|(_, _, s)| &s.drops))
-                })
-                .copied()
+        let port_drops: Vec<SeriesId> = match classes.iter().find(|c| c.name == "all") {
+            Some(all) => all.series.drops.clone(),
+            None => (classes.iter())
+                .flat_map(|c| c.series.drops.iter().copied())
                 .collect(),
         };
-        for (qos, label, own, folded) in rows {
+        // The lossless class makes the row and the others fold under it; without one, each
+        // class is a row of its own.
+        let rows: Vec<Shown> = match classes.iter().position(|c| is_lossless(&c.name)) {
+            Some(i) => {
+                let class = classes.remove(i);
+                vec![Shown {
+                    class,
+                    folded: classes,
+                }]
+            }
+            None => (classes.into_iter())
+                .map(|class| Shown {
+                    class,
+                    folded: Vec::new(),
+                })
+                .collect(),
+        };
+        for Shown { class, folded } in rows {
+            let (qos, label, own) = (class.name, class.label, class.series);
             let lbl = [
                 ("switch", switch.as_str()),
                 ("port", port.as_str()),
@@ -200,7 +204,7 @@ fn layout(cx: &Ctx) -> Layout {
                 qos: shown,
                 own,
                 port_drops: port_drops.clone(),
-                folded: folded.into_iter().map(|(c, _, _)| c).collect(),
+                folded: folded.into_iter().map(|c| c.name).collect(),
                 ingress: ingress.clone(),
                 subject: Subject::Port {
                     switch: switch.clone(),
