@@ -38,7 +38,7 @@
 #   N=512 MODES="export tui" bench/perf.sh   (the baselines cannot keep 1 Hz at 512 on a small box)
 #   ROCETOP_BIN=path/to/rocetop bench/perf.sh
 #   N=512 MODES=prefill bench/perf.sh    15 min of 512-node history in the store, old vs new layout
-#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes (examples/render_time
+#   MODES=render bench/perf.sh           frame render time, 8 and 512 nodes and 64 switches (examples/render_time
 #                                        beside the binary, else built; with ROCETOP_BASE, the one
 #                                        beside the base binary first)
 #   MODES=profile bench/perf.sh          `rocetop export` under `perf record`
@@ -520,7 +520,7 @@ for m in $MODES; do
         [ -x "$ex" ] || { log "no $ex: cargo build --release --example store_memory"; continue; }
         "$ex" "$N" "${MINUTES:-15}" | tee "$W/prefill" >&2 ;;
       render)
-        # one frame at 120x40 with 8 and 512 demo nodes (examples/render_time.rs, release): the
+        # one frame at 120x40 with 8 and 512 demo nodes and a 64-switch fabric (examples/render_time.rs, release): the
         # example built beside the binary (cargo build --release --example render_time), else
         # built now from this tree (not for the base: its tree is not here)
         ex=$(dirname "$BIN")/examples/render_time

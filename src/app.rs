@@ -280,6 +280,10 @@ pub struct App {
     /// When the proof was made, and whether a switch's settings arrived since.
     proof_at: Option<Ts>,
     proof_due: bool,
+    /// Topology arrived since the proof: pair and prove again before the next frame or tick. Once
+    /// for all that came in between: with a thousand nodes each reading LLDP, pairing again per
+    /// answer was most of the CPU.
+    topology_due: bool,
 }
 
 /// Read access for the view layer, commands and tests: only `App::update` (and what it calls)
@@ -431,6 +435,7 @@ impl App {
             lossless: lossless::Proof::default(),
             proof_at: None,
             proof_due: false,
+            topology_due: false,
             focus: None,
             focused: None,
             reach: crate::collect::focus::Reach::of_nodes(&cfg),
@@ -456,6 +461,7 @@ impl App {
         self.lossless = lossless::Proof::default();
         self.proof_at = None;
         self.proof_due = false;
+        self.topology_due = false;
         self.alerts = alerts::Alerts::default();
         self.last_alert_eval = None;
         self.episodes = episodes::Episodes::default();
@@ -567,6 +573,7 @@ impl App {
                 true
             }
             Event::Frame => {
+                self.prove_topology();
                 if self.alerts_due && self.rewinding.is_none() && self.frozen.is_none() {
                     let _ = self.maybe_eval_alerts();
                 }
@@ -574,6 +581,7 @@ impl App {
                 false
             }
             Event::Tick => {
+                let proved = self.prove_topology();
                 self.resolve_jump();
                 // A minute without a step says so even when no line came since.
                 let hint = self.log.unread.due(self.now);
@@ -588,7 +596,7 @@ impl App {
                 }
                 // The frames after polls evaluate (Event::Frame); the tick moves the windows on
                 // when none did within the last second (every source down or slow).
-                let changed = self.maybe_reprove() | self.maybe_eval_alerts() | hinted;
+                let changed = proved | self.maybe_reprove() | self.maybe_eval_alerts() | hinted;
                 // Ages are shown only for stale and down sources, so only they need a redraw.
                 changed
                     || self
@@ -642,7 +650,7 @@ impl App {
     }
 
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
-    /// over the live store. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
+    /// over the live store, before the next frame or tick. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
     /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
     /// `c` put into the live store (else the tables' one, rewinding), then [`App::topology_arrived`].
     fn take_poll(&mut self, c: &Collected, into_live: bool) {
@@ -659,7 +667,7 @@ impl App {
 
     fn topology_arrived(&mut self, c: &Collected) {
         match lossless::Arrived::of(&c.parsed.samples) {
-            lossless::Arrived::Topology => self.reprove(),
+            lossless::Arrived::Topology => self.topology_due = true,
             lossless::Arrived::SwitchSetting => self.proof_due = true,
             lossless::Arrived::Nothing => {}
         }
@@ -675,6 +683,7 @@ impl App {
         self.lossless = lossless::prove(&self.cfg, live);
         self.proof_at = Some(self.now);
         self.proof_due = false;
+        self.topology_due = false;
         // The first graph of topology answers replaces the config's: that is no change to say.
         let fabric::Changes { added, removed } = fabric.changes_since(&self.fabric);
         if self.fabric_read && added + removed > 0 {
@@ -682,6 +691,15 @@ impl App {
         }
         self.fabric = fabric;
         self.fabric_read = true;
+    }
+
+    /// Before a frame or on a tick: pair and prove again if topology came since; whether it did.
+    fn prove_topology(&mut self) -> bool {
+        let due = self.topology_due;
+        if due {
+            self.reprove();
+        }
+        due
     }
 
     /// On a tick: prove again if a switch's settings came since and the last proof is old enough.

@@ -12,7 +12,7 @@
 pub mod observe;
 pub mod pause_tree;
 
-use super::pairing::{Links, newest_neighbors, same_host};
+use super::pairing::{Links, Names, newest_neighbors};
 use crate::config::Config;
 use crate::parse::switch::normalize_port;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -193,12 +193,9 @@ struct Claim {
 impl Fabric {
     /// The graph of the config, the store's LLDP answers and the pairing made of them.
     pub fn of(cfg: &Config, store: &crate::metrics::Store, pairing: &Links) -> Fabric {
-        let switch_of = |name: &str| {
-            (cfg.switches.iter())
-                .find(|s| same_host(&s.name, name))
-                .map(|s| s.name.clone())
-        };
-        let is_node = |name: &str| cfg.nodes.iter().any(|n| same_host(&n.name, name));
+        let (switches, nodes) = (Names::switches(cfg), Names::nodes(cfg));
+        let switch_of = |name: &str| switches.get(name).map(str::to_string);
+        let is_node = |name: &str| nodes.get(name).is_some();
         let mut claims = Vec::new();
         for s in newest_neighbors(store) {
             if s.key.label("side") != Some("switch") {

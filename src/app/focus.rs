@@ -102,6 +102,7 @@ impl App {
             Event::Tick if self.focus.is_some() => {
                 // The fleet's alerts and proof go on (unless it is held); the screen is the focus's.
                 if self.frozen.is_none() && self.rewinding.is_none() {
+                    self.prove_topology();
                     self.maybe_reprove();
                     // As without a focus: at most once a second (the frames evaluate too).
                     let _ = self.maybe_eval_alerts();

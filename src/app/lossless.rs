@@ -8,7 +8,7 @@
 use super::pairing::{self, Pair};
 use crate::config::Config;
 use crate::metrics::names::*;
-use crate::metrics::query::latest;
+use crate::metrics::query::ByOwner;
 use crate::metrics::{Sample, Store};
 use std::collections::BTreeSet;
 
@@ -55,16 +55,38 @@ impl Arrived {
     }
 }
 
-fn value(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    latest(store, name, labels).map(|(_, v)| v.as_f64())
+/// The settings the proof reads, per pair.
+const SETTINGS: [&str; 14] = [
+    SW_PFC_ENABLED,
+    SW_FLOWCONTROL_ENABLED,
+    SW_PORT_MTU_BYTES,
+    SW_QOS_TRUST_DSCP,
+    SW_QOS_DSCP_MAP,
+    SW_QOS_DSCP_PRIORITY,
+    SW_QOS_ECN_ENABLED,
+    NIC_QOS_PFC_ENABLED,
+    NIC_QOS_TRUST_DSCP,
+    NIC_QOS_DSCP_PRIORITY,
+    NIC_QOS_DCQCN_NP_ENABLED,
+    NIC_QOS_DCQCN_RP_ENABLED,
+    NIC_FLOWCONTROL_ENABLED,
+    NIC_MTU_BYTES,
+];
+
+fn value(store: &ByOwner, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    store.latest(name, labels).map(|(_, v)| v.as_f64())
 }
 
 /// Priorities with `name` = 1 among the series matching `labels`; None when none is known.
-fn enabled_priorities(store: &Store, name: &str, labels: &[(&str, &str)]) -> Option<BTreeSet<u8>> {
+fn enabled_priorities(
+    store: &ByOwner,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> Option<BTreeSet<u8>> {
     let mut seen = false;
     let mut on = BTreeSet::new();
     for (_, s) in store.select(name, labels) {
-        let (Some(p), Some((_, v))) = (s.key.label("priority"), s.latest(store)) else {
+        let (Some(p), Some((_, v))) = (s.key.label("priority"), s.latest(store.store())) else {
             continue;
         };
         let Ok(p) = p.parse::<u8>() else {
@@ -97,6 +119,7 @@ fn pfc_arg(prios: &BTreeSet<u8>) -> String {
 pub fn prove(cfg: &Config, store: &Store) -> Proof {
     let dscp = cfg.roce.dscp;
     let (pairs, disagreements) = pairing::pairs(cfg, store);
+    let settings = ByOwner::new(store, &SETTINGS);
     let mut proof = Proof::default();
     for d in &disagreements {
         let pair = pairs
@@ -145,10 +168,10 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
     let mut mtu_unknown = Vec::new();
     let mut unread = super::lossless_switch::Unread::default();
     for p in &pairs {
-        if let Some(prio) = check_pair(cfg, store, dscp, p, &mut proof) {
+        if let Some(prio) = check_pair(cfg, &settings, dscp, p, &mut proof) {
             super::lossless_switch::check(
                 cfg,
-                store,
+                &settings,
                 prio,
                 p,
                 &link_of(p),
@@ -156,7 +179,7 @@ pub fn prove(cfg: &Config, store: &Store) -> Proof {
                 &mut unread,
             );
         }
-        if !check_mtu(cfg, store, p, &mut proof) {
+        if !check_mtu(cfg, &settings, p, &mut proof) {
             mtu_unknown.push(format!("{} {}", p.switch, p.port));
         }
     }
@@ -182,7 +205,7 @@ fn link_of(p: &Pair) -> String {
 }
 
 /// The host side of pair `p` and the PFC priorities of both; the no-drop priority, if known.
-fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof) -> Option<u8> {
+fn check_pair(cfg: &Config, store: &ByOwner, dscp: u8, p: &Pair, proof: &mut Proof) -> Option<u8> {
     let link = link_of(p);
     let mut find = |side, problem: String, fix: String| {
         proof.findings.push(Finding {
@@ -314,7 +337,7 @@ fn check_pair(cfg: &Config, store: &Store, dscp: u8, p: &Pair, proof: &mut Proof
 
 /// Host MTU ≤ switch port MTU, where both were read (false: not proven). A switch port below its
 /// jumbo maximum is the side to fix; one at it means the host is set too large.
-fn check_mtu(cfg: &Config, store: &Store, p: &Pair, proof: &mut Proof) -> bool {
+fn check_mtu(cfg: &Config, store: &ByOwner, p: &Pair, proof: &mut Proof) -> bool {
     let sw = value(
         store,
         SW_PORT_MTU_BYTES,

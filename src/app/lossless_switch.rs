@@ -7,9 +7,8 @@
 use super::pairing::Pair;
 use super::proof::{Finding, Proof, Side};
 use crate::config::{Config, SwitchOs};
-use crate::metrics::Store;
 use crate::metrics::names::*;
-use crate::metrics::query::latest;
+use crate::metrics::query::ByOwner;
 
 /// Ports (`leaf Ethernet1/1/1`) where a switch fact could not be read.
 #[derive(Default)]
@@ -39,23 +38,26 @@ impl Unread {
 }
 
 /// A gauge of the port, else of the switch as a whole (`port="all"`).
-fn at_port(store: &Store, name: &str, p: &Pair, extra: &[(&str, &str)]) -> Option<f64> {
+fn at_port(store: &ByOwner, name: &str, p: &Pair, extra: &[(&str, &str)]) -> Option<f64> {
     [p.port.as_str(), "all"].into_iter().find_map(|port| {
         let mut l = vec![("switch", p.switch.as_str()), ("port", port)];
         l.extend_from_slice(extra);
-        latest(store, name, &l).map(|(_, v)| v.as_f64())
+        store.latest(name, &l).map(|(_, v)| v.as_f64())
     })
 }
 
 /// The DSCP map (NX-OS qos policy, SONiC DSCP_TO_TC_MAP) the port classifies by.
-fn map_of(store: &Store, p: &Pair) -> Option<String> {
+fn map_of(store: &ByOwner, p: &Pair) -> Option<String> {
     [p.port.as_str(), "all"].into_iter().find_map(|port| {
         store
             .select(
                 SW_QOS_DSCP_MAP,
                 &[("switch", p.switch.as_str()), ("port", port)],
             )
-            .find(|(_, s)| s.latest(store).is_some_and(|(_, v)| v.as_f64() > 0.5))
+            .find(|(_, s)| {
+                s.latest(store.store())
+                    .is_some_and(|(_, v)| v.as_f64() > 0.5)
+            })
             .and_then(|(_, s)| s.key.label("map").map(str::to_string))
     })
 }
@@ -70,7 +72,7 @@ fn os(cfg: &Config, switch: &str) -> SwitchOs {
 /// Check the switch side of pair `p` whose no-drop priority is `prio`.
 pub fn check(
     cfg: &Config,
-    store: &Store,
+    store: &ByOwner,
     prio: u8,
     p: &Pair,
     link: &str,
@@ -113,12 +115,12 @@ pub fn check(
         Some(_) => {
             let d = dscp.to_string();
             let got = map.as_ref().and_then(|m| {
-                latest(
-                    store,
-                    SW_QOS_DSCP_PRIORITY,
-                    &[("switch", p.switch.as_str()), ("map", m), ("dscp", &d)],
-                )
-                .map(|(_, v)| v.as_f64())
+                store
+                    .latest(
+                        SW_QOS_DSCP_PRIORITY,
+                        &[("switch", p.switch.as_str()), ("map", m), ("dscp", &d)],
+                    )
+                    .map(|(_, v)| v.as_f64())
             });
             match (got, &map) {
                 (Some(m), Some(name)) if (m - f64::from(prio)).abs() > 0.5 => find(

@@ -54,17 +54,35 @@ pub(crate) fn newest_neighbors(store: &Store) -> Vec<&crate::metrics::store::Ser
         .collect()
 }
 
-/// `ubunturdma1.lab.local` is `ubunturdma1`; names compare without case.
-pub(crate) fn same_host(a: &str, b: &str) -> bool {
-    a.eq_ignore_ascii_case(b) || short(a) == short(b)
+/// Configured names by the host name LLDP may give for them (`ubunturdma1.lab.local` is
+/// `ubunturdma1`; names compare without case), for the lookup of every LLDP neighbour: a scan of
+/// the config for each one was quadratic at a thousand nodes.
+pub(crate) struct Names<'a> {
+    by_short: HashMap<String, &'a str>,
 }
 
-/// The configured switch that LLDP's system name means, else the name as LLDP gave it.
-fn switch_name(cfg: &Config, lldp: &str) -> String {
-    cfg.switches
-        .iter()
-        .find(|s| same_host(&s.name, lldp))
-        .map_or_else(|| lldp.to_string(), |s| s.name.clone())
+impl<'a> Names<'a> {
+    /// The first of `names` wins where two have one host name.
+    pub(crate) fn of(names: impl Iterator<Item = &'a str>) -> Names<'a> {
+        let mut by_short = HashMap::new();
+        for n in names {
+            by_short.entry(short(n)).or_insert(n);
+        }
+        Names { by_short }
+    }
+
+    pub(crate) fn switches(cfg: &'a Config) -> Names<'a> {
+        Names::of(cfg.switches.iter().map(|s| s.name.as_str()))
+    }
+
+    pub(crate) fn nodes(cfg: &'a Config) -> Names<'a> {
+        Names::of(cfg.nodes.iter().map(|n| n.name.as_str()))
+    }
+
+    /// The configured name that `lldp` means.
+    pub(crate) fn get(&self, lldp: &str) -> Option<&'a str> {
+        self.by_short.get(&short(lldp)).copied()
+    }
 }
 
 type Link = (String, String, String);
@@ -83,6 +101,9 @@ struct Seen {
 
 impl Seen {
     fn of(cfg: &Config, store: &Store) -> Seen {
+        let switches = Names::switches(cfg);
+        // The configured switch that LLDP's system name means, else the name as LLDP gave it.
+        let switch_name = |lldp: &str| switches.get(lldp).unwrap_or(lldp).to_string();
         let mut seen = Seen {
             by_node: HashMap::new(),
             by_switch: HashMap::new(),
@@ -93,7 +114,7 @@ impl Seen {
             match s.key.label("side") {
                 Some("node") => seen.by_node.entry(n).or_default().push((
                     netdev,
-                    switch_name(cfg, &sw),
+                    switch_name(&sw),
                     normalize_port(&port),
                 )),
                 // The switch sees the node by its system name and the netdev by its port id.
@@ -292,6 +313,26 @@ mod tests {
             "[[switch]]\nname = \"leaf1\"\nhost = \"127.0.0.1\"\nos = \"nxos\"\nports = [\"Ethernet1/1/1-4\"]\n[[switch]]\nname = \"leaf2\"\nhost = \"127.0.0.1\"\nos = \"sonic\"\nports = [\"Ethernet0-8\"]\n{nodes}"
         );
         Config::from_str(&text, "test.toml", None).expect("config")
+    }
+
+    /// A configured name is found by the names LLDP gives for it (any case, with a domain), the
+    /// first configured of two with one host name, and nothing else.
+    #[test]
+    fn names_are_found_by_host_name() {
+        let names = Names::of(["leaf1", "Spine1.dc", "gpu01", "LEAF1"].into_iter());
+        let table = [
+            ("leaf1", Some("leaf1")),
+            ("LEAF1.fabric.local", Some("leaf1")),
+            ("spine1", Some("Spine1.dc")),
+            ("SPINE1.other", Some("Spine1.dc")),
+            ("gpu01.lab", Some("gpu01")),
+            ("gpu1", None),
+            ("leaf", None),
+            ("", None),
+        ];
+        for (lldp, want) in table {
+            assert_eq!(names.get(lldp), want, "{lldp:?}");
+        }
     }
 
     #[test]

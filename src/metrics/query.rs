@@ -7,7 +7,9 @@ use super::{Store, Ts, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
+mod by_owner;
 mod resolved;
+pub use by_owner::ByOwner;
 pub use resolved::{GroupedCache, ListedCache};
 
 /// Sum of the newest rates of every matching series; `None` when none has a rate yet.

@@ -48,6 +48,12 @@ impl Lab {
     }
 
     pub fn with(cfg: Config) -> Lab {
+        let sim = Sim::new(&cfg);
+        Lab::with_sim(cfg, sim)
+    }
+
+    /// The lab `cfg` names, simulated by `sim` (made from `cfg`).
+    pub fn with_sim(cfg: Config, sim: Sim) -> Lab {
         let mut store = Store::new(cfg.poll.retention.as_millis() as i64, 1000);
         let none: RemoteFactory<'_> = &|_, _| Err(CollectError::Unavailable("test".into()));
         let sources = source::build(&cfg, &mut store, none);
@@ -60,7 +66,6 @@ impl Lab {
             Some((id, _)) => id,
             None => store.add_source("ping ubunturdma2", 1000),
         };
-        let sim = Sim::new(&cfg);
         let theme = Theme::named("dark").expect("dark theme");
         let mut app = App::new(cfg, store, theme, T0);
         app.ascii = false;
@@ -177,7 +182,7 @@ impl Lab {
     }
 
     /// A poll of `name` now that answered `outputs` (captured text), through its parsers and
-    /// filters as a live poll's answer goes.
+    /// filters as a live poll's answer goes, and the frame the screen draws after it.
     pub fn answer(&mut self, name: &str, outputs: &[(ParseKind, String)]) {
         let src = self
             .sources
@@ -187,6 +192,7 @@ impl Lab {
         let parsed = parse_outputs(src, outputs);
         let (id, at) = (src.id, self.now());
         self.collected(id, at, parsed, None);
+        self.app.update(Event::Frame, at);
     }
 
     /// A failed poll of `name` now.

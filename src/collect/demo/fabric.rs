@@ -11,11 +11,47 @@
 use crate::config::{Config, Scenario, SwitchOs, SwitchPort};
 use std::fmt::Write as _;
 
-/// Nodes in the fabric, and per pod.
+/// Nodes in the built-in fabric.
 pub const NODES: usize = 32;
-const POD: usize = 16;
-/// NICs per node, one per rail.
+/// NICs per node in the built-in fabric, one per rail.
 pub const RAILS: usize = 2;
+
+/// The size of a fabric: `pods` of `pod_nodes` nodes, each pod with one leaf per rail (node NIC
+/// *i* on the pod's rail-*i* leaf), every leaf with one uplink to each spine. A leaf lists its
+/// cabled host ports, then `idle_ports` uncabled ones (front-panel ports nobody plugged in,
+/// polled all the same), then its uplinks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub spines: usize,
+    pub pods: usize,
+    pub rails: usize,
+    pub pod_nodes: usize,
+    pub idle_ports: usize,
+}
+
+impl Shape {
+    /// `--demo fabric`: 2 spines, 4 leaves, 32 nodes on two rails.
+    pub const BUILTIN: Shape = Shape {
+        spines: 2,
+        pods: 2,
+        rails: RAILS,
+        pod_nodes: NODES / 2,
+        idle_ports: 0,
+    };
+    /// The size the fabric's screen budget is measured at (bench, `examples/render_time`):
+    /// 8 spines and 56 leaves of 64 ports, 1008 nodes with two NICs.
+    pub const WIDE: Shape = Shape {
+        spines: 8,
+        pods: 28,
+        rails: 2,
+        pod_nodes: 36,
+        idle_ports: 20,
+    };
+
+    pub fn leaves(&self) -> usize {
+        self.pods * self.rails
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -67,68 +103,85 @@ fn port_name(os: SwitchOs, n: usize) -> String {
     }
 }
 
-/// The front-panel number of a leaf's first uplink (host ports are 1..=16).
+/// The front-panel number of a leaf's first uplink when its host ports leave room below it.
 const FIRST_UPLINK: usize = 49;
+/// Operating systems of the leaves and spines, in turn.
+const LEAF_OS: [SwitchOs; 4] = [
+    SwitchOs::Nxos,
+    SwitchOs::Sonic,
+    SwitchOs::Eos,
+    SwitchOs::Nxos,
+];
+const SPINE_OS: [SwitchOs; 2] = [SwitchOs::Nxos, SwitchOs::Eos];
 
 impl Fabric {
     pub fn builtin() -> Fabric {
-        let spines = [("spine1", SwitchOs::Nxos), ("spine2", SwitchOs::Eos)];
-        // (name, os, pod, rail)
-        let leaves = [
-            ("leaf1", SwitchOs::Nxos, 0, 0),
-            ("leaf2", SwitchOs::Sonic, 0, 1),
-            ("leaf3", SwitchOs::Eos, 1, 0),
-            ("leaf4", SwitchOs::Nxos, 1, 1),
-        ];
-        let nodes: Vec<String> = (1..=NODES).map(|i| format!("gpu{i:02}")).collect();
+        Fabric::sized(Shape::BUILTIN)
+    }
+
+    /// A fabric of `shape`: leaves `leaf1..` pod by pod (rail 0 first), spines `spine1..`, nodes
+    /// `gpu01..`, the operating systems mixed in turn.
+    pub fn sized(shape: Shape) -> Fabric {
+        let count = shape.pods * shape.pod_nodes;
+        let width = count.to_string().len().max(2);
+        let nodes: Vec<String> = (1..=count).map(|i| format!("gpu{i:0width$}")).collect();
+        let spines: Vec<(String, SwitchOs)> = (0..shape.spines)
+            .map(|i| (format!("spine{}", i + 1), SPINE_OS[i % SPINE_OS.len()]))
+            .collect();
+        let host_side = shape.pod_nodes + shape.idle_ports;
+        let first_uplink = FIRST_UPLINK.max(host_side + 1);
         let mut switches = Vec::new();
         let mut uplinks = Vec::new();
         let mut hosts = Vec::new();
-        for (li, &(leaf, os, pod, rail)) in leaves.iter().enumerate() {
-            let mut ports: Vec<String> = (1..=POD).map(|n| port_name(os, n)).collect();
-            for (si, &(spine, sos)) in spines.iter().enumerate() {
-                let up = port_name(os, FIRST_UPLINK + si);
+        for li in 0..shape.leaves() {
+            let (pod, rail) = (li / shape.rails, li % shape.rails);
+            let leaf = format!("leaf{}", li + 1);
+            let os = LEAF_OS[li % LEAF_OS.len()];
+            let mut ports: Vec<String> = (1..=host_side).map(|n| port_name(os, n)).collect();
+            for (si, (spine, sos)) in spines.iter().enumerate() {
+                let up = port_name(os, first_uplink + si);
                 ports.push(up.clone());
                 uplinks.push(Uplink {
                     leaf: SwitchPort {
-                        switch: leaf.into(),
+                        switch: leaf.clone(),
                         port: up,
                     },
                     spine: SwitchPort {
-                        switch: spine.into(),
-                        port: port_name(sos, li + 1),
+                        switch: spine.clone(),
+                        port: port_name(*sos, li + 1),
                     },
                 });
             }
-            for (k, node) in nodes[pod * POD..(pod + 1) * POD].iter().enumerate() {
+            let pod_nodes = &nodes[pod * shape.pod_nodes..(pod + 1) * shape.pod_nodes];
+            for (k, node) in pod_nodes.iter().enumerate() {
                 hosts.push(HostLink {
                     node: node.clone(),
                     rail,
                     device: format!("mlx5_{rail}"),
                     netdev: format!("ens{}f0np0", rail + 1),
                     leaf: SwitchPort {
-                        switch: leaf.into(),
+                        switch: leaf.clone(),
                         port: ports[k].clone(),
                     },
                 });
             }
             switches.push(FabricSwitch {
-                name: leaf.into(),
+                name: leaf,
                 os,
                 role: Role::Leaf,
                 ports,
             });
         }
-        for &(spine, os) in &spines {
+        for (spine, os) in spines {
             switches.push(FabricSwitch {
-                name: spine.into(),
+                name: spine,
                 os,
                 role: Role::Spine,
-                ports: (1..=leaves.len()).map(|n| port_name(os, n)).collect(),
+                ports: (1..=shape.leaves()).map(|n| port_name(os, n)).collect(),
             });
         }
         // Spines first, as one reads a fabric top down.
-        switches.rotate_right(spines.len());
+        switches.rotate_right(shape.spines);
         hosts.sort_by(|a, b| (&a.node, a.rail).cmp(&(&b.node, b.rail)));
         Fabric {
             switches,
@@ -189,7 +242,12 @@ impl Fabric {
 
 /// The inventory `--demo fabric` plays, on `seed`.
 pub fn config(seed: u64) -> Config {
-    let text = Fabric::builtin().config_text(seed);
+    config_of(&Fabric::builtin(), seed)
+}
+
+/// The inventory of `fabric` as a fabric demo plays it, on `seed`.
+pub fn config_of(fabric: &Fabric, seed: u64) -> Config {
+    let text = fabric.config_text(seed);
     match Config::from_str(&text, "built-in fabric", None) {
         Ok(mut c) => {
             c.simulation.scenario = Scenario::Fabric;

@@ -49,6 +49,34 @@ fn the_inventory_is_the_documented_fabric() {
     }
 }
 
+/// The benchmark's wide fabric: 64 switches, no more than 64 ports each, every NIC on its own
+/// port of its rail's leaf, every leaf up to every spine, and a valid config.
+#[test]
+fn the_wide_fabric_is_64_switches_of_at_most_64_ports() {
+    let shape = Shape::WIDE;
+    let f = Fabric::sized(shape);
+    assert_eq!(f.switches.len(), 64);
+    assert!(f.switches.iter().all(|s| s.ports.len() <= 64));
+    let leaf_ports: Vec<usize> = (f.switches.iter())
+        .filter(|s| s.role == Role::Leaf)
+        .map(|s| s.ports.len())
+        .collect();
+    assert_eq!(leaf_ports, vec![64; 56]);
+    assert_eq!(f.nodes.len(), 1008);
+    assert_eq!(f.nodes[0], "gpu0001");
+    let ports: std::collections::BTreeSet<&SwitchPort> = f.hosts.iter().map(|h| &h.leaf).collect();
+    assert_eq!(ports.len(), f.hosts.len(), "one NIC a port");
+    assert_eq!(f.hosts.len(), 1008 * 2);
+    for h in &f.hosts {
+        let leaf: usize = h.leaf.switch["leaf".len()..].parse().expect("leaf number");
+        assert_eq!((leaf - 1) % shape.rails, h.rail, "{h:?}: its rail's leaf");
+    }
+    assert_eq!(f.uplinks.len(), 56 * 8);
+    let cfg = config_of(&f, 1);
+    assert_eq!(cfg.switches.len(), 64);
+    assert_eq!(cfg.nodes.len(), 1008);
+}
+
 /// Per switch port or NIC, how much a counter grew.
 #[derive(Debug)]
 struct PortCount {

@@ -6,7 +6,19 @@ use crate::collect::demo::fabric::Fabric;
 use crate::config::Scenario;
 
 impl Sim {
+    /// The cluster `cfg` names; a fabric scenario cabled as the built-in fabric.
     pub fn new(cfg: &Config) -> Self {
+        let fabric = (cfg.simulation.scenario == Scenario::Fabric).then(Fabric::builtin);
+        Self::cabled(cfg, fabric)
+    }
+
+    /// The cluster `cfg` names (made from `fabric`'s [`Fabric::config_text`]), cabled as
+    /// `fabric` says.
+    pub fn with_fabric(cfg: &Config, fabric: Fabric) -> Self {
+        Self::cabled(cfg, Some(fabric))
+    }
+
+    fn cabled(cfg: &Config, fabric: Option<Fabric>) -> Self {
         let seed = cfg.seed;
         let mut rng = Rng::new(seed);
         // Counters start where a cluster up for a few days would be.
@@ -142,8 +154,8 @@ impl Sim {
             loss: 1.2127,
             fabric: None,
         };
-        if cfg.simulation.scenario == Scenario::Fabric {
-            sim.fabric = Some(hops::Physics::new(&mut sim, Fabric::builtin()));
+        if let Some(fabric) = fabric {
+            sim.fabric = Some(hops::Physics::new(&mut sim, fabric));
         }
         sim.fixed = (cfg.simulation.culprit_port.clone())
             .map(|c| sim.with_storm(c, cfg.simulation.congested_ports.clone()));
