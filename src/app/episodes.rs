@@ -15,11 +15,18 @@
 pub mod gpu;
 mod observe;
 mod place;
+mod route;
 pub mod text;
+mod verdict;
 
 pub use observe::{
     Obs, PfcPick, PortDrops, PortPfc, PortRates, observe, observe_with, port_pfc_in,
 };
+
+pub use route::ONSET_MS;
+use route::record;
+pub use verdict::{STAND_RATIO, STAND_SHARE, port_of, stand_out, switch_of};
+use verdict::{conclude, one_rail};
 
 use super::pairing::Links;
 use crate::config::Config;
@@ -183,43 +190,6 @@ pub struct PeakTree {
 pub struct SwitchPort {
     pub switch: String,
     pub port: String,
-}
-
-/// A culprit's share of its evidence (drops, or pauses sent, summed over the episode's ports) at
-/// least this...
-pub const STAND_SHARE: f64 = 0.5;
-/// ...and this many times the next port's: otherwise the congestion is spread, and said so.
-pub const STAND_RATIO: f64 = 2.0;
-
-/// The largest of `sizes` when it stands out from the rest: at least [`STAND_SHARE`] of their
-/// sum and [`STAND_RATIO`] times the next (so a tie never does). `Err`: all of them, largest
-/// first, equal ones in the order given (the place the congestion is spread over).
-pub fn stand_out<T>(mut sizes: Vec<(T, f64)>) -> Result<T, Vec<T>> {
-    sort_largest_first(&mut sizes);
-    let sum: f64 = sizes.iter().map(|s| s.1).filter(|v| v.is_finite()).sum();
-    let stands = match sizes.as_slice() {
-        [] => false,
-        [(_, top), rest @ ..] => {
-            let next = rest.first().map_or(0.0, |s| s.1);
-            *top > 0.0 && *top >= STAND_SHARE * sum && *top >= STAND_RATIO * next
-        }
-    };
-    let mut all = sizes.into_iter().map(|s| s.0);
-    match all.next() {
-        Some(top) if stands => Ok(top),
-        top => Err(top.into_iter().chain(all).collect()),
-    }
-}
-
-/// Stable: ties keep the order given.
-fn sort_largest_first<T>(sizes: &mut [(T, f64)]) {
-    sizes.sort_by(|a, b| b.1.total_cmp(&a.1));
-}
-
-/// The things of `sizes`, largest first.
-fn largest_first<T>(mut sizes: Vec<(T, f64)>) -> Vec<T> {
-    sort_largest_first(&mut sizes);
-    sizes.into_iter().map(|s| s.0).collect()
 }
 
 /// The evidence that named an episode's culprit, strongest first.
@@ -403,6 +373,25 @@ struct Val {
     tx: f64,
 }
 
+/// A signal abnormal at an instant: its value, since when it has been abnormal, and its baseline
+/// then (drops: 0).
+struct Abnormal {
+    val: Val,
+    since: Ts,
+    base: f64,
+}
+
+/// One evaluation as the router and the episodes take it: its abnormal signals (their keys in
+/// `keys`, one buffer for all), its instant, the one before and the time in between (at most 5 s
+/// counts toward training time lost).
+struct Instant<'a> {
+    abnormal: &'a [Abnormal],
+    keys: &'a str,
+    prev: Option<Ts>,
+    at: Ts,
+    dt: i64,
+}
+
 /// One signal's value at an instant, its key borrowed (built in a buffer reused for all).
 struct ValRef<'a> {
     layer: Layer,
@@ -513,7 +502,7 @@ impl Episodes {
         let prev = self.last_at;
         let dt = prev.map_or(0, |t| (at - t).clamp(0, 5000));
         self.last_at = Some(at);
-        let mut abnormal: Vec<(Val, Ts, f64)> = Vec::new();
+        let mut abnormal: Vec<Abnormal> = Vec::new();
         let mut keys = String::new();
         // A signal absent from this instant (drops come and go) is not abnormal now.
         for sig in self.signals.iter_mut().flat_map(|m| m.values_mut()) {
@@ -540,7 +529,11 @@ impl Episodes {
             };
             if bad {
                 let since = *sig.since.get_or_insert(at);
-                abnormal.push((v.owned(&mut keys), since, base.unwrap_or(0.0)));
+                abnormal.push(Abnormal {
+                    val: v.owned(&mut keys),
+                    since,
+                    base: base.unwrap_or(0.0),
+                });
             } else {
                 sig.since = None;
                 if learning && v.layer != Layer::Drops {
@@ -553,7 +546,14 @@ impl Episodes {
                 sig.since = None;
             }
         }
-        let to = self.route((&abnormal, &keys), (prev, at), o, links);
+        let now = Instant {
+            abnormal: &abnormal,
+            keys: &keys,
+            prev,
+            at,
+            dt,
+        };
+        let to = self.route(&now, o, links);
         if self.opened.is_empty() {
             return false;
         }
@@ -566,7 +566,7 @@ impl Episodes {
         let owner = (0..counts.len()).max_by_key(|&j| (counts[j], j));
         let mut changed = false;
         for j in 0..self.opened.len() {
-            let mine: Vec<&(Val, Ts, f64)> = (abnormal.iter().zip(&to))
+            let mine: Vec<&Abnormal> = (abnormal.iter().zip(&to))
                 .filter(|(_, t)| **t == Some(j))
                 .map(|(a, _)| a)
                 .collect();
@@ -574,10 +574,10 @@ impl Episodes {
             let pfc_before = op.ep.pfc_total_peak;
             record(
                 &mut op.ep,
-                (&mine, &keys),
+                &mine,
+                &now,
                 o,
-                (dt, owner == Some(j)),
-                at,
+                owner == Some(j),
                 &self.signals,
                 &mut op.by_key,
             );
@@ -635,392 +635,6 @@ impl Episodes {
         }
         changed
     }
-
-    /// Which open episode each abnormal signal of this instant joins (its index in `opened`),
-    /// opening a new one where a new place meets the opening rule; `None`: none (yet).
-    /// docs/user-guide.md ("Episodes") has the rule in words.
-    fn route(
-        &mut self,
-        (abnormal, keys): (&[(Val, Ts, f64)], &str),
-        (prev, at): (Option<Ts>, Ts),
-        o: &Obs,
-        links: &Links,
-    ) -> Vec<Option<usize>> {
-        use place::{Place, Spot};
-        let key = |i: usize| &keys[abnormal[i].0.key.clone()];
-        let mut to: Vec<Option<usize>> = vec![None; abnormal.len()];
-        for op in &mut self.opened {
-            op.by_key.fit(&op.ep);
-        }
-        let mut places: Vec<Place> = (self.opened.iter())
-            .map(|op| Place::of(&op.ep, links))
-            .collect();
-        // A part of an open episode stays in it while the episode is under way (something of it
-        // abnormal at the previous evaluation), unless it is at another one's place under way
-        // and not at its own (a node the first storm paused, now behind the second's culprit);
-        // in an episode settling, it is placed again: a second storm on the same switch is not
-        // the first one's tail.
-        let active = |op: &Opened| prev.is_some_and(|p| op.ep.last_abnormal >= p);
-        let mut spots: Vec<Option<Spot>> = Vec::with_capacity(abnormal.len());
-        for (i, t) in to.iter_mut().enumerate() {
-            *t = (0..self.opened.len()).rev().find(|&j| {
-                let op = &self.opened[j];
-                active(op) && op.by_key.find(&op.ep, key(i)).is_ok()
-            });
-            let Some(h) = *t else {
-                spots.push(Some(Spot::of(abnormal[i].0.layer, key(i), links)));
-                continue;
-            };
-            // With one episode open there is nowhere else to go (and nothing to look up).
-            if self.opened.len() > 1 {
-                let s = Spot::of(abnormal[i].0.layer, key(i), links);
-                if matches!(s, Spot::At { .. }) && !places[h].touches(&s) {
-                    let there = (0..places.len()).filter(|&k| {
-                        active(&self.opened[k]) && places[k].known() && places[k].touches(&s)
-                    });
-                    *t = self.pick(there, at).or(*t);
-                }
-            }
-            spots.push(None);
-        }
-        let was_open = !self.opened.is_empty();
-        let mut new: Vec<usize> = Vec::new();
-        // Located signals (a port with nodes behind it, a paused node) first: those no open
-        // episode takes make a new place; the others are placed once it is open (a new storm
-        // takes what goes abnormal with it, at an older one's place too).
-        let mut placed_later: Vec<usize> = Vec::new();
-        for (i, spot) in spots.iter().enumerate() {
-            if let Some(s @ Spot::At { .. }) = spot {
-                match self.join(s, &places, at) {
-                    Some(_) => placed_later.push(i),
-                    None => new.push(i),
-                }
-            }
-        }
-        // With nothing open, everything abnormal counts toward the first episode, as one.
-        if !was_open {
-            new.extend((0..abnormal.len()).filter(|&i| !matches!(spots[i], Some(Spot::At { .. }))));
-            new.sort_unstable();
-        }
-        if !new.is_empty() {
-            let layers: std::collections::BTreeSet<Layer> =
-                new.iter().map(|&i| abnormal[i].0.layer).collect();
-            let held = new.iter().any(|&i| abnormal[i].1 + 1000 <= at);
-            // Beside an open episode, a new place has to be a congestion point of its own, not
-            // a late or stray sign of the storm already told (a lone drop, a host crossing its
-            // threshold late).
-            let own = !was_open || {
-                let at_new = new.iter().filter_map(|&i| spots[i].as_ref());
-                let onsets: Vec<_> = self.opened.iter().map(|op| &op.onset).collect();
-                place::stands_out(at_new, o, links, &onsets)
-            };
-            if (layers.len() >= 2 || held) && own {
-                let start = new.iter().map(|&i| abnormal[i].1).min().unwrap_or(at);
-                self.next_id += 1;
-                self.opened.push(Opened {
-                    ep: Episode::new(self.next_id, start, at),
-                    by_key: ChainOrderCache::default(),
-                    onset: Default::default(),
-                });
-                places.push(Place::default());
-                let j = self.opened.len() - 1;
-                for &i in &new {
-                    to[i] = Some(j);
-                }
-            } else if !own {
-                // Not a place of its own: a sign of the storm already told (a congested port
-                // dropping late), told in it rather than lost.
-                for &i in &new {
-                    to[i] = self.worst_index();
-                }
-            }
-        }
-        if self.opened.is_empty() {
-            return to;
-        }
-        for i in placed_later {
-            if let Some(s) = &spots[i] {
-                to[i] = self.join(s, &places, at);
-            }
-        }
-        // The storm's spread (an internal port's PFC, an RTT pair) joins the episode its place
-        // touches, else one in its onset, else the most severe: it never opens one beside
-        // another.
-        for (i, spot) in spots.iter().enumerate() {
-            if let (None, Some(s @ (Spot::Switch(_) | Spot::Pair(_)))) = (to[i], spot) {
-                to[i] = self.join(s, &places, at).or_else(|| self.worst_index());
-            }
-        }
-        // Fabric-wide signals (step, all-reduce, ECN, CNP) join the open episode with the most
-        // signals now, on a tie the newest.
-        let mut counts = vec![0usize; self.opened.len()];
-        for j in to.iter().flatten() {
-            counts[*j] += 1;
-        }
-        let owner = (0..counts.len()).max_by_key(|&j| (counts[j], j));
-        for (i, spot) in spots.iter().enumerate() {
-            if to[i].is_none() && matches!(spot, Some(Spot::Wide)) {
-                to[i] = owner;
-            }
-        }
-        to
-    }
-
-    /// The open episode a new signal at `spot` joins: one whose place it touches, else the
-    /// newest in its onset ([`ONSET_MS`]).
-    fn join(&self, spot: &place::Spot, places: &[place::Place], at: Ts) -> Option<usize> {
-        let n = self.opened.len();
-        let touching = (0..n).filter(|&j| places.get(j).is_some_and(|p| p.touches(spot)));
-        self.pick(touching, at).or_else(|| {
-            (0..n)
-                .rev()
-                .find(|&j| at - self.opened[j].ep.start < ONSET_MS)
-        })
-    }
-
-    /// Of the open episodes `of` (indices in `opened`), the newest in its onset, else the most
-    /// severe.
-    fn pick(&self, of: impl Iterator<Item = usize> + Clone, at: Ts) -> Option<usize> {
-        let ep = |j: usize| &self.opened[j].ep;
-        (of.clone())
-            .filter(|&j| at - ep(j).start < ONSET_MS)
-            .max()
-            .or_else(|| of.max_by_key(|&j| ep(j).severity()))
-    }
-
-    /// Where the most severe open episode is in `opened`.
-    fn worst_index(&self) -> Option<usize> {
-        (0..self.opened.len()).max_by_key(|&j| self.opened[j].ep.severity())
-    }
-}
-
-/// How long after its start an episode takes in whatever else goes abnormal, wherever it is:
-/// a storm's backpressure pauses the rest of the fabric within a few seconds of its culprit
-/// (the lab's reach every host in about 3 s). A new place after that is a new episode.
-pub const ONSET_MS: i64 = 5000;
-
-/// Fold one instant's abnormal signals of this episode (and the buffer their keys are in) into
-/// it, and the training time lost where `costs`; `by_key` is kept between instants
-/// ([`ChainOrderCache`]).
-fn record(
-    ep: &mut Episode,
-    (abnormal, keys): (&[&(Val, Ts, f64)], &str),
-    o: &Obs,
-    (dt, costs): (i64, bool),
-    at: Ts,
-    signals: &[Signals; LAYERS],
-    by_key: &mut ChainOrderCache,
-) {
-    if !abnormal.is_empty() {
-        ep.last_abnormal = at;
-    }
-    if !ep.switch_read && (!o.pfc.is_empty() || !o.drops.is_empty()) {
-        ep.switch_read = true;
-    }
-    if abnormal.len() > ep.peak_count {
-        ep.peak_count = abnormal.len();
-        ep.peak_at = at;
-    }
-    let mut pfc_total = 0.0;
-    // The chain's parts ordered by key (keys are unique in it): a storm at 512 nodes has
-    // hundreds of parts, and a linear search for each abnormal signal was quadratic.
-    by_key.fit(ep);
-    let parts = ep.chain.len();
-    for &(v, since, base) in abnormal {
-        if v.layer == Layer::Pfc {
-            pfc_total += v.v;
-        }
-        let key = &keys[v.key.clone()];
-        match by_key.find(ep, key) {
-            Ok(j) => {
-                let p = &mut ep.chain[by_key.order[j]];
-                p.evals += 1;
-                if v.v > p.peak {
-                    p.peak = v.v;
-                    p.peak_at = at;
-                }
-                if v.rx > p.rx_peak || v.tx > p.tx_peak {
-                    p.rx_peak = p.rx_peak.max(v.rx);
-                    p.tx_peak = p.tx_peak.max(v.tx);
-                }
-            }
-            Err(j) => {
-                by_key.order.insert(j, ep.chain.len());
-                ep.chain.push(Part {
-                    layer: v.layer,
-                    key: key.to_string(),
-                    first: (*since).max(ep.start),
-                    base: *base,
-                    peak: v.v,
-                    peak_at: at,
-                    rx_peak: v.rx,
-                    tx_peak: v.tx,
-                    evals: 1,
-                });
-            }
-        }
-    }
-    if pfc_total > ep.pfc_total_peak {
-        ep.pfc_total_peak = pfc_total;
-    }
-    // Only a new part moves a part's place (first, layer and key never change).
-    if ep.chain.len() > parts {
-        ep.chain
-            .sort_by(|a, b| (a.first, a.layer, &a.key).cmp(&(b.first, b.layer, &b.key)));
-        // The new parts' places in the key order are not known: made again next time.
-        by_key.made_for = None;
-    } else {
-        by_key.made_for = Some(ChainOrderKey {
-            episode: ep.id,
-            parts: ep.chain.len(),
-        });
-    }
-    // Training cost: how much slower each second of the episode ran than the baseline, counted
-    // once, in the episode the fabric-wide signals went to.
-    if !costs {
-        return;
-    }
-    let base = signals[Layer::Training as usize]
-        .get("step")
-        .and_then(Signal::median);
-    if let (Some(b), Some(s)) = (base, o.step_s) {
-        if s > b && s > 0.0 {
-            ep.lost_s += (1.0 - b / s) * dt as f64 / 1000.0;
-        }
-    }
-}
-
-/// A (switch, port) borrowed from a part's key.
-type Port<'a> = (&'a str, &'a str);
-
-/// The episode's verdicts: DCQCN, the culprit port and the nodes behind it.
-/// The rail of every switch of `chain` that is on one (PFC and drop links name switches), where
-/// there is at least one and they agree.
-fn one_rail(chain: &[Part], rails: &std::collections::BTreeMap<String, u32>) -> Option<u32> {
-    if rails.is_empty() {
-        return None;
-    }
-    let mut on = chain
-        .iter()
-        .filter(|p| matches!(p.layer, Layer::Pfc | Layer::Drops))
-        .filter_map(|p| rails.get(switch_of(&p.key)));
-    let first = *on.next()?;
-    on.all(|r| *r == first).then_some(first)
-}
-
-fn conclude(ep: &mut Episode, links: &Links) {
-    let pfc = ep.pfc_total_peak;
-    let ecn = ep
-        .chain
-        .iter()
-        .find(|p| p.key == "ecn")
-        .map_or(0.0, |p| p.peak);
-    ep.dcqcn = match (pfc > 0.0, ecn > 0.0) {
-        _ if !ep.switch_read => Dcqcn::Unseen,
-        (false, false) => Dcqcn::Quiet,
-        (false, true) => Dcqcn::Absorbing,
-        (true, _) if pfc > 10.0 * ecn => Dcqcn::NotAbsorbing,
-        (true, _) => Dcqcn::Partly,
-    };
-    // Drops name the congestion point; without drops, the port that sends the most pauses;
-    // with no switch read, the port the map puts the node paused most on. A switch's evidence
-    // only when it stands out from the rest: a stray drop elsewhere is not the congestion
-    // point, and congestion over many ports has none.
-    // Ports borrowed from the parts' keys: only the culprit's are copied.
-    // The parts sorted stably by port, then summed per port in chain order (as a map by port
-    // summed them; a map's entry for each of ~100 parts a second was most of this).
-    let mut parts: Vec<(Port<'_>, Ts, f64, u32)> = ep
-        .parts(Layer::Drops)
-        .filter_map(|p| Some((switch_port(&p.key)?, p.first, p.peak, p.evals)))
-        .collect();
-    parts.sort_by(|a, b| a.0.cmp(&b.0));
-    // Per port: its first drop, its peaks summed, the most evaluations one reason dropped in.
-    let mut drops: Vec<(Port<'_>, (Ts, f64, u32))> = Vec::new();
-    for (k, first, peak, evals) in parts {
-        match drops.last_mut() {
-            Some((at, e)) if *at == k => {
-                e.0 = e.0.min(first);
-                e.1 += peak;
-                e.2 = e.2.max(evals);
-            }
-            _ => drops.push((k, (first, 0.0 + peak, evals))),
-        }
-    }
-    // On a tie, the port that dropped first.
-    drops.sort_by_key(|d| d.1.0);
-    let drop_sizes: Vec<(Port<'_>, f64)> = drops.iter().map(|d| (d.0, d.1.1)).collect();
-    let by_drops = stand_out(drop_sizes.clone()).ok().filter(|top| {
-        // A port that dropped in one evaluation only is a stray, however alone it is.
-        drops.iter().any(|d| d.0 == *top && d.1.2 >= 2)
-    });
-    let edge: Vec<(Port<'_>, f64)> = ep
-        .parts(Layer::Pfc)
-        .filter(|p| !links.behind(switch_of(&p.key), port_of(&p.key)).is_empty())
-        .map(|p| ((switch_of(&p.key), port_of(&p.key)), p.tx_peak))
-        .collect();
-    let by_pauses = stand_out(edge.clone()).ok();
-    // Without a switch read, the hosts' own evidence: the node paused most, where the map puts it.
-    let paused: Vec<(&str, f64)> = ep
-        .parts(Layer::HostPause)
-        .map(|p| (p.key.trim_start_matches("pause "), p.peak))
-        .collect();
-    let on_map = |node: &str| links.pairs.iter().find(|p| p.node == node);
-    // Not held to standing out: backpressure pauses every sender, the ones nearest the
-    // congestion most, so the hosts' pauses are always shared; told as the hosts' evidence
-    // (`host pause 10% ubunturdma6 on Ethernet1/1/2`), not as a culprit the switch showed.
-    let paused_most = (paused.iter())
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|p| p.0)
-        .filter(|_| !ep.switch_read);
-    let by_host = paused_most
-        .and_then(on_map)
-        .map(|p| (p.switch.as_str(), p.port.as_str()));
-    let (by, culprit) = match (by_drops, by_pauses, by_host) {
-        (Some(c), ..) => (Some(CulpritBy::Drops), Some(c)),
-        (None, Some(c), _) => (Some(CulpritBy::Pauses), Some(c)),
-        (None, None, Some(c)) => (Some(CulpritBy::HostPause), Some(c)),
-        _ => (None, None),
-    };
-    let nodes = match culprit {
-        Some((sw, port)) => links.behind_names(sw, port),
-        // A node paused most that the map does not place is still named.
-        None => paused_most.map(str::to_string).into_iter().collect(),
-    };
-    let mut spread: Vec<SwitchPort> = Vec::new();
-    if culprit.is_none() && paused_most.is_none() {
-        for (sw, port) in [drop_sizes, edge].into_iter().flat_map(largest_first) {
-            let spot = SwitchPort {
-                switch: sw.to_string(),
-                port: port.to_string(),
-            };
-            if !spread.contains(&spot) {
-                spread.push(spot);
-            }
-        }
-    }
-    let culprit = culprit.map(|(sw, port)| (sw.to_string(), port.to_string()));
-    ep.culprit_by = by;
-    ep.culprit_nodes = nodes;
-    ep.culprit = culprit;
-    ep.spread = spread;
-}
-
-/// The second and third words of a key (`drop <switch> <port> <reason>`), as
-/// `key.split(' ').skip(1)` gives them.
-fn switch_port(key: &str) -> Option<(&str, &str)> {
-    let (_, rest) = key.split_once(' ')?;
-    let (sw, rest) = rest.split_once(' ')?;
-    Some((sw, rest.split_once(' ').map_or(rest, |(port, _)| port)))
-}
-
-/// The switch of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.
-pub fn switch_of(key: &str) -> &str {
-    key.split(' ').nth(1).unwrap_or("")
-}
-
-/// The port of a `pfc <switch> <port>` / `drop <switch> <port> <reason>` key.
-pub fn port_of(key: &str) -> &str {
-    key.split(' ').nth(2).unwrap_or("")
 }
 
 #[cfg(test)]
