@@ -71,8 +71,14 @@ impl Ascending {
 /// series that was not stored) is [`Runs::NONE`].
 #[derive(Clone, Debug, Default)]
 pub(super) struct Runs {
-    /// (first id, how many).
-    runs: Vec<(u32, u32)>,
+    runs: Vec<Run>,
+}
+
+/// Consecutive ids: `first`, `first + 1`, … `len` of them (all [`Runs::NONE`] where `first` is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    first: u32,
+    len: u32,
 }
 
 impl Runs {
@@ -80,24 +86,24 @@ impl Runs {
     pub const NONE: u32 = u32::MAX;
 
     pub fn push(&mut self, id: u32) {
-        if let Some((first, n)) = self.runs.last_mut() {
-            let next = if *first == Self::NONE {
+        if let Some(run) = self.runs.last_mut() {
+            let next = if run.first == Self::NONE {
                 Some(Self::NONE)
             } else {
-                first.checked_add(*n)
+                run.first.checked_add(run.len)
             };
-            if next == Some(id) && *n < u32::MAX {
-                *n += 1;
+            if next == Some(id) && run.len < u32::MAX {
+                run.len += 1;
                 return;
             }
         }
-        self.runs.push((id, 1));
+        self.runs.push(Run { first: id, len: 1 });
     }
 
     /// The ids in order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.runs.iter().flat_map(|&(first, n)| {
-            (0..n).map(move |i| {
+        self.runs.iter().flat_map(|&Run { first, len }| {
+            (0..len).map(move |i| {
                 if first == Self::NONE {
                     Self::NONE
                 } else {
@@ -140,6 +146,12 @@ mod tests {
         assert_eq!(r.runs.len(), 5);
         let mut one = Runs::default();
         (100..100_100).for_each(|i| one.push(i));
-        assert_eq!(one.runs, [(100, 100_000)]);
+        assert_eq!(
+            one.runs,
+            [Run {
+                first: 100,
+                len: 100_000
+            }]
+        );
     }
 }

@@ -29,6 +29,19 @@ struct Ctx {
     sec: Sec,
 }
 
+/// The entries of [`Trace::sets`] one line made: `from..to`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LineSets {
+    from: u32,
+    to: u32,
+}
+
+impl LineSets {
+    fn range(self) -> std::ops::Range<usize> {
+        self.from as usize..self.to as usize
+    }
+}
+
 /// What [`parse_traced`] recorded of one parse, for [`update`].
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -37,7 +50,7 @@ pub struct Trace {
     /// Per line, the state before it (index into `ctxs`); one more entry: the state at the end.
     before: Vec<u32>,
     /// Per line, its range in `sets`.
-    line_sets: Vec<(u32, u32)>,
+    line_sets: Vec<LineSets>,
     /// Sample indices, in the order the lines set them.
     sets: Vec<u32>,
     /// Per line, whether it was understood.
@@ -95,7 +108,7 @@ pub fn parse_traced(text: &str, sw: &str) -> (Parsed, Trace) {
             st.p.unknown(num::trim(raw));
         }
         let to = st.out.sets.as_ref().map_or(0, Vec::len) as u32;
-        tr.line_sets.push((from, to));
+        tr.line_sets.push(LineSets { from, to });
         tr.understood.push(ok);
     }
     if tr.ctxs.last().is_none_or(|c| !st.is_at(c)) {
@@ -106,8 +119,8 @@ pub fn parse_traced(text: &str, sw: &str) -> (Parsed, Trace) {
     tr.runs = st.out.runs.take().map(|r| r.masks).unwrap_or_default();
     let parsed = st.out.acc.into_parsed(st.p);
     tr.last = vec![u32::MAX; parsed.samples.len()];
-    for (line, &(from, to)) in tr.line_sets.iter().enumerate() {
-        for &i in tr.sets.get(from as usize..to as usize).unwrap_or(&[]) {
+    for (line, sets) in tr.line_sets.iter().enumerate() {
+        for &i in tr.sets.get(sets.range()).unwrap_or(&[]) {
             if let Some(l) = tr.last.get_mut(i as usize) {
                 *l = line as u32;
             }
@@ -168,10 +181,10 @@ fn numbers_only(
     new: &str,
     vals: &mut [u64; MAX_RUNS],
 ) -> bool {
-    let Some(&(from, to)) = trace.line_sets.get(line) else {
+    let Some(&sets) = trace.line_sets.get(line) else {
         return false;
     };
-    let range = from as usize..to as usize;
+    let range = sets.range();
     let (Some(olds), Some(masks)) = (trace.sets.get(range.clone()), trace.runs.get(range)) else {
         return false;
     };
@@ -204,7 +217,7 @@ fn again<'a>(trace: &mut Trace, st: &mut St<'a>, line: usize, text: &'a str) -> 
             .get(i)
             .and_then(|&c| trace.ctxs.get(c as usize))
     };
-    let (Some(before), Some(after), Some(&true), Some(&(from, to))) = (
+    let (Some(before), Some(after), Some(&true), Some(&sets)) = (
         ctx(line),
         ctx(line + 1),
         trace.understood.get(line),
@@ -212,7 +225,7 @@ fn again<'a>(trace: &mut Trace, st: &mut St<'a>, line: usize, text: &'a str) -> 
     ) else {
         return false;
     };
-    let Some(olds) = trace.sets.get(from as usize..to as usize) else {
+    let Some(olds) = trace.sets.get(sets.range()) else {
         return false;
     };
     st.go_to(before);
@@ -230,7 +243,7 @@ fn again<'a>(trace: &mut Trace, st: &mut St<'a>, line: usize, text: &'a str) -> 
     match &mut st.out.redo {
         Some((r, samples)) if r.same() => {
             r.commit(samples, &trace.last, line);
-            match trace.runs.get_mut(from as usize..to as usize) {
+            match trace.runs.get_mut(sets.range()) {
                 Some(slot) if slot.len() == masks.len() => slot.copy_from_slice(&masks),
                 _ => return false,
             }
