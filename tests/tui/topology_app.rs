@@ -702,3 +702,75 @@ fn a_deadlock_is_an_alert_and_an_uplinks_pfc_alert_names_the_spine() {
     assert!(seen_deadlock, "no deadlock in 10 minutes of seed 3");
     assert!(seen_toward, "no PFC alert on an inter-switch port");
 }
+
+/// An incast whose senders are all on the root's own leaf (seed 4's first episode: nodes of one
+/// pod over one rail) pauses that leaf's hosts only: the tree's root is the injected port, no
+/// spine and no other leaf pauses, and the episode names that root (every host port pauses
+/// alike, so no port stands out by the switch's counts) and says it is on that leaf's rail alone
+/// (rails counted from 1, as the node view shows them: NIC0's is rail 1). An incast fed over the
+/// spines (seed 1's) crosses both rails and says no rail.
+#[test]
+fn an_incast_on_one_leaf_stays_on_its_rail_and_says_so() {
+    use rocetop::collect::demo::sim::hops::Root;
+    for (seed, one_leaf) in [(4, true), (1, false)] {
+        let mut lab = Lab::with(rocetop::collect::demo::fabric::config(seed));
+        let episodes = lab.sim.fabric_episodes(200_000);
+        let ep = (episodes.iter())
+            .find(|e| e.kind == rocetop::collect::demo::sim::hops::EpisodeKind::Incast)
+            .expect("an incast")
+            .clone();
+        assert_eq!(ep.on_one_leaf, one_leaf, "seed {seed}");
+        let Root::Port(root) = &ep.root else {
+            panic!("{ep:?}")
+        };
+        let rail = lab
+            .sim
+            .fabric()
+            .expect("fabric")
+            .hosts
+            .iter()
+            .find(|h| h.leaf == *root);
+        let rail = rail.expect("the root faces a host").rail as u32 + 1;
+        lab.run(ep.start_ms / 1000 + 6);
+        let tree = lab.app.pause_tree();
+        let roots: Vec<String> = tree.roots.iter().map(|r| format!("{r:?}")).collect();
+        assert!(
+            roots
+                .iter()
+                .any(|r| r.contains(&root.switch) && r.contains(&root.port)),
+            "seed {seed}: {roots:?} names {root:?}"
+        );
+        let pausing: std::collections::BTreeSet<&str> = (tree.edges.iter())
+            .map(|e| e.pauser.device.name.as_str())
+            .collect();
+        let open: Vec<&rocetop::app::episodes::Episode> = lab.app.episodes().open().collect();
+        let said: Vec<String> = (open.iter())
+            .map(|e| rocetop::app::episodes::text::story(e, lab.app.links()))
+            .collect();
+        if one_leaf {
+            assert_eq!(
+                pausing.into_iter().collect::<Vec<_>>(),
+                [root.switch.as_str()],
+                "seed {seed}: only the root's leaf pauses"
+            );
+            assert!(
+                open.iter().any(|e| e.rail == Some(rail)),
+                "seed {seed}: an episode on rail {rail}: {said:#?}"
+            );
+            assert!(
+                said.iter()
+                    .any(|s| s.contains(&format!("rail {rail} only"))),
+                "{said:#?}"
+            );
+        } else {
+            assert!(
+                pausing.iter().any(|s| s.starts_with("spine")),
+                "seed {seed}: {pausing:?}"
+            );
+            assert!(
+                open.iter().all(|e| e.rail.is_none()),
+                "seed {seed}: {said:#?}"
+            );
+        }
+    }
+}

@@ -207,11 +207,29 @@ fn culprit(ep: &Episode, links: &Links) -> Option<String> {
     }
 }
 
+/// What the pause tree says of the episode's place: its root and spread where they cross
+/// switches. On one switch, only where no port stands out by the switch's own counts but the tree
+/// names a root there: an incast whose senders share its leaf makes every host port pause alike,
+/// and the egress toward the receiver is the root.
+fn tree_root(ep: &Episode) -> Option<String> {
+    use crate::app::fabric::pause_tree::{Cause, text::phrase};
+    if ep.pause_root.is_some() || ep.culprit.is_some() {
+        return ep.pause_root.clone();
+    }
+    let tree = &ep.peak_tree.as_ref()?.tree;
+    let root = tree.roots.first()?;
+    let unknown = matches!(
+        root.cause,
+        Cause::NoCounters | Cause::NoLink | Cause::NotPolled | Cause::EgressUnknown
+    );
+    if unknown { None } else { phrase(tree) }
+}
+
 /// `no culprit stands out: spread over NX_AI_Leaf1 Ethernet1/1/1-2,1/2/1`: where the congestion
 /// is when no port stands out ([`super::stand_out`]), the ports of each switch in turn.
 fn spread(ep: &Episode) -> Option<String> {
     // The pause tree's root and spread say where it came from and went: that is the place.
-    if ep.pause_root.is_some() {
+    if tree_root(ep).is_some() {
         return None;
     }
     let mut by_switch: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -325,7 +343,7 @@ pub fn ranked(ep: &Episode, links: &Links) -> Ranked {
         put(drops_are, Some(d));
     }
     put(Weight::Place, culprit(ep, links));
-    put(Weight::Place, ep.pause_root.clone());
+    put(Weight::Place, tree_root(ep));
     put(Weight::Place, spread(ep));
     put(Weight::Place, ep.rail.map(|r| format!("rail {r} only")));
     put(Weight::Unseen, unseen(ep));

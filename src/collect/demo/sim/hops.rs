@@ -10,7 +10,9 @@
 //! storm, which pauses its leaf port nonstop. Nothing pauses in between episodes.
 //!
 //! The episodes, at seeded times and places, every 60 s or so and each kind once in every four:
-//! an incast at a leaf egress (root: that leaf port toward the host), a NIC pause storm (root: the
+//! an incast at a leaf egress (root: that leaf port toward the host; half of them with every
+//! sender on that leaf, nodes of one pod on one rail, so only that leaf's hosts are paused and the
+//! episode stays on one rail), a NIC pause storm (root: the
 //! host NIC), a congested spine egress (root: that spine port toward a leaf), and a leaf uplink
 //! going down after which a ring of pauses forms among switches and holds until the link returns
 //! (root: the cycle). [`Sim::fabric_episodes`] is the truth a pause-tree detector is checked against.
@@ -91,6 +93,10 @@ pub struct FabricEpisode {
     pub root: Root,
     /// The deadlock's link, down from before `start_ms` until `end_ms`.
     pub link_down: Option<LinkDown>,
+    /// An incast whose senders are all on the root's own leaf (nodes of one pod talking over one
+    /// rail, which never crosses a spine): the leaf pauses its host ports only, so the episode
+    /// stays on one rail.
+    pub on_one_leaf: bool,
 }
 
 /// A switch port by index into `Sim::switches` and its ports.
@@ -261,12 +267,15 @@ impl Physics {
                 Root::Cycle(ring.into_iter().flatten().collect())
             }
         };
+        // Drawn after the rest, so each episode's time and place are what they were before.
+        let on_one_leaf = kind == EpisodeKind::Incast && rng.next_u64() % 2 == 0;
         FabricEpisode {
             start_ms,
             end_ms,
             kind,
             root,
             link_down,
+            on_one_leaf,
         }
     }
 
@@ -322,6 +331,8 @@ impl Physics {
         // The ports forced full (the root's egress), the ring's ingress ports forced to pause,
         // the storming NIC, the link that is down.
         let mut full: Vec<At> = Vec::new();
+        // The root egress of an incast on one leaf: only that leaf's hosts feed it.
+        let mut fed_by_hosts: Option<At> = None;
         let mut ring_in: Vec<At> = Vec::new();
         let mut storm: Option<End> = None;
         let mut down: Vec<At> = Vec::new();
@@ -330,7 +341,12 @@ impl Physics {
             down.extend(self.at(sim, &l.spine));
         }
         match pausing.map(|e| &e.root) {
-            Some(Root::Port(p)) => full.extend(self.at(sim, p)),
+            Some(Root::Port(p)) => {
+                full.extend(self.at(sim, p));
+                if pausing.is_some_and(|e| e.on_one_leaf) {
+                    fed_by_hosts = self.at(sim, p);
+                }
+            }
             Some(Root::Nic(nic)) => {
                 let node = sim.nodes.iter().position(|n| n.name == nic.node);
                 storm = node.and_then(|n| {
@@ -401,8 +417,17 @@ impl Physics {
                 } else if ring_in.contains(&here) {
                     1.0
                 } else {
+                    let uplink = matches!(self.ends[si][pi], Some(End::Switch(_)));
                     (0..self.level[si].len())
                         .filter(|&e| self.feeds(si, pi, e))
+                        .filter(|&e| {
+                            !(uplink
+                                && fed_by_hosts
+                                    == Some(At {
+                                        switch: si,
+                                        port: e,
+                                    }))
+                        })
                         .map(|e| self.level[si][e])
                         .fold(0.0, f64::max)
                 };

@@ -57,7 +57,7 @@ fn poisson_mean_is_about_right() {
 #[test]
 fn fabric_pauses_travel_hop_by_hop() {
     use crate::collect::demo::sim::hops::{EpisodeKind, Root};
-    let cfg = crate::collect::demo::fabric::config(3);
+    let cfg = crate::collect::demo::fabric::config(1);
     let mut sim = Sim::new(&cfg);
     let eps = sim.fabric_episodes(600_000);
     assert_eq!(
@@ -67,8 +67,8 @@ fn fabric_pauses_travel_hop_by_hop() {
     );
     let ep = eps
         .iter()
-        .find(|e| e.kind == EpisodeKind::Incast)
-        .expect("an incast in 10 minutes")
+        .find(|e| e.kind == EpisodeKind::Incast && !e.on_one_leaf)
+        .expect("an incast over the spines in 10 minutes")
         .clone();
     let Root::Port(root) = &ep.root else {
         panic!("an incast's root is a port: {ep:?}")
@@ -127,6 +127,60 @@ fn fabric_pauses_travel_hop_by_hop() {
         "one hop to the far hosts: {} ms",
         h - s
     );
+}
+
+/// An incast whose senders share its leaf pauses that leaf's own hosts only: no uplink of it, no
+/// spine and no other leaf sends a pause, and no host of another leaf is paused.
+#[test]
+fn an_incast_on_one_leaf_pauses_its_own_hosts_only() {
+    use crate::collect::demo::sim::hops::{EpisodeKind, Root};
+    let mut sim = Sim::new(&crate::collect::demo::fabric::config(4));
+    let eps = sim.fabric_episodes(600_000);
+    let ep = (eps.iter())
+        .find(|e| e.kind == EpisodeKind::Incast && e.on_one_leaf)
+        .expect("an incast on one leaf in 10 minutes")
+        .clone();
+    let Root::Port(root) = &ep.root else {
+        panic!("{ep:?}")
+    };
+    let f = sim.fabric().expect("the fabric").clone();
+    sim.advance_to(ep.start_ms - 1000);
+    let before = PauseCounts::of(&sim);
+    sim.advance_to(ep.end_ms);
+    let after = PauseCounts::of(&sim);
+    let mut own_hosts_paused = 0;
+    for (si, sw) in sim.switches.iter().enumerate() {
+        for (pi, p) in sw.ports.iter().enumerate() {
+            let sent = after.port_tx[si][pi] - before.port_tx[si][pi];
+            let to_host = f
+                .hosts
+                .iter()
+                .any(|h| h.leaf.switch == sw.name && h.leaf.port == p.name);
+            if sw.name == root.switch && to_host {
+                own_hosts_paused += usize::from(sent > 0);
+            } else {
+                assert_eq!(sent, 0, "{} {} paused its far end", sw.name, p.name);
+            }
+        }
+    }
+    // Every host port of the leaf but the receiver's own.
+    let leaf_hosts = f
+        .hosts
+        .iter()
+        .filter(|h| h.leaf.switch == root.switch)
+        .count();
+    assert_eq!(own_hosts_paused, leaf_hosts - 1, "{ep:?}");
+    for h in f.hosts.iter().filter(|h| h.leaf.switch != root.switch) {
+        let n = sim
+            .nodes
+            .iter()
+            .position(|n| n.name == h.node)
+            .expect("node");
+        let d = (sim.nodes[n].netdevs.iter())
+            .position(|d| d.name == h.netdev)
+            .expect("netdev");
+        assert_eq!(after.nic_rx[n][d], before.nic_rx[n][d], "{h:?} paused");
+    }
 }
 
 /// Every switch port's PFC counters (sent, received) and every NIC's, in Sim order.
