@@ -504,8 +504,11 @@ impl<'a> Graph<'a> {
 
     /// Where no port counts drops or marks: the one cabled port of a switch that it does not
     /// pause while it pauses every other cabled port. A switch pauses the ingresses that feed its
-    /// congested egress; the egress's own ingress feeds it not, so it is the port spared. None
-    /// where more than one is spared (the pausing says no more) or too few are paused.
+    /// congested egress; the egress's own ingress feeds it not, so it is the port spared. Where
+    /// its uplinks pause nothing, the same among its host ports: the senders are all on this
+    /// switch (nodes of one pod over one rail), no uplink feeds the egress, and the receiver's
+    /// port is the one host port spared. None where more than one is spared (the pausing says no
+    /// more) or too few are paused.
     fn spared<'p>(
         &self,
         mine: &[(&'p PortKey, &PortPause)],
@@ -515,12 +518,25 @@ impl<'a> Graph<'a> {
             .filter(|(k, _)| self.fabric.at_key(k).next().is_some())
             .collect();
         let sends = |p: &PortPause| p.tx.is_some_and(|t| t >= MIN_FRAMES);
-        let pausing = cabled.iter().filter(|(_, p)| sends(p)).count();
-        let mut spared = (cabled.iter())
-            .filter(|(k, p)| p.tx.is_some() && !sends(p) && !paused.contains(k.port.as_str()));
-        let one = spared.next()?;
-        let all_others = pausing + 1 == cabled.len();
-        (spared.next().is_none() && all_others && pausing >= 2).then_some(one.0)
+        let one_spared = |among: &[&(&'p PortKey, &PortPause)]| {
+            let pausing = among.iter().filter(|(_, p)| sends(p)).count();
+            let mut spared = (among.iter())
+                .filter(|(k, p)| p.tx.is_some() && !sends(p) && !paused.contains(k.port.as_str()));
+            let one = spared.next()?;
+            let all_others = pausing + 1 == among.len();
+            (spared.next().is_none() && all_others && pausing >= 2).then_some(one.0)
+        };
+        one_spared(&cabled).or_else(|| {
+            let (up, host): (Vec<&(&PortKey, &PortPause)>, Vec<_>) =
+                cabled.iter().copied().partition(|(k, _)| self.uplink(k));
+            let quiet_uplinks = up
+                .iter()
+                .all(|(k, p)| !sends(p) && !paused.contains(k.port.as_str()));
+            if up.is_empty() || !quiet_uplinks {
+                return None;
+            }
+            one_spared(&host)
+        })
     }
 
     /// What switch port `at` faces, from the graph's links.

@@ -39,13 +39,20 @@ pub struct Bucket {
     pub probes: u64,
 }
 
+/// One answer: when it arrived and its RTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub at_ns: u64,
+    pub rtt_ns: u64,
+}
+
 /// Running totals since the pinger started (counters), and the window.
 #[derive(Debug)]
 pub struct Window {
     span_ns: u64,
     max_samples: usize,
-    /// `(answered at, rtt)`, oldest first.
-    samples: VecDeque<(u64, u64)>,
+    /// Oldest first.
+    samples: VecDeque<Answer>,
     hist: Option<Histogram<u32>>,
     pub sent: u64,
     pub answered: u64,
@@ -88,7 +95,7 @@ impl Window {
     /// An answer arrived at `at_ns` after `rtt_ns`.
     pub fn record(&mut self, at_ns: u64, rtt_ns: u64) {
         self.answered += 1;
-        self.samples.push_back((at_ns, rtt_ns));
+        self.samples.push_back(Answer { at_ns, rtt_ns });
         while self.samples.len() > self.max_samples {
             self.samples.pop_front();
         }
@@ -104,7 +111,7 @@ impl Window {
     /// Forget answers older than the window.
     pub fn prune(&mut self, now_ns: u64) {
         let cutoff = now_ns.saturating_sub(self.span_ns);
-        while self.samples.front().is_some_and(|&(t, _)| t < cutoff) {
+        while self.samples.front().is_some_and(|a| a.at_ns < cutoff) {
             self.samples.pop_front();
         }
     }
@@ -119,12 +126,12 @@ impl Window {
 
     /// The RTTs in the window, oldest first (what a setup check prints).
     pub fn rtts(&self) -> Vec<u64> {
-        self.samples.iter().map(|&(_, r)| r).collect()
+        self.samples.iter().map(|a| a.rtt_ns).collect()
     }
 
     /// Statistics of the answers now in the window; `None` when it is empty.
     pub fn summary(&mut self) -> Option<Summary> {
-        let rtts: Vec<u64> = self.samples.iter().map(|&(_, r)| r).collect();
+        let rtts: Vec<u64> = self.samples.iter().map(|a| a.rtt_ns).collect();
         let hist = match &mut self.hist {
             Some(h) => {
                 h.reset();

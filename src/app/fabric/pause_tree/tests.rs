@@ -292,6 +292,53 @@ const CASES: &[Case] = &[
         phrase: None,
     },
     Case {
+        name: "no drops or marks counted, the senders all on the root's leaf: its uplinks pause \
+               nothing, and the one host port spared is the egress",
+        switches: &["leaf1:U1 spine1:D1", "leaf1:U2 spine2:D1"],
+        hosts: &[
+            "gpu1:ens1 leaf1:E1",
+            "gpu2:ens1 leaf1:E2",
+            "gpu3:ens1 leaf1:E3",
+        ],
+        ports: &[
+            "leaf1:E1 rx=0 tx=300",
+            "leaf1:E2 rx=0 tx=280",
+            "leaf1:E3 rx=0 tx=0",
+            "leaf1:U1 rx=0 tx=0",
+            "leaf1:U2 rx=0 tx=0",
+            "spine1:D1 rx=0 tx=0",
+            "spine2:D1 rx=0 tx=0",
+        ],
+        nics: &[],
+        roots: &[("leaf1 E3 -> gpu3 ens1 (incast)", Cause::Incast)],
+        paused: &["gpu1", "gpu2"],
+        deadlocks: &[],
+        phrase: None,
+    },
+    Case {
+        name: "no drops or marks counted, an uplink pausing too and two ports spared: not known",
+        switches: &["leaf1:U1 spine1:D1", "leaf1:U2 spine2:D1"],
+        hosts: &[
+            "gpu1:ens1 leaf1:E1",
+            "gpu2:ens1 leaf1:E2",
+            "gpu3:ens1 leaf1:E3",
+        ],
+        ports: &[
+            "leaf1:E1 rx=0 tx=300",
+            "leaf1:E2 rx=0 tx=280",
+            "leaf1:E3 rx=0 tx=0",
+            "leaf1:U1 rx=0 tx=250",
+            "leaf1:U2 rx=0 tx=0",
+            "spine1:D1 rx=250 tx=0",
+            "spine2:D1 rx=0 tx=0",
+        ],
+        nics: &[],
+        roots: &[("leaf1 (congested egress not known)", Cause::EgressUnknown)],
+        paused: &["gpu1", "gpu2"],
+        deadlocks: &[],
+        phrase: None,
+    },
+    Case {
         name: "no drops or marks counted, two cabled ports spared: the egress is not known",
         switches: &[],
         hosts: &[

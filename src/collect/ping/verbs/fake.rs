@@ -26,7 +26,10 @@ pub const SETUP_NS: u64 = 20_000_000;
 pub enum Ev {
     Now(u64),
     /// A probe posted: its seq and the send time it carries.
-    Send(u64, u64),
+    Send {
+        seq: u64,
+        sent_ns: u64,
+    },
 }
 
 /// Virtual time: moves when slept on or polled (and by 1 ns per read if `tick`, so every read is
@@ -197,7 +200,10 @@ impl Endpoint for FakeEp {
     fn send(&mut self, data: &[u8; PROBE_LEN]) -> Result<(), String> {
         let p = Probe::decode(data);
         if let Some(c) = &self.dev.clock {
-            c.log.lock().expect("log").push(Ev::Send(p.seq, p.sent_ns));
+            c.log.lock().expect("log").push(Ev::Send {
+                seq: p.seq,
+                sent_ns: p.sent_ns,
+            });
         }
         let mut s = self.dev.script.lock().expect("script");
         s.sends += 1;
@@ -241,14 +247,21 @@ impl Endpoint for FakeEp {
     }
 }
 
+/// A link's probes sent and lost so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentLost {
+    pub sent: u64,
+    pub lost: u64,
+}
+
 /// Dials fail this many times first; each dial records the link's notes (why the last session
-/// ended) and its (sent, lost) counters.
+/// ended) and its counters.
 #[derive(Clone, Default)]
 pub struct FakeDialer {
     pub fails: Arc<Mutex<u32>>,
     pub link: Option<Arc<Mutex<Link>>>,
     pub notes_at_dial: Arc<Mutex<Vec<Vec<String>>>>,
-    pub counts_at_dial: Arc<Mutex<Vec<(u64, u64)>>>,
+    pub counts_at_dial: Arc<Mutex<Vec<SentLost>>>,
 }
 
 pub struct FakeControl;
@@ -263,7 +276,10 @@ impl Dialer for FakeDialer {
                 .lock()
                 .expect("notes")
                 .push(g.notes.clone());
-            let counts = (g.window.sent, g.window.lost);
+            let counts = SentLost {
+                sent: g.window.sent,
+                lost: g.window.lost,
+            };
             self.counts_at_dial.lock().expect("counts").push(counts);
         }
         let mut f = self.fails.lock().expect("fails");

@@ -14,7 +14,7 @@
 //!   connection tear the session down; it is rebuilt after [`RETRY`].
 
 use super::super::proto::{ConnInfo, Hello, Mode, Msg, PROBE_LEN, Probe};
-use super::super::stats::rtt_ns;
+use super::super::stats::{Answer, rtt_ns};
 use super::super::{Link, QpType, Status, VerbsOptions, lock, ns, tcp};
 use super::{Device, Endpoint, RETRY, SLACK_NS, STALL_PROBES, Verbs, devices};
 use std::io::Write;
@@ -61,7 +61,7 @@ struct Tally {
     lost: u64,
     late: u64,
     retransmitted: u64,
-    answers: Vec<(u64, u64)>,
+    answers: Vec<Answer>,
 }
 
 pub struct Pinger<D, N, C> {
@@ -238,7 +238,10 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
                     if self.retransmit_ns.is_some_and(|t| flight >= t) {
                         self.tally.retransmitted += 1;
                     } else {
-                        self.tally.answers.push((recv, rtt));
+                        self.tally.answers.push(Answer {
+                            at_ns: recv,
+                            rtt_ns: rtt,
+                        });
                     }
                     mine = true;
                 } else {
@@ -303,8 +306,8 @@ impl<D: Device, N: Dialer, C: Clock> Pinger<D, N, C> {
         for _ in 0..t.retransmitted {
             g.window.record_retransmitted();
         }
-        for (at, rtt) in t.answers {
-            g.window.record(at, rtt);
+        for a in t.answers {
+            g.window.record(a.at_ns, a.rtt_ns);
         }
     }
 }

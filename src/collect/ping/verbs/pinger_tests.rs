@@ -1,6 +1,6 @@
 //! The pinger loop on the fake device and a virtual clock: every count below is exact.
 
-use super::super::fake::{Ev, FakeClock, FakeDevice, FakeDialer, POLL_NS, SETUP_NS};
+use super::super::fake::{Ev, FakeClock, FakeDevice, FakeDialer, POLL_NS, SETUP_NS, SentLost};
 use super::*;
 use crate::collect::ping::Options;
 
@@ -32,6 +32,23 @@ fn setup() -> Run {
     }
 }
 
+/// The link's probes sent, answered and lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Totals {
+    sent: u64,
+    answered: u64,
+    lost: u64,
+}
+
+/// Totals of `sent`, `answered` and `lost`, for the tables of expectations.
+fn totals(sent: u64, answered: u64, lost: u64) -> Totals {
+    Totals {
+        sent,
+        answered,
+        lost,
+    }
+}
+
 impl Run {
     fn pinger(&self) -> Pinger<FakeDevice, FakeDialer, FakeClock> {
         self.pinger_every(Duration::from_millis(100))
@@ -54,9 +71,11 @@ impl Run {
         self.pinger().run();
     }
 
-    fn totals(&self) -> (u64, u64, u64) {
-        lock(&self.link, |l| {
-            (l.window.sent, l.window.answered, l.window.lost)
+    fn totals(&self) -> Totals {
+        lock(&self.link, |l| Totals {
+            sent: l.window.sent,
+            answered: l.window.answered,
+            lost: l.window.lost,
         })
     }
 
@@ -77,14 +96,14 @@ fn the_send_time_is_read_right_before_the_post_and_rtts_are_exact() {
     r.dev.clock = Some(r.clock.clone());
     r.script(|s| s.stop_after = Some(3));
     r.go();
-    assert_eq!(r.totals(), (3, 3, 0));
+    assert_eq!(r.totals(), totals(3, 3, 0));
     let log = r.clock.log.lock().expect("log").clone();
     let sends: Vec<usize> = (0..log.len())
-        .filter(|&i| matches!(log[i], Ev::Send(..)))
+        .filter(|&i| matches!(log[i], Ev::Send { .. }))
         .collect();
     assert_eq!(sends.len(), 3);
     for (k, &i) in sends.iter().enumerate() {
-        let Ev::Send(seq, sent) = log[i] else {
+        let Ev::Send { seq, sent_ns: sent } = log[i] else {
             unreachable!()
         };
         assert_eq!(seq, k as u64);
@@ -133,11 +152,11 @@ fn slots_while_the_peer_or_device_is_unreachable_are_lost() {
     r.go();
     // Dial fails at 0 s, the device open at 1 s: slots 0..19 pass unsent; the session built at 2 s
     // is up at 2.04 s, so slot 20 passed while it was built (lost); slots 21, 22 answered.
-    assert_eq!(r.totals(), (23, 2, 21));
+    assert_eq!(r.totals(), totals(23, 2, 21));
     let counts = r.dialer.counts_at_dial.lock().expect("counts").clone();
     assert_eq!(
         counts,
-        vec![(0, 0), (10, 10), (20, 20)],
+        [(0, 0), (10, 10), (20, 20)].map(|(sent, lost)| SentLost { sent, lost }),
         "lost while down, not only once back up"
     );
     let why = r.reasons();
@@ -162,7 +181,7 @@ fn an_error_completion_tears_the_session_down_and_it_is_rebuilt() {
     r.go();
     // Slots 0, 1 answered; 2 in flight when the error came (lost); 3..12 pass during the 1 s retry;
     // 13, 14, 15 answered on the new session.
-    assert_eq!(r.totals(), (16, 5, 11));
+    assert_eq!(r.totals(), totals(16, 5, 11));
     assert_eq!(r.script(|s| s.opens), 2);
     assert_eq!(
         r.reasons()[1],
@@ -180,7 +199,7 @@ fn a_cq_that_stays_empty_gets_the_session_rebuilt() {
     r.go();
     // Slots 0..4 posted and never answered; the rebuild waits 1 s from slot 4's deadline (450 ms):
     // slots 5..14 pass; 15 and 16 answered on the new session.
-    assert_eq!(r.totals(), (17, 2, 15));
+    assert_eq!(r.totals(), totals(17, 2, 15));
     assert_eq!(r.script(|s| s.opens), 2);
     let why = &r.reasons()[1][0];
     assert!(
@@ -229,7 +248,11 @@ fn a_held_report_lock_never_holds_a_probe_back() {
     drop(held);
     r.stop.store(true, Ordering::Relaxed);
     t.join().expect("pinger");
-    let (sent, answered, lost) = r.totals();
+    let Totals {
+        sent,
+        answered,
+        lost,
+    } = r.totals();
     assert_eq!(sent, sends(), "the tally reached the link once it was free");
     assert_eq!((answered, lost), (sent, 0));
 }
@@ -245,7 +268,7 @@ fn the_first_sessions_setup_is_neither_rtt_nor_loss() {
     assert_eq!(skipped, 40);
     assert_eq!(
         r.totals(),
-        (100, 100, 0),
+        totals(100, 100, 0),
         "the setup's slots were never due"
     );
     let s = lock(&r.link, |l| l.window.summary()).expect("answers");
@@ -260,13 +283,14 @@ fn the_first_sessions_setup_is_neither_rtt_nor_loss() {
         .lock()
         .expect("log")
         .iter()
-        .find_map(|e| match e {
-            Ev::Send(seq, sent) => Some((*seq, *sent)),
-            Ev::Now(_) => None,
-        });
+        .find(|e| matches!(e, Ev::Send { .. }))
+        .cloned();
     assert_eq!(
         first,
-        Some((0, skipped * MS)),
+        Some(Ev::Send {
+            seq: 0,
+            sent_ns: skipped * MS
+        }),
         "the first probe leaves in slot 40"
     );
 }
@@ -283,7 +307,11 @@ fn a_rebuilds_setup_counts_lost_and_is_never_rtt() {
     // Session 1 up at 40 ms: slots 40..48 answered, 49 in flight when the completion failed (lost,
     // at 49.01 ms). Retry until 1049.01 ms: slots 50..1049 lost. Session 2 up at 1089.01 ms: slots
     // 1050..1089 passed while it was built (lost), 1090..1099 answered.
-    let (sent, answered, lost) = r.totals();
+    let Totals {
+        sent,
+        answered,
+        lost,
+    } = r.totals();
     assert_eq!(answered, 19);
     assert_eq!(lost, 1 + 1000 + 40);
     assert_eq!(sent, answered + lost);
