@@ -259,7 +259,7 @@ pub struct App {
     /// Rebuilt when topology answers arrive, so tabs and episodes never pair per frame.
     links: pairing::Links,
     /// The fabric graph (switches, host NICs, links), rebuilt with the pairing; whether it was
-    /// made of topology answers yet (a change after that is said).
+    /// made of every topology source's first answer yet (a change after that is said).
     fabric: fabric::Fabric,
     fabric_read: bool,
     /// Who pauses whom now, made on the evaluation's rates (`fabric/pause_tree.rs`).
@@ -684,13 +684,19 @@ impl App {
         self.proof_at = Some(self.now);
         self.proof_due = false;
         self.topology_due = false;
-        // The first graph of topology answers replaces the config's: that is no change to say.
+        // The first graph of topology answers replaces the config's: that is no change to say,
+        // nor is each first answer that completes it. Topology sources are the `<host> topology`
+        // ones (collect/source.rs); once each has answered or failed, a change is news.
+        let first_round = live
+            .sources()
+            .filter(|(_, h)| h.name.ends_with(" topology"))
+            .all(|(_, h)| h.up.is_some());
         let fabric::Changes { added, removed } = fabric.changes_since(&self.fabric);
         if self.fabric_read && added + removed > 0 {
             self.say(format!("fabric links changed: +{added} -{removed}"));
         }
         self.fabric = fabric;
-        self.fabric_read = true;
+        self.fabric_read |= first_round;
     }
 
     /// Before a frame or on a tick: pair and prove again if topology came since; whether it did.

@@ -526,6 +526,40 @@ fn the_fabric_follows_the_leafs_lldp_and_says_each_change() {
     assert_eq!(msg, "fabric links changed: +1 -1");
 }
 
+/// The first graph is made of every topology source's first answer, however they come in: no
+/// change is said while it forms (the fabric demo's 38 topology sources bring 72 links), one is
+/// once it has.
+#[test]
+fn the_first_graph_forming_is_no_change_to_say() {
+    let mut lab = Lab::with(rocetop::collect::demo::fabric::config(1));
+    for _ in 0..5 {
+        lab.run(1);
+        let msg = lab
+            .app
+            .message()
+            .map(|(_, m)| m.clone())
+            .unwrap_or_default();
+        assert!(!msg.contains("fabric links changed"), "{msg}");
+    }
+    assert_eq!(lab.app.fabric().links.len(), 72);
+    lab.answer(
+        "leaf1 topology",
+        &[(
+            ParseKind::LldpNeighbors,
+            "Device ID            Local Intf      Hold-time  Capability  Port ID
+             spine9               Eth1/40         120        BR          Ethernet1/1
+"
+            .to_string(),
+        )],
+    );
+    let msg = lab
+        .app
+        .message()
+        .map(|(_, m)| m.clone())
+        .unwrap_or_default();
+    assert!(msg.starts_with("fabric links changed: "), "{msg}");
+}
+
 /// The fabric demo's node detail lists both NICs with their leaf, port and rail, and its port
 /// column says the rails rather than a cut-off pair of ports; the lab's one-NIC node keeps its
 /// port and says no rail.
