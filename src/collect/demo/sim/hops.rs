@@ -279,13 +279,15 @@ impl Physics {
         }
     }
 
+    /// The episode of the slot `t_ms` is in, under way or not.
+    fn slot(&self, t_ms: i64) -> Option<FabricEpisode> {
+        let k = (t_ms / 1000 - FIRST_S).div_euclid(SLOT_S);
+        (k >= 0).then(|| self.episode(k as u64))
+    }
+
     /// The episode whose slot `t_ms` is in, if it is under way then (its link down included).
     fn active(&self, t_ms: i64) -> Option<FabricEpisode> {
-        let k = (t_ms / 1000 - FIRST_S).div_euclid(SLOT_S);
-        if k < 0 {
-            return None;
-        }
-        let ep = self.episode(k as u64);
+        let ep = self.slot(t_ms)?;
         let from = ep.link_down.as_ref().map_or(ep.start_ms, |l| l.at_ms);
         (from..ep.end_ms).contains(&t_ms).then_some(ep)
     }
@@ -293,11 +295,9 @@ impl Physics {
     /// How hard training feels the fabric at `t_ms`, 0..=1: up over 2 s from an episode's start,
     /// down over 2 s after its end.
     pub fn intensity(&self, t_ms: i64) -> f64 {
-        let k = (t_ms / 1000 - FIRST_S).div_euclid(SLOT_S);
-        if k < 0 {
+        let Some(ep) = self.slot(t_ms) else {
             return 0.0;
-        }
-        let ep = self.episode(k as u64);
+        };
         let up = (t_ms - ep.start_ms) as f64 / 2000.0;
         let down = (ep.end_ms + 2000 - t_ms) as f64 / 2000.0;
         up.min(down).clamp(0.0, 1.0)
@@ -340,13 +340,13 @@ impl Physics {
             down.extend(self.at(sim, &l.leaf));
             down.extend(self.at(sim, &l.spine));
         }
+        // Through the drain after it too: the senders are the pod's all the while, so the uplinks
+        // never feed that egress (else its backlog would pause the spines as it drains).
+        if let Some(Root::Port(p)) = self.slot(t_ms).filter(|e| e.on_one_leaf).map(|e| e.root) {
+            fed_by_hosts = self.at(sim, &p);
+        }
         match pausing.map(|e| &e.root) {
-            Some(Root::Port(p)) => {
-                full.extend(self.at(sim, p));
-                if pausing.is_some_and(|e| e.on_one_leaf) {
-                    fed_by_hosts = self.at(sim, p);
-                }
-            }
+            Some(Root::Port(p)) => full.extend(self.at(sim, p)),
             Some(Root::Nic(nic)) => {
                 let node = sim.nodes.iter().position(|n| n.name == nic.node);
                 storm = node.and_then(|n| {

@@ -130,7 +130,8 @@ fn fabric_pauses_travel_hop_by_hop() {
 }
 
 /// An incast whose senders share its leaf pauses that leaf's own hosts only: no uplink of it, no
-/// spine and no other leaf sends a pause, and no host of another leaf is paused.
+/// spine and no other leaf sends a pause, and no host of another leaf is paused, while it lasts
+/// and while its backlog drains after.
 #[test]
 fn an_incast_on_one_leaf_pauses_its_own_hosts_only() {
     use crate::collect::demo::sim::hops::{EpisodeKind, Root};
@@ -146,7 +147,7 @@ fn an_incast_on_one_leaf_pauses_its_own_hosts_only() {
     let f = sim.fabric().expect("the fabric").clone();
     sim.advance_to(ep.start_ms - 1000);
     let before = PauseCounts::of(&sim);
-    sim.advance_to(ep.end_ms);
+    sim.advance_to(ep.end_ms + 3000);
     let after = PauseCounts::of(&sim);
     let mut own_hosts_paused = 0;
     for (si, sw) in sim.switches.iter().enumerate() {
