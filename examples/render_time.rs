@@ -112,13 +112,9 @@ fn main() {
             }
             _ => wide_fabric(),
         };
-        if nodes == WIDE_NODES {
-            // Into the first episode, where the PFC tab has a tree to draw.
-            let first = lab.sim.fabric_episodes(120_000).first().map(|e| e.start_ms);
-            lab.run(first.map_or(warm, |ms| ms / 1000 + 5));
-        } else {
-            lab.run(warm);
-        }
+        // The fabric into its first episode, where the PFC tab has a tree to draw.
+        let first = lab.sim.fabric_episodes(120_000).first().map(|e| e.start_ms);
+        lab.run(first.map_or(warm, |ms| ms / 1000 + 5));
         for tab in Tab::ALL {
             let name = format!("{tab:?}");
             if only_tabs

@@ -650,8 +650,9 @@ impl App {
     }
 
     /// After a poll that carried topology (LLDP, host QoS): pair again and prove the path again,
-    /// over the live store, before the next frame or tick. A switch's settings (PFC priorities, 802.3x, MTU) come with its counter
-    /// polls: they only mark the proof due, and a tick proves again at most every [`REPROVE_MS`].
+    /// over the live store, before the next frame or tick. A switch's settings (PFC priorities,
+    /// 802.3x, MTU) come with its counter polls: they only mark the proof due, and a tick proves
+    /// again at most every [`REPROVE_MS`].
     /// `c` put into the live store (else the tables' one, rewinding), then [`App::topology_arrived`].
     fn take_poll(&mut self, c: &Collected, into_live: bool) {
         let st = if into_live {
@@ -685,11 +686,11 @@ impl App {
         self.proof_due = false;
         self.topology_due = false;
         // The first graph of topology answers replaces the config's: that is no change to say,
-        // nor is each first answer that completes it. Topology sources are the `<host> topology`
-        // ones (collect/source.rs); once each has answered or failed, a change is news.
+        // nor is each first answer that completes it: once every topology source has answered
+        // or failed, a change is news.
         let first_round = live
             .sources()
-            .filter(|(_, h)| h.name.ends_with(" topology"))
+            .filter(|(_, h)| crate::collect::source::is_topology(&h.name))
             .all(|(_, h)| h.up.is_some());
         let fabric::Changes { added, removed } = fabric.changes_since(&self.fabric);
         if self.fabric_read && added + removed > 0 {

@@ -52,6 +52,11 @@ impl SeriesKey {
         self.name.as_str() == name && self.labels.is(labels)
     }
 
+    /// Whether it has every one of `labels` (it may have others too): what a query selects by.
+    pub fn has_labels(&self, labels: &[(&str, &str)]) -> bool {
+        labels.iter().all(|(k, v)| self.label(k) == Some(*v))
+    }
+
     /// The value of one label, if the series has it.
     pub fn label(&self, name: &str) -> Option<&str> {
         self.labels

@@ -252,6 +252,18 @@ pub fn node_topology_probes(n: &Node, gpu_secs: u64) -> Vec<Probe> {
     ]
 }
 
+/// The name of `host`'s topology source.
+fn topology_label(host: &str) -> String {
+    format!("{host}{TOPOLOGY}")
+}
+
+const TOPOLOGY: &str = " topology";
+
+/// Whether a source named `label` is a topology source (LLDP, QoS settings: read rarely).
+pub fn is_topology(label: &str) -> bool {
+    label.ends_with(TOPOLOGY)
+}
+
 /// A rare source beside a switch or node, on the same transport (one connection per host).
 fn topology_source(
     store: &mut Store,
@@ -261,7 +273,7 @@ fn topology_source(
     timeout: Duration,
     probes: Vec<Probe>,
 ) -> Source {
-    let label = format!("{name} topology");
+    let label = topology_label(name);
     Source {
         id: store.add_source(&label, interval.as_millis() as i64),
         name: label,

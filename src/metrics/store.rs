@@ -469,11 +469,7 @@ impl Store {
             .into_iter()
             .flat_map(ids::Ascending::iter)
             .filter_map(|id| self.series.get(id.0 as usize).map(|s| (id, s)))
-            .filter(move |(_, s)| {
-                labels
-                    .iter()
-                    .all(|(k, v)| s.key.label(k).is_some_and(|x| x == *v))
-            })
+            .filter(move |(_, s)| s.key.has_labels(labels))
     }
 
     /// Metric names present, sorted.

@@ -218,10 +218,7 @@ fn tree_root(ep: &Episode) -> Option<String> {
     }
     let tree = &ep.peak_tree.as_ref()?.tree;
     let root = tree.roots.first()?;
-    let unknown = matches!(
-        root.cause,
-        Cause::NoCounters | Cause::NoLink | Cause::NotPolled | Cause::EgressUnknown
-    );
+    let unknown = root.cause.unknown_beyond() || root.cause == Cause::EgressUnknown;
     if unknown { None } else { phrase(tree) }
 }
 

@@ -116,6 +116,12 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// The walk stopped where pausing is not known (no counters, no link, not polled): where
+    /// it came from is not said, only where it was last seen.
+    pub fn unknown_beyond(self) -> bool {
+        matches!(self, Cause::NoCounters | Cause::NoLink | Cause::NotPolled)
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             Cause::Incast => "incast",

@@ -19,9 +19,7 @@ pub struct Missing {
 /// Whether this source returned a series named `prefix…` whose labels include `labels`.
 fn has(store: &Store, src: &Source, prefix: &str, labels: &[(&str, &str)]) -> bool {
     store.all().any(|(_, s)| {
-        s.source == src.id
-            && s.key.name.starts_with(prefix)
-            && labels.iter().all(|(k, v)| s.key.label(k) == Some(*v))
+        s.source == src.id && s.key.name.starts_with(prefix) && s.key.has_labels(labels)
     })
 }
 

@@ -65,11 +65,7 @@ impl<'a> ByOwner<'a> {
                     ids.into_iter()
                         .flatten()
                         .filter_map(move |&id| store.get(id).map(|s| (id, s)))
-                        .filter(move |(_, s)| {
-                            labels
-                                .iter()
-                                .all(|(k, v)| s.key.label(k).is_some_and(|x| x == *v))
-                        }),
+                        .filter(move |(_, s)| s.key.has_labels(labels)),
                 )
             }
             _ => Box::new(self.store.select(name, labels)),

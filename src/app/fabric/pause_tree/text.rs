@@ -3,7 +3,7 @@
 //! -> spine1, spine2 -> leaf1, leaf3 · 24 nodes paused"). Names pass through `safe::line`: LLDP
 //! names are remote text.
 
-use super::{Cause, PauseTree, Rate, Root};
+use super::{PauseTree, Rate, Root};
 use crate::app::fabric::{Device, End, Kind};
 use crate::metrics::human;
 use crate::safe::line as safe;
@@ -191,9 +191,10 @@ pub fn phrase(t: &PauseTree) -> Option<String> {
         1 => String::new(),
         n => format!(" (+{} more root{})", n - 1, if n == 2 { "" } else { "s" }),
     };
-    let prefix = match r.cause {
-        Cause::NoCounters | Cause::NoLink | Cause::NotPolled => "PFC from unknown at",
-        _ => "PFC root",
+    let prefix = if r.cause.unknown_beyond() {
+        "PFC from unknown at"
+    } else {
+        "PFC root"
     };
     Some(format!(
         "{prefix} {}{more}{spread} · {nodes}",
